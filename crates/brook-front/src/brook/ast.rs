@@ -1,0 +1,386 @@
+//! The syntax tree of a `.br` file.
+//!
+//! A file is a sequence of items: kernels (fully parsed), struct and typedef definitions, and host
+//! code. Host code is kept as token ranges (it is C or C++ that brcc passes through), with the
+//! Brook constructs found in it parsed: stream declarations, kernel calls and stream operators.
+//! Every node carries a [`Span`]; every expression has an [`ExprId`] that the checker's side
+//! tables are indexed by.
+
+use crate::source::Span;
+use brook_ir::ValueType;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub items: Vec<Item>,
+    /// How many expressions the parser created: every `ExprId` is below this.
+    pub expr_count: u32,
+    /// Functions defined in host code (`int main(...) { ... }`): kernels may not call them.
+    pub host_functions: Vec<Ident>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Item {
+    Kernel(Kernel),
+    Struct(StructDef),
+    Typedef(Typedef),
+    Host(HostItem),
+}
+
+/// A type as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeSpec {
+    pub kind: TypeSpecKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeSpecKind {
+    Void,
+    /// A built-in scalar or vector type (`float`, `unsigned int4`). The width is as written and
+    /// may be out of range (`double4`, `float7`): the checker reports that.
+    Value(ValueType),
+    /// A reserved type that Brook+ does not support (`long`, `ulong2`, `long long`).
+    Reserved(String),
+    /// A struct or typedef name (`struct pair`, `pair`).
+    Named(String),
+}
+
+/// `Attribute[GroupSize(64, 1, 1)]` before a kernel.
+#[derive(Clone, Debug)]
+pub struct Attribute {
+    pub name: Ident,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// How a function was marked: `kernel`, `reduce`, both, or neither (a plain function that a
+/// kernel may not call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct KernelMarks {
+    pub kernel: Option<Span>,
+    pub reduce: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: Ident,
+    pub marks: KernelMarks,
+    pub attributes: Vec<Attribute>,
+    /// `None` when no return type was written.
+    pub return_type: Option<TypeSpec>,
+    pub params: Vec<Param>,
+    /// `None` for a prototype (`kernel void f(float a<>);`).
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+/// Qualifiers and storage classes written before a declaration or parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Qualifiers {
+    pub out: Option<Span>,
+    pub reduce: Option<Span>,
+    pub iter: Option<Span>,
+    pub vout: Option<Span>,
+    pub const_: Option<Span>,
+    pub shared: Option<Span>,
+    pub volatile: Option<Span>,
+    pub restrict: Option<Span>,
+    pub static_: Option<Span>,
+    pub extern_: Option<Span>,
+    pub auto: Option<Span>,
+    pub register: Option<Span>,
+}
+
+/// `[N][M]` or `[][]` dimensions; `None` for an empty pair of brackets.
+pub type ArrayDims = Vec<Option<Expr>>;
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub qualifiers: Qualifiers,
+    pub ty: TypeSpec,
+    /// A `*` was written (pointers are not allowed in kernels).
+    pub pointer: Option<Span>,
+    pub name: Ident,
+    /// `<>` or `<,100>`: a stream parameter, with its dimensions as written.
+    pub stream_dims: Option<(ArrayDims, Span)>,
+    /// `[]`, `[][]`, `[N][M]`: a gather or scatter array.
+    pub array_dims: Option<(ArrayDims, Span)>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: Ident,
+    /// Other names of the same struct: the tag of `typedef struct tag { ... } name;`.
+    pub aliases: Vec<Ident>,
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub ty: TypeSpec,
+    pub name: Ident,
+    pub array_dims: ArrayDims,
+}
+
+/// `typedef T name;` or `typedef struct { ... } name;` (the struct then has the typedef's name).
+#[derive(Clone, Debug)]
+pub struct Typedef {
+    pub name: Ident,
+    pub ty: TypeSpec,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Decl(Decl),
+    Expr(Expr),
+    Block(Block),
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+    },
+    While {
+        cond: Expr,
+        body: Box<Stmt>,
+    },
+    DoWhile {
+        body: Box<Stmt>,
+        cond: Expr,
+    },
+    For {
+        init: Option<Box<Stmt>>,
+        cond: Option<Expr>,
+        step: Option<Expr>,
+        body: Box<Stmt>,
+    },
+    Break,
+    Continue,
+    Return(Option<Expr>),
+    Empty,
+    /// `switch`, `goto`, labels and `case`: parsed to be reported, not run.
+    Unsupported(UnsupportedStmt),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnsupportedStmt {
+    Switch,
+    Goto,
+    Label,
+}
+
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub qualifiers: Qualifiers,
+    pub ty: TypeSpec,
+    pub declarators: Vec<Declarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Declarator {
+    pub name: Ident,
+    pub pointer: Option<Span>,
+    pub array_dims: Option<(ArrayDims, Span)>,
+    pub stream_dims: Option<(ArrayDims, Span)>,
+    pub init: Option<Init>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum Init {
+    Expr(Expr),
+    /// `{ a, b, c }`
+    List(Vec<Init>, Span),
+}
+
+impl Init {
+    pub fn span(&self) -> Span {
+        match self {
+            Init::Expr(e) => e.span,
+            Init::List(_, span) => *span,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub u32);
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub id: ExprId,
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+    /// `&x`: reported, never supported in kernels.
+    AddrOf,
+    /// `*p`: reported, never supported in kernels.
+    Deref,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogicAnd,
+    LogicOr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::LogicAnd => "&&",
+            BinaryOp::LogicOr => "||",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Ident(String),
+    /// An integer literal; `unsigned` from a `u` suffix, `long` from an `l` suffix.
+    IntLit {
+        value: u64,
+        unsigned: bool,
+        long: bool,
+    },
+    /// A floating literal; `single` from an `f` suffix.
+    FloatLit {
+        value: f64,
+        single: bool,
+    },
+    BoolLit(bool),
+    CharLit(i64),
+    StrLit,
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `a = b` (op `None`) or `a op= b`.
+    Assign(Option<BinaryOp>, Box<Expr>, Box<Expr>),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>),
+    Comma(Box<Expr>, Box<Expr>),
+    Cast(TypeSpec, Box<Expr>),
+    /// `float4(a, b, c, d)`, also `float(x)`.
+    Construct(TypeSpec, Vec<Expr>),
+    Call(Box<Expr>, Vec<Expr>),
+    Index(Box<Expr>, Box<Expr>),
+    Member(Box<Expr>, Ident),
+    /// `p->field`: reported, pointers are not supported in kernels.
+    Arrow(Box<Expr>, Ident),
+    Sizeof,
+}
+
+/// A piece of host code: its tokens (indices into the token list) and the Brook constructs in it.
+#[derive(Clone, Debug, Default)]
+pub struct HostItem {
+    pub tokens: std::ops::Range<usize>,
+    pub span: Span,
+    pub streams: Vec<StreamDecl>,
+    pub calls: Vec<HostCall>,
+}
+
+/// A host stream declaration: `float a<10, 10>;`, `float4 s<n>;`,
+/// `iter float2 s<4, 4> = iter(float2(0, 0), float2(4, 10));`.
+#[derive(Clone, Debug)]
+pub struct StreamDecl {
+    pub ty: TypeSpec,
+    pub name: Ident,
+    pub dims: Vec<Expr>,
+    pub dims_span: Span,
+    pub iter: Option<Span>,
+    /// The arguments of `iter(a, b)`, or any other initializer (an error for data streams).
+    pub init: Option<(Vec<Expr>, Span)>,
+    pub span: Span,
+}
+
+/// A kernel call or stream operator (`streamRead`, `streamWrite`, ...) in host code.
+#[derive(Clone, Debug)]
+pub struct HostCall {
+    pub callee: Ident,
+    pub args: Vec<HostArg>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum HostArg {
+    /// An argument the parser understood as an expression.
+    Expr(Expr),
+    /// C++ that the Brook parser does not model; passed through untouched.
+    Raw(Span),
+}
+
+impl HostArg {
+    pub fn span(&self) -> Span {
+        match self {
+            HostArg::Expr(e) => e.span,
+            HostArg::Raw(span) => *span,
+        }
+    }
+}

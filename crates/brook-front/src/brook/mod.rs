@@ -1,0 +1,101 @@
+//! The Brook (`.br`) frontend: BrookGPU and Brook+ source, checked with the Brook+ rules.
+
+pub mod ast;
+pub mod check;
+pub mod lexer;
+pub mod parse;
+pub mod preprocess;
+pub mod token;
+
+pub use preprocess::Define;
+
+use crate::diagnostic::{Diagnostic, Diagnostics, WarningPolicy};
+use crate::source::SourceFile;
+use check::ProgramInfo;
+use preprocess::Spellings;
+use token::Token;
+
+/// The options that change what the frontend accepts (seed 001 section 1.2.2, seed 003 section 9).
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Strong type checking (the default); `-a` turns it off.
+    pub strong_types: bool,
+    /// `-w N`: the warning level, 0 to 3.
+    pub warning_level: u8,
+    /// `-x`: warnings are errors (only without strong type checking).
+    pub warnings_as_errors: bool,
+    /// Gather arrays with sizes are constant buffers (the default); `-c` turns this off.
+    pub constant_buffers: bool,
+    /// `-pp`: run the brcc preprocessor.
+    pub preprocess: bool,
+    /// `-D NAME[=value]` definitions for the preprocessor.
+    pub defines: Vec<Define>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            strong_types: true,
+            warning_level: 0,
+            warnings_as_errors: false,
+            constant_buffers: true,
+            preprocess: false,
+            defines: Vec::new(),
+        }
+    }
+}
+
+impl CheckOptions {
+    pub fn warning_policy(&self) -> WarningPolicy {
+        WarningPolicy {
+            strong: self.strong_types,
+            level: self.warning_level,
+            as_errors: self.warnings_as_errors,
+        }
+    }
+}
+
+/// The result of checking one file: the tree, what the checker learned, and the diagnostics in
+/// source order.
+#[derive(Debug)]
+pub struct Checked {
+    pub file: SourceFile,
+    pub tokens: Vec<Token>,
+    pub spellings: Spellings,
+    pub program: ast::Program,
+    pub info: ProgramInfo,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Checked {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// All diagnostics rendered with their source lines, in source order.
+    pub fn render_diagnostics(&self) -> String {
+        self.diagnostics
+            .iter()
+            .map(|d| d.render(&self.file))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Runs the whole frontend on one file.
+pub fn check_source(file: SourceFile, options: &CheckOptions) -> Checked {
+    let mut diags = Diagnostics::new(options.warning_policy());
+    let raw = lexer::lex(&file, &mut diags);
+    let (tokens, spellings) =
+        preprocess::preprocess(&file, raw, options.preprocess, &options.defines, &mut diags);
+    let program = parse::parse(&file, &spellings, &tokens, &mut diags);
+    let info = check::check(&file, &spellings, &program, options, &mut diags);
+    Checked {
+        file,
+        tokens,
+        spellings,
+        program,
+        info,
+        diagnostics: diags.into_sorted(),
+    }
+}

@@ -1,0 +1,265 @@
+//! Host code: C or C++ that brcc passes through. The scanner finds the Brook constructs in it —
+//! stream declarations, calls of kernels and stream operators — and parses those; it also
+//! reports kernel-only intrinsics used outside kernels.
+
+use super::{PResult, Parser};
+use crate::brook::ast::{HostArg, HostCall, HostItem, Ident, Item, StreamDecl};
+use crate::brook::token::{Punct, TokenKind};
+use crate::diagnostic::{Code, Diagnostic};
+
+/// Stream operators that host code calls like functions.
+pub const STREAM_OPERATORS: [&str; 4] = ["streamRead", "streamWrite", "streamScatterOp", "streamGatherOp"];
+
+/// Intrinsics that mean something only inside a kernel.
+const KERNEL_ONLY: [&str; 4] = ["indexof", "instance", "instanceInGroup", "syncGroup"];
+
+impl Parser<'_, '_> {
+    /// Scans every host item; returns the functions defined in host code.
+    pub(super) fn scan_host_items(&mut self, items: &mut [Item]) -> Vec<Ident> {
+        let mut functions = Vec::new();
+        for item in items {
+            if let Item::Host(host) = item {
+                self.scan_host(host, &mut functions);
+            }
+        }
+        functions
+    }
+
+    fn scan_host(&mut self, host: &mut HostItem, functions: &mut Vec<Ident>) {
+        self.pos = host.tokens.start;
+        let end = host.tokens.end;
+        let mut statement_start = true;
+        let mut depth = 0i32;
+        while self.pos < end {
+            let token = self.peek();
+            let before = self.pos;
+            if statement_start && self.at_stream_declaration() {
+                self.stream_declarations(host);
+            } else if token.kind == TokenKind::Ident && self.nth(1).is_punct(Punct::LParen) && !self.after_member_access() {
+                self.host_identifier_call(host, functions, depth);
+            }
+            if self.pos == before {
+                self.bump();
+            }
+            let last = self.tokens[self.pos - 1];
+            match last.kind {
+                TokenKind::Punct(Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RBrace) => depth -= 1,
+                _ => {}
+            }
+            statement_start = matches!(
+                last.kind,
+                TokenKind::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace | Punct::RParen | Punct::Colon)
+                    | TokenKind::Directive
+            ) || self.text_of(last) == "else";
+        }
+    }
+
+    /// The previous token makes the current identifier a member (`a.f(`, `p->f(`, `ns::f(`).
+    fn after_member_access(&self) -> bool {
+        self.pos > 0 && {
+            let prev = self.tokens[self.pos - 1];
+            prev.is_punct(Punct::Dot) || prev.is_punct(Punct::Arrow) || prev.is_punct(Punct::ColonColon)
+        }
+    }
+
+    /// The previous token is a type or declarator word: `void sum(` declares rather than calls.
+    fn after_type_word(&self) -> bool {
+        self.pos > 0 && {
+            let prev = self.tokens[self.pos - 1];
+            prev.kind == TokenKind::Ident && !matches!(self.text_of(prev), "return" | "else" | "do")
+                || prev.is_punct(Punct::Star)
+                || prev.is_punct(Punct::Amp)
+        }
+    }
+
+    fn host_identifier_call(&mut self, host: &mut HostItem, functions: &mut Vec<Ident>, depth: i32) {
+        let token = self.peek();
+        let name = self.text_of(token).to_string();
+        if depth == 0 && self.after_type_word() {
+            if self.is_function_definition() {
+                functions.push(Ident { name, span: token.span });
+            }
+            return;
+        }
+        if KERNEL_ONLY.contains(&name.as_str()) && !self.after_type_word() {
+            self.report(
+                Diagnostic::error(
+                    Code::IntrinsicContext,
+                    token.span,
+                    format!("{name}() operator has no meaning inside Non-kernel functions"),
+                )
+                .with_help(format!("`{name}` can be used only inside a kernel body")),
+            );
+            return;
+        }
+        let known = self.kernel_names.contains(&name) || STREAM_OPERATORS.contains(&name.as_str());
+        if known && !self.after_type_word() {
+            if let Ok(call) = self.host_call() {
+                host.calls.push(call);
+            }
+        }
+    }
+
+    /// At `name (`: the parentheses are followed by `{`, so this defines a function.
+    fn is_function_definition(&self) -> bool {
+        let mut ahead = 1;
+        let mut depth = 0;
+        loop {
+            let token = self.nth(ahead);
+            match token.kind {
+                TokenKind::Eof => return false,
+                TokenKind::Punct(Punct::LParen) => depth += 1,
+                TokenKind::Punct(Punct::RParen) => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return self.nth(ahead + 1).is_punct(Punct::LBrace);
+                    }
+                }
+                _ => {}
+            }
+            ahead += 1;
+        }
+    }
+
+    /// `name(arg, ...)` where each argument is parsed as an expression if it is one.
+    fn host_call(&mut self) -> PResult<HostCall> {
+        let callee = self.ident("a function name")?;
+        self.expect(Punct::LParen)?;
+        let mut args = Vec::new();
+        if self.eat(Punct::RParen).is_none() {
+            loop {
+                args.push(self.host_arg());
+                if self.eat(Punct::Comma).is_none() {
+                    break;
+                }
+            }
+            self.expect(Punct::RParen)?;
+        }
+        let span = self.span_from(callee.span);
+        Ok(HostCall { callee, args, span })
+    }
+
+    fn host_arg(&mut self) -> HostArg {
+        let start = self.peek().span;
+        let parsed = self.speculate(|p| {
+            let expr = p.assign_expr()?;
+            if p.at(Punct::Comma) || p.at(Punct::RParen) {
+                Ok(expr)
+            } else {
+                Err(super::Failed)
+            }
+        });
+        if let Some(expr) = parsed {
+            return HostArg::Expr(expr);
+        }
+        let mut depth = 0i32;
+        while !self.at_eof() {
+            match self.peek().kind {
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                TokenKind::Punct(Punct::Comma) if depth == 0 => break,
+                _ => {}
+            }
+            self.bump();
+        }
+        HostArg::Raw(self.span_from(start))
+    }
+
+    /// `[const] [iter] TYPE name <`
+    fn at_stream_declaration(&self) -> bool {
+        let mut ahead = 0;
+        for word in ["const", "iter"] {
+            if self.nth(ahead).kind == TokenKind::Ident && self.text_of(self.nth(ahead)) == word {
+                ahead += 1;
+            }
+        }
+        if !self.token_starts_type(ahead) {
+            return false;
+        }
+        // Skip the type's words (`unsigned int`, `struct pair`).
+        while self.nth(ahead + 1).kind == TokenKind::Ident && self.token_type_word(ahead + 1) {
+            ahead += 1;
+        }
+        if self.text_of(self.nth(ahead)) == "struct" {
+            ahead += 1;
+        }
+        self.nth(ahead + 1).kind == TokenKind::Ident && self.nth(ahead + 2).is_punct(Punct::Lt)
+    }
+
+    /// A word that continues a multi-word type (`unsigned int`, `long long`).
+    fn token_type_word(&self, ahead: usize) -> bool {
+        matches!(self.text_of(self.nth(ahead)), "int" | "char" | "short" | "long" | "double")
+            && self.text_of(self.nth(ahead - 1)) != "struct"
+    }
+
+    /// `float a<10, 10>, b<n>;` or `iter float s<100> = iter(0.0f, 100.0f);`
+    fn stream_declarations(&mut self, host: &mut HostItem) {
+        let result = self.stream_declaration_list(host);
+        if result.is_err() {
+            self.recover_to_statement_end();
+        }
+    }
+
+    fn stream_declaration_list(&mut self, host: &mut HostItem) -> PResult<()> {
+        let start = self.peek().span;
+        self.eat_ident("const");
+        let iter = self.eat_ident("iter");
+        let ty = self.type_spec()?;
+        loop {
+            let name = self.ident("a stream name")?;
+            let (dims, dims_span) = self.stream_dims()?.unwrap_or_default();
+            let init = self.stream_initializer()?;
+            let dims = self.host_dims(dims, dims_span);
+            host.streams.push(StreamDecl {
+                ty: ty.clone(),
+                name,
+                dims,
+                dims_span,
+                iter,
+                init,
+                span: self.span_from(start),
+            });
+            if self.eat(Punct::Comma).is_none() {
+                break;
+            }
+        }
+        self.expect(Punct::Semi)?;
+        Ok(())
+    }
+
+    /// Host streams need every length: `float a<>;` is reported.
+    fn host_dims(&mut self, dims: crate::brook::ast::ArrayDims, span: crate::source::Span) -> Vec<crate::brook::ast::Expr> {
+        if dims.is_empty() || dims.iter().any(Option::is_none) {
+            self.report(
+                Diagnostic::error(
+                    Code::StreamDeclaration,
+                    span,
+                    "Problem with stream declaration: unspecified lengths are permitted only for kernel parameters",
+                )
+                .with_help("give every dimension a length, such as `float a<10, 10>;`"),
+            );
+        }
+        dims.into_iter().flatten().collect()
+    }
+
+    /// `= iter(a, b)` (or another initializer, which the checker rejects for data streams).
+    fn stream_initializer(&mut self) -> PResult<Option<(Vec<crate::brook::ast::Expr>, crate::source::Span)>> {
+        let Some(eq) = self.eat(Punct::Assign) else {
+            return Ok(None);
+        };
+        if self.at_ident("iter") && self.nth(1).is_punct(Punct::LParen) {
+            self.bump();
+            let args = self.call_args()?;
+            return Ok(Some((args, self.span_from(eq))));
+        }
+        let init = self.initializer()?;
+        let span = eq.to(init.span());
+        Ok(Some((Vec::new(), span)))
+    }
+}

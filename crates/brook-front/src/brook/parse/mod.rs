@@ -1,0 +1,236 @@
+//! The recursive-descent parser for `.br` files.
+//!
+//! Parsing never fails as a whole: errors are reported to [`Diagnostics`] and the parser resumes
+//! at the next statement or item. Kernels, structs and typedefs are parsed fully; everything else
+//! is host code, kept as tokens and scanned for stream declarations and kernel calls
+//! ([`host`]). Nesting is limited to [`MAX_DEPTH`] so that no input can exhaust the stack.
+
+mod expr;
+mod host;
+mod items;
+mod stmt;
+mod types;
+
+use super::ast::{Expr, ExprId, ExprKind, Ident, Program};
+use super::preprocess::Spellings;
+use super::token::{Punct, Token, TokenKind};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::source::{SourceFile, Span};
+use std::collections::HashSet;
+
+/// The deepest nesting of expressions and statements the parser accepts.
+pub const MAX_DEPTH: u32 = 200;
+
+/// Marks a parse that failed after reporting its error.
+#[derive(Debug, Clone, Copy)]
+pub struct Failed;
+
+pub type PResult<T> = Result<T, Failed>;
+
+/// Parses a preprocessed token list (ending with `Eof`) into a [`Program`].
+pub fn parse(
+    file: &SourceFile,
+    spellings: &Spellings,
+    tokens: &[Token],
+    diags: &mut Diagnostics,
+) -> Program {
+    let mut parser = Parser {
+        file,
+        spellings,
+        tokens,
+        pos: 0,
+        diags,
+        quiet: None,
+        next_expr: 0,
+        depth: 0,
+        type_names: HashSet::new(),
+        kernel_names: HashSet::new(),
+    };
+    let mut items = parser.items();
+    let host_functions = parser.scan_host_items(&mut items);
+    Program {
+        items,
+        expr_count: parser.next_expr,
+        host_functions,
+    }
+}
+
+pub(crate) struct Parser<'a, 'd> {
+    file: &'a SourceFile,
+    spellings: &'a Spellings,
+    tokens: &'a [Token],
+    pos: usize,
+    diags: &'d mut Diagnostics,
+    /// While parsing speculatively: the number of errors suppressed so far.
+    quiet: Option<usize>,
+    next_expr: u32,
+    depth: u32,
+    /// Struct and typedef names seen so far: they start declarations and casts.
+    type_names: HashSet<String>,
+    /// Names of kernels and reduce functions: calls to them are found in host code.
+    kernel_names: HashSet<String>,
+}
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Token {
+        self.nth(0)
+    }
+
+    fn nth(&self, ahead: usize) -> Token {
+        let last = self.tokens.len() - 1;
+        self.tokens[(self.pos + ahead).min(last)]
+    }
+
+    fn text_of(&self, token: Token) -> &str {
+        self.spellings.get(self.file, token.text)
+    }
+
+    fn peek_text(&self) -> &str {
+        self.text_of(self.peek())
+    }
+
+    fn at_eof(&self) -> bool {
+        self.peek().kind == TokenKind::Eof
+    }
+
+    fn at(&self, p: Punct) -> bool {
+        self.peek().is_punct(p)
+    }
+
+    fn at_ident(&self, word: &str) -> bool {
+        self.peek().kind == TokenKind::Ident && self.peek_text() == word
+    }
+
+    fn bump(&mut self) -> Token {
+        let token = self.peek();
+        if token.kind != TokenKind::Eof {
+            self.pos += 1;
+        }
+        token
+    }
+
+    fn eat(&mut self, p: Punct) -> Option<Span> {
+        self.at(p).then(|| self.bump().span)
+    }
+
+    fn eat_ident(&mut self, word: &str) -> Option<Span> {
+        self.at_ident(word).then(|| self.bump().span)
+    }
+
+    /// The span of the previous token (for the end of a construct).
+    fn prev_span(&self) -> Span {
+        self.tokens[self.pos.saturating_sub(1)].span
+    }
+
+    fn span_from(&self, start: Span) -> Span {
+        start.to(self.prev_span())
+    }
+
+    fn report(&mut self, diagnostic: Diagnostic) {
+        match &mut self.quiet {
+            Some(count) => *count += diagnostic.is_error() as usize,
+            None => self.diags.push(diagnostic),
+        }
+    }
+
+    /// Reports "expected X, found Y" at the current token.
+    fn expected(&mut self, what: &str) -> Failed {
+        let token = self.peek();
+        let found = match token.kind {
+            TokenKind::Eof => "end of file".to_string(),
+            TokenKind::Directive => "a preprocessor directive".to_string(),
+            _ => format!("`{}`", self.text_of(token)),
+        };
+        self.report(
+            Diagnostic::error(Code::Syntax, token.span, format!("expected {what}, found {found}"))
+                .with_label(format!("expected {what}")),
+        );
+        Failed
+    }
+
+    fn expect(&mut self, p: Punct) -> PResult<Span> {
+        match self.eat(p) {
+            Some(span) => Ok(span),
+            None => Err(self.expected(&format!("`{}`", p.text()))),
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        if self.peek().kind == TokenKind::Ident {
+            let token = self.bump();
+            return Ok(Ident {
+                name: self.text_of(token).to_string(),
+                span: token.span,
+            });
+        }
+        Err(self.expected(what))
+    }
+
+    fn new_expr(&mut self, kind: ExprKind, span: Span) -> Expr {
+        let id = ExprId(self.next_expr);
+        self.next_expr += 1;
+        Expr { id, kind, span }
+    }
+
+    /// Enters one level of nesting, failing past [`MAX_DEPTH`].
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let span = self.peek().span;
+            self.report(Diagnostic::error(
+                Code::Syntax,
+                span,
+                format!("nesting is too deep (more than {MAX_DEPTH} levels)"),
+            ));
+            return Err(Failed);
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Runs `f` without reporting errors; on failure restores the position and returns `None`.
+    fn speculate<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> Option<T> {
+        let saved_pos = self.pos;
+        let saved_quiet = self.quiet.replace(0);
+        let saved_depth = self.depth;
+        let result = f(self);
+        let errors = self.quiet.unwrap_or(0);
+        self.quiet = saved_quiet;
+        self.depth = saved_depth;
+        match result {
+            Ok(value) if errors == 0 => Some(value),
+            _ => {
+                self.pos = saved_pos;
+                None
+            }
+        }
+    }
+
+    /// Skips tokens up to and including the next `;` at this nesting level, or up to (not
+    /// including) a `}` that closes the current block.
+    fn recover_to_statement_end(&mut self) {
+        let mut depth = 0i32;
+        while !self.at_eof() {
+            let token = self.peek();
+            match token.kind {
+                TokenKind::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth -= 1,
+                TokenKind::Punct(Punct::RBrace) => {
+                    if depth <= 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                TokenKind::Punct(Punct::Semi) if depth <= 0 => {
+                    self.bump();
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+}

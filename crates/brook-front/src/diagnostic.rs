@@ -1,0 +1,381 @@
+//! Diagnostics: what went wrong, where, and how to fix it, rendered with the source line.
+//!
+//! Every diagnostic has a [`Code`]; each code corresponds to one error or warning kind of the
+//! Brook+ specification (seed 003, section 7) or of the preprocessor (seed 001, section 1.15).
+//! `docs/DIAGNOSTICS.md` maps the seed's wording to these codes.
+
+use crate::source::{SourceFile, Span};
+use std::fmt::Write as _;
+
+macro_rules! codes {
+    ($($name:ident = $num:literal,)*) => {
+        /// The kind of a diagnostic. The number is stable and shown as `BR0404`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code { $($name,)* }
+
+        impl Code {
+            /// Every code, in numeric order.
+            pub const ALL: &'static [Code] = &[$(Code::$name,)*];
+
+            pub fn number(self) -> u16 {
+                match self { $(Code::$name => $num,)* }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self { $(Code::$name => stringify!($name),)* }
+            }
+        }
+    };
+}
+
+codes! {
+    UnterminatedComment = 101,
+    InvalidToken = 102,
+    UnterminatedLiteral = 103,
+    MalformedNumber = 104,
+    DirectiveComment = 110,
+    DirectiveMissingName = 111,
+    MacroValue = 112,
+    UnknownDirective = 113,
+    UnsupportedIf = 114,
+    LineDirective = 115,
+    UnsupportedDirective = 116,
+    MissingEndif = 117,
+    MacroRedefinition = 118,
+    DirectiveTrailingTokens = 119,
+    Syntax = 201,
+    StreamDeclaration = 202,
+    StreamRank = 203,
+    StreamInitializer = 204,
+    StreamDimensionType = 205,
+    UnsupportedStatement = 206,
+    UnsupportedType = 301,
+    VectorWidth = 302,
+    StreamElementType = 303,
+    QualifierPlacement = 304,
+    StorageClass = 305,
+    Vout = 306,
+    PointerInKernel = 307,
+    OutputNotStream = 308,
+    ScatterStruct = 309,
+    ScatterSize = 310,
+    ArraySize = 311,
+    IncompleteArraySize = 312,
+    ConstantBufferLimit = 313,
+    KernelReturnType = 314,
+    ReductionSignature = 315,
+    ReduceQualifierMissing = 316,
+    ScatterOutputs = 317,
+    DuplicateName = 318,
+    Attribute = 319,
+    SharedArray = 320,
+    UninitializedConst = 321,
+    StringInKernel = 322,
+    SizeofInKernel = 323,
+    UnsupportedConstantType = 324,
+    Recursion = 325,
+    SharedArrayWrite = 326,
+    UndefinedName = 401,
+    OperandType = 402,
+    MismatchedOperands = 403,
+    MismatchedType = 404,
+    Constructor = 405,
+    ConstructorElementType = 406,
+    CastComponents = 407,
+    Swizzle = 408,
+    SwizzleRepetition = 409,
+    NotLvalue = 410,
+    ReadOnly = 411,
+    Condition = 412,
+    ConditionType = 413,
+    TernaryMismatch = 414,
+    Subscript = 415,
+    NonCStyleIndex = 416,
+    IndexofTarget = 417,
+    IntrinsicContext = 418,
+    ImplicitConversion = 419,
+    MissingReturn = 420,
+    Initializer = 421,
+    UnknownFunction = 501,
+    NoMatchingIntrinsic = 502,
+    CallBeforeDefinition = 503,
+    NotAFunction = 504,
+    KernelCallsHost = 505,
+    CallsScatterKernel = 506,
+    ArgumentCount = 507,
+    ArgumentType = 508,
+    ArgumentKind = 509,
+    IndirectCall = 510,
+    ArgumentsConvertedToFloat = 511,
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BR{:04}", self.number())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A secondary message, optionally pointing at another place in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+/// One error or warning at one place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    /// For warnings: the level (0 to 3) from which `-w` shows it. Errors have level 0.
+    pub level: u8,
+    pub message: String,
+    pub span: Span,
+    /// Short text written under the underlined source.
+    pub label: Option<String>,
+    pub notes: Vec<Note>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            level: 0,
+            message: message.into(),
+            span,
+            label: None,
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn warning(code: Code, level: u8, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            level,
+            ..Diagnostic::error(code, span, message)
+        }
+    }
+
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_note(mut self, span: Option<Span>, message: impl Into<String>) -> Self {
+        self.notes.push(Note {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders `file:line:col: error[BR0404]: message`, the source line with the span underlined,
+    /// then notes and help.
+    pub fn render(&self, file: &SourceFile) -> String {
+        let mut out = String::new();
+        let (line, col) = file.line_col(self.span.start as usize);
+        let kind = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let _ = writeln!(
+            out,
+            "{}:{line}:{col}: {kind}[{}]: {}",
+            file.name(),
+            self.code,
+            self.message
+        );
+        write_snippet(&mut out, file, self.span, self.label.as_deref());
+        for note in &self.notes {
+            match note.span {
+                Some(span) => {
+                    let (line, col) = file.line_col(span.start as usize);
+                    let _ = writeln!(out, "note: {}:{line}:{col}: {}", file.name(), note.message);
+                    write_snippet(&mut out, file, span, None);
+                }
+                None => {
+                    let _ = writeln!(out, "  = note: {}", note.message);
+                }
+            }
+        }
+        if let Some(help) = &self.help {
+            let _ = writeln!(out, "  = help: {help}");
+        }
+        out
+    }
+}
+
+/// Writes the first source line of `span` with carets under the spanned characters.
+fn write_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<&str>) {
+    let start = (span.start as usize).min(file.text().len());
+    let line_index = file.line_index(start);
+    let text = file.line_text(line_index);
+    let line_start = file.line_start(line_index);
+    let number = (line_index + 1).to_string();
+    let gutter = " ".repeat(number.len());
+    let prefix: String = text[..start - line_start]
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let end = (span.end as usize).clamp(start, line_start + text.len());
+    let width = file.text()[start..end].chars().count().max(1);
+    let _ = writeln!(out, "{gutter} |");
+    let _ = writeln!(out, "{number} | {text}");
+    let carets = "^".repeat(width);
+    match label {
+        Some(label) => {
+            let _ = writeln!(out, "{gutter} | {prefix}{carets} {label}");
+        }
+        None => {
+            let _ = writeln!(out, "{gutter} | {prefix}{carets}");
+        }
+    }
+}
+
+/// How warnings are shown: the `-a`, `-w` and `-x` options of seed 003 section 9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarningPolicy {
+    /// Strong type checking (the default; `-a` turns it off).
+    pub strong: bool,
+    /// `-w N`: warnings of level N or lower are shown. Ignored under strong checking.
+    pub level: u8,
+    /// `-x`: shown warnings become errors. Ignored under strong checking.
+    pub as_errors: bool,
+}
+
+impl Default for WarningPolicy {
+    fn default() -> Self {
+        WarningPolicy {
+            strong: true,
+            level: 0,
+            as_errors: false,
+        }
+    }
+}
+
+impl WarningPolicy {
+    /// What becomes of a warning of the given level: `None` hides it.
+    ///
+    /// Under strong type checking `-w` and `-x` are disabled: level 0 warnings are shown, level 1
+    /// warnings are hidden, and warnings of a level above 1 become errors. Without it (`-a`),
+    /// warnings up to `-w` are shown, as errors under `-x`.
+    pub fn severity_for(&self, level: u8) -> Option<Severity> {
+        if self.strong {
+            return match level {
+                0 => Some(Severity::Warning),
+                1 => None,
+                _ => Some(Severity::Error),
+            };
+        }
+        if level > self.level {
+            None
+        } else if self.as_errors {
+            Some(Severity::Error)
+        } else {
+            Some(Severity::Warning)
+        }
+    }
+}
+
+/// Collects the diagnostics of one file, applying the warning policy as they arrive.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnostics {
+    policy: WarningPolicy,
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn new(policy: WarningPolicy) -> Self {
+        Diagnostics {
+            policy,
+            items: Vec::new(),
+        }
+    }
+
+    pub fn policy(&self) -> WarningPolicy {
+        self.policy
+    }
+
+    pub fn push(&mut self, mut diagnostic: Diagnostic) {
+        if diagnostic.severity == Severity::Warning {
+            match self.policy.severity_for(diagnostic.level) {
+                None => return,
+                Some(severity) => diagnostic.severity = severity,
+            }
+        }
+        self.items.push(diagnostic);
+    }
+
+    pub fn error(&mut self, code: Code, span: Span, message: impl Into<String>) {
+        self.push(Diagnostic::error(code, span, message));
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.items.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.items.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// The diagnostics in source order (stable for equal positions).
+    pub fn into_sorted(mut self) -> Vec<Diagnostic> {
+        self.items.sort_by_key(|d| d.span.start);
+        self.items
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_location_line_and_carets() {
+        let file = SourceFile::new("t.br", "kernel void f()\n{\n    x = 1;\n}\n");
+        let d = Diagnostic::error(Code::UndefinedName, Span::new(22, 23), "variable not defined")
+            .with_label("`x` is not declared")
+            .with_help("declare it");
+        let text = d.render(&file);
+        assert_eq!(
+            text,
+            "t.br:3:5: error[BR0401]: variable not defined\n  |\n3 |     x = 1;\n  |     ^ `x` is not declared\n  = help: declare it\n"
+        );
+    }
+
+    #[test]
+    fn strong_checking_turns_high_level_warnings_into_errors() {
+        let policy = WarningPolicy::default();
+        assert_eq!(policy.severity_for(0), Some(Severity::Warning));
+        assert_eq!(policy.severity_for(1), None);
+        assert_eq!(policy.severity_for(2), Some(Severity::Error));
+        let relaxed = WarningPolicy {
+            strong: false,
+            level: 2,
+            as_errors: true,
+        };
+        assert_eq!(relaxed.severity_for(2), Some(Severity::Error));
+        assert_eq!(relaxed.severity_for(3), None);
+    }
+}
