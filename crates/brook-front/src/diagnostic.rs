@@ -204,6 +204,7 @@ impl Diagnostic {
             self.message
         );
         write_snippet(&mut out, file, self.span, self.label.as_deref());
+        let gutter = " ".repeat(line.to_string().len());
         for note in &self.notes {
             match note.span {
                 Some(span) => {
@@ -212,12 +213,12 @@ impl Diagnostic {
                     write_snippet(&mut out, file, span, None);
                 }
                 None => {
-                    let _ = writeln!(out, "  = note: {}", note.message);
+                    let _ = writeln!(out, "{gutter} = note: {}", note.message);
                 }
             }
         }
         if let Some(help) = &self.help {
-            let _ = writeln!(out, "  = help: {help}");
+            let _ = writeln!(out, "{gutter} = help: {help}");
         }
         out
     }

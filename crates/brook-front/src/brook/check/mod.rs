@@ -1,19 +1,231 @@
-//! The Brook+ semantic checker (seed 003, section 6).
-use crate::brook::ast::Program;
+//! The Brook+ semantic checker (seed 003, section 6, and `SEMANTICS.md`).
+//!
+//! It runs after parsing, in four passes over the items: struct and typedef definitions, kernel
+//! signatures (each parameter gets its [`ParamRole`]), kernel bodies, then host code. It records
+//! in [`ProgramInfo`] what later stages need: each kernel's signature, the type of every kernel
+//! expression, and the implicit conversions that `-a` allowed.
+
+mod body;
+mod call;
+mod expr;
+mod host;
+mod index;
+pub mod intrinsics;
+mod ops;
+mod scope;
+mod signature;
+mod types;
+
+pub use scope::{Var, VarKind};
+pub use types::{StructId, StructInfo, Type};
+
+use crate::brook::ast::{ExprId, Ident, Item, Program};
 use crate::brook::preprocess::Spellings;
 use crate::brook::CheckOptions;
-use crate::diagnostic::Diagnostics;
-use crate::source::SourceFile;
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::source::{SourceFile, Span};
+use std::collections::HashMap;
 
+/// How a kernel parameter is bound (seed 003, section 4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamRole {
+    /// `T a<>`: one element per invocation.
+    Input,
+    /// `iter T a<>`: an iterator stream.
+    Iterator,
+    /// `out T b<>`: one element written per invocation.
+    Output,
+    /// `out T b[]`: written at computed positions; the rank is the number of brackets.
+    Scatter { rank: usize },
+    /// `T a[]`, `T a[N][M]`: read at computed positions.
+    Gather { dims: Vec<Option<u32>> },
+    /// `reduce T r<>` or `reduce T r`: the reduction target.
+    Reduce,
+    /// `T c`: the same value for every invocation.
+    Constant,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: Type,
+    pub role: ParamRole,
+    /// Dimensions written between `< >` (empty for `<>`), for stream parameters.
+    pub stream_rank: usize,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelKind {
+    /// Maps over its output domain (or scatters).
+    Map,
+    /// Has a `reduce` parameter.
+    Reduce,
+}
+
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub kind: KernelKind,
+    pub params: Vec<ParamInfo>,
+    pub return_type: Type,
+    /// `Attribute[GroupSize(x, y, z)]`, when given.
+    pub group_size: Option<[u32; 3]>,
+    /// Where the definition (or the prototype, if there is no definition) is.
+    pub span: Span,
+    pub name_span: Span,
+    pub defined: bool,
+}
+
+impl KernelInfo {
+    pub fn has_scatter(&self) -> bool {
+        self.params
+            .iter()
+            .any(|p| matches!(p.role, ParamRole::Scatter { .. }))
+    }
+}
+
+/// Everything the checker learned about a program.
 #[derive(Debug, Default)]
-pub struct ProgramInfo {}
+pub struct ProgramInfo {
+    pub structs: Vec<StructInfo>,
+    pub kernels: Vec<KernelInfo>,
+    /// The type of each kernel expression, indexed by `ExprId` (`None` for host expressions).
+    pub expr_types: Vec<Option<Type>>,
+    /// Implicit conversions allowed by `-a`: the expression is converted to the type.
+    pub conversions: Vec<(ExprId, Type)>,
+}
 
+impl ProgramInfo {
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    pub fn expr_type(&self, id: ExprId) -> Option<&Type> {
+        self.expr_types.get(id.0 as usize).and_then(Option::as_ref)
+    }
+}
+
+/// Checks a parsed program, reporting to `diags`.
 pub fn check(
-    _file: &SourceFile,
-    _spellings: &Spellings,
-    _program: &Program,
-    _options: &CheckOptions,
-    _diags: &mut Diagnostics,
+    file: &SourceFile,
+    spellings: &Spellings,
+    program: &Program,
+    options: &CheckOptions,
+    diags: &mut Diagnostics,
 ) -> ProgramInfo {
-    ProgramInfo::default()
+    let _ = (file, spellings);
+    let mut checker = Checker {
+        options: options.clone(),
+        diags,
+        info: ProgramInfo {
+            expr_types: vec![None; program.expr_count as usize],
+            ..ProgramInfo::default()
+        },
+        type_names: HashMap::new(),
+        kernel_index: HashMap::new(),
+        host_functions: program
+            .host_functions
+            .iter()
+            .map(|f| (f.name.clone(), f.span))
+            .collect(),
+        scopes: Vec::new(),
+        current: None,
+    };
+    checker.type_definitions(program);
+    checker.signatures(program);
+    checker.bodies(program);
+    checker.host_code(program);
+    checker.info
+}
+
+/// State while checking one kernel body.
+pub(crate) struct CurrentKernel {
+    pub index: usize,
+    pub loop_depth: u32,
+    pub shared_arrays: u32,
+}
+
+pub(crate) struct Checker<'d> {
+    pub options: CheckOptions,
+    pub diags: &'d mut Diagnostics,
+    pub info: ProgramInfo,
+    /// Structs (by name and alias) and typedefs.
+    pub type_names: HashMap<String, Type>,
+    pub kernel_index: HashMap<String, usize>,
+    pub host_functions: HashMap<String, Span>,
+    pub scopes: Vec<HashMap<String, Var>>,
+    pub current: Option<CurrentKernel>,
+}
+
+impl Checker<'_> {
+    pub fn strong(&self) -> bool {
+        self.options.strong_types
+    }
+
+    fn type_definitions(&mut self, program: &Program) {
+        for item in &program.items {
+            match item {
+                Item::Struct(def) => self.struct_def(def),
+                Item::Typedef(def) => {
+                    let ty = self.resolve_type(&def.ty);
+                    self.define_type_name(&def.name, ty);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn struct_def(&mut self, def: &crate::brook::ast::StructDef) {
+        let id = StructId(self.info.structs.len() as u32);
+        let mut fields: Vec<(String, Type)> = Vec::new();
+        for field in &def.fields {
+            let ty = self.resolve_type(&field.ty);
+            if fields.iter().any(|(name, _)| *name == field.name.name) {
+                self.diags.error(
+                    Code::DuplicateName,
+                    field.name.span,
+                    format!("Variable name Duplicated: field `{}`", field.name.name),
+                );
+            }
+            if !field.array_dims.is_empty() || ty == Type::Void {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::StreamElementType,
+                        field.name.span,
+                        format!("Stream element type not supported: field `{}` must be a scalar, vector or struct", field.name.name),
+                    ),
+                );
+            }
+            fields.push((field.name.name.clone(), ty));
+        }
+        self.info.structs.push(StructInfo {
+            name: def.name.name.clone(),
+            fields,
+        });
+        self.define_type_name(&def.name, Type::Struct(id));
+        for alias in &def.aliases {
+            self.define_type_name(alias, Type::Struct(id));
+        }
+    }
+
+    fn define_type_name(&mut self, name: &Ident, ty: Type) {
+        if self.type_names.insert(name.name.clone(), ty).is_some() {
+            self.diags.error(
+                Code::DuplicateName,
+                name.span,
+                format!("Variable name Duplicated: type `{}` is defined twice", name.name),
+            );
+        }
+    }
+
+    pub fn record_type(&mut self, id: ExprId, ty: &Type) {
+        if let Some(slot) = self.info.expr_types.get_mut(id.0 as usize) {
+            *slot = Some(ty.clone());
+        }
+    }
+
+    pub fn current_kernel(&self) -> Option<&KernelInfo> {
+        self.current.as_ref().map(|c| &self.info.kernels[c.index])
+    }
 }

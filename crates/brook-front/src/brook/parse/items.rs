@@ -14,9 +14,12 @@ impl Parser<'_, '_> {
         let mut at_item_start = true;
         while !self.at_eof() {
             if depth == 0 && at_item_start {
-                if let Some(item) = self.brook_item() {
-                    self.flush_host(&mut items, host_start.take());
-                    items.push(item);
+                let item_start = self.pos;
+                let item = self.brook_item();
+                if item.is_some() || self.pos != item_start {
+                    // A Brook item, or one that failed to parse and was skipped.
+                    self.flush_host(&mut items, host_start.take(), item_start);
+                    items.extend(item);
                     continue;
                 }
             }
@@ -32,13 +35,14 @@ impl Parser<'_, '_> {
                 TokenKind::Punct(Punct::Semi | Punct::RBrace | Punct::LBrace) | TokenKind::Directive
             );
         }
-        self.flush_host(&mut items, host_start);
+        let end = self.pos;
+        self.flush_host(&mut items, host_start, end);
         items
     }
 
-    fn flush_host(&mut self, items: &mut Vec<Item>, start: Option<usize>) {
+    /// Adds the host tokens `start..end` as one item.
+    fn flush_host(&mut self, items: &mut Vec<Item>, start: Option<usize>, end: usize) {
         let Some(start) = start else { return };
-        let end = self.pos;
         let span = self.tokens[start].span.to(self.tokens[end - 1].span);
         items.push(Item::Host(HostItem {
             tokens: start..end,

@@ -1,0 +1,166 @@
+//! Command-line arguments: the brcc flags of seed 001 (section 1.2.2) plus subcommands.
+//!
+//! Parsed by hand because the seed's flags do not follow one convention (`-pp` is one flag, not
+//! `-p p`; `-w3` and `-w 3` are both accepted; `-D NAME=1` defines a macro).
+
+use brook_front::brook::Define;
+
+pub const HELP: &str = "\
+brcc - the Brook compiler
+
+Usage:
+  brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
+  brcc -h | --help             print this message
+  brcc --version               print the version
+
+Flags (seed 001, section 1.2.2):
+  -h              Help (print this message).
+  -k              Keep generated device code.
+  -r              Disable address virtualization (accepted; streams need none).
+  -o <prefix>     Prefix prepended to all output files.
+  -p <shader>     Target: cpu, cuda (cal and gpu are aliases); may be repeated.
+  -s              Tokenize the generated device code (accepted, no effect).
+  -b              Parser debugging (accepted, no effect).
+  -f              Lexer debugging (accepted, no effect).
+  -i <dir>        Include directory for the C++ compiler.
+  -l              Insert #line directives into generated code.
+  -w <level>      Warning level 0, 1, 2 or 3 (default 0); only with -a.
+  -x              Treat warnings as errors; only with -a.
+  -a              Disable strong type checking.
+  -e              Add extern \"C\" to non-kernel function declarations.
+  -c              Disable constant buffers (allow legacy gather array sizes).
+  -pp             Enable the brcc preprocessor.
+  -D <name>       Define a macro for -pp; -D <name>=<int> gives it a decimal value.
+  -n <param>      Disable a parameter; only `-n l` (or `-n 1`) is valid: no #line.
+
+Under strong type checking (the default) warnings above level 1 are errors and -w and -x have
+no effect. Diagnostics are printed as file:line:column with the source line.
+";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    pub command: Command,
+    pub file: Option<String>,
+    pub relaxed: bool,
+    pub warning_level: Option<u8>,
+    pub warnings_as_errors: bool,
+    pub no_constant_buffers: bool,
+    pub preprocess: bool,
+    pub defines: Vec<Define>,
+    pub output_prefix: Option<String>,
+    pub targets: Vec<Target>,
+    pub include_dirs: Vec<String>,
+    pub line_directives: bool,
+    pub keep_device_code: bool,
+    pub extern_c: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Command {
+    #[default]
+    Compile,
+    Check,
+    Help,
+    Version,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Cpu,
+    Cuda,
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(args: &[String]) -> Result<Args, String> {
+    let mut out = Args::default();
+    let mut i = 0;
+    let value = |i: &mut usize, flag: &str| -> Result<String, String> {
+        *i += 1;
+        args.get(*i).cloned().ok_or_else(|| format!("{flag} needs a value"))
+    };
+    while i < args.len() {
+        let arg = args[i].as_str();
+        match arg {
+            "check" if out.file.is_none() && out.command == Command::Compile => out.command = Command::Check,
+            "-h" | "--help" | "help" => out.command = Command::Help,
+            "--version" | "-V" => out.command = Command::Version,
+            "-a" => out.relaxed = true,
+            "-x" => out.warnings_as_errors = true,
+            "-c" => out.no_constant_buffers = true,
+            "-pp" => out.preprocess = true,
+            "-l" => out.line_directives = true,
+            "-k" => out.keep_device_code = true,
+            "-e" => out.extern_c = true,
+            "-r" | "-s" | "-b" | "-f" => {}
+            "-o" => out.output_prefix = Some(value(&mut i, "-o")?),
+            "-i" => out.include_dirs.push(value(&mut i, "-i")?),
+            "-p" => out.targets.push(target(&value(&mut i, "-p")?)?),
+            "-n" => disable(&value(&mut i, "-n")?, &mut out)?,
+            "-w" => out.warning_level = Some(level(&value(&mut i, "-w")?)?),
+            "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
+            _ if arg.starts_with("-w") && arg.len() > 2 => out.warning_level = Some(level(&arg[2..])?),
+            _ if arg.starts_with("-D") && arg.len() > 2 => out.defines.push(Define::parse(&arg[2..])?),
+            _ if arg.starts_with('-') => return Err(format!("unknown flag `{arg}` (see brcc --help)")),
+            _ if out.file.is_none() => out.file = Some(arg.to_string()),
+            _ => return Err(format!("unexpected argument `{arg}`: one .br file at a time")),
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn level(text: &str) -> Result<u8, String> {
+    match text.parse::<u8>() {
+        Ok(n) if n <= 3 => Ok(n),
+        _ => Err(format!("-w takes a warning level 0, 1, 2 or 3, not `{text}`")),
+    }
+}
+
+fn target(text: &str) -> Result<Target, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "cpu" => Ok(Target::Cpu),
+        "cuda" | "cal" | "gpu" => Ok(Target::Cuda),
+        _ => Err(format!("-p takes cpu or cuda (cal and gpu are aliases), not `{text}`")),
+    }
+}
+
+fn disable(text: &str, out: &mut Args) -> Result<(), String> {
+    match text {
+        "l" | "-l" | "1" => {
+            out.line_directives = false;
+            Ok(())
+        }
+        _ => Err(format!("-n takes `l` (disable #line directives), not `{text}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Args, String> {
+        let args: Vec<String> = text.split_whitespace().map(String::from).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn seed_flags() {
+        let args = parse_str("check -a -w3 -x -c -pp -D WIN32 -DVALUE=100 -p cal -p cpu f.br").unwrap();
+        assert_eq!(args.command, Command::Check);
+        assert!(args.relaxed && args.warnings_as_errors && args.no_constant_buffers && args.preprocess);
+        assert_eq!(args.warning_level, Some(3));
+        assert_eq!(args.defines.len(), 2);
+        assert_eq!(args.defines[1].value.as_deref(), Some("100"));
+        assert_eq!(args.targets, [Target::Cuda, Target::Cpu]);
+        assert_eq!(args.file.as_deref(), Some("f.br"));
+    }
+
+    #[test]
+    fn bad_flags_are_errors() {
+        assert!(parse_str("-w 7 f.br").is_err());
+        assert!(parse_str("-p dx9 f.br").is_err());
+        assert!(parse_str("-D X=0x10 f.br").is_err());
+        assert!(parse_str("-q f.br").is_err());
+        assert!(parse_str("-o").is_err());
+    }
+}

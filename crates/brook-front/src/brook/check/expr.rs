@@ -1,0 +1,371 @@
+//! Typing of kernel expressions: names, literals, operators, casts, constructors, swizzles,
+//! member access and array indexing. Calls are in [`super::call`].
+
+use super::ops::ConvContext;
+use super::{Checker, ParamRole, Type, VarKind};
+use crate::brook::ast::{Expr, ExprKind, Ident, TypeSpec, UnaryOp};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Span;
+use brook_ir::{ScalarKind, ValueType};
+
+/// Component indices of a swizzle such as `xyzw`, `wzyx` or `rgba`.
+pub fn swizzle_indices(text: &str) -> Option<Vec<u8>> {
+    let sets = ["xyzw", "rgba"];
+    let set = sets.iter().find(|set| text.chars().all(|c| set.contains(c)))?;
+    if text.is_empty() || text.len() > 4 {
+        return None;
+    }
+    Some(text.chars().map(|c| set.find(c).unwrap_or(0) as u8).collect())
+}
+
+impl Checker<'_> {
+    /// Checks an expression and records its type.
+    pub fn expr(&mut self, e: &Expr) -> Type {
+        let ty = self.expr_inner(e);
+        self.record_type(e.id, &ty);
+        ty
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Type {
+        match &e.kind {
+            ExprKind::Ident(name) => self.name(name, e.span),
+            ExprKind::IntLit { value, unsigned, long } => self.int_literal(*value, *unsigned, *long, e.span),
+            ExprKind::FloatLit { single, .. } => {
+                Type::scalar(if *single { ScalarKind::F32 } else { ScalarKind::F64 })
+            }
+            ExprKind::BoolLit(_) => Type::scalar(ScalarKind::Bool),
+            ExprKind::CharLit(_) => Type::scalar(ScalarKind::I8),
+            ExprKind::StrLit => {
+                self.diags.error(Code::StringInKernel, e.span, "String constant in kernel not allowed");
+                Type::Error
+            }
+            ExprKind::Sizeof => {
+                self.diags.error(Code::SizeofInKernel, e.span, "Sizeof not allowed in kernel");
+                Type::Error
+            }
+            ExprKind::Unary(op, operand) => {
+                let ty = self.expr(operand);
+                if matches!(op, UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec) {
+                    self.check_lvalue(operand);
+                }
+                self.unary_type(*op, operand, &ty, e.span)
+            }
+            ExprKind::Binary(op, left, right) => {
+                let lt = self.expr(left);
+                let rt = self.expr(right);
+                self.binary_type(*op, left, &lt, right, &rt)
+            }
+            ExprKind::Assign(op, target, value) => self.assignment(*op, target, value, e),
+            ExprKind::Ternary(cond, then, otherwise) => self.ternary(cond, then, otherwise),
+            ExprKind::Comma(first, second) => {
+                self.expr(first);
+                self.expr(second)
+            }
+            ExprKind::Cast(spec, operand) => self.cast(spec, operand, e.span),
+            ExprKind::Construct(spec, args) => self.construct(spec, args, e.span),
+            ExprKind::Call(callee, args) => self.call(callee, args, e.span),
+            ExprKind::Index(..) => self.index(e),
+            ExprKind::Member(base, field) => self.member(base, field),
+            ExprKind::Arrow(base, _) => {
+                self.expr(base);
+                self.diags.error(Code::PointerInKernel, e.span, "pointers not allowed inside kernel: pointer dereference(->)");
+                Type::Error
+            }
+        }
+    }
+
+    fn name(&mut self, name: &str, span: Span) -> Type {
+        if let Some(var) = self.lookup(name) {
+            return var.ty.clone();
+        }
+        let help = if self.kernel_index.contains_key(name) {
+            format!("`{name}` is a kernel: call it as `{name}(...)`")
+        } else {
+            "declare it before use, or pass it to the kernel as a parameter".to_string()
+        };
+        self.diags.push(
+            Diagnostic::error(Code::UndefinedName, span, format!("variable not defined: `{name}`"))
+                .with_label("not found in this kernel")
+                .with_help(help),
+        );
+        Type::Error
+    }
+
+    fn int_literal(&mut self, value: u64, unsigned: bool, long: bool, span: Span) -> Type {
+        if long {
+            self.diags.error(Code::UnsupportedType, span, "Unsupported variable type: long literals are reserved");
+            return Type::Error;
+        }
+        let limit = if unsigned { u64::from(u32::MAX) } else { i32::MAX as u64 };
+        if value > limit {
+            self.diags.push(
+                Diagnostic::error(Code::MalformedNumber, span, format!("integer literal {value} is out of range for {}", if unsigned { "uint" } else { "int" }))
+                    .with_help("int literals go up to 2147483647; add `u` for uint, up to 4294967295"),
+            );
+            return Type::Error;
+        }
+        Type::scalar(if unsigned { ScalarKind::U32 } else { ScalarKind::I32 })
+    }
+
+    /// Checks that a condition is a scalar (seed 003, section 6.3.8).
+    pub fn condition(&mut self, cond: &Expr) {
+        let ty = self.expr(cond);
+        match ty {
+            Type::Error => {}
+            Type::Value(v) if v.width == 1 => {}
+            Type::Value(v) if self.strong() => {
+                self.diags.push(
+                    Diagnostic::error(Code::Condition, cond.span, "conditional expression must be a scalar data type")
+                        .with_label(format!("this condition is a {v}"))
+                        .with_help("test one component (`c.x`), or pass -a to let the x component decide"),
+                );
+            }
+            Type::Value(v) => {
+                self.diags.push(Diagnostic::warning(
+                    Code::Condition,
+                    1,
+                    cond.span,
+                    format!("conditional expression of type {v}: only the x component decides"),
+                ));
+            }
+            other => {
+                let name = self.type_name(&other);
+                self.diags.push(
+                    Diagnostic::error(Code::ConditionType, cond.span, "conditional resultant type is not a Arithmetic type")
+                        .with_label(format!("this is a {name}")),
+                );
+            }
+        }
+    }
+
+    fn assignment(&mut self, op: Option<crate::brook::ast::BinaryOp>, target: &Expr, value: &Expr, whole: &Expr) -> Type {
+        let target_type = self.expr(target);
+        self.check_lvalue(target);
+        let value_type = self.expr(value);
+        match op {
+            None => self.coerce(value, &value_type, &target_type, ConvContext::Assignment),
+            Some(op) => {
+                let result = self.binary_type(op, target, &target_type, value, &value_type);
+                if !result.is_error() && result != target_type {
+                    self.coerce(whole, &result, &target_type, ConvContext::Assignment);
+                }
+            }
+        }
+        target_type
+    }
+
+    fn ternary(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Type {
+        self.condition(cond);
+        let a = self.expr(then);
+        let b = self.expr(otherwise);
+        if a == b || a.is_error() || b.is_error() {
+            return if a.is_error() { b } else { a };
+        }
+        match (a.as_value(), b.as_value()) {
+            (Some(x), Some(y)) if !self.strong() => {
+                let kind = if x.kind.promotion_rank() >= y.kind.promotion_rank() { x.kind } else { y.kind };
+                let common = Type::Value(ValueType::vector(kind, x.width.max(y.width)));
+                self.coerce(then, &a, &common, ConvContext::Assignment);
+                self.coerce(otherwise, &b, &common, ConvContext::Assignment);
+                common
+            }
+            _ => {
+                let (an, bn) = (self.type_name(&a), self.type_name(&b));
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::TernaryMismatch,
+                        then.span.to(otherwise.span),
+                        "Mismatched types: True expression type and false expression type must have same types and same number of components",
+                    )
+                    .with_label(format!("{an} and {bn}")),
+                );
+                Type::Error
+            }
+        }
+    }
+
+    fn cast(&mut self, spec: &TypeSpec, operand: &Expr, span: Span) -> Type {
+        let target = self.resolve_type(spec);
+        let from = self.expr(operand);
+        match (&from, &target) {
+            (Type::Error, _) | (_, Type::Error) => {}
+            (Type::Array { .. }, _) => {
+                self.diags.error(Code::OperandType, operand.span, "Illegal to use array type as casting expression");
+                return Type::Error;
+            }
+            (Type::Value(f), Type::Value(t)) if f.width != t.width => {
+                let message = "explicit casting required to have same no of components";
+                if self.strong() {
+                    self.diags.push(
+                        Diagnostic::error(Code::CastComponents, span, message)
+                            .with_label(format!("casting {f} to {t}"))
+                            .with_help("use a swizzle or a constructor to change the number of components, or pass -a"),
+                    );
+                } else {
+                    self.diags.push(Diagnostic::warning(Code::CastComponents, 1, span, message));
+                }
+            }
+            (Type::Value(_), Type::Value(_)) => {}
+            _ if from == target => {}
+            _ => {
+                let (f, t) = (self.type_name(&from), self.type_name(&target));
+                self.diags.error(Code::MismatchedType, span, format!("Mismatched type: cannot cast {f} to {t}"));
+                return Type::Error;
+            }
+        }
+        target
+    }
+
+    /// `float4(a, b, c, d)`: one scalar per component (seed 003, section 6.3.5).
+    fn construct(&mut self, spec: &TypeSpec, args: &[Expr], span: Span) -> Type {
+        let target = self.resolve_type(spec);
+        let Type::Value(vector) = target else {
+            for arg in args {
+                self.expr(arg);
+            }
+            if !target.is_error() {
+                let name = self.type_name(&target);
+                self.diags.error(Code::Constructor, span, format!("`{name}` has no constructor"));
+            }
+            return Type::Error;
+        };
+        if vector.width == 1 && args.len() == 1 {
+            return self.cast(spec, &args[0], span);
+        }
+        let types: Vec<Type> = args.iter().map(|a| self.expr(a)).collect();
+        if args.len() != usize::from(vector.width) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::Constructor,
+                    span,
+                    format!("a {}-component vector must have {} components specified in the constructor: found {}", vector.width, vector.width, args.len()),
+                )
+                .with_label(format!("constructing a {vector}")),
+            );
+            return Type::Value(vector);
+        }
+        let element = Type::scalar(vector.kind);
+        for (n, (arg, ty)) in args.iter().zip(&types).enumerate() {
+            self.constructor_element(n + 1, arg, ty, &element);
+        }
+        Type::Value(vector)
+    }
+
+    fn constructor_element(&mut self, n: usize, arg: &Expr, ty: &Type, element: &Type) {
+        match ty {
+            Type::Error => {}
+            Type::Value(v) if v.width != 1 => {
+                self.diags.push(
+                    Diagnostic::error(Code::Constructor, arg.span, format!("element {n} of a vector constructor must be a scalar: found {v}"))
+                        .with_help("each component can be a scalar constant or scalar variable; use swizzles such as `v.x`"),
+                );
+            }
+            Type::Value(_) if ty != element && self.strong() => {
+                let (found, expected) = (self.type_name(ty), self.type_name(element));
+                let mut d = Diagnostic::error(
+                    Code::ConstructorElementType,
+                    arg.span,
+                    format!("Mismatched type for element {n}: actual type is {found} but expected type is {expected}"),
+                );
+                if let Some(help) = super::ops::literal_help_for(arg, element) {
+                    d = d.with_help(help);
+                }
+                self.diags.push(d);
+            }
+            Type::Value(_) => self.coerce(arg, ty, element, ConvContext::Initialization),
+            _ => {
+                self.diags.error(Code::Constructor, arg.span, format!("element {n} of a vector constructor must be a scalar"));
+            }
+        }
+    }
+
+    fn member(&mut self, base: &Expr, field: &Ident) -> Type {
+        let base_type = self.expr(base);
+        match &base_type {
+            Type::Error => Type::Error,
+            Type::Value(v) if v.width == 1 => {
+                self.diags.push(
+                    Diagnostic::error(Code::Swizzle, field.span, "Illegal to use swizzle on scalar types")
+                        .with_label(format!("`.{}` on a {v}", field.name)),
+                );
+                Type::Error
+            }
+            Type::Value(v) => match swizzle_indices(&field.name) {
+                Some(indices) if indices.iter().all(|&i| i < v.width) => {
+                    Type::value(v.kind, indices.len() as u8)
+                }
+                _ => {
+                    self.diags.push(
+                        Diagnostic::error(Code::Swizzle, field.span, format!("unrecognized field/swizzle `.{}`", field.name))
+                            .with_label(format!("a {v} has components {}", &"xyzw"[..usize::from(v.width)])),
+                    );
+                    Type::Error
+                }
+            },
+            Type::Struct(id) => {
+                let found = self.info.structs[id.0 as usize]
+                    .fields
+                    .iter()
+                    .find(|(name, _)| *name == field.name)
+                    .map(|(_, ty)| ty.clone());
+                found.unwrap_or_else(|| {
+                    let name = self.info.structs[id.0 as usize].name.clone();
+                    self.diags.error(Code::Swizzle, field.span, format!("unrecognized field/swizzle: struct {name} has no field `{}`", field.name));
+                    Type::Error
+                })
+            }
+            _ => {
+                let name = self.type_name(&base_type);
+                self.diags.error(Code::Swizzle, field.span, format!("unrecognized field/swizzle: {name} has no fields"));
+                Type::Error
+            }
+        }
+    }
+
+    /// Checks that `target` may be assigned.
+    pub fn check_lvalue(&mut self, target: &Expr) {
+        match &target.kind {
+            ExprKind::Ident(name) => self.check_assignable_name(name, target.span),
+            ExprKind::Member(base, field) => {
+                if let Some(indices) = swizzle_indices(&field.name) {
+                    let mut seen = [false; 4];
+                    if indices.iter().any(|&i| std::mem::replace(&mut seen[usize::from(i)], true)) {
+                        self.diags.push(
+                            Diagnostic::error(Code::SwizzleRepetition, field.span, "illegal to use components repetition in lvalue expression")
+                                .with_label("a component appears twice"),
+                        );
+                    }
+                }
+                self.check_lvalue(base);
+            }
+            ExprKind::Index(..) => self.check_indexed_lvalue(target),
+            _ => {
+                self.diags.push(
+                    Diagnostic::error(Code::NotLvalue, target.span, "lvalue required: this expression cannot be assigned")
+                        .with_label("not a variable, output, element or component"),
+                );
+            }
+        }
+    }
+
+    fn check_assignable_name(&mut self, name: &str, span: Span) {
+        let Some(var) = self.lookup(name).cloned() else { return };
+        let message = match &var.kind {
+            VarKind::Param(ParamRole::Input | ParamRole::Iterator) => "Input streams are read only streams",
+            VarKind::Param(ParamRole::Constant) => "Non-stream/Non Array inputs are not allowed to modify inside kernel",
+            VarKind::Param(ParamRole::Gather { .. }) => "Gather arrays are read only arrays",
+            VarKind::Param(ParamRole::Scatter { .. }) | VarKind::LocalArray | VarKind::Shared => {
+                self.diags.push(
+                    Diagnostic::error(Code::NotLvalue, span, format!("`{name}` is an array: assign one element, as in `{name}[i] = value`")),
+                );
+                return;
+            }
+            VarKind::Local if var.is_const => "lvalue is a constant type",
+            _ => return,
+        };
+        self.diags.push(
+            Diagnostic::error(Code::ReadOnly, span, message)
+                .with_note(Some(var.span), format!("`{name}` is declared here")),
+        );
+    }
+}

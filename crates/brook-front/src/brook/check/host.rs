@@ -1,0 +1,183 @@
+//! Brook constructs in host code: stream declarations, kernel calls and stream operators.
+
+use super::types::{const_size, ConstSize};
+use super::{Checker, ParamRole, Type};
+use crate::brook::ast::{ExprKind, HostArg, HostCall, Item, Program, StreamDecl};
+use crate::diagnostic::{Code, Diagnostic};
+use brook_ir::ScalarKind;
+use std::collections::HashMap;
+
+/// A stream declared in host code, as far as calls need to know it.
+#[derive(Clone, Debug)]
+struct HostStream {
+    elem: Type,
+    iter: bool,
+}
+
+impl Checker<'_> {
+    pub(super) fn host_code(&mut self, program: &Program) {
+        let mut streams = HashMap::new();
+        for item in &program.items {
+            let Item::Host(host) = item else { continue };
+            for decl in &host.streams {
+                let elem = self.stream_decl(decl);
+                streams.insert(decl.name.name.clone(), HostStream { elem, iter: decl.iter.is_some() });
+            }
+        }
+        for item in &program.items {
+            let Item::Host(host) = item else { continue };
+            for call in &host.calls {
+                self.host_call(call, &streams);
+            }
+        }
+    }
+
+    fn stream_decl(&mut self, decl: &StreamDecl) -> Type {
+        let elem = self.resolve_type(&decl.ty);
+        if !self.is_stream_element(&elem) {
+            let name = self.type_name(&elem);
+            self.diags.push(
+                Diagnostic::error(Code::StreamElementType, decl.ty.span, format!("Stream element type not supported: `{name}`"))
+                    .with_help("stream elements are non-bool scalars, vectors, or structs of them"),
+            );
+        }
+        if decl.dims.len() > 4 {
+            self.diags.push(
+                Diagnostic::error(Code::StreamRank, decl.dims_span, format!("Problem with stream declaration: dimension == {} not supported", decl.dims.len()))
+                    .with_help("streams have 1 to 4 dimensions"),
+            );
+        }
+        for dim in &decl.dims {
+            if matches!(const_size(dim), ConstSize::NotInt) {
+                self.diags.error(Code::StreamDimensionType, dim.span, "expect int for stream dimension parameter");
+            }
+        }
+        match (&decl.iter, &decl.init) {
+            (Some(_), _) => self.iterator_decl(decl, &elem),
+            (None, Some((_, span))) => {
+                self.diags.push(
+                    Diagnostic::error(Code::StreamInitializer, *span, "Stream can't have an initializer")
+                        .with_help("fill a stream with streamRead(stream, array) or a kernel"),
+                );
+            }
+            (None, None) => {}
+        }
+        elem
+    }
+
+    fn iterator_decl(&mut self, decl: &StreamDecl, elem: &Type) {
+        let rank = decl.dims.len();
+        let width = match elem {
+            Type::Value(v) if v.kind == ScalarKind::F32 => Some(usize::from(v.width)),
+            _ => None,
+        };
+        let problem = match width {
+            None if !elem.is_error() => Some("Iterator not supported: iterator streams hold float, float2, float3 or float4".to_string()),
+            Some(w) if rank > 1 && w != rank => Some(format!(
+                "Iterator not supported: a {rank}-dimensional iterator stream must be float{rank} (component k runs along dimension k)"
+            )),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            self.diags.error(Code::StreamDeclaration, decl.ty.span, problem);
+        }
+        match &decl.init {
+            Some((args, _)) if args.len() == 2 => {}
+            Some((_, span)) => {
+                self.diags.error(Code::StreamDeclaration, *span, "Iterator not supported: the initializer must be `iter(start, end)`");
+            }
+            None => {
+                self.diags.push(
+                    Diagnostic::error(Code::StreamDeclaration, decl.name.span, "Iterator not supported: an iterator stream needs `= iter(start, end)`")
+                        .with_help(format!("as in `iter float {}<100> = iter(0.0f, 100.0f);`", decl.name.name)),
+                );
+            }
+        }
+    }
+
+    fn host_call(&mut self, call: &HostCall, streams: &HashMap<String, HostStream>) {
+        let name = call.callee.name.as_str();
+        let expected = match name {
+            "streamRead" | "streamWrite" => Some(2),
+            "streamScatterOp" | "streamGatherOp" => Some(4),
+            _ => None,
+        };
+        if let Some(expected) = expected {
+            self.arity(call, expected);
+            if name == "streamRead" {
+                if let Some(stream) = host_stream(call.args.first(), streams) {
+                    if stream.iter {
+                        self.diags.error(Code::ArgumentKind, call.args[0].span(), "streamRead cannot fill an iterator stream: its values are computed");
+                    }
+                }
+            }
+            return;
+        }
+        let Some(kernel) = self.info.kernel(name).cloned() else { return };
+        if !matches!(kernel.return_type, Type::Void | Type::Error) {
+            self.diags.push(
+                Diagnostic::error(Code::KernelReturnType, call.callee.span, format!("`{name}` returns a value: a top-level kernel must have a return type of void to be callable from host code"))
+                    .with_note(Some(kernel.name_span), "defined here"),
+            );
+        }
+        if !self.arity(call, kernel.params.len()) {
+            return;
+        }
+        for (n, (arg, param)) in call.args.iter().zip(&kernel.params).enumerate() {
+            let Some(stream) = host_stream(Some(arg), streams) else { continue };
+            let problem = match &param.role {
+                ParamRole::Constant => Some(format!("Illegal to use stream at argument {}: Expected value", n + 1)),
+                ParamRole::Output | ParamRole::Scatter { .. } | ParamRole::Reduce if stream.iter => {
+                    Some(format!("argument {}: an iterator stream cannot be an output", n + 1))
+                }
+                ParamRole::Iterator if !stream.iter => {
+                    Some(format!("argument {}: `{}` expects an iterator stream (declared with `iter`)", n + 1, param.name))
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                self.diags.error(Code::ArgumentKind, arg.span(), problem);
+                continue;
+            }
+            let expected = match &param.ty {
+                Type::Array { elem, .. } => (**elem).clone(),
+                other => other.clone(),
+            };
+            if stream.elem != expected && !stream.elem.is_error() && !expected.is_error() {
+                let (found, wanted) = (self.type_name(&stream.elem), self.type_name(&expected));
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::ArgumentType,
+                        arg.span(),
+                        format!("Mismatched type for argument {}: actual type is \"{found}\" but expected type is \"{wanted}\"", n + 1),
+                    )
+                    .with_note(Some(param.span), format!("parameter `{}` of `{name}`", param.name)),
+                );
+            }
+        }
+    }
+
+    /// Reports a wrong argument count; true when the count is right.
+    fn arity(&mut self, call: &HostCall, expected: usize) -> bool {
+        if call.args.len() == expected {
+            return true;
+        }
+        self.diags.error(
+            Code::ArgumentCount,
+            call.span,
+            format!("incorrect number of parameters expect {expected} actual {}", call.args.len()),
+        );
+        false
+    }
+}
+
+/// The host stream an argument names, if it is a plain stream name.
+fn host_stream<'s>(arg: Option<&HostArg>, streams: &'s HashMap<String, HostStream>) -> Option<&'s HostStream> {
+    match arg {
+        Some(HostArg::Expr(e)) => match &e.kind {
+            ExprKind::Ident(name) => streams.get(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
