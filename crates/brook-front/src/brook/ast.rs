@@ -335,6 +335,8 @@ pub enum ExprKind {
     /// `p->field`: reported, pointers are not supported in kernels.
     Arrow(Box<Expr>, Ident),
     Sizeof,
+    /// A malformed literal, already reported by the lexer: typed as an error, never reported again.
+    Error,
 }
 
 /// A piece of host code: its tokens (indices into the token list) and the Brook constructs in it.

@@ -236,6 +236,7 @@ impl Preprocessor<'_, '_> {
             "if" => self.if_directive(line, args),
             "else" => self.else_directive(line, args),
             "endif" => self.endif(line, args),
+            "elif" => self.unsupported_directive(name_token, &name),
             _ if !self.active() => {}
             "define" => self.define(line, args),
             "undef" => self.undef(line, args),
@@ -244,14 +245,7 @@ impl Preprocessor<'_, '_> {
                 Diagnostic::error(Code::LineDirective, name_token.span, "'#line' is not yet supported")
                     .with_help("remove the directive, or compile without -pp to pass it to the C++ compiler"),
             ),
-            "elif" | "error" => self.diags.push(
-                Diagnostic::error(
-                    Code::UnsupportedDirective,
-                    name_token.span,
-                    format!("Unsupported preprocessor directive syntax: `#{name}` is not supported by the brcc preprocessor"),
-                )
-                .with_help("use nested #if/#else/#endif, or compile without -pp"),
-            ),
+            "error" => self.unsupported_directive(name_token, &name),
             _ => self.diags.push(
                 Diagnostic::error(
                     Code::UnknownDirective,
@@ -261,6 +255,17 @@ impl Preprocessor<'_, '_> {
                 .with_help("supported directives: #define #undef #ifdef #ifndef #if #else #endif"),
             ),
         }
+    }
+
+    fn unsupported_directive(&mut self, name_token: Token, name: &str) {
+        self.diags.push(
+            Diagnostic::error(
+                Code::UnsupportedDirective,
+                name_token.span,
+                format!("Unsupported preprocessor directive syntax: `#{name}` is not supported by the brcc preprocessor"),
+            )
+            .with_help("use nested #if/#else/#endif, or compile without -pp"),
+        );
     }
 
     fn missing_name(&mut self, line: &[Token], directive: &str) {

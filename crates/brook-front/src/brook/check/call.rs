@@ -215,6 +215,8 @@ impl Checker<'_> {
         }
         if target.has_scatter() {
             self.diags.error(Code::CallsScatterKernel, callee.span, format!("Illegal to call scatter kernel from any kernel: `{}` has a scatter output", target.name));
+            self.check_args(args);
+            return target.return_type.clone();
         }
         if args.len() != target.params.len() {
             self.check_args(args);

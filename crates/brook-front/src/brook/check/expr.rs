@@ -39,6 +39,7 @@ impl Checker<'_> {
                 self.diags.error(Code::StringInKernel, e.span, "String constant in kernel not allowed");
                 Type::Error
             }
+            ExprKind::Error => Type::Error,
             ExprKind::Sizeof => {
                 self.diags.error(Code::SizeofInKernel, e.span, "Sizeof not allowed in kernel");
                 Type::Error
@@ -233,6 +234,15 @@ impl Checker<'_> {
             return self.cast(spec, &args[0], span);
         }
         let types: Vec<Type> = args.iter().map(|a| self.expr(a)).collect();
+        let vector_arg = types.iter().position(|t| t.as_value().is_some_and(|v| v.width > 1));
+        if let Some(n) = vector_arg {
+            let found = self.type_name(&types[n]);
+            self.diags.push(
+                Diagnostic::error(Code::Constructor, args[n].span, format!("element {} of a vector constructor must be a scalar: found {found}", n + 1))
+                    .with_help("each component can be a scalar constant or scalar variable; use swizzles such as `v.x`"),
+            );
+            return Type::Value(vector);
+        }
         if args.len() != usize::from(vector.width) {
             self.diags.push(
                 Diagnostic::error(
@@ -240,7 +250,7 @@ impl Checker<'_> {
                     span,
                     format!("a {}-component vector must have {} components specified in the constructor: found {}", vector.width, vector.width, args.len()),
                 )
-                .with_label(format!("constructing a {vector}")),
+                .with_label(format!("constructing {vector}")),
             );
             return Type::Value(vector);
         }

@@ -59,7 +59,8 @@ fn accepts(class: OperandClass, kind: ScalarKind) -> bool {
 fn class_name(class: OperandClass) -> &'static str {
     match class {
         OperandClass::Arithmetic | OperandClass::Any => "a Arithmetic type",
-        OperandClass::Integer | OperandClass::Int32 | OperandClass::Logical => "a Integer type",
+        OperandClass::Integer | OperandClass::Logical => "a Integer type",
+        OperandClass::Int32 => "a Integer type (bitwise operators take int or uint)",
     }
 }
 

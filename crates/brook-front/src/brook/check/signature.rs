@@ -3,7 +3,7 @@
 
 use super::types::{const_size, ConstSize};
 use super::{Checker, KernelInfo, KernelKind, ParamInfo, ParamRole, Type};
-use crate::brook::ast::{ArrayDims, Item, Kernel, Param, Program, TypeSpecKind};
+use crate::brook::ast::{ArrayDims, Item, Kernel, Param, Program};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -197,7 +197,7 @@ impl Checker<'_> {
                 "Problem with stream declaration: streams of arrays are not supported",
             );
         }
-        if q.out.is_some() {
+        if q.out.is_some() || q.vout.is_some() {
             if let Some((dims, span)) = &param.array_dims {
                 return self.scatter_role(dims, *span, elem, param);
             }
@@ -246,7 +246,7 @@ impl Checker<'_> {
                 .with_help(format!("write `out ... {}[]` with empty brackets", param.name.name)),
             );
         }
-        if matches!(elem, Type::Struct(_)) || matches!(param.ty.kind, TypeSpecKind::Named(_)) && !elem.is_error() && elem.as_value().is_none() {
+        if matches!(elem, Type::Struct(_)) {
             self.diags.error(Code::ScatterStruct, param.ty.span, "Scatter stream not supported for struct");
         }
         ParamRole::Scatter { rank: dims.len() }
@@ -319,6 +319,10 @@ impl Checker<'_> {
                 )
                 .with_help("mark the reduction target, as in `reduce float result<>`"),
             );
+            // Recover: take the last stream parameter as the target.
+            if let Some(last) = params.iter_mut().rev().find(|p| p.role == ParamRole::Input) {
+                last.role = ParamRole::Reduce;
+            }
             return;
         }
         // A reduce function may take its input element as a plain value (`double a`).

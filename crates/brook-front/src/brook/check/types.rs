@@ -61,6 +61,7 @@ pub fn const_size(expr: &Expr) -> ConstSize {
     match &expr.kind {
         ExprKind::IntLit { value, .. } => ConstSize::Value(*value as i64),
         ExprKind::FloatLit { .. } | ExprKind::CharLit(_) | ExprKind::BoolLit(_) => ConstSize::NotInt,
+        ExprKind::Error => ConstSize::Value(1),
         _ => ConstSize::NotSimple,
     }
 }

@@ -259,11 +259,11 @@ impl Parser<'_, '_> {
                 self.bump();
                 let text = self.text_of(token);
                 let single = text.ends_with(['f', 'F']);
-                let value = text
-                    .trim_end_matches(['f', 'F', 'l', 'L'])
-                    .parse()
-                    .unwrap_or(0.0);
-                Ok(self.new_expr(ExprKind::FloatLit { value, single }, token.span))
+                let kind = match text.trim_end_matches(['f', 'F', 'l', 'L']).parse() {
+                    Ok(value) => ExprKind::FloatLit { value, single },
+                    Err(_) => ExprKind::Error,
+                };
+                Ok(self.new_expr(kind, token.span))
             }
             TokenKind::CharLit => {
                 self.bump();
@@ -325,15 +325,21 @@ impl Parser<'_, '_> {
             .rev()
             .take_while(|c| matches!(c, 'u' | 'U' | 'l' | 'L'))
             .collect();
-        let value = parse_int(&text).and_then(|v| u64::try_from(v).ok());
-        if value.is_none() {
+        let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
+        let well_formed = digits.bytes().all(|b| b.is_ascii_digit())
+            || (digits.len() > 2 && digits[..2].eq_ignore_ascii_case("0x") && digits[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+        if !well_formed {
+            return ExprKind::Error; // The lexer reported it.
+        }
+        let Some(value) = parse_int(&text).and_then(|v| u64::try_from(v).ok()) else {
             self.report(
                 Diagnostic::error(Code::MalformedNumber, span, "integer literal is too large")
                     .with_label("does not fit in 64 bits"),
             );
-        }
+            return ExprKind::Error;
+        };
         ExprKind::IntLit {
-            value: value.unwrap_or(0),
+            value,
             unsigned: suffix.contains(['u', 'U']),
             long: suffix.contains(['l', 'L']),
         }

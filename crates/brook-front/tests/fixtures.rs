@@ -1,0 +1,110 @@
+//! Fixture tests of the Brook frontend.
+//!
+//! - `fixtures/ok/*.br` must check clean: no error, no warning.
+//! - `fixtures/diag/*.br` must produce exactly the diagnostics pinned in the `.stderr` file beside
+//!   each. Run with `BLESS=1` to rewrite the snapshots, then review the diff.
+//! - Every diagnostic code must appear in at least one snapshot.
+//!
+//! A fixture's first line may be `// brcc-flags: ...` with the flags `-a -c -pp -x -wN -D NAME[=v]`.
+
+use brook_front::brook::{CheckOptions, Define};
+use brook_front::{check_source, Code, SourceFile};
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn fixture_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(kind)
+}
+
+fn fixtures(kind: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(fixture_dir(kind))
+        .expect("fixture directory")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "br"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {kind}");
+    files
+}
+
+fn options_from(text: &str) -> CheckOptions {
+    let mut options = CheckOptions::default();
+    let Some(flags) = text.lines().next().and_then(|l| l.strip_prefix("// brcc-flags:")) else {
+        return options;
+    };
+    let mut words = flags.split_whitespace();
+    while let Some(flag) = words.next() {
+        match flag {
+            "-a" => options.strong_types = false,
+            "-c" => options.constant_buffers = false,
+            "-pp" => options.preprocess = true,
+            "-x" => options.warnings_as_errors = true,
+            "-D" => options.defines.push(Define::parse(words.next().expect("-D value")).expect("valid -D")),
+            _ if flag.starts_with("-w") => options.warning_level = flag[2..].parse().expect("-wN"),
+            _ => panic!("unknown fixture flag {flag}"),
+        }
+    }
+    options
+}
+
+/// Checks one fixture; returns its rendered diagnostics and their codes.
+fn run(path: &Path, kind: &str) -> (String, Vec<Code>) {
+    let text = fs::read_to_string(path).expect("fixture text");
+    let name = format!("{kind}/{}", path.file_name().unwrap().to_string_lossy());
+    let checked = check_source(SourceFile::new(name, text.clone()), &options_from(&text));
+    let codes = checked.diagnostics.iter().map(|d| d.code).collect();
+    (checked.render_diagnostics(), codes)
+}
+
+#[test]
+fn ok_fixtures_check_clean() {
+    let mut failures = String::new();
+    for path in fixtures("ok") {
+        let (rendered, _) = run(&path, "ok");
+        if !rendered.is_empty() {
+            failures.push_str(&rendered);
+        }
+    }
+    assert!(failures.is_empty(), "fixtures expected to be clean produced:\n{failures}");
+}
+
+#[test]
+fn diagnostic_fixtures_match_snapshots() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut mismatches = Vec::new();
+    for path in fixtures("diag") {
+        let (rendered, codes) = run(&path, "diag");
+        assert!(!codes.is_empty(), "{} produced no diagnostic", path.display());
+        let snapshot = path.with_extension("stderr");
+        if bless {
+            fs::write(&snapshot, &rendered).expect("write snapshot");
+            continue;
+        }
+        let expected = fs::read_to_string(&snapshot).unwrap_or_default();
+        if expected != rendered {
+            mismatches.push(format!("--- {}\n{rendered}", snapshot.display()));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} snapshot(s) differ (rerun with BLESS=1 to accept):\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn every_diagnostic_code_has_a_fixture() {
+    let mut seen = BTreeSet::new();
+    for path in fixtures("diag") {
+        let (_, codes) = run(&path, "diag");
+        seen.extend(codes.iter().map(|c| c.number()));
+    }
+    let missing: Vec<String> = Code::ALL
+        .iter()
+        .filter(|c| !seen.contains(&c.number()))
+        .map(|c| format!("{c} {}", c.name()))
+        .collect();
+    assert!(missing.is_empty(), "codes without a diagnostic fixture: {missing:?}");
+}
