@@ -76,12 +76,16 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut i = 0;
     let value = |i: &mut usize, flag: &str| -> Result<String, String> {
         *i += 1;
-        args.get(*i).cloned().ok_or_else(|| format!("{flag} needs a value"))
+        args.get(*i)
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))
     };
     while i < args.len() {
         let arg = args[i].as_str();
         match arg {
-            "check" if out.file.is_none() && out.command == Command::Compile => out.command = Command::Check,
+            "check" if out.file.is_none() && out.command == Command::Compile => {
+                out.command = Command::Check
+            }
             "-h" | "--help" | "help" => out.command = Command::Help,
             "--version" | "-V" => out.command = Command::Version,
             "-a" => out.relaxed = true,
@@ -98,11 +102,21 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-n" => disable(&value(&mut i, "-n")?, &mut out)?,
             "-w" => out.warning_level = Some(level(&value(&mut i, "-w")?)?),
             "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
-            _ if arg.starts_with("-w") && arg.len() > 2 => out.warning_level = Some(level(&arg[2..])?),
-            _ if arg.starts_with("-D") && arg.len() > 2 => out.defines.push(Define::parse(&arg[2..])?),
-            _ if arg.starts_with('-') => return Err(format!("unknown flag `{arg}` (see brcc --help)")),
+            _ if arg.starts_with("-w") && arg.len() > 2 => {
+                out.warning_level = Some(level(&arg[2..])?)
+            }
+            _ if arg.starts_with("-D") && arg.len() > 2 => {
+                out.defines.push(Define::parse(&arg[2..])?)
+            }
+            _ if arg.starts_with('-') => {
+                return Err(format!("unknown flag `{arg}` (see brcc --help)"))
+            }
             _ if out.file.is_none() => out.file = Some(arg.to_string()),
-            _ => return Err(format!("unexpected argument `{arg}`: one .br file at a time")),
+            _ => {
+                return Err(format!(
+                    "unexpected argument `{arg}`: one .br file at a time"
+                ))
+            }
         }
         i += 1;
     }
@@ -112,7 +126,9 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
 fn level(text: &str) -> Result<u8, String> {
     match text.parse::<u8>() {
         Ok(n) if n <= 3 => Ok(n),
-        _ => Err(format!("-w takes a warning level 0, 1, 2 or 3, not `{text}`")),
+        _ => Err(format!(
+            "-w takes a warning level 0, 1, 2 or 3, not `{text}`"
+        )),
     }
 }
 
@@ -120,7 +136,9 @@ fn target(text: &str) -> Result<Target, String> {
     match text.to_ascii_lowercase().as_str() {
         "cpu" => Ok(Target::Cpu),
         "cuda" | "cal" | "gpu" => Ok(Target::Cuda),
-        _ => Err(format!("-p takes cpu or cuda (cal and gpu are aliases), not `{text}`")),
+        _ => Err(format!(
+            "-p takes cpu or cuda (cal and gpu are aliases), not `{text}`"
+        )),
     }
 }
 
@@ -130,7 +148,9 @@ fn disable(text: &str, out: &mut Args) -> Result<(), String> {
             out.line_directives = false;
             Ok(())
         }
-        _ => Err(format!("-n takes `l` (disable #line directives), not `{text}`")),
+        _ => Err(format!(
+            "-n takes `l` (disable #line directives), not `{text}`"
+        )),
     }
 }
 
@@ -145,9 +165,12 @@ mod tests {
 
     #[test]
     fn seed_flags() {
-        let args = parse_str("check -a -w3 -x -c -pp -D WIN32 -DVALUE=100 -p cal -p cpu f.br").unwrap();
+        let args =
+            parse_str("check -a -w3 -x -c -pp -D WIN32 -DVALUE=100 -p cal -p cpu f.br").unwrap();
         assert_eq!(args.command, Command::Check);
-        assert!(args.relaxed && args.warnings_as_errors && args.no_constant_buffers && args.preprocess);
+        assert!(
+            args.relaxed && args.warnings_as_errors && args.no_constant_buffers && args.preprocess
+        );
         assert_eq!(args.warning_level, Some(3));
         assert_eq!(args.defines.len(), 2);
         assert_eq!(args.defines[1].value.as_deref(), Some("100"));

@@ -60,7 +60,9 @@ fn check(args: &Args) -> ExitCode {
         }
     };
     if !args.relaxed && (args.warning_level.is_some() || args.warnings_as_errors) {
-        eprintln!("brcc: note: -w and -x have no effect under strong type checking; pass -a to use them");
+        eprintln!(
+            "brcc: note: -w and -x have no effect under strong type checking; pass -a to use them"
+        );
     }
     let checked = check_source(SourceFile::new(path.clone(), text), &options(args));
     if checked.diagnostics.is_empty() {

@@ -353,9 +353,13 @@ mod tests {
     #[test]
     fn renders_location_line_and_carets() {
         let file = SourceFile::new("t.br", "kernel void f()\n{\n    x = 1;\n}\n");
-        let d = Diagnostic::error(Code::UndefinedName, Span::new(22, 23), "variable not defined")
-            .with_label("`x` is not declared")
-            .with_help("declare it");
+        let d = Diagnostic::error(
+            Code::UndefinedName,
+            Span::new(22, 23),
+            "variable not defined",
+        )
+        .with_label("`x` is not declared")
+        .with_help("declare it");
         let text = d.render(&file);
         assert_eq!(
             text,

@@ -14,7 +14,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn fixture_dir(kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(kind)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(kind)
 }
 
 fn fixtures(kind: &str) -> Vec<PathBuf> {
@@ -30,7 +32,11 @@ fn fixtures(kind: &str) -> Vec<PathBuf> {
 
 fn options_from(text: &str) -> CheckOptions {
     let mut options = CheckOptions::default();
-    let Some(flags) = text.lines().next().and_then(|l| l.strip_prefix("// brcc-flags:")) else {
+    let Some(flags) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// brcc-flags:"))
+    else {
         return options;
     };
     let mut words = flags.split_whitespace();
@@ -40,7 +46,9 @@ fn options_from(text: &str) -> CheckOptions {
             "-c" => options.constant_buffers = false,
             "-pp" => options.preprocess = true,
             "-x" => options.warnings_as_errors = true,
-            "-D" => options.defines.push(Define::parse(words.next().expect("-D value")).expect("valid -D")),
+            "-D" => options
+                .defines
+                .push(Define::parse(words.next().expect("-D value")).expect("valid -D")),
             _ if flag.starts_with("-w") => options.warning_level = flag[2..].parse().expect("-wN"),
             _ => panic!("unknown fixture flag {flag}"),
         }
@@ -66,7 +74,10 @@ fn ok_fixtures_check_clean() {
             failures.push_str(&rendered);
         }
     }
-    assert!(failures.is_empty(), "fixtures expected to be clean produced:\n{failures}");
+    assert!(
+        failures.is_empty(),
+        "fixtures expected to be clean produced:\n{failures}"
+    );
 }
 
 #[test]
@@ -75,7 +86,11 @@ fn diagnostic_fixtures_match_snapshots() {
     let mut mismatches = Vec::new();
     for path in fixtures("diag") {
         let (rendered, codes) = run(&path, "diag");
-        assert!(!codes.is_empty(), "{} produced no diagnostic", path.display());
+        assert!(
+            !codes.is_empty(),
+            "{} produced no diagnostic",
+            path.display()
+        );
         let snapshot = path.with_extension("stderr");
         if bless {
             fs::write(&snapshot, &rendered).expect("write snapshot");
@@ -106,5 +121,8 @@ fn every_diagnostic_code_has_a_fixture() {
         .filter(|c| !seen.contains(&c.number()))
         .map(|c| format!("{c} {}", c.name()))
         .collect();
-    assert!(missing.is_empty(), "codes without a diagnostic fixture: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "codes without a diagnostic fixture: {missing:?}"
+    );
 }

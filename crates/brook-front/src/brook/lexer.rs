@@ -228,7 +228,9 @@ impl Lexer<'_, '_> {
                     Span::new(start, self.pos),
                     "malformed number literal",
                 )
-                .with_help("write integers as `12`, `0x1F` or `12u`, and floats as `1.5f` or `2.0`"),
+                .with_help(
+                    "write integers as `12`, `0x1F` or `12u`, and floats as `1.5f` or `2.0`",
+                ),
             );
         }
         kind
@@ -286,7 +288,10 @@ mod tests {
     fn numbers_and_punctuation() {
         let toks = kinds("a<<=1.5f>>.5 0x1Fu 1e3 1.f");
         let texts: Vec<_> = toks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(texts, ["a", "<<=", "1.5f", ">>", ".5", "0x1Fu", "1e3", "1.f", ""]);
+        assert_eq!(
+            texts,
+            ["a", "<<=", "1.5f", ">>", ".5", "0x1Fu", "1e3", "1.f", ""]
+        );
         assert_eq!(toks[2].0, TokenKind::FloatLit);
         assert_eq!(toks[5].0, TokenKind::IntLit);
         assert_eq!(toks[6].0, TokenKind::FloatLit);
@@ -299,7 +304,10 @@ mod tests {
         let tokens = lex(&file, &mut diags);
         assert_eq!(tokens.len(), 5);
         assert!(tokens[0].line_start);
-        assert!(tokens[1].line_start, "a token after a multi-line comment starts a line");
+        assert!(
+            tokens[1].line_start,
+            "a token after a multi-line comment starts a line"
+        );
         assert!(tokens[2].line_start && tokens[2].is_punct(Punct::Hash));
     }
 

@@ -82,8 +82,35 @@ impl Checked {
     }
 }
 
-/// Runs the whole frontend on one file.
+/// The stack the frontend runs on: deep (but bounded, see [`parse::MAX_DEPTH`]) nesting recurses,
+/// and unoptimised builds use large frames. Only the pages touched are ever committed.
+const FRONTEND_STACK_BYTES: usize = 256 << 20;
+
+/// Runs the whole frontend on one file, on a thread with a stack large enough for the deepest
+/// nesting the parser accepts.
 pub fn check_source(file: SourceFile, options: &CheckOptions) -> Checked {
+    let input = std::sync::Mutex::new(Some(file));
+    let take = || input.lock().ok().and_then(|mut slot| slot.take());
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("brook-frontend".into())
+            .stack_size(FRONTEND_STACK_BYTES)
+            .spawn_scoped(scope, || take().map(|file| check_on_this_thread(file, options)));
+        let result = match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => None,
+        };
+        // If no thread could be started, check here, on the caller's stack.
+        result.unwrap_or_else(|| {
+            let file = take().unwrap_or_else(|| SourceFile::new("<input>", ""));
+            check_on_this_thread(file, options)
+        })
+    })
+}
+
+fn check_on_this_thread(file: SourceFile, options: &CheckOptions) -> Checked {
     let mut diags = Diagnostics::new(options.warning_policy());
     let raw = lexer::lex(&file, &mut diags);
     let (tokens, spellings) =

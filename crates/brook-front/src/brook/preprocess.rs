@@ -89,6 +89,7 @@ pub fn preprocess(
             file_len: file.text().len(),
             extra: String::new(),
         },
+        expansion_limit_reported: false,
     };
     if enabled {
         pp.command_line_defines(defines);
@@ -125,18 +126,22 @@ pub fn preprocess(
 /// The index just past a directive line starting at `start`, following `\` continuations.
 fn directive_end(tokens: &[Token], start: usize) -> usize {
     let mut end = start + 1;
-    while end < tokens.len() && !tokens[end].line_start {
-        end += 1;
-    }
-    if tokens[end - 1].is_punct(Punct::Backslash) && end < tokens.len() {
-        if tokens[end].kind == TokenKind::Eof {
+    loop {
+        while end < tokens.len() && !tokens[end].line_start {
+            end += 1;
+        }
+        let continued = tokens[end - 1].is_punct(Punct::Backslash);
+        if !continued || end >= tokens.len() || tokens[end].kind == TokenKind::Eof {
             return end;
         }
-        let next = directive_end(tokens, end);
-        return next.max(end + 1);
+        end += 1;
     }
-    end
 }
+
+/// Macro expansion stops past this nesting depth (`#define A B`, `#define B C`, ...).
+const MAX_EXPANSION_DEPTH: usize = 64;
+/// Macro expansion stops once it has produced this many tokens (`#define A B B`, ...).
+const MAX_EXPANDED_TOKENS: usize = 1_000_000;
 
 fn directive_token(line: &[Token]) -> Token {
     let span = line[0].span.to(line[line.len() - 1].span);
@@ -167,6 +172,7 @@ struct Preprocessor<'a, 'd> {
     out: Vec<Token>,
     diags: &'d mut Diagnostics,
     spellings: Spellings,
+    expansion_limit_reported: bool,
 }
 
 impl Preprocessor<'_, '_> {
@@ -213,6 +219,20 @@ impl Preprocessor<'_, '_> {
             self.out.push(token);
             return;
         }
+        if expanding.len() >= MAX_EXPANSION_DEPTH || self.out.len() >= MAX_EXPANDED_TOKENS {
+            self.out.push(token);
+            if !self.expansion_limit_reported {
+                self.expansion_limit_reported = true;
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::UnsupportedDirective,
+                        token.span,
+                        format!("Unsupported preprocessor directive syntax: expanding `{name}` nests more than {MAX_EXPANSION_DEPTH} macros deep or produces more than {MAX_EXPANDED_TOKENS} tokens"),
+                    ),
+                );
+            }
+            return;
+        }
         expanding.push(name);
         for (k, t) in body.into_iter().enumerate() {
             let placed = Token {
@@ -242,8 +262,14 @@ impl Preprocessor<'_, '_> {
             "undef" => self.undef(line, args),
             "include" | "pragma" => self.out.push(directive_token(line)),
             "line" => self.diags.push(
-                Diagnostic::error(Code::LineDirective, name_token.span, "'#line' is not yet supported")
-                    .with_help("remove the directive, or compile without -pp to pass it to the C++ compiler"),
+                Diagnostic::error(
+                    Code::LineDirective,
+                    name_token.span,
+                    "'#line' is not yet supported",
+                )
+                .with_help(
+                    "remove the directive, or compile without -pp to pass it to the C++ compiler",
+                ),
             ),
             "error" => self.unsupported_directive(name_token, &name),
             _ => self.diags.push(
@@ -294,7 +320,12 @@ impl Preprocessor<'_, '_> {
         }
     }
 
-    fn macro_name<'t>(&mut self, line: &[Token], args: &'t [Token], directive: &str) -> Option<(Token, &'t [Token])> {
+    fn macro_name<'t>(
+        &mut self,
+        line: &[Token],
+        args: &'t [Token],
+        directive: &str,
+    ) -> Option<(Token, &'t [Token])> {
         match args.first() {
             Some(t) if t.kind == TokenKind::Ident => Some((*t, &args[1..])),
             _ => {
@@ -319,7 +350,10 @@ impl Preprocessor<'_, '_> {
             );
             return;
         }
-        if body.first().is_some_and(|t| t.is_punct(Punct::LParen) && t.span.start == name.span.end) {
+        if body
+            .first()
+            .is_some_and(|t| t.is_punct(Punct::LParen) && t.span.start == name.span.end)
+        {
             self.diags.push(
                 Diagnostic::error(
                     Code::UnsupportedDirective,
@@ -348,8 +382,20 @@ impl Preprocessor<'_, '_> {
             };
             self.diags.push(warning);
         }
-        let body = body.iter().map(|t| Token { line_start: false, ..*t }).collect();
-        self.macros.insert(name_text, Macro { name_span: name.span, body });
+        let body = body
+            .iter()
+            .map(|t| Token {
+                line_start: false,
+                ..*t
+            })
+            .collect();
+        self.macros.insert(
+            name_text,
+            Macro {
+                name_span: name.span,
+                body,
+            },
+        );
     }
 
     fn undef(&mut self, line: &[Token], args: &[Token]) {
@@ -420,7 +466,9 @@ impl Preprocessor<'_, '_> {
         };
         let value = value.map(|v| if negative { -v } else { v });
         if value.is_none_or(|v| i32::try_from(v).is_err()) {
-            let span = args.first().map_or(line[1].span, |t| t.span.to(args[args.len() - 1].span));
+            let span = args
+                .first()
+                .map_or(line[1].span, |t| t.span.to(args[args.len() - 1].span));
             self.diags.push(
                 Diagnostic::error(Code::UnsupportedIf, span, "Unsupported #if syntax")
                     .with_label("expected a 32-bit signed integer or a macro defined as one")
@@ -465,8 +513,12 @@ impl Preprocessor<'_, '_> {
     fn finish(&mut self, eof: Option<Token>) {
         for condition in std::mem::take(&mut self.conditions) {
             self.diags.push(
-                Diagnostic::error(Code::MissingEndif, condition.opened_at, "Expecting '#endif' before end of file")
-                    .with_label("this conditional is never closed"),
+                Diagnostic::error(
+                    Code::MissingEndif,
+                    condition.opened_at,
+                    "Expecting '#endif' before end of file",
+                )
+                .with_label("this conditional is never closed"),
             );
         }
         if let Some(eof) = eof {
@@ -478,7 +530,10 @@ impl Preprocessor<'_, '_> {
 /// Parses a C integer literal (decimal, hex or octal, with `u`/`l` suffixes).
 pub fn parse_int(text: &str) -> Option<i64> {
     let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         return i64::from_str_radix(hex, 16).ok();
     }
     if digits.len() > 1 && digits.starts_with('0') {
@@ -503,7 +558,10 @@ mod tests {
             .filter(|t| t.kind != TokenKind::Eof)
             .map(|t| spellings.get(&file, t.text))
             .collect();
-        (text.join(" "), diags.into_sorted().iter().map(|d| d.code).collect())
+        (
+            text.join(" "),
+            diags.into_sorted().iter().map(|d| d.code).collect(),
+        )
     }
 
     #[test]
@@ -530,6 +588,14 @@ mod tests {
     #[test]
     fn self_reference_does_not_loop() {
         assert_eq!(run("#define X X + 1\nX", &[]).0, "X + 1");
+    }
+
+    #[test]
+    fn runaway_expansion_is_stopped() {
+        let chain: String = (0..200).map(|i| format!("#define M{i} M{}\n", i + 1)).collect();
+        assert_eq!(run(&format!("{chain}M0"), &[]).1, [Code::UnsupportedDirective]);
+        let doubling: String = (0..24).map(|i| format!("#define D{i} D{} D{}\n", i + 1, i + 1)).collect();
+        assert_eq!(run(&format!("{doubling}D0"), &[]).1, [Code::UnsupportedDirective]);
     }
 
     #[test]

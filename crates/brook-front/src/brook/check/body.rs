@@ -2,7 +2,9 @@
 
 use super::ops::ConvContext;
 use super::{Checker, CurrentKernel, Type, Var, VarKind};
-use crate::brook::ast::{Block, Decl, Declarator, Init, Item, Kernel, Program, Stmt, StmtKind, UnsupportedStmt};
+use crate::brook::ast::{
+    Block, Decl, Declarator, Init, Item, Kernel, Program, Stmt, StmtKind, UnsupportedStmt,
+};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -16,8 +18,13 @@ fn always_returns(stmts: &[Stmt]) -> bool {
     stmts.last().is_some_and(|last| match &last.kind {
         StmtKind::Return(_) => true,
         StmtKind::Block(block) => always_returns(&block.stmts),
-        StmtKind::If { then, otherwise: Some(otherwise), .. } => {
-            always_returns(std::slice::from_ref(then)) && always_returns(std::slice::from_ref(otherwise))
+        StmtKind::If {
+            then,
+            otherwise: Some(otherwise),
+            ..
+        } => {
+            always_returns(std::slice::from_ref(then))
+                && always_returns(std::slice::from_ref(otherwise))
         }
         _ => false,
     })
@@ -28,7 +35,9 @@ impl Checker<'_> {
         for item in &program.items {
             let Item::Kernel(kernel) = item else { continue };
             let Some(body) = &kernel.body else { continue };
-            let Some(&index) = self.kernel_index.get(&kernel.name.name) else { continue };
+            let Some(&index) = self.kernel_index.get(&kernel.name.name) else {
+                continue;
+            };
             if self.info.kernels[index].span != kernel.span {
                 continue; // A second definition, already reported.
             }
@@ -58,10 +67,21 @@ impl Checker<'_> {
         }
         let return_type = self.info.kernels[index].return_type.clone();
         if !matches!(return_type, Type::Void | Type::Error) && !always_returns(&body.stmts) {
-            let end = Span { start: body.span.end.saturating_sub(1), end: body.span.end };
+            let end = Span {
+                start: body.span.end.saturating_sub(1),
+                end: body.span.end,
+            };
             self.diags.push(
-                Diagnostic::error(Code::MissingReturn, end, format!("Must return a value: `{}` returns {} but can reach its end", kernel.name.name, self.type_name(&return_type)))
-                    .with_label("control reaches here without a return"),
+                Diagnostic::error(
+                    Code::MissingReturn,
+                    end,
+                    format!(
+                        "Must return a value: `{}` returns {} but can reach its end",
+                        kernel.name.name,
+                        self.type_name(&return_type)
+                    ),
+                )
+                .with_label("control reaches here without a return"),
             );
         }
         self.pop_scope();
@@ -81,7 +101,11 @@ impl Checker<'_> {
                 }
                 self.pop_scope();
             }
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.condition(cond);
                 self.scoped_stmt(then);
                 if let Some(otherwise) = otherwise {
@@ -96,7 +120,12 @@ impl Checker<'_> {
                 self.loop_body(body);
                 self.condition(cond);
             }
-            StmtKind::For { init, cond, step, body } => {
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
                 self.push_scope();
                 if let Some(init) = init {
                     self.stmt(init);
@@ -135,19 +164,33 @@ impl Checker<'_> {
 
     fn loop_jump(&mut self, stmt: &Stmt) {
         if self.current.as_ref().is_some_and(|c| c.loop_depth == 0) {
-            let word = if matches!(stmt.kind, StmtKind::Break) { "break" } else { "continue" };
-            self.diags.error(Code::Syntax, stmt.span, format!("`{word}` outside of a loop"));
+            let word = if matches!(stmt.kind, StmtKind::Break) {
+                "break"
+            } else {
+                "continue"
+            };
+            self.diags.error(
+                Code::Syntax,
+                stmt.span,
+                format!("`{word}` outside of a loop"),
+            );
         }
     }
 
     fn return_stmt(&mut self, value: Option<&crate::brook::ast::Expr>, span: Span) {
-        let expected = self.current_kernel().map_or(Type::Error, |k| k.return_type.clone());
+        let expected = self
+            .current_kernel()
+            .map_or(Type::Error, |k| k.return_type.clone());
         match (value, &expected) {
             (Some(value), Type::Void) => {
                 self.expr(value);
                 self.diags.push(
-                    Diagnostic::error(Code::MismatchedType, value.span, "Mismatched type: a void kernel cannot return a value")
-                        .with_help("kernels write their results to `out` parameters"),
+                    Diagnostic::error(
+                        Code::MismatchedType,
+                        value.span,
+                        "Mismatched type: a void kernel cannot return a value",
+                    )
+                    .with_help("kernels write their results to `out` parameters"),
                 );
             }
             (Some(value), _) => {
@@ -157,31 +200,73 @@ impl Checker<'_> {
             (None, Type::Void | Type::Error) => {}
             (None, _) => {
                 let name = self.type_name(&expected);
-                self.diags.error(Code::MissingReturn, span, format!("Must return a value of type {name}"));
+                self.diags.error(
+                    Code::MissingReturn,
+                    span,
+                    format!("Must return a value of type {name}"),
+                );
             }
         }
     }
 
     fn unsupported_stmt(&mut self, what: UnsupportedStmt, span: Span) {
         let (message, help) = match what {
-            UnsupportedStmt::Switch => ("Switch not supported inside kernel yet", "use if / else if chains"),
-            UnsupportedStmt::Goto => ("control flow statement not supported: goto", "use loops with break and continue"),
-            UnsupportedStmt::Label => ("control flow statement not supported: labels", "use loops with break and continue"),
+            UnsupportedStmt::Switch => (
+                "Switch not supported inside kernel yet",
+                "use if / else if chains",
+            ),
+            UnsupportedStmt::Goto => (
+                "control flow statement not supported: goto",
+                "use loops with break and continue",
+            ),
+            UnsupportedStmt::Label => (
+                "control flow statement not supported: labels",
+                "use loops with break and continue",
+            ),
         };
-        self.diags.push(Diagnostic::error(Code::UnsupportedStatement, span, message).with_help(help));
+        self.diags
+            .push(Diagnostic::error(Code::UnsupportedStatement, span, message).with_help(help));
     }
 
     fn local_qualifiers(&mut self, decl: &Decl) {
         let q = &decl.qualifiers;
         let misplaced = [
-            (q.out, Code::QualifierPlacement, "out qualifier allowed only for kernel parameters"),
-            (q.reduce, Code::QualifierPlacement, "reduce qualifier allowed only for kernel parameters"),
-            (q.iter, Code::StreamDeclaration, "Iterator not supported inside kernel: iterator streams are declared in host code"),
+            (
+                q.out,
+                Code::QualifierPlacement,
+                "out qualifier allowed only for kernel parameters",
+            ),
+            (
+                q.reduce,
+                Code::QualifierPlacement,
+                "reduce qualifier allowed only for kernel parameters",
+            ),
+            (
+                q.iter,
+                Code::StreamDeclaration,
+                "Iterator not supported inside kernel: iterator streams are declared in host code",
+            ),
             (q.vout, Code::Vout, "vout deprecated"),
-            (q.static_, Code::StorageClass, "static or extern not allowed inside kernel"),
-            (q.extern_, Code::StorageClass, "static or extern not allowed inside kernel"),
-            (q.volatile, Code::QualifierPlacement, "volatile or Restrict qualifiers not allowed inside kernel"),
-            (q.restrict, Code::QualifierPlacement, "volatile or Restrict qualifiers not allowed inside kernel"),
+            (
+                q.static_,
+                Code::StorageClass,
+                "static or extern not allowed inside kernel",
+            ),
+            (
+                q.extern_,
+                Code::StorageClass,
+                "static or extern not allowed inside kernel",
+            ),
+            (
+                q.volatile,
+                Code::QualifierPlacement,
+                "volatile or Restrict qualifiers not allowed inside kernel",
+            ),
+            (
+                q.restrict,
+                Code::QualifierPlacement,
+                "volatile or Restrict qualifiers not allowed inside kernel",
+            ),
         ];
         for (span, code, message) in misplaced {
             if let Some(span) = span {
@@ -194,7 +279,11 @@ impl Checker<'_> {
         self.local_qualifiers(decl);
         let ty = self.resolve_type(&decl.ty);
         if ty == Type::Void {
-            self.diags.error(Code::UnsupportedType, decl.ty.span, "Unsupported variable type: a variable cannot be void");
+            self.diags.error(
+                Code::UnsupportedType,
+                decl.ty.span,
+                "Unsupported variable type: a variable cannot be void",
+            );
         }
         for declarator in &decl.declarators {
             self.declarator(decl, declarator, &ty);
@@ -203,12 +292,20 @@ impl Checker<'_> {
 
     fn declarator(&mut self, decl: &Decl, d: &Declarator, ty: &Type) {
         if let Some(span) = d.pointer {
-            self.diags.error(Code::PointerInKernel, span, "pointers not allowed inside kernel");
+            self.diags.error(
+                Code::PointerInKernel,
+                span,
+                "pointers not allowed inside kernel",
+            );
         }
         if let Some((_, span)) = &d.stream_dims {
             self.diags.push(
-                Diagnostic::error(Code::StreamDeclaration, *span, "Problem with stream declaration: streams cannot be declared inside kernels")
-                    .with_help("declare streams in host code and pass them to the kernel"),
+                Diagnostic::error(
+                    Code::StreamDeclaration,
+                    *span,
+                    "Problem with stream declaration: streams cannot be declared inside kernels",
+                )
+                .with_help("declare streams in host code and pass them to the kernel"),
             );
         }
         let is_const = decl.qualifiers.const_.is_some();
@@ -225,19 +322,36 @@ impl Checker<'_> {
                     }
                 })
                 .collect();
-            let array = Type::Array { elem: Box::new(ty.clone()), dims: sizes };
+            let array = Type::Array {
+                elem: Box::new(ty.clone()),
+                dims: sizes,
+            };
             if let Some(init) = &d.init {
                 self.init(init, &array);
             }
-            Var { ty: array, kind: VarKind::LocalArray, is_const, span: d.span }
+            Var {
+                ty: array,
+                kind: VarKind::LocalArray,
+                is_const,
+                span: d.span,
+            }
         } else {
             if let Some(init) = &d.init {
                 self.init(init, ty);
             }
-            Var { ty: ty.clone(), kind: VarKind::Local, is_const, span: d.span }
+            Var {
+                ty: ty.clone(),
+                kind: VarKind::Local,
+                is_const,
+                span: d.span,
+            }
         };
         if is_const && d.init.is_none() {
-            self.diags.error(Code::UninitializedConst, d.name.span, format!("uninitialized const `{}`", d.name.name));
+            self.diags.error(
+                Code::UninitializedConst,
+                d.name.span,
+                format!("uninitialized const `{}`", d.name.name),
+            );
         }
         self.declare(&d.name, var);
     }
@@ -251,7 +365,10 @@ impl Checker<'_> {
         });
         let mut problems: Vec<String> = Vec::new();
         if group.is_none() {
-            problems.push("Shared array allowed only for computer shaders: specify GroupSize Attribute".into());
+            problems.push(
+                "Shared array allowed only for computer shaders: specify GroupSize Attribute"
+                    .into(),
+            );
         }
         if count > 1 {
             problems.push("Only One Shared local array allowed".into());
@@ -261,7 +378,9 @@ impl Checker<'_> {
         }
         let size = match &d.array_dims {
             None => {
-                problems.push("Shared qualifier valid only for Local Array declared inside kernel".into());
+                problems.push(
+                    "Shared qualifier valid only for Local Array declared inside kernel".into(),
+                );
                 None
             }
             Some((dims, _)) if dims.len() != 1 => {
@@ -272,7 +391,11 @@ impl Checker<'_> {
         };
         let element_bytes = ty.as_value().map_or(0, |v| v.size());
         if element_bytes != 16 && !ty.is_error() {
-            problems.push(format!("Shared array type must be 128 bit type: {} is {} bits", self.type_name(ty), element_bytes * 8));
+            problems.push(format!(
+                "Shared array type must be 128 bit type: {} is {} bits",
+                self.type_name(ty),
+                element_bytes * 8
+            ));
         }
         if let (Some(size), Some(group)) = (size, group) {
             problems.extend(shared_size_problems(size, group[0], element_bytes));
@@ -281,7 +404,10 @@ impl Checker<'_> {
             self.diags.error(Code::SharedArray, d.span, problem);
         }
         Var {
-            ty: Type::Array { elem: Box::new(ty.clone()), dims: vec![size] },
+            ty: Type::Array {
+                elem: Box::new(ty.clone()),
+                dims: vec![size],
+            },
             kind: VarKind::Shared,
             is_const: false,
             span: d.span,
@@ -304,7 +430,11 @@ impl Checker<'_> {
                 }
             }
             (Init::List(items, span), Type::Struct(id)) => {
-                let fields: Vec<Type> = self.info.structs[id.0 as usize].fields.iter().map(|f| f.1.clone()).collect();
+                let fields: Vec<Type> = self.info.structs[id.0 as usize]
+                    .fields
+                    .iter()
+                    .map(|f| f.1.clone())
+                    .collect();
                 self.list_length(items.len(), fields.len(), *span);
                 for (item, field) in items.iter().zip(&fields) {
                     self.init(item, field);
@@ -312,16 +442,29 @@ impl Checker<'_> {
             }
             (Init::List(items, span), Type::Array { elem, dims }) => {
                 if items.is_empty() {
-                    self.diags.push(Diagnostic::warning(Code::Initializer, 2, *span, "Empty array initializer"));
+                    self.diags.push(Diagnostic::warning(
+                        Code::Initializer,
+                        2,
+                        *span,
+                        "Empty array initializer",
+                    ));
                 }
                 let inner = if dims.len() > 1 {
-                    Type::Array { elem: elem.clone(), dims: dims[1..].to_vec() }
+                    Type::Array {
+                        elem: elem.clone(),
+                        dims: dims[1..].to_vec(),
+                    }
                 } else {
                     (**elem).clone()
                 };
                 if let Some(Some(n)) = dims.first() {
                     if items.len() > *n as usize {
-                        self.diags.push(Diagnostic::warning(Code::Initializer, 2, *span, "Too many initializers"));
+                        self.diags.push(Diagnostic::warning(
+                            Code::Initializer,
+                            2,
+                            *span,
+                            "Too many initializers",
+                        ));
                     }
                 }
                 for item in items {
@@ -329,10 +472,18 @@ impl Checker<'_> {
                 }
             }
             (Init::List(_, span), Type::Value(_)) => {
-                self.diags.error(Code::Initializer, *span, "Initializer is not vector type: a scalar takes a single value");
+                self.diags.error(
+                    Code::Initializer,
+                    *span,
+                    "Initializer is not vector type: a scalar takes a single value",
+                );
             }
             (Init::List(_, span), _) => {
-                self.diags.error(Code::Initializer, *span, "Mismatched array dimensions and initializer dimensions");
+                self.diags.error(
+                    Code::Initializer,
+                    *span,
+                    "Mismatched array dimensions and initializer dimensions",
+                );
             }
         }
     }
@@ -356,10 +507,15 @@ impl Checker<'_> {
 fn shared_size_problems(size: u32, group: u32, element_bytes: u32) -> Vec<String> {
     let mut problems = Vec::new();
     if u64::from(size) * u64::from(element_bytes) / 4 > u64::from(MAX_SHARED_WORDS) {
-        problems.push(format!("Shared array size must be <= 4K 32-bit type: {size} elements of {element_bytes} bytes"));
+        problems.push(format!(
+            "Shared array size must be <= 4K 32-bit type: {size} elements of {element_bytes} bytes"
+        ));
     }
     if size % group != 0 {
-        problems.push(format!("SharedArraySize%GroupSize must be zero: {size} % {group} = {}", size % group));
+        problems.push(format!(
+            "SharedArraySize%GroupSize must be zero: {size} % {group} = {}",
+            size % group
+        ));
     } else if (size / group) * element_bytes > MAX_SHARE_BYTES {
         problems.push(format!(
             "SharedArraySize/GroupSize must be <= {MAX_SHARE_BYTES} bytes per thread: each thread owns {} bytes",
@@ -368,4 +524,3 @@ fn shared_size_problems(size: u32, group: u32, element_bytes: u32) -> Vec<String
     }
     problems
 }
-

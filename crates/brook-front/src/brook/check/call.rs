@@ -14,7 +14,11 @@ impl Checker<'_> {
         let ExprKind::Ident(name) = &callee.kind else {
             self.expr(callee);
             self.check_args(args);
-            self.diags.error(Code::IndirectCall, callee.span, "indirect call not supported");
+            self.diags.error(
+                Code::IndirectCall,
+                callee.span,
+                "indirect call not supported",
+            );
             return Type::Error;
         };
         match name.as_str() {
@@ -44,14 +48,26 @@ impl Checker<'_> {
 
     fn unknown_callee(&mut self, name: &str, span: Span) {
         let diagnostic = if self.lookup(name).is_some() {
-            Diagnostic::error(Code::NotAFunction, span, format!("callee is not a function: `{name}` is a variable"))
+            Diagnostic::error(
+                Code::NotAFunction,
+                span,
+                format!("callee is not a function: `{name}` is a variable"),
+            )
         } else if let Some(defined) = self.host_functions.get(name) {
-            Diagnostic::error(Code::KernelCallsHost, span, format!("kernel can't call a non-kernel: `{name}` is a host function"))
-                .with_note(Some(*defined), "defined here, outside any kernel")
-                .with_help("mark it `kernel` to make it a subkernel")
+            Diagnostic::error(
+                Code::KernelCallsHost,
+                span,
+                format!("kernel can't call a non-kernel: `{name}` is a host function"),
+            )
+            .with_note(Some(*defined), "defined here, outside any kernel")
+            .with_help("mark it `kernel` to make it a subkernel")
         } else {
-            Diagnostic::error(Code::UnknownFunction, span, format!("callee unknown: `{name}`"))
-                .with_label("no kernel or intrinsic has this name")
+            Diagnostic::error(
+                Code::UnknownFunction,
+                span,
+                format!("callee unknown: `{name}`"),
+            )
+            .with_label("no kernel or intrinsic has this name")
         };
         self.diags.push(diagnostic);
     }
@@ -61,10 +77,17 @@ impl Checker<'_> {
         let mut d = Diagnostic::error(
             Code::NoMatchingIntrinsic,
             span,
-            format!("No matched built-in function found: `{name}({})`", found.join(", ")),
+            format!(
+                "No matched built-in function found: `{name}({})`",
+                found.join(", ")
+            ),
         );
         if let Some(signature) = signature {
-            d = d.with_help(format!("`{name}` takes {} argument(s): {}", signature.arity(), signature.describe()));
+            d = d.with_help(format!(
+                "`{name}` takes {} argument(s): {}",
+                signature.arity(),
+                signature.describe()
+            ));
         }
         self.diags.push(d);
     }
@@ -85,7 +108,9 @@ impl Checker<'_> {
         match signature {
             Signature::FloatMap(_) | Signature::NumericMap(_) => Type::Value(common),
             Signature::Dot | Signature::Length | Signature::Distance => Type::scalar(common.kind),
-            Signature::Cross if common == ValueType::vector(ScalarKind::F32, 3) => Type::Value(common),
+            Signature::Cross if common == ValueType::vector(ScalarKind::F32, 3) => {
+                Type::Value(common)
+            }
             Signature::Cross => {
                 self.no_match(name, Some(signature), &types, span);
                 Type::Error
@@ -95,7 +120,15 @@ impl Checker<'_> {
     }
 
     /// The one argument type an intrinsic works on, converting under `-a`.
-    fn unify_args(&mut self, name: &str, signature: Signature, args: &[Expr], types: &[Type], values: &[ValueType], span: Span) -> Option<ValueType> {
+    fn unify_args(
+        &mut self,
+        name: &str,
+        signature: Signature,
+        args: &[Expr],
+        types: &[Type],
+        values: &[ValueType],
+        span: Span,
+    ) -> Option<ValueType> {
         let first = values[0];
         let same = values.iter().all(|v| *v == first);
         let mut common = first;
@@ -141,9 +174,15 @@ impl Checker<'_> {
     }
 
     fn reduction_context_error(&mut self, name: &str, span: Span) -> bool {
-        let in_reduction = self.current_kernel().is_some_and(|k| k.kind == KernelKind::Reduce);
+        let in_reduction = self
+            .current_kernel()
+            .is_some_and(|k| k.kind == KernelKind::Reduce);
         if in_reduction {
-            self.diags.error(Code::IntrinsicContext, span, format!("Illegal to use {name}() function in reduction kernel"));
+            self.diags.error(
+                Code::IntrinsicContext,
+                span,
+                format!("Illegal to use {name}() function in reduction kernel"),
+            );
         }
         in_reduction
     }
@@ -161,10 +200,15 @@ impl Checker<'_> {
             _ => None,
         };
         let problem = match kind {
-            Some(VarKind::Param(ParamRole::Input | ParamRole::Output | ParamRole::Iterator | ParamRole::Scatter { .. })) => None,
-            Some(VarKind::Param(ParamRole::Gather { .. }) | VarKind::LocalArray | VarKind::Shared) => {
-                Some("indexof() operator is not allowed on gather array/local array")
-            }
+            Some(VarKind::Param(
+                ParamRole::Input
+                | ParamRole::Output
+                | ParamRole::Iterator
+                | ParamRole::Scatter { .. },
+            )) => None,
+            Some(
+                VarKind::Param(ParamRole::Gather { .. }) | VarKind::LocalArray | VarKind::Shared,
+            ) => Some("indexof() operator is not allowed on gather array/local array"),
             _ => Some("indexof() operator allowed only on stream/scatter"),
         };
         if let Some(problem) = problem {
@@ -179,17 +223,29 @@ impl Checker<'_> {
     }
 
     /// `instance()`, `instanceInGroup()` and `syncGroup()`.
-    fn thread_position(&mut self, name: &str, args: &[Expr], span: Span, needs_group: bool) -> Type {
+    fn thread_position(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+        needs_group: bool,
+    ) -> Type {
         let types = self.check_args(args);
         if !args.is_empty() {
             self.no_match(name, None, &types, span);
         }
         let in_reduction = self.reduction_context_error(name, span);
-        let has_group = self.current_kernel().is_some_and(|k| k.group_size.is_some());
+        let has_group = self
+            .current_kernel()
+            .is_some_and(|k| k.group_size.is_some());
         if needs_group && !has_group && !in_reduction {
             self.diags.push(
-                Diagnostic::error(Code::IntrinsicContext, span, format!("Illegal to use {name}() for pixel shader kernel"))
-                    .with_help("give the kernel a thread group: `Attribute[GroupSize(64, 1, 1)]`"),
+                Diagnostic::error(
+                    Code::IntrinsicContext,
+                    span,
+                    format!("Illegal to use {name}() for pixel shader kernel"),
+                )
+                .with_help("give the kernel a thread group: `Attribute[GroupSize(64, 1, 1)]`"),
             );
         }
         Type::value(ScalarKind::I32, 4)
@@ -200,21 +256,39 @@ impl Checker<'_> {
         let caller = self.current.as_ref().map(|c| c.index);
         if caller == Some(index) {
             self.diags.push(
-                Diagnostic::error(Code::Recursion, callee.span, format!("Recursion is not allowed: `{}` calls itself", target.name))
-                    .with_help("subkernels are expanded inline"),
+                Diagnostic::error(
+                    Code::Recursion,
+                    callee.span,
+                    format!("Recursion is not allowed: `{}` calls itself", target.name),
+                )
+                .with_help("subkernels are expanded inline"),
             );
             self.check_args(args);
             return target.return_type.clone();
         }
         if target.span.start > span.start {
             self.diags.push(
-                Diagnostic::error(Code::CallBeforeDefinition, callee.span, format!("definition must be available before invoking `{}`", target.name))
-                    .with_note(Some(target.name_span), "defined here, after the call")
-                    .with_help("move the subkernel above the kernel that calls it"),
+                Diagnostic::error(
+                    Code::CallBeforeDefinition,
+                    callee.span,
+                    format!(
+                        "definition must be available before invoking `{}`",
+                        target.name
+                    ),
+                )
+                .with_note(Some(target.name_span), "defined here, after the call")
+                .with_help("move the subkernel above the kernel that calls it"),
             );
         }
         if target.has_scatter() {
-            self.diags.error(Code::CallsScatterKernel, callee.span, format!("Illegal to call scatter kernel from any kernel: `{}` has a scatter output", target.name));
+            self.diags.error(
+                Code::CallsScatterKernel,
+                callee.span,
+                format!(
+                    "Illegal to call scatter kernel from any kernel: `{}` has a scatter output",
+                    target.name
+                ),
+            );
             self.check_args(args);
             return target.return_type.clone();
         }
@@ -224,9 +298,16 @@ impl Checker<'_> {
                 Diagnostic::error(
                     Code::ArgumentCount,
                     span,
-                    format!("incorrect number of parameters expect {} actual {}", target.params.len(), args.len()),
+                    format!(
+                        "incorrect number of parameters expect {} actual {}",
+                        target.params.len(),
+                        args.len()
+                    ),
                 )
-                .with_note(Some(target.name_span), format!("`{}` is defined here", target.name)),
+                .with_note(
+                    Some(target.name_span),
+                    format!("`{}` is defined here", target.name),
+                ),
             );
             return target.return_type.clone();
         }
@@ -243,15 +324,33 @@ impl Checker<'_> {
             return;
         }
         if let Type::Array { .. } = ty {
-            let expected = if param.role == ParamRole::Constant { "Expected value" } else { "Expected stream type/variable" };
-            self.diags.error(Code::ArgumentKind, arg.span, format!("Illegal to use array type at argument {n}: {expected}"));
+            let expected = if param.role == ParamRole::Constant {
+                "Expected value"
+            } else {
+                "Expected stream type/variable"
+            };
+            self.diags.error(
+                Code::ArgumentKind,
+                arg.span,
+                format!("Illegal to use array type at argument {n}: {expected}"),
+            );
             return;
         }
-        if matches!(param.role, ParamRole::Output | ParamRole::Reduce | ParamRole::Scatter { .. }) {
-            if !matches!(arg.kind, ExprKind::Ident(_) | ExprKind::Member(..) | ExprKind::Index(..)) {
+        if matches!(
+            param.role,
+            ParamRole::Output | ParamRole::Reduce | ParamRole::Scatter { .. }
+        ) {
+            if !matches!(
+                arg.kind,
+                ExprKind::Ident(_) | ExprKind::Member(..) | ExprKind::Index(..)
+            ) {
                 self.diags.push(
-                    Diagnostic::error(Code::ArgumentKind, arg.span, format!("Argument {n} must be lvalue type"))
-                        .with_label(format!("`{callee}` writes to this argument")),
+                    Diagnostic::error(
+                        Code::ArgumentKind,
+                        arg.span,
+                        format!("Argument {n} must be lvalue type"),
+                    )
+                    .with_label(format!("`{callee}` writes to this argument")),
                 );
                 return;
             }
@@ -260,24 +359,50 @@ impl Checker<'_> {
         self.coerce(arg, &ty, &param.ty, ConvContext::Argument(n, callee));
     }
 
-    fn gather_argument(&mut self, n: usize, arg: &Expr, ty: &Type, dims: &[Option<u32>], param_ty: &Type) {
+    fn gather_argument(
+        &mut self,
+        n: usize,
+        arg: &Expr,
+        ty: &Type,
+        dims: &[Option<u32>],
+        param_ty: &Type,
+    ) {
         let kind = match &arg.kind {
             ExprKind::Ident(name) => self.lookup(name).map(|v| v.kind.clone()),
             _ => None,
         };
         let problem = match (&kind, ty) {
             (_, Type::Error) => None,
-            (Some(VarKind::LocalArray | VarKind::Shared), _) => {
-                Some(format!("Local array not allowed to pass as kernel parameter for argument {n}"))
-            }
-            (Some(VarKind::Param(ParamRole::Gather { .. })), Type::Array { elem, dims: actual }) => {
-                let Type::Array { elem: expected_elem, .. } = param_ty else { return };
+            (Some(VarKind::LocalArray | VarKind::Shared), _) => Some(format!(
+                "Local array not allowed to pass as kernel parameter for argument {n}"
+            )),
+            (
+                Some(VarKind::Param(ParamRole::Gather { .. })),
+                Type::Array { elem, dims: actual },
+            ) => {
+                let Type::Array {
+                    elem: expected_elem,
+                    ..
+                } = param_ty
+                else {
+                    return;
+                };
                 if actual.len() != dims.len() {
-                    Some(format!("Mismatched dimensions of formal and actual arguments for argument {n}"))
+                    Some(format!(
+                        "Mismatched dimensions of formal and actual arguments for argument {n}"
+                    ))
                 } else if elem != expected_elem {
-                    Some(format!("Mismatched resource type of gather array for argument {n}"))
-                } else if actual.iter().zip(dims).any(|(a, d)| a.is_some() && d.is_some() && a != d) {
-                    Some(format!("Mismatched element count of gather array for argument {n}"))
+                    Some(format!(
+                        "Mismatched resource type of gather array for argument {n}"
+                    ))
+                } else if actual
+                    .iter()
+                    .zip(dims)
+                    .any(|(a, d)| a.is_some() && d.is_some() && a != d)
+                {
+                    Some(format!(
+                        "Mismatched element count of gather array for argument {n}"
+                    ))
                 } else {
                     None
                 }

@@ -11,11 +11,17 @@ use brook_ir::{ScalarKind, ValueType};
 /// Component indices of a swizzle such as `xyzw`, `wzyx` or `rgba`.
 pub fn swizzle_indices(text: &str) -> Option<Vec<u8>> {
     let sets = ["xyzw", "rgba"];
-    let set = sets.iter().find(|set| text.chars().all(|c| set.contains(c)))?;
+    let set = sets
+        .iter()
+        .find(|set| text.chars().all(|c| set.contains(c)))?;
     if text.is_empty() || text.len() > 4 {
         return None;
     }
-    Some(text.chars().map(|c| set.find(c).unwrap_or(0) as u8).collect())
+    Some(
+        text.chars()
+            .map(|c| set.find(c).unwrap_or(0) as u8)
+            .collect(),
+    )
 }
 
 impl Checker<'_> {
@@ -29,24 +35,38 @@ impl Checker<'_> {
     fn expr_inner(&mut self, e: &Expr) -> Type {
         match &e.kind {
             ExprKind::Ident(name) => self.name(name, e.span),
-            ExprKind::IntLit { value, unsigned, long } => self.int_literal(*value, *unsigned, *long, e.span),
-            ExprKind::FloatLit { single, .. } => {
-                Type::scalar(if *single { ScalarKind::F32 } else { ScalarKind::F64 })
-            }
+            ExprKind::IntLit {
+                value,
+                unsigned,
+                long,
+            } => self.int_literal(*value, *unsigned, *long, e.span),
+            ExprKind::FloatLit { single, .. } => Type::scalar(if *single {
+                ScalarKind::F32
+            } else {
+                ScalarKind::F64
+            }),
             ExprKind::BoolLit(_) => Type::scalar(ScalarKind::Bool),
             ExprKind::CharLit(_) => Type::scalar(ScalarKind::I8),
             ExprKind::StrLit => {
-                self.diags.error(Code::StringInKernel, e.span, "String constant in kernel not allowed");
+                self.diags.error(
+                    Code::StringInKernel,
+                    e.span,
+                    "String constant in kernel not allowed",
+                );
                 Type::Error
             }
             ExprKind::Error => Type::Error,
             ExprKind::Sizeof => {
-                self.diags.error(Code::SizeofInKernel, e.span, "Sizeof not allowed in kernel");
+                self.diags
+                    .error(Code::SizeofInKernel, e.span, "Sizeof not allowed in kernel");
                 Type::Error
             }
             ExprKind::Unary(op, operand) => {
                 let ty = self.expr(operand);
-                if matches!(op, UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec) {
+                if matches!(
+                    op,
+                    UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec
+                ) {
                     self.check_lvalue(operand);
                 }
                 self.unary_type(*op, operand, &ty, e.span)
@@ -69,7 +89,11 @@ impl Checker<'_> {
             ExprKind::Member(base, field) => self.member(base, field),
             ExprKind::Arrow(base, _) => {
                 self.expr(base);
-                self.diags.error(Code::PointerInKernel, e.span, "pointers not allowed inside kernel: pointer dereference(->)");
+                self.diags.error(
+                    Code::PointerInKernel,
+                    e.span,
+                    "pointers not allowed inside kernel: pointer dereference(->)",
+                );
                 Type::Error
             }
         }
@@ -85,27 +109,50 @@ impl Checker<'_> {
             "declare it before use, or pass it to the kernel as a parameter".to_string()
         };
         self.diags.push(
-            Diagnostic::error(Code::UndefinedName, span, format!("variable not defined: `{name}`"))
-                .with_label("not found in this kernel")
-                .with_help(help),
+            Diagnostic::error(
+                Code::UndefinedName,
+                span,
+                format!("variable not defined: `{name}`"),
+            )
+            .with_label("not found in this kernel")
+            .with_help(help),
         );
         Type::Error
     }
 
     fn int_literal(&mut self, value: u64, unsigned: bool, long: bool, span: Span) -> Type {
         if long {
-            self.diags.error(Code::UnsupportedType, span, "Unsupported variable type: long literals are reserved");
-            return Type::Error;
-        }
-        let limit = if unsigned { u64::from(u32::MAX) } else { i32::MAX as u64 };
-        if value > limit {
-            self.diags.push(
-                Diagnostic::error(Code::MalformedNumber, span, format!("integer literal {value} is out of range for {}", if unsigned { "uint" } else { "int" }))
-                    .with_help("int literals go up to 2147483647; add `u` for uint, up to 4294967295"),
+            self.diags.error(
+                Code::UnsupportedType,
+                span,
+                "Unsupported variable type: long literals are reserved",
             );
             return Type::Error;
         }
-        Type::scalar(if unsigned { ScalarKind::U32 } else { ScalarKind::I32 })
+        let limit = if unsigned {
+            u64::from(u32::MAX)
+        } else {
+            i32::MAX as u64
+        };
+        if value > limit {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::MalformedNumber,
+                    span,
+                    format!(
+                        "integer literal {value} is out of range for {}",
+                        if unsigned { "uint" } else { "int" }
+                    ),
+                )
+                .with_help("int literals go up to 2147483647; add `u` for uint, up to 4294967295"),
+            );
+            return Type::Error;
+        }
+        Type::scalar(if unsigned {
+            ScalarKind::U32
+        } else {
+            ScalarKind::I32
+        })
     }
 
     /// Checks that a condition is a scalar (seed 003, section 6.3.8).
@@ -116,9 +163,15 @@ impl Checker<'_> {
             Type::Value(v) if v.width == 1 => {}
             Type::Value(v) if self.strong() => {
                 self.diags.push(
-                    Diagnostic::error(Code::Condition, cond.span, "conditional expression must be a scalar data type")
-                        .with_label(format!("this condition is a {v}"))
-                        .with_help("test one component (`c.x`), or pass -a to let the x component decide"),
+                    Diagnostic::error(
+                        Code::Condition,
+                        cond.span,
+                        "conditional expression must be a scalar data type",
+                    )
+                    .with_label(format!("this condition is a {v}"))
+                    .with_help(
+                        "test one component (`c.x`), or pass -a to let the x component decide",
+                    ),
                 );
             }
             Type::Value(v) => {
@@ -132,14 +185,24 @@ impl Checker<'_> {
             other => {
                 let name = self.type_name(&other);
                 self.diags.push(
-                    Diagnostic::error(Code::ConditionType, cond.span, "conditional resultant type is not a Arithmetic type")
-                        .with_label(format!("this is a {name}")),
+                    Diagnostic::error(
+                        Code::ConditionType,
+                        cond.span,
+                        "conditional resultant type is not a Arithmetic type",
+                    )
+                    .with_label(format!("this is a {name}")),
                 );
             }
         }
     }
 
-    fn assignment(&mut self, op: Option<crate::brook::ast::BinaryOp>, target: &Expr, value: &Expr, whole: &Expr) -> Type {
+    fn assignment(
+        &mut self,
+        op: Option<crate::brook::ast::BinaryOp>,
+        target: &Expr,
+        value: &Expr,
+        whole: &Expr,
+    ) -> Type {
         let target_type = self.expr(target);
         self.check_lvalue(target);
         let value_type = self.expr(value);
@@ -164,7 +227,11 @@ impl Checker<'_> {
         }
         match (a.as_value(), b.as_value()) {
             (Some(x), Some(y)) if !self.strong() => {
-                let kind = if x.kind.promotion_rank() >= y.kind.promotion_rank() { x.kind } else { y.kind };
+                let kind = if x.kind.promotion_rank() >= y.kind.promotion_rank() {
+                    x.kind
+                } else {
+                    y.kind
+                };
                 let common = Type::Value(ValueType::vector(kind, x.width.max(y.width)));
                 self.coerce(then, &a, &common, ConvContext::Assignment);
                 self.coerce(otherwise, &b, &common, ConvContext::Assignment);
@@ -191,7 +258,11 @@ impl Checker<'_> {
         match (&from, &target) {
             (Type::Error, _) | (_, Type::Error) => {}
             (Type::Array { .. }, _) => {
-                self.diags.error(Code::OperandType, operand.span, "Illegal to use array type as casting expression");
+                self.diags.error(
+                    Code::OperandType,
+                    operand.span,
+                    "Illegal to use array type as casting expression",
+                );
                 return Type::Error;
             }
             (Type::Value(f), Type::Value(t)) if f.width != t.width => {
@@ -203,14 +274,19 @@ impl Checker<'_> {
                             .with_help("use a swizzle or a constructor to change the number of components, or pass -a"),
                     );
                 } else {
-                    self.diags.push(Diagnostic::warning(Code::CastComponents, 1, span, message));
+                    self.diags
+                        .push(Diagnostic::warning(Code::CastComponents, 1, span, message));
                 }
             }
             (Type::Value(_), Type::Value(_)) => {}
             _ if from == target => {}
             _ => {
                 let (f, t) = (self.type_name(&from), self.type_name(&target));
-                self.diags.error(Code::MismatchedType, span, format!("Mismatched type: cannot cast {f} to {t}"));
+                self.diags.error(
+                    Code::MismatchedType,
+                    span,
+                    format!("Mismatched type: cannot cast {f} to {t}"),
+                );
                 return Type::Error;
             }
         }
@@ -226,7 +302,11 @@ impl Checker<'_> {
             }
             if !target.is_error() {
                 let name = self.type_name(&target);
-                self.diags.error(Code::Constructor, span, format!("`{name}` has no constructor"));
+                self.diags.error(
+                    Code::Constructor,
+                    span,
+                    format!("`{name}` has no constructor"),
+                );
             }
             return Type::Error;
         };
@@ -234,7 +314,9 @@ impl Checker<'_> {
             return self.cast(spec, &args[0], span);
         }
         let types: Vec<Type> = args.iter().map(|a| self.expr(a)).collect();
-        let vector_arg = types.iter().position(|t| t.as_value().is_some_and(|v| v.width > 1));
+        let vector_arg = types
+            .iter()
+            .position(|t| t.as_value().is_some_and(|v| v.width > 1));
         if let Some(n) = vector_arg {
             let found = self.type_name(&types[n]);
             self.diags.push(
@@ -284,7 +366,11 @@ impl Checker<'_> {
             }
             Type::Value(_) => self.coerce(arg, ty, element, ConvContext::Initialization),
             _ => {
-                self.diags.error(Code::Constructor, arg.span, format!("element {n} of a vector constructor must be a scalar"));
+                self.diags.error(
+                    Code::Constructor,
+                    arg.span,
+                    format!("element {n} of a vector constructor must be a scalar"),
+                );
             }
         }
     }
@@ -295,8 +381,12 @@ impl Checker<'_> {
             Type::Error => Type::Error,
             Type::Value(v) if v.width == 1 => {
                 self.diags.push(
-                    Diagnostic::error(Code::Swizzle, field.span, "Illegal to use swizzle on scalar types")
-                        .with_label(format!("`.{}` on a {v}", field.name)),
+                    Diagnostic::error(
+                        Code::Swizzle,
+                        field.span,
+                        "Illegal to use swizzle on scalar types",
+                    )
+                    .with_label(format!("`.{}` on a {v}", field.name)),
                 );
                 Type::Error
             }
@@ -306,8 +396,15 @@ impl Checker<'_> {
                 }
                 _ => {
                     self.diags.push(
-                        Diagnostic::error(Code::Swizzle, field.span, format!("unrecognized field/swizzle `.{}`", field.name))
-                            .with_label(format!("a {v} has components {}", &"xyzw"[..usize::from(v.width)])),
+                        Diagnostic::error(
+                            Code::Swizzle,
+                            field.span,
+                            format!("unrecognized field/swizzle `.{}`", field.name),
+                        )
+                        .with_label(format!(
+                            "a {v} has components {}",
+                            &"xyzw"[..usize::from(v.width)]
+                        )),
                     );
                     Type::Error
                 }
@@ -320,13 +417,24 @@ impl Checker<'_> {
                     .map(|(_, ty)| ty.clone());
                 found.unwrap_or_else(|| {
                     let name = self.info.structs[id.0 as usize].name.clone();
-                    self.diags.error(Code::Swizzle, field.span, format!("unrecognized field/swizzle: struct {name} has no field `{}`", field.name));
+                    self.diags.error(
+                        Code::Swizzle,
+                        field.span,
+                        format!(
+                            "unrecognized field/swizzle: struct {name} has no field `{}`",
+                            field.name
+                        ),
+                    );
                     Type::Error
                 })
             }
             _ => {
                 let name = self.type_name(&base_type);
-                self.diags.error(Code::Swizzle, field.span, format!("unrecognized field/swizzle: {name} has no fields"));
+                self.diags.error(
+                    Code::Swizzle,
+                    field.span,
+                    format!("unrecognized field/swizzle: {name} has no fields"),
+                );
                 Type::Error
             }
         }
@@ -339,10 +447,17 @@ impl Checker<'_> {
             ExprKind::Member(base, field) => {
                 if let Some(indices) = swizzle_indices(&field.name) {
                     let mut seen = [false; 4];
-                    if indices.iter().any(|&i| std::mem::replace(&mut seen[usize::from(i)], true)) {
+                    if indices
+                        .iter()
+                        .any(|&i| std::mem::replace(&mut seen[usize::from(i)], true))
+                    {
                         self.diags.push(
-                            Diagnostic::error(Code::SwizzleRepetition, field.span, "illegal to use components repetition in lvalue expression")
-                                .with_label("a component appears twice"),
+                            Diagnostic::error(
+                                Code::SwizzleRepetition,
+                                field.span,
+                                "illegal to use components repetition in lvalue expression",
+                            )
+                            .with_label("a component appears twice"),
                         );
                     }
                 }
@@ -351,23 +466,35 @@ impl Checker<'_> {
             ExprKind::Index(..) => self.check_indexed_lvalue(target),
             _ => {
                 self.diags.push(
-                    Diagnostic::error(Code::NotLvalue, target.span, "lvalue required: this expression cannot be assigned")
-                        .with_label("not a variable, output, element or component"),
+                    Diagnostic::error(
+                        Code::NotLvalue,
+                        target.span,
+                        "lvalue required: this expression cannot be assigned",
+                    )
+                    .with_label("not a variable, output, element or component"),
                 );
             }
         }
     }
 
     fn check_assignable_name(&mut self, name: &str, span: Span) {
-        let Some(var) = self.lookup(name).cloned() else { return };
+        let Some(var) = self.lookup(name).cloned() else {
+            return;
+        };
         let message = match &var.kind {
-            VarKind::Param(ParamRole::Input | ParamRole::Iterator) => "Input streams are read only streams",
-            VarKind::Param(ParamRole::Constant) => "Non-stream/Non Array inputs are not allowed to modify inside kernel",
+            VarKind::Param(ParamRole::Input | ParamRole::Iterator) => {
+                "Input streams are read only streams"
+            }
+            VarKind::Param(ParamRole::Constant) => {
+                "Non-stream/Non Array inputs are not allowed to modify inside kernel"
+            }
             VarKind::Param(ParamRole::Gather { .. }) => "Gather arrays are read only arrays",
             VarKind::Param(ParamRole::Scatter { .. }) | VarKind::LocalArray | VarKind::Shared => {
-                self.diags.push(
-                    Diagnostic::error(Code::NotLvalue, span, format!("`{name}` is an array: assign one element, as in `{name}[i] = value`")),
-                );
+                self.diags.push(Diagnostic::error(
+                    Code::NotLvalue,
+                    span,
+                    format!("`{name}` is an array: assign one element, as in `{name}[i] = value`"),
+                ));
                 return;
             }
             VarKind::Local if var.is_const => "lvalue is a constant type",

@@ -21,7 +21,13 @@ impl Checker<'_> {
             let Item::Host(host) = item else { continue };
             for decl in &host.streams {
                 let elem = self.stream_decl(decl);
-                streams.insert(decl.name.name.clone(), HostStream { elem, iter: decl.iter.is_some() });
+                streams.insert(
+                    decl.name.name.clone(),
+                    HostStream {
+                        elem,
+                        iter: decl.iter.is_some(),
+                    },
+                );
             }
         }
         for item in &program.items {
@@ -37,27 +43,46 @@ impl Checker<'_> {
         if !self.is_stream_element(&elem) {
             let name = self.type_name(&elem);
             self.diags.push(
-                Diagnostic::error(Code::StreamElementType, decl.ty.span, format!("Stream element type not supported: `{name}`"))
-                    .with_help("stream elements are non-bool scalars, vectors, or structs of them"),
+                Diagnostic::error(
+                    Code::StreamElementType,
+                    decl.ty.span,
+                    format!("Stream element type not supported: `{name}`"),
+                )
+                .with_help("stream elements are non-bool scalars, vectors, or structs of them"),
             );
         }
         if decl.dims.len() > 4 {
             self.diags.push(
-                Diagnostic::error(Code::StreamRank, decl.dims_span, format!("Problem with stream declaration: dimension == {} not supported", decl.dims.len()))
-                    .with_help("streams have 1 to 4 dimensions"),
+                Diagnostic::error(
+                    Code::StreamRank,
+                    decl.dims_span,
+                    format!(
+                        "Problem with stream declaration: dimension == {} not supported",
+                        decl.dims.len()
+                    ),
+                )
+                .with_help("streams have 1 to 4 dimensions"),
             );
         }
         for dim in &decl.dims {
             if matches!(const_size(dim), ConstSize::NotInt) {
-                self.diags.error(Code::StreamDimensionType, dim.span, "expect int for stream dimension parameter");
+                self.diags.error(
+                    Code::StreamDimensionType,
+                    dim.span,
+                    "expect int for stream dimension parameter",
+                );
             }
         }
         match (&decl.iter, &decl.init) {
             (Some(_), _) => self.iterator_decl(decl, &elem),
             (None, Some((_, span))) => {
                 self.diags.push(
-                    Diagnostic::error(Code::StreamInitializer, *span, "Stream can't have an initializer")
-                        .with_help("fill a stream with streamRead(stream, array) or a kernel"),
+                    Diagnostic::error(
+                        Code::StreamInitializer,
+                        *span,
+                        "Stream can't have an initializer",
+                    )
+                    .with_help("fill a stream with streamRead(stream, array) or a kernel"),
                 );
             }
             (None, None) => {}
@@ -79,17 +104,29 @@ impl Checker<'_> {
             _ => None,
         };
         if let Some(problem) = problem {
-            self.diags.error(Code::StreamDeclaration, decl.ty.span, problem);
+            self.diags
+                .error(Code::StreamDeclaration, decl.ty.span, problem);
         }
         match &decl.init {
             Some((args, _)) if args.len() == 2 => {}
             Some((_, span)) => {
-                self.diags.error(Code::StreamDeclaration, *span, "Iterator not supported: the initializer must be `iter(start, end)`");
+                self.diags.error(
+                    Code::StreamDeclaration,
+                    *span,
+                    "Iterator not supported: the initializer must be `iter(start, end)`",
+                );
             }
             None => {
                 self.diags.push(
-                    Diagnostic::error(Code::StreamDeclaration, decl.name.span, "Iterator not supported: an iterator stream needs `= iter(start, end)`")
-                        .with_help(format!("as in `iter float {}<100> = iter(0.0f, 100.0f);`", decl.name.name)),
+                    Diagnostic::error(
+                        Code::StreamDeclaration,
+                        decl.name.span,
+                        "Iterator not supported: an iterator stream needs `= iter(start, end)`",
+                    )
+                    .with_help(format!(
+                        "as in `iter float {}<100> = iter(0.0f, 100.0f);`",
+                        decl.name.name
+                    )),
                 );
             }
         }
@@ -107,13 +144,19 @@ impl Checker<'_> {
             if name == "streamRead" {
                 if let Some(stream) = host_stream(call.args.first(), streams) {
                     if stream.iter {
-                        self.diags.error(Code::ArgumentKind, call.args[0].span(), "streamRead cannot fill an iterator stream: its values are computed");
+                        self.diags.error(
+                            Code::ArgumentKind,
+                            call.args[0].span(),
+                            "streamRead cannot fill an iterator stream: its values are computed",
+                        );
                     }
                 }
             }
             return;
         }
-        let Some(kernel) = self.info.kernel(name).cloned() else { return };
+        let Some(kernel) = self.info.kernel(name).cloned() else {
+            return;
+        };
         if !matches!(kernel.return_type, Type::Void | Type::Error) {
             self.diags.push(
                 Diagnostic::error(Code::KernelReturnType, call.callee.span, format!("`{name}` returns a value: a top-level kernel must have a return type of void to be callable from host code"))
@@ -124,15 +167,27 @@ impl Checker<'_> {
             return;
         }
         for (n, (arg, param)) in call.args.iter().zip(&kernel.params).enumerate() {
-            let Some(stream) = host_stream(Some(arg), streams) else { continue };
+            let Some(stream) = host_stream(Some(arg), streams) else {
+                continue;
+            };
             let problem = match &param.role {
-                ParamRole::Constant => Some(format!("Illegal to use stream at argument {}: Expected value", n + 1)),
-                ParamRole::Output | ParamRole::Scatter { .. } | ParamRole::Reduce if stream.iter => {
-                    Some(format!("argument {}: an iterator stream cannot be an output", n + 1))
+                ParamRole::Constant => Some(format!(
+                    "Illegal to use stream at argument {}: Expected value",
+                    n + 1
+                )),
+                ParamRole::Output | ParamRole::Scatter { .. } | ParamRole::Reduce
+                    if stream.iter =>
+                {
+                    Some(format!(
+                        "argument {}: an iterator stream cannot be an output",
+                        n + 1
+                    ))
                 }
-                ParamRole::Iterator if !stream.iter => {
-                    Some(format!("argument {}: `{}` expects an iterator stream (declared with `iter`)", n + 1, param.name))
-                }
+                ParamRole::Iterator if !stream.iter => Some(format!(
+                    "argument {}: `{}` expects an iterator stream (declared with `iter`)",
+                    n + 1,
+                    param.name
+                )),
                 _ => None,
             };
             if let Some(problem) = problem {
@@ -165,14 +220,20 @@ impl Checker<'_> {
         self.diags.error(
             Code::ArgumentCount,
             call.span,
-            format!("incorrect number of parameters expect {expected} actual {}", call.args.len()),
+            format!(
+                "incorrect number of parameters expect {expected} actual {}",
+                call.args.len()
+            ),
         );
         false
     }
 }
 
 /// The host stream an argument names, if it is a plain stream name.
-fn host_stream<'s>(arg: Option<&HostArg>, streams: &'s HashMap<String, HostStream>) -> Option<&'s HostStream> {
+fn host_stream<'s>(
+    arg: Option<&HostArg>,
+    streams: &'s HashMap<String, HostStream>,
+) -> Option<&'s HostStream> {
     match arg {
         Some(HostArg::Expr(e)) => match &e.kind {
             ExprKind::Ident(name) => streams.get(name),

@@ -21,9 +21,15 @@ fn flatten(e: &Expr) -> (&Expr, Vec<&Expr>) {
 
 /// `instanceInGroup().x`
 fn is_thread_id(e: &Expr) -> bool {
-    let ExprKind::Member(base, field) = &e.kind else { return false };
-    let ExprKind::Call(callee, args) = &base.kind else { return false };
-    field.name == "x" && args.is_empty() && matches!(&callee.kind, ExprKind::Ident(n) if n == "instanceInGroup")
+    let ExprKind::Member(base, field) = &e.kind else {
+        return false;
+    };
+    let ExprKind::Call(callee, args) = &base.kind else {
+        return false;
+    };
+    field.name == "x"
+        && args.is_empty()
+        && matches!(&callee.kind, ExprKind::Ident(n) if n == "instanceInGroup")
 }
 
 fn mentions_thread_id(e: &Expr) -> bool {
@@ -51,17 +57,27 @@ impl Checker<'_> {
         let index_types: Vec<Type> = indices.iter().map(|i| self.expr(i)).collect();
         let ExprKind::Ident(name) = &root.kind else {
             self.expr(root);
-            self.diags.error(Code::Subscript, root.span, "Array expression of index expression must be variable type");
+            self.diags.error(
+                Code::Subscript,
+                root.span,
+                "Array expression of index expression must be variable type",
+            );
             return Type::Error;
         };
         let root_type = self.expr(root);
-        let Some(var) = self.lookup(name).cloned() else { return Type::Error };
+        let Some(var) = self.lookup(name).cloned() else {
+            return Type::Error;
+        };
         let Type::Array { elem, dims } = root_type else {
             if !root_type.is_error() {
                 let found = self.type_name(&root_type);
                 self.diags.push(
-                    Diagnostic::error(Code::Subscript, root.span, format!("Variable must be array type: `{name}` is a {found}"))
-                        .with_help("use a swizzle such as `.x` to select a vector component"),
+                    Diagnostic::error(
+                        Code::Subscript,
+                        root.span,
+                        format!("Variable must be array type: `{name}` is a {found}"),
+                    )
+                    .with_help("use a swizzle such as `.x` to select a vector component"),
                 );
             }
             return Type::Error;
@@ -80,7 +96,11 @@ impl Checker<'_> {
         for (index, ty) in indices.iter().zip(types) {
             if let Type::Value(v) = ty {
                 if v.kind == ScalarKind::Bool {
-                    self.diags.error(Code::Subscript, index.span, "subscript expression must be an integer or floating-point value");
+                    self.diags.error(
+                        Code::Subscript,
+                        index.span,
+                        "subscript expression must be an integer or floating-point value",
+                    );
                 }
             }
         }
@@ -94,16 +114,28 @@ impl Checker<'_> {
                 );
             } else if width > 1 {
                 self.diags.push(
-                    Diagnostic::warning(Code::NonCStyleIndex, 1, span, "Strongly recommended to use c-style indexing for gather/scatter arrays")
-                        .with_help("write `a[row][column]`; a vector index `a[v]` means `a[v.y][v.x]`"),
+                    Diagnostic::warning(
+                        Code::NonCStyleIndex,
+                        1,
+                        span,
+                        "Strongly recommended to use c-style indexing for gather/scatter arrays",
+                    )
+                    .with_help("write `a[row][column]`; a vector index `a[v]` means `a[v.y][v.x]`"),
                 );
             }
             return;
         }
         if indices.len() != rank {
             self.diags.push(
-                Diagnostic::error(Code::Subscript, span, "Index expression size either 1 or equal to array dimensions")
-                    .with_label(format!("{} indices for an array of {rank} dimension(s)", indices.len())),
+                Diagnostic::error(
+                    Code::Subscript,
+                    span,
+                    "Index expression size either 1 or equal to array dimensions",
+                )
+                .with_label(format!(
+                    "{} indices for an array of {rank} dimension(s)",
+                    indices.len()
+                )),
             );
             return;
         }
@@ -115,8 +147,12 @@ impl Checker<'_> {
             if let Type::Value(v) = ty {
                 if v.width != 1 {
                     self.diags.push(
-                        Diagnostic::error(Code::Subscript, index.span, "subscript expression must be scalar type")
-                            .with_label(format!("this index is a {v}")),
+                        Diagnostic::error(
+                            Code::Subscript,
+                            index.span,
+                            "subscript expression must be scalar type",
+                        )
+                        .with_label(format!("this index is a {v}")),
                     );
                 }
             }
@@ -126,8 +162,15 @@ impl Checker<'_> {
     fn local_index(&mut self, rank: usize, indices: &[&Expr], types: &[Type], span: Span) {
         if indices.len() != rank {
             self.diags.push(
-                Diagnostic::error(Code::Subscript, span, "Local array variable dimensions and index expression dimensions must be same")
-                    .with_label(format!("{} indices for an array of {rank} dimension(s)", indices.len())),
+                Diagnostic::error(
+                    Code::Subscript,
+                    span,
+                    "Local array variable dimensions and index expression dimensions must be same",
+                )
+                .with_label(format!(
+                    "{} indices for an array of {rank} dimension(s)",
+                    indices.len()
+                )),
             );
             return;
         }
@@ -135,7 +178,11 @@ impl Checker<'_> {
         for (index, ty) in indices.iter().zip(types) {
             if let Type::Value(v) = ty {
                 if v.width == 1 && !v.kind.is_integer() {
-                    self.diags.error(Code::Subscript, index.span, format!("a local array index must be an integer: found {v}"));
+                    self.diags.error(
+                        Code::Subscript,
+                        index.span,
+                        format!("a local array index must be an integer: found {v}"),
+                    );
                 }
             }
         }
@@ -145,13 +192,24 @@ impl Checker<'_> {
     /// the owner-write rule) may be written; gather arrays may not.
     pub fn check_indexed_lvalue(&mut self, target: &Expr) {
         let (root, indices) = flatten(target);
-        let ExprKind::Ident(name) = &root.kind else { return };
-        let Some(var) = self.lookup(name).cloned() else { return };
+        let ExprKind::Ident(name) = &root.kind else {
+            return;
+        };
+        let Some(var) = self.lookup(name).cloned() else {
+            return;
+        };
         match var.kind {
             VarKind::Param(ParamRole::Gather { .. }) => {
                 self.diags.push(
-                    Diagnostic::error(Code::ReadOnly, target.span, "Gather arrays are read only arrays")
-                        .with_note(Some(var.span), format!("`{name}` is declared here as a gather array")),
+                    Diagnostic::error(
+                        Code::ReadOnly,
+                        target.span,
+                        "Gather arrays are read only arrays",
+                    )
+                    .with_note(
+                        Some(var.span),
+                        format!("`{name}` is declared here as a gather array"),
+                    ),
                 );
             }
             VarKind::Shared => {
@@ -167,19 +225,33 @@ impl Checker<'_> {
 
     /// `lds[Stride * instanceInGroup().x + offset] = data;`
     fn shared_write(&mut self, index: &Expr, size: u32) {
-        let group = self.current_kernel().and_then(|k| k.group_size).map_or(1, |g| g[0]).max(1);
+        let group = self
+            .current_kernel()
+            .and_then(|k| k.group_size)
+            .map_or(1, |g| g[0])
+            .max(1);
         let stride_expected = i64::from(size / group);
         let (product, offset) = match &index.kind {
-            ExprKind::Binary(BinaryOp::Add, a, b) if is_product(a) => (a.as_ref(), Some(b.as_ref())),
-            ExprKind::Binary(BinaryOp::Add, a, b) if is_product(b) => (b.as_ref(), Some(a.as_ref())),
+            ExprKind::Binary(BinaryOp::Add, a, b) if is_product(a) => {
+                (a.as_ref(), Some(b.as_ref()))
+            }
+            ExprKind::Binary(BinaryOp::Add, a, b) if is_product(b) => {
+                (b.as_ref(), Some(a.as_ref()))
+            }
             _ => (index, None),
         };
         if !mentions_thread_id(index) {
-            self.shared_error(index.span, "Shared array index expression must contain instanceInGroup().x".into());
+            self.shared_error(
+                index.span,
+                "Shared array index expression must contain instanceInGroup().x".into(),
+            );
             return;
         }
         let ExprKind::Binary(BinaryOp::Mul, a, b) = &product.kind else {
-            self.shared_error(index.span, "the index must have the form `stride * instanceInGroup().x + offset`".into());
+            self.shared_error(
+                index.span,
+                "the index must have the form `stride * instanceInGroup().x + offset`".into(),
+            );
             return;
         };
         let stride = if is_thread_id(a) {
@@ -187,7 +259,10 @@ impl Checker<'_> {
         } else if is_thread_id(b) {
             a.as_ref()
         } else {
-            self.shared_error(product.span, "one of the multiplication operand must be instanceInGroup().x".into());
+            self.shared_error(
+                product.span,
+                "one of the multiplication operand must be instanceInGroup().x".into(),
+            );
             return;
         };
         match int_literal(stride) {

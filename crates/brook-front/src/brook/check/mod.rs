@@ -214,7 +214,10 @@ impl Checker<'_> {
             self.diags.error(
                 Code::DuplicateName,
                 name.span,
-                format!("Variable name Duplicated: type `{}` is defined twice", name.name),
+                format!(
+                    "Variable name Duplicated: type `{}` is defined twice",
+                    name.name
+                ),
             );
         }
     }

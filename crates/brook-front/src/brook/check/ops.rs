@@ -86,25 +86,39 @@ fn conversion_warning(from: ValueType, to: ValueType) -> (u8, String) {
         problems.push("uninitialized components");
     }
     if problems.is_empty() {
-        return (2, format!("Mismatched types: conversion from \"{from}\" to \"{to}\""));
+        return (
+            2,
+            format!("Mismatched types: conversion from \"{from}\" to \"{to}\""),
+        );
     }
-    (1, format!("Conversion from \"{from}\" to \"{to}\": {}", problems.join(" and ")))
+    (
+        1,
+        format!(
+            "Conversion from \"{from}\" to \"{to}\": {}",
+            problems.join(" and ")
+        ),
+    )
 }
 
 /// A hint for the commonest strong-typing mistake: a literal of the wrong type.
 pub fn literal_help_for(expr: &Expr, to: &Type) -> Option<String> {
     let Type::Value(to) = to else { return None };
     match (&expr.kind, to.kind) {
-        (ExprKind::FloatLit { single: false, .. }, ScalarKind::F32) => {
-            Some("a floating literal without a suffix is a double: add `f` (as in `1.0f`), or pass -a".into())
-        }
-        (ExprKind::IntLit { .. }, k) if k.is_float() => {
-            Some("an integer literal is an int: write a floating literal such as `1.0f`, or pass -a".into())
-        }
-        (ExprKind::IntLit { .. }, k) if k != ScalarKind::I32 => {
-            Some(format!("literals must be cast explicitly, as in `({k})5`, or pass -a"))
-        }
-        _ => Some("strong type checking allows no implicit conversion: cast explicitly, or pass -a".into()),
+        (ExprKind::FloatLit { single: false, .. }, ScalarKind::F32) => Some(
+            "a floating literal without a suffix is a double: add `f` (as in `1.0f`), or pass -a"
+                .into(),
+        ),
+        (ExprKind::IntLit { .. }, k) if k.is_float() => Some(
+            "an integer literal is an int: write a floating literal such as `1.0f`, or pass -a"
+                .into(),
+        ),
+        (ExprKind::IntLit { .. }, k) if k != ScalarKind::I32 => Some(format!(
+            "literals must be cast explicitly, as in `({k})5`, or pass -a"
+        )),
+        _ => Some(
+            "strong type checking allows no implicit conversion: cast explicitly, or pass -a"
+                .into(),
+        ),
     }
 }
 
@@ -128,7 +142,12 @@ impl Checker<'_> {
             ConvContext::Argument(n, callee) => format!("argument {n} of `{callee}`: {message}"),
             _ => message,
         };
-        self.diags.push(Diagnostic::warning(Code::ImplicitConversion, level, expr.span, message));
+        self.diags.push(Diagnostic::warning(
+            Code::ImplicitConversion,
+            level,
+            expr.span,
+            message,
+        ));
         self.info.conversions.push((expr.id, to.clone()));
     }
 
@@ -158,7 +177,14 @@ impl Checker<'_> {
     }
 
     /// Checks one operand against an operator's class; returns its value type if acceptable.
-    fn operand(&mut self, ty: &Type, side: &str, class: OperandClass, span: Span, op: &str) -> Option<ValueType> {
+    fn operand(
+        &mut self,
+        ty: &Type,
+        side: &str,
+        class: OperandClass,
+        span: Span,
+        op: &str,
+    ) -> Option<ValueType> {
         let problem = match ty {
             Type::Error => return None,
             Type::Array { .. } => format!("Illegal to use array type as {side}operand"),
@@ -174,11 +200,20 @@ impl Checker<'_> {
     }
 
     /// The type of `left op right`.
-    pub fn binary_type(&mut self, op: BinaryOp, left: &Expr, lt: &Type, right: &Expr, rt: &Type) -> Type {
+    pub fn binary_type(
+        &mut self,
+        op: BinaryOp,
+        left: &Expr,
+        lt: &Type,
+        right: &Expr,
+        rt: &Type,
+    ) -> Type {
         let class = class_of(op);
         let l = self.operand(lt, "left ", class, left.span, op.symbol());
         let r = self.operand(rt, "right ", class, right.span, op.symbol());
-        let (Some(l), Some(r)) = (l, r) else { return Type::Error };
+        let (Some(l), Some(r)) = (l, r) else {
+            return Type::Error;
+        };
         if class == OperandClass::Logical {
             return Type::value(ScalarKind::Bool, l.width.max(r.width));
         }
@@ -217,10 +252,16 @@ impl Checker<'_> {
             UnaryOp::PreInc | UnaryOp::PostInc => (OperandClass::Arithmetic, "++"),
             UnaryOp::PreDec | UnaryOp::PostDec => (OperandClass::Arithmetic, "--"),
             UnaryOp::AddrOf | UnaryOp::Deref => {
-                let what = if op == UnaryOp::AddrOf { "variable address(&)" } else { "pointer dereference(*)" };
-                self.diags.push(
-                    Diagnostic::error(Code::PointerInKernel, span, format!("pointers not allowed inside kernel: {what}")),
-                );
+                let what = if op == UnaryOp::AddrOf {
+                    "variable address(&)"
+                } else {
+                    "pointer dereference(*)"
+                };
+                self.diags.push(Diagnostic::error(
+                    Code::PointerInKernel,
+                    span,
+                    format!("pointers not allowed inside kernel: {what}"),
+                ));
                 return Type::Error;
             }
         };
@@ -245,9 +286,17 @@ mod tests {
         let f4 = ValueType::vector(ScalarKind::F32, 4);
         let i2 = ValueType::vector(ScalarKind::I32, 2);
         assert_eq!(conversion_warning(f, d).0, 2);
-        assert_eq!(conversion_warning(d, f), (1, "Conversion from \"double\" to \"float\": possible lose of data".into()));
+        assert_eq!(
+            conversion_warning(d, f),
+            (
+                1,
+                "Conversion from \"double\" to \"float\": possible lose of data".into()
+            )
+        );
         assert!(conversion_warning(f4, f).1.ends_with("lose of components"));
-        assert!(conversion_warning(i2, f4).1.ends_with("uninitialized components"));
+        assert!(conversion_warning(i2, f4)
+            .1
+            .ends_with("uninitialized components"));
         assert_eq!(common_type(i2, f4), f4);
     }
 }

@@ -58,7 +58,10 @@ impl Checker<'_> {
                 Diagnostic::error(
                     Code::DuplicateName,
                     name.span,
-                    format!("Variable name Duplicated: {} is also the name of a kernel", name.name),
+                    format!(
+                        "Variable name Duplicated: {} is also the name of a kernel",
+                        name.name
+                    ),
                 )
                 .with_help("function names must be unique among all function and variable names"),
             );

@@ -41,14 +41,18 @@ impl Checker<'_> {
                 Diagnostic::error(
                     Code::DuplicateName,
                     kernel.name.span,
-                    format!("Variable name Duplicated: `{}` is also a host function", kernel.name.name),
+                    format!(
+                        "Variable name Duplicated: `{}` is also a host function",
+                        kernel.name.name
+                    ),
                 )
                 .with_note(Some(*span), "the host function is defined here"),
             );
         }
         match self.kernel_index.get(&kernel.name.name).copied() {
             None => {
-                self.kernel_index.insert(info.name.clone(), self.info.kernels.len());
+                self.kernel_index
+                    .insert(info.name.clone(), self.info.kernels.len());
                 self.info.kernels.push(info);
             }
             Some(index) if !self.info.kernels[index].defined => {
@@ -63,7 +67,10 @@ impl Checker<'_> {
                         Diagnostic::error(
                             Code::DuplicateName,
                             kernel.name.span,
-                            format!("Variable name Duplicated: kernel `{}` is defined twice", kernel.name.name),
+                            format!(
+                                "Variable name Duplicated: kernel `{}` is defined twice",
+                                kernel.name.name
+                            ),
                         )
                         .with_note(Some(first), "first defined here"),
                     );
@@ -77,8 +84,12 @@ impl Checker<'_> {
             Some(spec) => self.resolve_type(spec),
             None => {
                 self.diags.push(
-                    Diagnostic::error(Code::KernelReturnType, kernel.name.span, "unspecified kernel return type")
-                        .with_help("write `kernel void name(...)`, or the type a subkernel returns"),
+                    Diagnostic::error(
+                        Code::KernelReturnType,
+                        kernel.name.span,
+                        "unspecified kernel return type",
+                    )
+                    .with_help("write `kernel void name(...)`, or the type a subkernel returns"),
                 );
                 Type::Error
             }
@@ -116,7 +127,10 @@ impl Checker<'_> {
             self.diags.error(
                 Code::UnsupportedType,
                 param.ty.span,
-                format!("Unsupported variable type: parameter `{}` cannot be void", param.name.name),
+                format!(
+                    "Unsupported variable type: parameter `{}` cannot be void",
+                    param.name.name
+                ),
             );
         }
         let role = self.param_role(param, &elem);
@@ -126,7 +140,10 @@ impl Checker<'_> {
                 Diagnostic::error(
                     Code::StreamElementType,
                     param.ty.span,
-                    format!("Stream element type not supported: `{}`", self.type_name(&elem)),
+                    format!(
+                        "Stream element type not supported: `{}`",
+                        self.type_name(&elem)
+                    ),
                 )
                 .with_help("stream elements are non-bool scalars, vectors, or structs of them"),
             );
@@ -165,7 +182,11 @@ impl Checker<'_> {
             );
         }
         for span in [q.volatile, q.restrict].into_iter().flatten() {
-            self.diags.error(Code::QualifierPlacement, span, "volatile or Restrict qualifiers not allowed inside kernel");
+            self.diags.error(
+                Code::QualifierPlacement,
+                span,
+                "volatile or Restrict qualifiers not allowed inside kernel",
+            );
         }
         if let Some(span) = q.shared {
             self.diags.error(
@@ -174,8 +195,15 @@ impl Checker<'_> {
                 "Shared qualifier valid only for Local Array declared inside kernel",
             );
         }
-        for span in [q.static_, q.extern_, q.auto, q.register].into_iter().flatten() {
-            self.diags.error(Code::StorageClass, span, "storage classes are not allowed on kernel parameters");
+        for span in [q.static_, q.extern_, q.auto, q.register]
+            .into_iter()
+            .flatten()
+        {
+            self.diags.error(
+                Code::StorageClass,
+                span,
+                "storage classes are not allowed on kernel parameters",
+            );
         }
         if let Some(span) = q.vout {
             self.diags.push(
@@ -184,7 +212,11 @@ impl Checker<'_> {
             );
         }
         if let Some(span) = param.pointer {
-            self.diags.error(Code::PointerInKernel, span, "pointers not allowed inside kernel");
+            self.diags.error(
+                Code::PointerInKernel,
+                span,
+                "pointers not allowed inside kernel",
+            );
         }
     }
 
@@ -235,7 +267,13 @@ impl Checker<'_> {
         }
     }
 
-    fn scatter_role(&mut self, dims: &ArrayDims, span: Span, elem: &Type, param: &Param) -> ParamRole {
+    fn scatter_role(
+        &mut self,
+        dims: &ArrayDims,
+        span: Span,
+        elem: &Type,
+        param: &Param,
+    ) -> ParamRole {
         if dims.iter().any(Option::is_some) {
             self.diags.push(
                 Diagnostic::error(
@@ -247,7 +285,11 @@ impl Checker<'_> {
             );
         }
         if matches!(elem, Type::Struct(_)) {
-            self.diags.error(Code::ScatterStruct, param.ty.span, "Scatter stream not supported for struct");
+            self.diags.error(
+                Code::ScatterStruct,
+                param.ty.span,
+                "Scatter stream not supported for struct",
+            );
         }
         ParamRole::Scatter { rank: dims.len() }
     }
@@ -263,7 +305,12 @@ impl Checker<'_> {
                         .with_help("or pass -c to allow legacy array declarations"),
                 );
             } else {
-                self.diags.push(Diagnostic::warning(Code::IncompleteArraySize, 1, span, message));
+                self.diags.push(Diagnostic::warning(
+                    Code::IncompleteArraySize,
+                    1,
+                    span,
+                    message,
+                ));
             }
         }
         let sizes = dims
@@ -280,7 +327,9 @@ impl Checker<'_> {
             ConstSize::Value(n) if n > 0 && n <= u32::MAX as i64 => return Some(n as u32),
             ConstSize::Value(_) => format!("{what} Array size must be non-zero positive int value"),
             ConstSize::NotInt => format!("{what} Array size must be constant int type"),
-            ConstSize::NotSimple => format!("{what} Array size expression must be simple constant int"),
+            ConstSize::NotSimple => {
+                format!("{what} Array size expression must be simple constant int")
+            }
         };
         self.diags.push(
             Diagnostic::error(Code::ArraySize, expr.span, message)
@@ -295,20 +344,30 @@ impl Checker<'_> {
                 Diagnostic::error(
                     Code::StreamRank,
                     span,
-                    format!("Problem with stream declaration: dimension == {} not supported", dims.len()),
+                    format!(
+                        "Problem with stream declaration: dimension == {} not supported",
+                        dims.len()
+                    ),
                 )
                 .with_help("streams have 1 to 4 dimensions"),
             );
         }
         for dim in dims.iter().flatten() {
             if matches!(const_size(dim), ConstSize::NotInt) {
-                self.diags.error(Code::StreamDimensionType, dim.span, "expect int for stream dimension parameter");
+                self.diags.error(
+                    Code::StreamDimensionType,
+                    dim.span,
+                    "expect int for stream dimension parameter",
+                );
             }
         }
     }
 
     fn reduction_signature(&mut self, kernel: &Kernel, params: &mut [ParamInfo]) {
-        let reduce_count = params.iter().filter(|p| p.role == ParamRole::Reduce).count();
+        let reduce_count = params
+            .iter()
+            .filter(|p| p.role == ParamRole::Reduce)
+            .count();
         if reduce_count == 0 {
             let span = kernel.marks.reduce.unwrap_or(kernel.name.span);
             self.diags.push(
@@ -327,14 +386,24 @@ impl Checker<'_> {
         }
         // A reduce function may take its input element as a plain value (`double a`).
         let inputs = params.iter().filter(|p| p.role == ParamRole::Input).count();
-        let constants: Vec<usize> = (0..params.len()).filter(|&i| params[i].role == ParamRole::Constant).collect();
+        let constants: Vec<usize> = (0..params.len())
+            .filter(|&i| params[i].role == ParamRole::Constant)
+            .collect();
         if inputs == 0 && constants.len() == 1 {
             params[constants[0]].role = ParamRole::Input;
         }
-        let inputs: Vec<&ParamInfo> = params.iter().filter(|p| p.role == ParamRole::Input).collect();
+        let inputs: Vec<&ParamInfo> = params
+            .iter()
+            .filter(|p| p.role == ParamRole::Input)
+            .collect();
         let others = params
             .iter()
-            .filter(|p| !matches!(p.role, ParamRole::Input | ParamRole::Reduce | ParamRole::Constant))
+            .filter(|p| {
+                !matches!(
+                    p.role,
+                    ParamRole::Input | ParamRole::Reduce | ParamRole::Constant
+                )
+            })
             .count();
         if inputs.len() != 1 || reduce_count != 1 || others != 0 {
             self.diags.push(
@@ -347,7 +416,10 @@ impl Checker<'_> {
             );
             return;
         }
-        let target = params.iter().find(|p| p.role == ParamRole::Reduce).expect("counted above");
+        let target = params
+            .iter()
+            .find(|p| p.role == ParamRole::Reduce)
+            .expect("counted above");
         let input = inputs[0];
         if input.ty != target.ty && !input.ty.is_error() && !target.ty.is_error() {
             self.diags.push(
@@ -365,12 +437,26 @@ impl Checker<'_> {
     }
 
     fn scatter_outputs(&mut self, params: &[ParamInfo]) {
-        let scatters: Vec<&ParamInfo> = params.iter().filter(|p| matches!(p.role, ParamRole::Scatter { .. })).collect();
+        let scatters: Vec<&ParamInfo> = params
+            .iter()
+            .filter(|p| matches!(p.role, ParamRole::Scatter { .. }))
+            .collect();
         if scatters.len() > 1 {
-            self.diags.error(Code::ScatterOutputs, scatters[1].span, "Only one scatter output allowed");
+            self.diags.error(
+                Code::ScatterOutputs,
+                scatters[1].span,
+                "Only one scatter output allowed",
+            );
         }
-        if let (Some(_), Some(output)) = (scatters.first(), params.iter().find(|p| p.role == ParamRole::Output)) {
-            self.diags.error(Code::ScatterOutputs, output.span, "Both scatter output and stream output not allowed");
+        if let (Some(_), Some(output)) = (
+            scatters.first(),
+            params.iter().find(|p| p.role == ParamRole::Output),
+        ) {
+            self.diags.error(
+                Code::ScatterOutputs,
+                output.span,
+                "Both scatter output and stream output not allowed",
+            );
         }
     }
 
@@ -380,7 +466,9 @@ impl Checker<'_> {
         }
         let mut count = 0;
         for param in params {
-            let ParamRole::Gather { dims } = &param.role else { continue };
+            let ParamRole::Gather { dims } = &param.role else {
+                continue;
+            };
             if dims.is_empty() || dims.iter().any(Option::is_none) {
                 continue;
             }
@@ -401,7 +489,9 @@ impl Checker<'_> {
                     Diagnostic::error(
                         Code::ConstantBufferLimit,
                         param.span,
-                        format!("Maximum number of constant buffers allowed is {MAX_CONSTANT_BUFFERS}"),
+                        format!(
+                            "Maximum number of constant buffers allowed is {MAX_CONSTANT_BUFFERS}"
+                        ),
                     )
                     .with_help("declare some gather arrays without sizes, or pass -c"),
                 );
@@ -414,13 +504,21 @@ impl Checker<'_> {
         for attribute in &kernel.attributes {
             if attribute.name.name != "GroupSize" {
                 self.diags.push(
-                    Diagnostic::error(Code::Attribute, attribute.name.span, format!("Unsupported kernel Attribute `{}`", attribute.name.name))
-                        .with_help("the only kernel attribute is GroupSize"),
+                    Diagnostic::error(
+                        Code::Attribute,
+                        attribute.name.span,
+                        format!("Unsupported kernel Attribute `{}`", attribute.name.name),
+                    )
+                    .with_help("the only kernel attribute is GroupSize"),
                 );
                 continue;
             }
             if result.is_some() {
-                self.diags.error(Code::Attribute, attribute.span, "More than one GroupSize specified: only one GroupSize allowed");
+                self.diags.error(
+                    Code::Attribute,
+                    attribute.span,
+                    "More than one GroupSize specified: only one GroupSize allowed",
+                );
                 continue;
             }
             result = self.group_size_values(attribute);
@@ -428,8 +526,12 @@ impl Checker<'_> {
         if result.is_some() {
             if let Some(output) = params.iter().find(|p| p.role == ParamRole::Output) {
                 self.diags.push(
-                    Diagnostic::error(Code::Attribute, output.span, "Output must be a scatter type if you specify GroupSize attribute")
-                        .with_help("declare the output as `out T name[]` and write it with an index"),
+                    Diagnostic::error(
+                        Code::Attribute,
+                        output.span,
+                        "Output must be a scatter type if you specify GroupSize attribute",
+                    )
+                    .with_help("declare the output as `out T name[]` and write it with an index"),
                 );
             }
         }
@@ -438,23 +540,42 @@ impl Checker<'_> {
 
     fn group_size_values(&mut self, attribute: &crate::brook::ast::Attribute) -> Option<[u32; 3]> {
         if attribute.args.is_empty() {
-            self.diags.error(Code::Attribute, attribute.span, "GroupSize must have values");
+            self.diags.error(
+                Code::Attribute,
+                attribute.span,
+                "GroupSize must have values",
+            );
             return None;
         }
         if attribute.args.len() > 4 {
-            self.diags.error(Code::Attribute, attribute.span, "More than 4 components not allowed in GroupSize");
+            self.diags.error(
+                Code::Attribute,
+                attribute.span,
+                "More than 4 components not allowed in GroupSize",
+            );
             return None;
         }
         let mut values = [1u32; 3];
         for (n, arg) in attribute.args.iter().enumerate() {
             let ConstSize::Value(value) = const_size(arg) else {
-                self.diags.error(Code::Attribute, arg.span, "GroupSize values must be integer constants");
+                self.diags.error(
+                    Code::Attribute,
+                    arg.span,
+                    "GroupSize values must be integer constants",
+                );
                 return None;
             };
             if n > 0 && value != 1 {
                 self.diags.push(
-                    Diagnostic::error(Code::Attribute, arg.span, format!("{} dimension of GroupSize must be 1 where n != 1", ordinal(n + 1)))
-                        .with_help("thread groups are one-dimensional: GroupSize(x, 1, 1)"),
+                    Diagnostic::error(
+                        Code::Attribute,
+                        arg.span,
+                        format!(
+                            "{} dimension of GroupSize must be 1 where n != 1",
+                            ordinal(n + 1)
+                        ),
+                    )
+                    .with_help("thread groups are one-dimensional: GroupSize(x, 1, 1)"),
                 );
                 return None;
             }

@@ -14,7 +14,10 @@ pub enum Type {
     Value(ValueType),
     Struct(StructId),
     /// A gather, scatter, local or shared array; `None` dimensions are unspecified (`a[][]`).
-    Array { elem: Box<Type>, dims: Vec<Option<u32>> },
+    Array {
+        elem: Box<Type>,
+        dims: Vec<Option<u32>>,
+    },
     /// The type of an expression that already has an error: accepted everywhere, never reported.
     Error,
 }
@@ -60,7 +63,9 @@ pub enum ConstSize {
 pub fn const_size(expr: &Expr) -> ConstSize {
     match &expr.kind {
         ExprKind::IntLit { value, .. } => ConstSize::Value(*value as i64),
-        ExprKind::FloatLit { .. } | ExprKind::CharLit(_) | ExprKind::BoolLit(_) => ConstSize::NotInt,
+        ExprKind::FloatLit { .. } | ExprKind::CharLit(_) | ExprKind::BoolLit(_) => {
+            ConstSize::NotInt
+        }
         ExprKind::Error => ConstSize::Value(1),
         _ => ConstSize::NotSimple,
     }
@@ -96,7 +101,9 @@ impl Checker<'_> {
                         spec.span,
                         format!("Unsupported variable type: `{name}` is a reserved type"),
                     )
-                    .with_help("use int, uint, float or double (64-bit integer types are reserved)"),
+                    .with_help(
+                        "use int, uint, float or double (64-bit integer types are reserved)",
+                    ),
                 );
                 Type::Error
             }

@@ -308,7 +308,9 @@ impl Parser<'_, '_> {
         if builtin_type(&text).is_some() {
             let ty = self.type_spec()?;
             if !self.at(Punct::LParen) {
-                return Err(self.expected("`(` after a type name (a constructor such as `float2(x, y)`)"));
+                return Err(
+                    self.expected("`(` after a type name (a constructor such as `float2(x, y)`)")
+                );
             }
             let args = self.call_args()?;
             let span = self.span_from(token.span);
@@ -327,7 +329,9 @@ impl Parser<'_, '_> {
             .collect();
         let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
         let well_formed = digits.bytes().all(|b| b.is_ascii_digit())
-            || (digits.len() > 2 && digits[..2].eq_ignore_ascii_case("0x") && digits[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+            || (digits.len() > 2
+                && digits[..2].eq_ignore_ascii_case("0x")
+                && digits[2..].bytes().all(|b| b.is_ascii_hexdigit()));
         if !well_formed {
             return ExprKind::Error; // The lexer reported it.
         }

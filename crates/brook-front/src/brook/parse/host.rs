@@ -8,7 +8,12 @@ use crate::brook::token::{Punct, TokenKind};
 use crate::diagnostic::{Code, Diagnostic};
 
 /// Stream operators that host code calls like functions.
-pub const STREAM_OPERATORS: [&str; 4] = ["streamRead", "streamWrite", "streamScatterOp", "streamGatherOp"];
+pub const STREAM_OPERATORS: [&str; 4] = [
+    "streamRead",
+    "streamWrite",
+    "streamScatterOp",
+    "streamGatherOp",
+];
 
 /// Intrinsics that mean something only inside a kernel.
 const KERNEL_ONLY: [&str; 4] = ["indexof", "instance", "instanceInGroup", "syncGroup"];
@@ -35,7 +40,10 @@ impl Parser<'_, '_> {
             let before = self.pos;
             if statement_start && self.at_stream_declaration() {
                 self.stream_declarations(host);
-            } else if token.kind == TokenKind::Ident && self.nth(1).is_punct(Punct::LParen) && !self.after_member_access() {
+            } else if token.kind == TokenKind::Ident
+                && self.nth(1).is_punct(Punct::LParen)
+                && !self.after_member_access()
+            {
                 self.host_identifier_call(host, functions, depth);
             }
             if self.pos == before {
@@ -49,8 +57,9 @@ impl Parser<'_, '_> {
             }
             statement_start = matches!(
                 last.kind,
-                TokenKind::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace | Punct::RParen | Punct::Colon)
-                    | TokenKind::Directive
+                TokenKind::Punct(
+                    Punct::Semi | Punct::LBrace | Punct::RBrace | Punct::RParen | Punct::Colon
+                ) | TokenKind::Directive
             ) || self.text_of(last) == "else";
         }
     }
@@ -59,7 +68,9 @@ impl Parser<'_, '_> {
     fn after_member_access(&self) -> bool {
         self.pos > 0 && {
             let prev = self.tokens[self.pos - 1];
-            prev.is_punct(Punct::Dot) || prev.is_punct(Punct::Arrow) || prev.is_punct(Punct::ColonColon)
+            prev.is_punct(Punct::Dot)
+                || prev.is_punct(Punct::Arrow)
+                || prev.is_punct(Punct::ColonColon)
         }
     }
 
@@ -73,12 +84,20 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn host_identifier_call(&mut self, host: &mut HostItem, functions: &mut Vec<Ident>, depth: i32) {
+    fn host_identifier_call(
+        &mut self,
+        host: &mut HostItem,
+        functions: &mut Vec<Ident>,
+        depth: i32,
+    ) {
         let token = self.peek();
         let name = self.text_of(token).to_string();
         if depth == 0 && self.after_type_word() {
             if self.is_function_definition() {
-                functions.push(Ident { name, span: token.span });
+                functions.push(Ident {
+                    name,
+                    span: token.span,
+                });
             }
             return;
         }
@@ -194,8 +213,10 @@ impl Parser<'_, '_> {
 
     /// A word that continues a multi-word type (`unsigned int`, `long long`).
     fn token_type_word(&self, ahead: usize) -> bool {
-        matches!(self.text_of(self.nth(ahead)), "int" | "char" | "short" | "long" | "double")
-            && self.text_of(self.nth(ahead - 1)) != "struct"
+        matches!(
+            self.text_of(self.nth(ahead)),
+            "int" | "char" | "short" | "long" | "double"
+        ) && self.text_of(self.nth(ahead - 1)) != "struct"
     }
 
     /// `float a<10, 10>, b<n>;` or `iter float s<100> = iter(0.0f, 100.0f);`
@@ -234,7 +255,11 @@ impl Parser<'_, '_> {
     }
 
     /// Host streams need every length: `float a<>;` is reported.
-    fn host_dims(&mut self, dims: crate::brook::ast::ArrayDims, span: crate::source::Span) -> Vec<crate::brook::ast::Expr> {
+    fn host_dims(
+        &mut self,
+        dims: crate::brook::ast::ArrayDims,
+        span: crate::source::Span,
+    ) -> Vec<crate::brook::ast::Expr> {
         if dims.is_empty() || dims.iter().any(Option::is_none) {
             self.report(
                 Diagnostic::error(
@@ -249,7 +274,9 @@ impl Parser<'_, '_> {
     }
 
     /// `= iter(a, b)` (or another initializer, which the checker rejects for data streams).
-    fn stream_initializer(&mut self) -> PResult<Option<(Vec<crate::brook::ast::Expr>, crate::source::Span)>> {
+    fn stream_initializer(
+        &mut self,
+    ) -> PResult<Option<(Vec<crate::brook::ast::Expr>, crate::source::Span)>> {
         let Some(eq) = self.eat(Punct::Assign) else {
             return Ok(None);
         };

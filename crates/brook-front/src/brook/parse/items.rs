@@ -32,7 +32,8 @@ impl Parser<'_, '_> {
             }
             at_item_start = matches!(
                 token.kind,
-                TokenKind::Punct(Punct::Semi | Punct::RBrace | Punct::LBrace) | TokenKind::Directive
+                TokenKind::Punct(Punct::Semi | Punct::RBrace | Punct::LBrace)
+                    | TokenKind::Directive
             );
         }
         let end = self.pos;

@@ -142,8 +142,12 @@ impl Parser<'_, '_> {
             _ => format!("`{}`", self.text_of(token)),
         };
         self.report(
-            Diagnostic::error(Code::Syntax, token.span, format!("expected {what}, found {found}"))
-                .with_label(format!("expected {what}")),
+            Diagnostic::error(
+                Code::Syntax,
+                token.span,
+                format!("expected {what}, found {found}"),
+            )
+            .with_label(format!("expected {what}")),
         );
         Failed
     }
@@ -176,6 +180,7 @@ impl Parser<'_, '_> {
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
+            self.depth -= 1;
             let span = self.peek().span;
             self.report(Diagnostic::error(
                 Code::Syntax,

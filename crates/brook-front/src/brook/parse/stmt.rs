@@ -57,7 +57,11 @@ impl Parser<'_, '_> {
             Some("continue") => self.keyword_stmt(StmtKind::Continue)?,
             Some("return") => {
                 self.bump();
-                let value = if self.at(Punct::Semi) { None } else { Some(self.expr()?) };
+                let value = if self.at(Punct::Semi) {
+                    None
+                } else {
+                    Some(self.expr()?)
+                };
                 self.expect(Punct::Semi)?;
                 StmtKind::Return(value)
             }
@@ -152,9 +156,17 @@ impl Parser<'_, '_> {
                 kind: StmtKind::Expr(expr),
             }))
         };
-        let cond = if self.at(Punct::Semi) { None } else { Some(self.expr()?) };
+        let cond = if self.at(Punct::Semi) {
+            None
+        } else {
+            Some(self.expr()?)
+        };
         self.expect(Punct::Semi)?;
-        let step = if self.at(Punct::RParen) { None } else { Some(self.expr()?) };
+        let step = if self.at(Punct::RParen) {
+            None
+        } else {
+            Some(self.expr()?)
+        };
         self.expect(Punct::RParen)?;
         let body = Box::new(self.statement()?);
         Ok(StmtKind::For {

@@ -194,7 +194,10 @@ mod tests {
             builtin_type("uchar"),
             Some(TypeSpecKind::Value(ValueType::scalar(ScalarKind::U8)))
         );
-        assert_eq!(builtin_type("ulong2"), Some(TypeSpecKind::Reserved("ulong2".into())));
+        assert_eq!(
+            builtin_type("ulong2"),
+            Some(TypeSpecKind::Reserved("ulong2".into()))
+        );
         assert_eq!(builtin_type("uint8_t"), None);
         assert_eq!(builtin_type("floaty"), None);
         assert_eq!(builtin_type("internal"), None);

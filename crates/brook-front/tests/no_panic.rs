@@ -1,0 +1,110 @@
+//! The frontend never panics, whatever the input: random text, random token soup, and mutations
+//! of the fixtures, under random options. Deep nesting gets an error, not a stack overflow.
+//!
+//! `BROOK_FUZZ_CASES=N` sets the number of cases per property (default 300, for CI); a long run
+//! is `BROOK_FUZZ_CASES=200000 cargo test --release -p brook-front --test no_panic`.
+
+use brook_front::brook::{CheckOptions, Define};
+use brook_front::{check_source, SourceFile};
+use proptest::prelude::*;
+use std::path::Path;
+
+fn cases() -> u32 {
+    std::env::var("BROOK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+}
+
+fn options(preprocess: bool, strong: bool, constant_buffers: bool) -> CheckOptions {
+    CheckOptions {
+        strong_types: strong,
+        warning_level: 3,
+        preprocess,
+        constant_buffers,
+        defines: vec![Define::parse("N=4").unwrap(), Define::parse("FLAG").unwrap()],
+        ..CheckOptions::default()
+    }
+}
+
+/// Checks `text` and renders every diagnostic: neither may panic.
+fn run(text: &str, options: &CheckOptions) {
+    let checked = check_source(SourceFile::new("fuzz.br", text), options);
+    let _ = checked.render_diagnostics();
+}
+
+const VOCABULARY: &[&str] = &[
+    "kernel", "reduce", "void", "float", "float2", "float4", "int", "uint", "char", "double",
+    "double2", "bool", "out", "iter", "const", "shared", "struct", "typedef", "Attribute",
+    "GroupSize", "if", "else", "for", "while", "do", "return", "break", "switch", "goto", "a", "b",
+    "s", "t", "indexof", "instance", "instanceInGroup", "syncGroup", "streamRead", "sin", "dot",
+    "main", "<", ">", "<>", "[", "]", "[]", "(", ")", "{", "}", ";", ",", ".", ".xyzw", "=", "+=",
+    "+", "-", "*", "/", "%", "&&", "?", ":", "->", "&", "1", "2.0f", "0.5", "0x10", "'c'", "\"s\"",
+    "#define X", "#if 1", "#ifdef X", "#else", "#endif", "#include <x>", "\n", "/*", "*/", "//",
+    "\\",
+];
+
+fn fixture_texts() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut texts = Vec::new();
+    for kind in ["ok", "diag"] {
+        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "br") {
+                texts.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    texts.sort();
+    texts
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_text(text in "[ -~\t\n]{0,300}", pp: bool, strong: bool, cb: bool) {
+        run(&text, &options(pp, strong, cb));
+    }
+
+    #[test]
+    fn random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        run(&String::from_utf8_lossy(&bytes), &options(true, true, true));
+    }
+
+    #[test]
+    fn token_soup(words in proptest::collection::vec(proptest::sample::select(VOCABULARY), 0..120), pp: bool, strong: bool) {
+        run(&words.join(" "), &options(pp, strong, true));
+    }
+
+    #[test]
+    fn mutated_fixtures(index in any::<proptest::sample::Index>(), edits in proptest::collection::vec((any::<proptest::sample::Index>(), 0usize..12, "[ -~\n]{0,6}"), 1..6), pp: bool, strong: bool) {
+        let texts = fixture_texts();
+        let mut text = index.get(&texts).clone().into_bytes();
+        for (at, remove, insert) in edits {
+            let start = at.index(text.len() + 1);
+            let end = (start + remove).min(text.len());
+            text.splice(start..end, insert.bytes());
+        }
+        run(&String::from_utf8_lossy(&text), &options(pp, strong, true));
+    }
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let depth = 100_000;
+    let texts = [
+        format!("kernel void k(float a<>, out float b<>) {{ b = {}a{}; }}", "(".repeat(depth), ")".repeat(depth)),
+        format!("kernel void k(float a<>, out float b<>) {{ {} }}", "{".repeat(depth)),
+        format!("kernel void k(float a<>, out float b<>) {{ b = {}a; }}", "-".repeat(depth)),
+        format!("kernel void k(float a<>, out float b<>) {{ {} b = a; }}", "if (a) ".repeat(depth)),
+        format!("kernel void k(float a<>, out float b<>) {{ float x; {} a; }}", "x = ".repeat(depth)),
+        format!("int main() {{ {} }}", "(".repeat(depth)),
+        format!("#define A \\\n{}", "x \\\n".repeat(depth)),
+    ];
+    for text in &texts {
+        for pp in [false, true] {
+            let checked = check_source(SourceFile::new("deep.br", text.clone()), &options(pp, true, true));
+            let _ = checked.render_diagnostics();
+        }
+    }
+    let checked = check_source(SourceFile::new("deep.br", texts[0].clone()), &CheckOptions::default());
+    assert!(checked.render_diagnostics().contains("nesting is too deep"));
+}
