@@ -31,25 +31,43 @@ fn clean_file_exits_zero_silently() {
     let out = brcc(&["check", &fixture("ok", "matmul.br")]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sum.br");
+    let out = brcc(&["check", &example.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
 }
 
 #[test]
 fn errors_go_to_stderr_with_location_and_exit_one() {
-    let file = temp_file("bad.br", "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n");
+    let file = temp_file(
+        "bad.br",
+        "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n",
+    );
     let out = brcc(&["check", &file]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.br:3:9: error[BR0403]: Mismatched operands"), "{stderr}");
+    assert!(
+        stderr.contains("bad.br:3:9: error[BR0403]: Mismatched operands"),
+        "{stderr}"
+    );
     assert!(stderr.contains("3 |     b = a + 1.0;"), "{stderr}");
     assert!(stderr.contains("1 error(s), 0 warning(s)"), "{stderr}");
 }
 
 #[test]
 fn relaxed_checking_turns_the_error_into_a_conversion() {
-    let file = temp_file("relaxed.br", "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n");
+    let file = temp_file(
+        "relaxed.br",
+        "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n",
+    );
     let out = brcc(&["check", "-a", &file]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let shown = brcc(&["check", "-a", "-w", "2", &file]);
     assert!(String::from_utf8_lossy(&shown.stderr).contains("warning[BR0419]"));
     let strict = brcc(&["check", "-a", "-w2", "-x", &file]);
@@ -59,7 +77,10 @@ fn relaxed_checking_turns_the_error_into_a_conversion() {
 #[test]
 fn preprocessor_flags_reach_the_frontend() {
     let file = temp_file("pp.br", "kernel void k(float a<>, out float b<>)\n{\n#ifdef TWICE\n    b = a + a;\n#else\n    b = a;\n#endif\n}\n");
-    assert_eq!(brcc(&["check", "-pp", "-D", "TWICE", &file]).status.code(), Some(0));
+    assert_eq!(
+        brcc(&["check", "-pp", "-D", "TWICE", &file]).status.code(),
+        Some(0)
+    );
     let bad_value = brcc(&["check", "-pp", "-D", "N=0x10", &file]);
     assert_eq!(bad_value.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_value.stderr).contains("Follow signed integer semantics"));
@@ -70,14 +91,20 @@ fn help_lists_the_seed_flags() {
     let out = brcc(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    for flag in ["-h", "-k", "-r", "-o", "-p", "-s", "-b", "-f", "-i", "-l", "-w", "-x", "-a", "-e", "-c", "-pp", "-D", "-n"] {
+    for flag in [
+        "-h", "-k", "-r", "-o", "-p", "-s", "-b", "-f", "-i", "-l", "-w", "-x", "-a", "-e", "-c",
+        "-pp", "-D", "-n",
+    ] {
         assert!(text.contains(&format!("  {flag} ")), "help lacks {flag}");
     }
 }
 
 #[test]
 fn usage_errors_exit_two() {
-    assert_eq!(brcc(&["check", "/nonexistent/file.br"]).status.code(), Some(2));
+    assert_eq!(
+        brcc(&["check", "/nonexistent/file.br"]).status.code(),
+        Some(2)
+    );
     assert_eq!(brcc(&["check"]).status.code(), Some(2));
     assert_eq!(brcc(&["check", "-w", "9", "f.br"]).status.code(), Some(2));
     assert_eq!(brcc(&["--frobnicate"]).status.code(), Some(2));

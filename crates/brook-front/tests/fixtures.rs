@@ -1,6 +1,7 @@
 //! Fixture tests of the Brook frontend.
 //!
-//! - `fixtures/ok/*.br` must check clean: no error, no warning.
+//! - `fixtures/ok/*.br` and the programs in the repository's `examples/` must check clean: no
+//!   error, no warning.
 //! - `fixtures/diag/*.br` must produce exactly the diagnostics pinned in the `.stderr` file beside
 //!   each. Run with `BLESS=1` to rewrite the snapshots, then review the diff.
 //! - Every diagnostic code must appear in at least one snapshot.
@@ -14,9 +15,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn fixture_dir(kind: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(kind)
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match kind {
+        "examples" => crate_dir.join("../../examples"),
+        _ => crate_dir.join("tests/fixtures").join(kind),
+    }
 }
 
 fn fixtures(kind: &str) -> Vec<PathBuf> {
@@ -68,8 +71,9 @@ fn run(path: &Path, kind: &str) -> (String, Vec<Code>) {
 #[test]
 fn ok_fixtures_check_clean() {
     let mut failures = String::new();
-    for path in fixtures("ok") {
-        let (rendered, _) = run(&path, "ok");
+    let all = fixtures("ok").into_iter().map(|p| (p, "ok"));
+    for (path, kind) in all.chain(fixtures("examples").into_iter().map(|p| (p, "examples"))) {
+        let (rendered, _) = run(&path, kind);
         if !rendered.is_empty() {
             failures.push_str(&rendered);
         }

@@ -10,7 +10,10 @@ use proptest::prelude::*;
 use std::path::Path;
 
 fn cases() -> u32 {
-    std::env::var("BROOK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    std::env::var("BROOK_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300)
 }
 
 fn options(preprocess: bool, strong: bool, constant_buffers: bool) -> CheckOptions {
@@ -19,7 +22,10 @@ fn options(preprocess: bool, strong: bool, constant_buffers: bool) -> CheckOptio
         warning_level: 3,
         preprocess,
         constant_buffers,
-        defines: vec![Define::parse("N=4").unwrap(), Define::parse("FLAG").unwrap()],
+        defines: vec![
+            Define::parse("N=4").unwrap(),
+            Define::parse("FLAG").unwrap(),
+        ],
         ..CheckOptions::default()
     }
 }
@@ -31,13 +37,89 @@ fn run(text: &str, options: &CheckOptions) {
 }
 
 const VOCABULARY: &[&str] = &[
-    "kernel", "reduce", "void", "float", "float2", "float4", "int", "uint", "char", "double",
-    "double2", "bool", "out", "iter", "const", "shared", "struct", "typedef", "Attribute",
-    "GroupSize", "if", "else", "for", "while", "do", "return", "break", "switch", "goto", "a", "b",
-    "s", "t", "indexof", "instance", "instanceInGroup", "syncGroup", "streamRead", "sin", "dot",
-    "main", "<", ">", "<>", "[", "]", "[]", "(", ")", "{", "}", ";", ",", ".", ".xyzw", "=", "+=",
-    "+", "-", "*", "/", "%", "&&", "?", ":", "->", "&", "1", "2.0f", "0.5", "0x10", "'c'", "\"s\"",
-    "#define X", "#if 1", "#ifdef X", "#else", "#endif", "#include <x>", "\n", "/*", "*/", "//",
+    "kernel",
+    "reduce",
+    "void",
+    "float",
+    "float2",
+    "float4",
+    "int",
+    "uint",
+    "char",
+    "double",
+    "double2",
+    "bool",
+    "out",
+    "iter",
+    "const",
+    "shared",
+    "struct",
+    "typedef",
+    "Attribute",
+    "GroupSize",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "return",
+    "break",
+    "switch",
+    "goto",
+    "a",
+    "b",
+    "s",
+    "t",
+    "indexof",
+    "instance",
+    "instanceInGroup",
+    "syncGroup",
+    "streamRead",
+    "sin",
+    "dot",
+    "main",
+    "<",
+    ">",
+    "<>",
+    "[",
+    "]",
+    "[]",
+    "(",
+    ")",
+    "{",
+    "}",
+    ";",
+    ",",
+    ".",
+    ".xyzw",
+    "=",
+    "+=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&&",
+    "?",
+    ":",
+    "->",
+    "&",
+    "1",
+    "2.0f",
+    "0.5",
+    "0x10",
+    "'c'",
+    "\"s\"",
+    "#define X",
+    "#if 1",
+    "#ifdef X",
+    "#else",
+    "#endif",
+    "#include <x>",
+    "\n",
+    "/*",
+    "*/",
+    "//",
     "\\",
 ];
 
@@ -91,20 +173,42 @@ proptest! {
 fn deep_nesting_is_an_error_not_a_crash() {
     let depth = 100_000;
     let texts = [
-        format!("kernel void k(float a<>, out float b<>) {{ b = {}a{}; }}", "(".repeat(depth), ")".repeat(depth)),
-        format!("kernel void k(float a<>, out float b<>) {{ {} }}", "{".repeat(depth)),
-        format!("kernel void k(float a<>, out float b<>) {{ b = {}a; }}", "-".repeat(depth)),
-        format!("kernel void k(float a<>, out float b<>) {{ {} b = a; }}", "if (a) ".repeat(depth)),
-        format!("kernel void k(float a<>, out float b<>) {{ float x; {} a; }}", "x = ".repeat(depth)),
+        format!(
+            "kernel void k(float a<>, out float b<>) {{ b = {}a{}; }}",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+        format!(
+            "kernel void k(float a<>, out float b<>) {{ {} }}",
+            "{".repeat(depth)
+        ),
+        format!(
+            "kernel void k(float a<>, out float b<>) {{ b = {}a; }}",
+            "-".repeat(depth)
+        ),
+        format!(
+            "kernel void k(float a<>, out float b<>) {{ {} b = a; }}",
+            "if (a) ".repeat(depth)
+        ),
+        format!(
+            "kernel void k(float a<>, out float b<>) {{ float x; {} a; }}",
+            "x = ".repeat(depth)
+        ),
         format!("int main() {{ {} }}", "(".repeat(depth)),
         format!("#define A \\\n{}", "x \\\n".repeat(depth)),
     ];
     for text in &texts {
         for pp in [false, true] {
-            let checked = check_source(SourceFile::new("deep.br", text.clone()), &options(pp, true, true));
+            let checked = check_source(
+                SourceFile::new("deep.br", text.clone()),
+                &options(pp, true, true),
+            );
             let _ = checked.render_diagnostics();
         }
     }
-    let checked = check_source(SourceFile::new("deep.br", texts[0].clone()), &CheckOptions::default());
+    let checked = check_source(
+        SourceFile::new("deep.br", texts[0].clone()),
+        &CheckOptions::default(),
+    );
     assert!(checked.render_diagnostics().contains("nesting is too deep"));
 }

@@ -95,7 +95,9 @@ pub fn check_source(file: SourceFile, options: &CheckOptions) -> Checked {
         let spawned = std::thread::Builder::new()
             .name("brook-frontend".into())
             .stack_size(FRONTEND_STACK_BYTES)
-            .spawn_scoped(scope, || take().map(|file| check_on_this_thread(file, options)));
+            .spawn_scoped(scope, || {
+                take().map(|file| check_on_this_thread(file, options))
+            });
         let result = match spawned {
             Ok(handle) => handle
                 .join()

@@ -592,10 +592,20 @@ mod tests {
 
     #[test]
     fn runaway_expansion_is_stopped() {
-        let chain: String = (0..200).map(|i| format!("#define M{i} M{}\n", i + 1)).collect();
-        assert_eq!(run(&format!("{chain}M0"), &[]).1, [Code::UnsupportedDirective]);
-        let doubling: String = (0..24).map(|i| format!("#define D{i} D{} D{}\n", i + 1, i + 1)).collect();
-        assert_eq!(run(&format!("{doubling}D0"), &[]).1, [Code::UnsupportedDirective]);
+        let chain: String = (0..200)
+            .map(|i| format!("#define M{i} M{}\n", i + 1))
+            .collect();
+        assert_eq!(
+            run(&format!("{chain}M0"), &[]).1,
+            [Code::UnsupportedDirective]
+        );
+        let doubling: String = (0..24)
+            .map(|i| format!("#define D{i} D{} D{}\n", i + 1, i + 1))
+            .collect();
+        assert_eq!(
+            run(&format!("{doubling}D0"), &[]).1,
+            [Code::UnsupportedDirective]
+        );
     }
 
     #[test]
