@@ -222,20 +222,29 @@ impl Diagnostic {
     }
 }
 
-/// Writes the first source line of `span` with carets under the spanned characters.
+/// Writes the first source line of `span` with carets under the spanned characters. A span that
+/// starts past the visible line (at a trailing `\r`, at the end of the file) gets one caret just
+/// after the line's text.
 fn write_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<&str>) {
     let start = (span.start as usize).min(file.text().len());
     let line_index = file.line_index(start);
     let text = file.line_text(line_index);
     let line_start = file.line_start(line_index);
-    let number = (line_index + 1).to_string();
-    let gutter = " ".repeat(number.len());
-    let prefix: String = text[..start - line_start]
+    let line_end = line_start + text.len();
+    let caret_start = start.clamp(line_start, line_end);
+    let before = file.text().get(line_start..caret_start).unwrap_or("");
+    let prefix: String = before
         .chars()
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    let end = (span.end as usize).clamp(start, line_start + text.len());
-    let width = file.text()[start..end].chars().count().max(1);
+    let caret_end = (span.end as usize).clamp(caret_start, line_end);
+    let width = file
+        .text()
+        .get(caret_start..caret_end)
+        .map_or(1, |s| s.chars().count())
+        .max(1);
+    let number = (line_index + 1).to_string();
+    let gutter = " ".repeat(number.len());
     let _ = writeln!(out, "{gutter} |");
     let _ = writeln!(out, "{number} | {text}");
     let carets = "^".repeat(width);
@@ -365,6 +374,15 @@ mod tests {
             text,
             "t.br:3:5: error[BR0401]: variable not defined\n  |\n3 |     x = 1;\n  |     ^ `x` is not declared\n  = help: declare it\n"
         );
+    }
+
+    #[test]
+    fn spans_past_the_visible_line_render() {
+        let file = SourceFile::new("t.br", "a = b\r");
+        let end = Span::new(6, 6);
+        let text = Diagnostic::error(Code::Syntax, end, "expected `;`").render(&file);
+        assert!(text.starts_with("t.br:1:7: error"), "{text}");
+        assert!(text.contains("1 | a = b\n  |      ^\n"), "{text}");
     }
 
     #[test]

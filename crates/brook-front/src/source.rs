@@ -80,7 +80,11 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_index(offset);
         let start = self.line_starts[line];
-        let column = self.text[start..offset].chars().count() + 1;
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count())
+            + 1;
         (line + 1, column)
     }
 

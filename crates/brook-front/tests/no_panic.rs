@@ -8,6 +8,7 @@ use brook_front::brook::{CheckOptions, Define};
 use brook_front::{check_source, SourceFile};
 use proptest::prelude::*;
 use std::path::Path;
+use std::sync::OnceLock;
 
 fn cases() -> u32 {
     std::env::var("BROOK_FUZZ_CASES")
@@ -123,26 +124,35 @@ const VOCABULARY: &[&str] = &[
     "\\",
 ];
 
-fn fixture_texts() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut texts = Vec::new();
-    for kind in ["ok", "diag"] {
-        for entry in std::fs::read_dir(root.join(kind)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "br") {
-                texts.push(std::fs::read_to_string(path).unwrap());
+/// The fixture and example texts, read once.
+fn fixture_texts() -> &'static [String] {
+    static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dirs = [
+            root.join("tests/fixtures/ok"),
+            root.join("tests/fixtures/diag"),
+            root.join("../../examples"),
+        ];
+        let mut texts = Vec::new();
+        for dir in dirs {
+            for entry in std::fs::read_dir(dir).expect("fixture directory") {
+                let path = entry.expect("directory entry").path();
+                if path.extension().is_some_and(|e| e == "br") {
+                    texts.push(std::fs::read_to_string(path).expect("fixture text"));
+                }
             }
         }
-    }
-    texts.sort();
-    texts
+        texts.sort();
+        texts
+    })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_text(text in "[ -~\t\n]{0,300}", pp: bool, strong: bool, cb: bool) {
+    fn random_text(text in "[ -~\t\n\r]{0,300}", pp: bool, strong: bool, cb: bool) {
         run(&text, &options(pp, strong, cb));
     }
 
@@ -157,9 +167,8 @@ proptest! {
     }
 
     #[test]
-    fn mutated_fixtures(index in any::<proptest::sample::Index>(), edits in proptest::collection::vec((any::<proptest::sample::Index>(), 0usize..12, "[ -~\n]{0,6}"), 1..6), pp: bool, strong: bool) {
-        let texts = fixture_texts();
-        let mut text = index.get(&texts).clone().into_bytes();
+    fn mutated_fixtures(index in any::<proptest::sample::Index>(), edits in proptest::collection::vec((any::<proptest::sample::Index>(), 0usize..12, "[ -~\n\r\t]{0,6}"), 1..6), pp: bool, strong: bool) {
+        let mut text = index.get(fixture_texts()).clone().into_bytes();
         for (at, remove, insert) in edits {
             let start = at.index(text.len() + 1);
             let end = (start + remove).min(text.len());
