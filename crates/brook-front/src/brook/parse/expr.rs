@@ -232,18 +232,7 @@ impl Parser<'_, '_> {
     /// `( a, b, c )`
     pub(super) fn call_args(&mut self) -> PResult<Vec<Expr>> {
         self.expect(Punct::LParen)?;
-        let mut args = Vec::new();
-        if self.eat(Punct::RParen).is_some() {
-            return Ok(args);
-        }
-        loop {
-            args.push(self.assign_expr()?);
-            if self.eat(Punct::Comma).is_none() {
-                break;
-            }
-        }
-        self.expect(Punct::RParen)?;
-        Ok(args)
+        self.list_until_rparen(Self::assign_expr)
     }
 
     fn primary(&mut self) -> PResult<Expr> {

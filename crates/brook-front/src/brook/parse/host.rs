@@ -145,16 +145,7 @@ impl Parser<'_, '_> {
     fn host_call(&mut self) -> PResult<HostCall> {
         let callee = self.ident("a function name")?;
         self.expect(Punct::LParen)?;
-        let mut args = Vec::new();
-        if self.eat(Punct::RParen).is_none() {
-            loop {
-                args.push(self.host_arg());
-                if self.eat(Punct::Comma).is_none() {
-                    break;
-                }
-            }
-            self.expect(Punct::RParen)?;
-        }
+        let args = self.list_until_rparen(|p| Ok(p.host_arg()))?;
         let span = self.span_from(callee.span);
         Ok(HostCall { callee, args, span })
     }

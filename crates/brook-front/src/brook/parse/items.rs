@@ -169,21 +169,10 @@ impl Parser<'_, '_> {
 
     fn params(&mut self) -> PResult<Vec<Param>> {
         self.expect(Punct::LParen)?;
-        let mut params = Vec::new();
         if self.at_ident("void") && self.nth(1).is_punct(Punct::RParen) {
             self.bump();
         }
-        if self.eat(Punct::RParen).is_some() {
-            return Ok(params);
-        }
-        loop {
-            params.push(self.param()?);
-            if self.eat(Punct::Comma).is_none() {
-                break;
-            }
-        }
-        self.expect(Punct::RParen)?;
-        Ok(params)
+        self.list_until_rparen(Self::param)
     }
 
     fn param(&mut self) -> PResult<Param> {

@@ -214,6 +214,25 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// After an opening `(`: comma-separated items, then the closing `)`.
+    fn list_until_rparen<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut items = Vec::new();
+        if self.eat(Punct::RParen).is_some() {
+            return Ok(items);
+        }
+        loop {
+            items.push(item(self)?);
+            if self.eat(Punct::Comma).is_none() {
+                break;
+            }
+        }
+        self.expect(Punct::RParen)?;
+        Ok(items)
+    }
+
     /// Skips tokens up to and including the next `;` at this nesting level, or up to (not
     /// including) a `}` that closes the current block.
     fn recover_to_statement_end(&mut self) {
@@ -237,5 +256,66 @@ impl Parser<'_, '_> {
             }
             self.bump();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::brook::ast::{ExprKind, HostArg, Item, TypeSpecKind};
+    use crate::brook::{check_source, CheckOptions};
+    use crate::source::SourceFile;
+
+    fn items(text: &str) -> Vec<Item> {
+        let checked = check_source(SourceFile::new("t.br", text), &CheckOptions::default());
+        assert!(!checked.has_errors(), "{}", checked.render_diagnostics());
+        checked.program.items
+    }
+
+    #[test]
+    fn kernels_and_host_code_are_split_at_the_top_level() {
+        let items = items(
+            "#include <stdio.h>\nkernel void k(float a<>, out float b<>) { b = a; }\nint main() { return 0; }\n",
+        );
+        assert!(matches!(items[0], Item::Host(_)));
+        assert!(matches!(&items[1], Item::Kernel(k) if k.name.name == "k" && k.params.len() == 2));
+        assert!(matches!(items[2], Item::Host(_)));
+    }
+
+    #[test]
+    fn host_streams_and_calls_are_found() {
+        let items = items(
+            "kernel void k(float a<>, out float b<>) { b = a; }\n\
+             int main() { int n = 4; float s<n, 10>, t<n, 10>; float* p = 0;\n\
+             streamRead(s, p); k(s, t); obj.k(1); streamWrite(t, p + 1 * n); return 0; }",
+        );
+        let Item::Host(host) = &items[1] else {
+            panic!("host item")
+        };
+        let names: Vec<&str> = host.streams.iter().map(|s| s.name.name.as_str()).collect();
+        assert_eq!(names, ["s", "t"]);
+        assert_eq!(host.streams[0].dims.len(), 2);
+        assert!(matches!(host.streams[0].ty.kind, TypeSpecKind::Value(_)));
+        let calls: Vec<&str> = host.calls.iter().map(|c| c.callee.name.as_str()).collect();
+        assert_eq!(
+            calls,
+            ["streamRead", "k", "streamWrite"],
+            "a method call `obj.k(1)` is not a kernel call"
+        );
+        assert!(
+            matches!(&host.calls[2].args[1], HostArg::Expr(e) if matches!(e.kind, ExprKind::Binary(..)))
+        );
+    }
+
+    #[test]
+    fn cxx_arguments_stay_raw() {
+        let items = items(
+            "kernel void k(float a, out float b<>) { b = a; }\n\
+             void f(brook::Stream<float>& out) { k(static_cast<float>(2), out); }",
+        );
+        let Item::Host(host) = &items[1] else {
+            panic!("host item")
+        };
+        assert!(matches!(host.calls[0].args[0], HostArg::Raw(_)));
+        assert!(matches!(host.calls[0].args[1], HostArg::Expr(_)));
     }
 }
