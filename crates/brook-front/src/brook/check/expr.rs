@@ -3,7 +3,7 @@
 
 use super::ops::ConvContext;
 use super::{Checker, ParamRole, Type, VarKind};
-use crate::brook::ast::{Expr, ExprKind, Ident, TypeSpec, UnaryOp};
+use crate::brook::ast::{BinaryOp, Expr, ExprKind, Ident, TypeSpec, UnaryOp};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 use brook_ir::{ScalarKind, ValueType};
@@ -198,13 +198,16 @@ impl Checker<'_> {
 
     fn assignment(
         &mut self,
-        op: Option<crate::brook::ast::BinaryOp>,
+        op: Option<BinaryOp>,
         target: &Expr,
         value: &Expr,
         whole: &Expr,
     ) -> Type {
         let target_type = self.expr(target);
         self.check_lvalue(target);
+        if let Some(op) = op {
+            self.check_reduction_update(op, target);
+        }
         let value_type = self.expr(value);
         match op {
             None => self.coerce(value, &value_type, &target_type, ConvContext::Assignment),
@@ -437,6 +440,31 @@ impl Checker<'_> {
                 );
                 Type::Error
             }
+        }
+    }
+
+    /// A reduction target combines partial results in any grouping, so only associative updates
+    /// are allowed: `+= *= |= ^= &=` (or a reduce function body `r = r op a`).
+    fn check_reduction_update(&mut self, op: BinaryOp, target: &Expr) {
+        let ExprKind::Ident(name) = &target.kind else {
+            return;
+        };
+        let is_target = self
+            .lookup(name)
+            .is_some_and(|v| v.kind == VarKind::Param(ParamRole::Reduce));
+        let associative = matches!(
+            op,
+            BinaryOp::Add | BinaryOp::Mul | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::BitAnd
+        );
+        if is_target && !associative {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::ReductionSignature,
+                    target.span,
+                    format!("reduction variable `{name}` cannot be updated with `{}=`: the operator is not associative", op.symbol()),
+                )
+                .with_help("update a reduction variable with +=, *=, |=, ^= or &=, or write a reduce function"),
+            );
         }
     }
 
