@@ -113,8 +113,7 @@ fn main() {
         time(|| preprocess::preprocess(&file, tokens.clone(), true, &[], &mut new_diags()));
     let (parse_med, parse_min, program) =
         time(|| parse::parse(&file, &spellings, &pp_tokens, &mut new_diags()));
-    let (check_med, check_min, info) =
-        time(|| check::check(&file, &spellings, &program, &options, &mut new_diags()));
+    let (check_med, check_min, info) = time(|| check::check(&program, &options, &mut new_diags()));
     let (all_med, all_min, checked) = time(|| check_source(file.clone(), &options));
     assert!(
         !checked.has_errors(),

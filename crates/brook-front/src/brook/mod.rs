@@ -118,7 +118,7 @@ fn check_on_this_thread(file: SourceFile, options: &CheckOptions) -> Checked {
     let (tokens, spellings) =
         preprocess::preprocess(&file, raw, options.preprocess, &options.defines, &mut diags);
     let program = parse::parse(&file, &spellings, &tokens, &mut diags);
-    let info = check::check(&file, &spellings, &program, options, &mut diags);
+    let info = check::check(&program, options, &mut diags);
     Checked {
         file,
         tokens,

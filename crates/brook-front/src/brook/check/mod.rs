@@ -20,10 +20,9 @@ pub use scope::{Var, VarKind};
 pub use types::{StructId, StructInfo, Type};
 
 use crate::brook::ast::{ExprId, Ident, Item, Program};
-use crate::brook::preprocess::Spellings;
 use crate::brook::CheckOptions;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
-use crate::source::{SourceFile, Span};
+use crate::source::Span;
 use std::collections::HashMap;
 
 /// How a kernel parameter is bound (seed 003, section 4).
@@ -107,14 +106,7 @@ impl ProgramInfo {
 }
 
 /// Checks a parsed program, reporting to `diags`.
-pub fn check(
-    file: &SourceFile,
-    spellings: &Spellings,
-    program: &Program,
-    options: &CheckOptions,
-    diags: &mut Diagnostics,
-) -> ProgramInfo {
-    let _ = (file, spellings);
+pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics) -> ProgramInfo {
     let mut checker = Checker {
         options: options.clone(),
         diags,
