@@ -5,6 +5,8 @@
 //! frontends already share: the value type system ([`types`]) with its C layout rules. The module
 //! arena, the validator and the text printer join it when kernels are lowered.
 
+pub mod launch;
+pub mod reduce_order;
 pub mod types;
 
 pub use types::{ScalarKind, ValueType};
