@@ -5,6 +5,7 @@
 //! in [`ProgramInfo`] what later stages need: each kernel's signature, the type of every kernel
 //! expression, and the implicit conversions that `-a` allowed.
 
+mod attributes;
 mod body;
 mod call;
 mod expr;
