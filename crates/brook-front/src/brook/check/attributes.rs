@@ -11,6 +11,7 @@ pub const MAX_GROUP_SIZE: u32 = 1024;
 impl Checker<'_> {
     pub(super) fn group_size(&mut self, kernel: &Kernel, params: &[ParamInfo]) -> Option<[u32; 3]> {
         let mut result = None;
+        let mut seen = false;
         for attribute in &kernel.attributes {
             if attribute.name.name != "GroupSize" {
                 self.diags.push(
@@ -23,7 +24,7 @@ impl Checker<'_> {
                 );
                 continue;
             }
-            if result.is_some() {
+            if std::mem::replace(&mut seen, true) {
                 self.diags.error(
                     Code::Attribute,
                     attribute.span,
@@ -91,8 +92,12 @@ impl Checker<'_> {
             }
             if n == 0 && !(1..=i64::from(MAX_GROUP_SIZE)).contains(&value) {
                 self.diags.push(
-                    Diagnostic::error(Code::Attribute, arg.span, format!("First dimension of GroupSize must be <= {MAX_GROUP_SIZE} (and at least 1): got {value}"))
-                        .with_label("Group size must be <= 1024"),
+                    Diagnostic::error(
+                        Code::Attribute,
+                        arg.span,
+                        format!("First dimension of GroupSize must be <= {MAX_GROUP_SIZE}, and at least 1: got {value}"),
+                    )
+                    .with_help(format!("Group size must be <= {MAX_GROUP_SIZE}")),
                 );
                 return None;
             }
