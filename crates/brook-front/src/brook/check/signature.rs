@@ -414,11 +414,12 @@ impl Checker<'_> {
             );
             return;
         }
-        let target = params
-            .iter()
-            .find(|p| p.role == ParamRole::Reduce)
-            .expect("counted above");
-        let input = inputs[0];
+        let (Some(target), [input]) = (
+            params.iter().find(|p| p.role == ParamRole::Reduce),
+            inputs.as_slice(),
+        ) else {
+            return;
+        };
         if input.ty != target.ty && !input.ty.is_error() && !target.ty.is_error() {
             self.diags.push(
                 Diagnostic::error(
