@@ -125,21 +125,29 @@ impl Checker<'_> {
             }
             return;
         }
-        if indices.len() != rank {
-            self.diags.push(
-                Diagnostic::error(
-                    Code::Subscript,
-                    span,
-                    "Index expression size either 1 or equal to array dimensions",
-                )
-                .with_label(format!(
-                    "{} indices for an array of {rank} dimension(s)",
-                    indices.len()
-                )),
-            );
-            return;
+        let message = "Index expression size either 1 or equal to array dimensions";
+        if self.index_count_matches(rank, indices.len(), span, message) {
+            self.scalar_indices(indices, types);
         }
-        self.scalar_indices(indices, types);
+    }
+
+    /// Reports `message` unless there is one index per dimension.
+    fn index_count_matches(
+        &mut self,
+        rank: usize,
+        count: usize,
+        span: Span,
+        message: &str,
+    ) -> bool {
+        if count == rank {
+            return true;
+        }
+        self.diags.push(
+            Diagnostic::error(Code::Subscript, span, message).with_label(format!(
+                "{count} indices for an array of {rank} dimension(s)"
+            )),
+        );
+        false
     }
 
     fn scalar_indices(&mut self, indices: &[&Expr], types: &[Type]) {
@@ -160,18 +168,9 @@ impl Checker<'_> {
     }
 
     fn local_index(&mut self, rank: usize, indices: &[&Expr], types: &[Type], span: Span) {
-        if indices.len() != rank {
-            self.diags.push(
-                Diagnostic::error(
-                    Code::Subscript,
-                    span,
-                    "Local array variable dimensions and index expression dimensions must be same",
-                )
-                .with_label(format!(
-                    "{} indices for an array of {rank} dimension(s)",
-                    indices.len()
-                )),
-            );
+        let message =
+            "Local array variable dimensions and index expression dimensions must be same";
+        if !self.index_count_matches(rank, indices.len(), span, message) {
             return;
         }
         self.scalar_indices(indices, types);
