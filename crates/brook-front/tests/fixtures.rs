@@ -8,7 +8,9 @@
 //!
 //! A fixture's first line may be `// brcc-flags: ...` with the flags `-a -c -pp -x -wN -D NAME[=v]`.
 
-use brook_front::brook::{CheckOptions, Define};
+mod common;
+
+use common::options_from;
 use brook_front::{check_source, Code, SourceFile};
 use std::collections::BTreeSet;
 use std::fs;
@@ -33,31 +35,6 @@ fn fixtures(kind: &str) -> Vec<PathBuf> {
     files
 }
 
-fn options_from(text: &str) -> CheckOptions {
-    let mut options = CheckOptions::default();
-    let Some(flags) = text
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("// brcc-flags:"))
-    else {
-        return options;
-    };
-    let mut words = flags.split_whitespace();
-    while let Some(flag) = words.next() {
-        match flag {
-            "-a" => options.strong_types = false,
-            "-c" => options.constant_buffers = false,
-            "-pp" => options.preprocess = true,
-            "-x" => options.warnings_as_errors = true,
-            "-D" => options
-                .defines
-                .push(Define::parse(words.next().expect("-D value")).expect("valid -D")),
-            _ if flag.starts_with("-w") => options.warning_level = flag[2..].parse().expect("-wN"),
-            _ => panic!("unknown fixture flag {flag}"),
-        }
-    }
-    options
-}
 
 /// Checks one fixture; returns its rendered diagnostics and their codes.
 fn run(path: &Path, kind: &str) -> (String, Vec<Code>) {

@@ -14,6 +14,15 @@
 //! domain set with `domainOffset`/`domainSize`). `instance()` is the position in that domain,
 //! fastest axis first (`.x` is the column); `indexof(s)` is the position in stream `s`.
 //!
+//! `indexof(s)` is a `float4` and `instance()` an `int4`; unused components are 0. On an input
+//! read through implicit resize, `indexof` gives that input's own (resized) element position.
+//!
+//! # Outputs
+//! A kernel may have any number of outputs. An output element that an invocation does not write
+//! keeps its previous contents on every backend; reading an output before writing it gives those
+//! previous contents. Locals are zero-initialised. One stream bound as both an input and an
+//! output is rejected at launch (the runtime reports it on the outputs).
+//!
 //! # Implicit resize
 //! An input whose shape differs from the domain (same rank after [`normalized_shape`]) is read at
 //! [`resize_index`] along each axis: `floor(i * n_in / n_out)` in exact integer arithmetic. A
@@ -34,7 +43,10 @@
 //!
 //! # Arithmetic
 //! Integers wrap (two's complement); integer division and remainder by zero give 0
-//! ([`int_div`], [`int_rem`]). Float `+ - * /` and `sqrt` are correctly rounded and never fused.
+//! ([`int_div`], [`int_rem`]). Shift counts are taken modulo the left operand's bit width.
+//! Float to integer conversion truncates toward zero and saturates (NaN gives 0). Float `+ - * /`
+//! and `sqrt` are correctly rounded and never fused. A local-array index is clamped to the array
+//! like a gather index, so no index expression can reach outside its storage.
 
 /// A shape without its leading 1s (but never empty): `[1, 1, 100]` -> `[100]`.
 pub fn normalized_shape(shape: &[usize]) -> &[usize] {

@@ -1,8 +1,14 @@
 //! The Brook kernel IR.
 //!
 //! Every frontend (Brook `.br`, later LOOM) lowers to this IR and every backend (reference
-//! interpreter, CPU JIT, CUDA) executes it. So far this crate holds what all of them share:
+//! interpreter, CPU JIT, CUDA) executes it.
 //!
+//! - [`module`]: a [`Module`] of struct declarations and [`Kernel`]s; each kernel has typed
+//!   parameters with their launch roles, locals, an expression arena and a structured body. The
+//!   module docs say when expressions are evaluated.
+//! - [`expr`] and [`stmt`]: pure typed expression trees and structured statements.
+//! - [`valid`]: the validator, whose checklist is what every backend may assume.
+//! - [`print`]: the text form (`brcc --emit ir`).
 //! - [`types`]: scalar and vector value types with their C layout;
 //! - [`launch`]: the launch semantics (domain, implicit resize, gather and scatter indices,
 //!   iterators, integer arithmetic), written down once with the functions that compute them;
@@ -11,9 +17,23 @@
 //! - [`arena`]: typed arenas with handles and source spans, the storage of IR nodes.
 
 pub mod arena;
+pub mod expr;
 pub mod launch;
+pub mod module;
+pub mod print;
 pub mod reduce_order;
+pub mod stmt;
 pub mod types;
+pub mod valid;
 
 pub use arena::{Arena, Handle, SourceSpan};
+pub use expr::{
+    Access, BinaryOp, Expr, ExprKind, Literal, MathFun, Place, PlaceRoot, UnaryOp, NO_SPAN,
+};
+pub use module::{
+    FieldDecl, Kernel, KernelKind, Layout, Local, Module, Param, ParamId, ParamRole, StructDecl,
+    StructId, Type,
+};
+pub use stmt::{Block, Statement, Stmt};
 pub use types::{ScalarKind, ValueType};
+pub use valid::{validate, ValidationError};

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod check;
 pub mod lexer;
+pub mod lower;
 pub mod parse;
 pub mod preprocess;
 pub mod token;

@@ -17,8 +17,9 @@ mod scope;
 mod signature;
 mod types;
 
+pub use expr::swizzle_indices;
 pub use scope::{Var, VarKind};
-pub use types::{StructId, StructInfo, Type};
+pub use types::{const_size, ConstSize, StructId, StructInfo, Type};
 
 use crate::brook::ast::{ExprId, Ident, Item, Program};
 use crate::brook::CheckOptions;
@@ -94,6 +95,8 @@ pub struct ProgramInfo {
     pub expr_types: Vec<Option<Type>>,
     /// Implicit conversions allowed by `-a`: the expression is converted to the type.
     pub conversions: Vec<(ExprId, Type)>,
+    /// Struct names, their aliases and typedef names, with the types they stand for.
+    pub type_names: HashMap<String, Type>,
 }
 
 impl ProgramInfo {
@@ -129,6 +132,7 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
     checker.signatures(program);
     checker.bodies(program);
     checker.host_code(program);
+    checker.info.type_names = checker.type_names;
     checker.info
 }
 

@@ -1,0 +1,353 @@
+//! Lowering of a checked Brook program to the kernel IR.
+//!
+//! The input has passed the checker without errors, so lowering trusts its types: every
+//! expression's type is in [`ProgramInfo::expr_types`] and every implicit conversion that `-a`
+//! allowed is in [`ProgramInfo::conversions`]. Lowering makes all of it explicit:
+//!
+//! - C expressions with side effects (`i++`, `a = b`, `&&` with effects on the right, calls of
+//!   subkernels) become statements emitted before the pure IR expression that uses their value;
+//! - every conversion and scalar-to-vector broadcast is an IR node;
+//! - subkernels are inlined: value parameters become locals, `out` parameters alias the caller's
+//!   place, gather parameters alias the caller's array, and `return` leaves a wrapper loop;
+//! - `while`, `do`/`while` and `for` become `loop` with `break` on the negated condition.
+//!
+//! Every kernel with a body and a `void` result is lowered (subkernels too: they may be launched).
+
+mod call;
+mod expr;
+mod place;
+mod stmt;
+
+use crate::brook::ast::{self, ExprId, Item, Program};
+use crate::brook::check::{self, KernelKind, ParamRole, ProgramInfo};
+use crate::source::Span;
+use brook_ir::{
+    Arena, Block, Expr, ExprKind, FieldDecl, Handle, Kernel, Literal, Local, Module, Param,
+    ParamId, Place, ScalarKind, SourceSpan, Stmt, StructDecl, StructId, Type, ValueType,
+};
+use std::collections::HashMap;
+use std::fmt;
+
+/// A construct that lowering cannot translate. The checker rejects everything that would cause
+/// one, so this reports a compiler defect, with the place in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError {
+    pub span: Span,
+    pub message: String,
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+type Lowered<T> = Result<T, LowerError>;
+
+fn fail<T>(span: Span, message: impl Into<String>) -> Lowered<T> {
+    Err(LowerError {
+        span,
+        message: message.into(),
+    })
+}
+
+fn source_span(span: Span) -> SourceSpan {
+    SourceSpan {
+        start: span.start,
+        end: span.end,
+    }
+}
+
+/// Lowers every launchable kernel of a checked program.
+pub fn lower(program: &Program, info: &ProgramInfo) -> Lowered<Module> {
+    let structs = info
+        .structs
+        .iter()
+        .map(|s| {
+            let fields = s
+                .fields
+                .iter()
+                .map(|(name, ty)| {
+                    Ok(FieldDecl {
+                        name: name.clone(),
+                        ty: ir_type(ty, Span::default())?,
+                    })
+                })
+                .collect::<Lowered<Vec<_>>>()?;
+            Ok(StructDecl {
+                name: s.name.clone(),
+                fields,
+            })
+        })
+        .collect::<Lowered<Vec<_>>>()?;
+    let bodies: HashMap<&str, &ast::Kernel> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Kernel(k) if k.body.is_some() => Some((k.name.name.as_str(), k)),
+            _ => None,
+        })
+        .collect();
+    let conversions: HashMap<ExprId, &check::Type> =
+        info.conversions.iter().map(|(id, ty)| (*id, ty)).collect();
+    let shared = Shared {
+        info,
+        bodies,
+        conversions,
+    };
+    let mut kernels = Vec::new();
+    for kernel in &info.kernels {
+        let Some(ast) = shared.bodies.get(kernel.name.as_str()) else {
+            continue;
+        };
+        if kernel.return_type != check::Type::Void {
+            continue;
+        }
+        kernels.push(KernelLowerer::new(&shared).kernel(kernel, ast)?);
+    }
+    Ok(Module { structs, kernels })
+}
+
+/// The checker's type as an IR type.
+fn ir_type(ty: &check::Type, span: Span) -> Lowered<Type> {
+    match ty {
+        check::Type::Value(v) => Ok(Type::Value(*v)),
+        check::Type::Struct(id) => Ok(Type::Struct(StructId(id.0))),
+        check::Type::Array { elem, dims } => {
+            let mut ty = ir_type(elem, span)?;
+            for dim in dims.iter().rev() {
+                let Some(len) = dim else {
+                    return fail(span, "an array of unspecified size cannot be a local");
+                };
+                ty = Type::Array {
+                    elem: Box::new(ty),
+                    len: *len,
+                };
+            }
+            Ok(ty)
+        }
+        check::Type::Void | check::Type::Error => fail(span, "a value of no type"),
+    }
+}
+
+/// What the lowering of all kernels shares.
+struct Shared<'a> {
+    info: &'a ProgramInfo,
+    bodies: HashMap<&'a str, &'a ast::Kernel>,
+    conversions: HashMap<ExprId, &'a check::Type>,
+}
+
+/// What a name in a kernel body stands for.
+#[derive(Clone, Debug)]
+enum Binding {
+    /// A local variable or array, or a value parameter of an inlined subkernel. `origin` is the
+    /// stream parameter the value came from, for `indexof`.
+    Local {
+        local: Handle<Local>,
+        origin: Option<ParamId>,
+    },
+    /// An input or iterator stream parameter.
+    Input(ParamId),
+    Constant(ParamId),
+    /// An output stream or reduction accumulator parameter.
+    Output(ParamId),
+    Gather(ParamId),
+    Scatter(ParamId),
+    /// An `out` parameter of an inlined subkernel: the caller's place.
+    Alias(Place),
+}
+
+/// The state of an inlined subkernel call.
+struct InlineFrame {
+    /// Where `return value;` stores the value.
+    result: Option<Handle<Local>>,
+    /// Set by a `return` inside one of the callee's loops, so each enclosing loop breaks too.
+    done: Option<Handle<Local>>,
+    /// How many of the callee's own loops enclose the current statement.
+    loop_depth: u32,
+    /// How many `return`s inside loops were lowered so far.
+    returns_in_loops: u32,
+}
+
+struct KernelLowerer<'a> {
+    shared: &'a Shared<'a>,
+    params: Vec<Param>,
+    locals: Arena<Local>,
+    exprs: Arena<Expr>,
+    /// The blocks being built; statements go to the last one.
+    blocks: Vec<Block>,
+    scopes: Vec<HashMap<String, Binding>>,
+    frames: Vec<InlineFrame>,
+    group_size: Option<[u32; 3]>,
+}
+
+impl<'a> KernelLowerer<'a> {
+    fn new(shared: &'a Shared<'a>) -> Self {
+        KernelLowerer {
+            shared,
+            params: Vec::new(),
+            locals: Arena::new(),
+            exprs: Arena::new(),
+            blocks: vec![Block::new()],
+            scopes: vec![HashMap::new()],
+            frames: Vec::new(),
+            group_size: None,
+        }
+    }
+
+    fn kernel(mut self, info: &check::KernelInfo, ast: &ast::Kernel) -> Lowered<Kernel> {
+        self.group_size = info.group_size;
+        for (n, param) in info.params.iter().enumerate() {
+            let id = ParamId(n as u32);
+            let (role, binding) = match &param.role {
+                ParamRole::Input => (brook_ir::ParamRole::Input, Binding::Input(id)),
+                ParamRole::Iterator => (brook_ir::ParamRole::Iterator, Binding::Input(id)),
+                ParamRole::Output => (brook_ir::ParamRole::Output, Binding::Output(id)),
+                ParamRole::Reduce => (brook_ir::ParamRole::Reduce, Binding::Output(id)),
+                ParamRole::Constant => (brook_ir::ParamRole::Constant, Binding::Constant(id)),
+                ParamRole::Gather { dims } => (
+                    brook_ir::ParamRole::Gather { dims: dims.clone() },
+                    Binding::Gather(id),
+                ),
+                ParamRole::Scatter { rank } => (
+                    brook_ir::ParamRole::Scatter { rank: *rank as u8 },
+                    Binding::Scatter(id),
+                ),
+            };
+            let elem = match &param.ty {
+                check::Type::Array { elem, .. } => elem.as_ref(),
+                ty => ty,
+            };
+            self.params.push(Param {
+                name: param.name.clone(),
+                ty: ir_type(elem, param.span)?,
+                role,
+                span: source_span(param.span),
+            });
+            self.bind(&param.name, binding);
+        }
+        if let Some(body) = &ast.body {
+            self.block_items(&body.stmts)?;
+        }
+        let body = self.blocks.pop().unwrap_or_default();
+        Ok(Kernel {
+            name: info.name.clone(),
+            kind: match info.kind {
+                KernelKind::Map => brook_ir::KernelKind::Map,
+                KernelKind::Reduce => brook_ir::KernelKind::Reduce,
+            },
+            params: self.params,
+            group_size: info.group_size,
+            locals: self.locals,
+            exprs: self.exprs,
+            body,
+            span: source_span(info.span),
+        })
+    }
+
+    fn bind(&mut self, name: &str, binding: Binding) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), binding);
+        }
+    }
+
+    fn lookup(&self, name: &str, span: Span) -> Lowered<Binding> {
+        match self.scopes.iter().rev().find_map(|s| s.get(name)) {
+            Some(b) => Ok(b.clone()),
+            None => fail(span, format!("`{name}` is not defined")),
+        }
+    }
+
+    fn emit(&mut self, stmt: Stmt, span: Span) {
+        if let Some(block) = self.blocks.last_mut() {
+            block.push(stmt, source_span(span));
+        }
+    }
+
+    /// Runs `f` with statements going to a new block, and returns that block.
+    fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Lowered<T>) -> Lowered<(Block, T)> {
+        self.blocks.push(Block::new());
+        self.scopes.push(HashMap::new());
+        let result = f(self);
+        self.scopes.pop();
+        let block = self.blocks.pop().unwrap_or_default();
+        result.map(|value| (block, value))
+    }
+
+    fn append(&mut self, kind: ExprKind, ty: Type, span: Span) -> Handle<Expr> {
+        self.exprs.append(Expr { kind, ty }, source_span(span))
+    }
+
+    fn ty(&self, h: Handle<Expr>) -> &Type {
+        &self.exprs[h].ty
+    }
+
+    fn value_type(&self, h: Handle<Expr>, span: Span) -> Lowered<ValueType> {
+        match self.ty(h).value() {
+            Some(v) => Ok(v),
+            None => fail(span, "expected a scalar or vector value"),
+        }
+    }
+
+    fn new_local(&mut self, name: &str, ty: Type, span: Span) -> Handle<Local> {
+        self.locals.append(
+            Local {
+                name: name.to_string(),
+                ty,
+                shared: false,
+            },
+            source_span(span),
+        )
+    }
+
+    /// Stores `value` in a new local and returns a load of it: the value is fixed now, whatever
+    /// later statements do.
+    fn capture(&mut self, name: &str, value: Handle<Expr>, span: Span) -> Handle<Expr> {
+        let ty = self.ty(value).clone();
+        let local = self.new_local(name, ty.clone(), span);
+        self.emit(
+            Stmt::Store {
+                place: Place::local(local),
+                value,
+            },
+            span,
+        );
+        self.append(ExprKind::Load(Place::local(local)), ty, span)
+    }
+
+    fn literal(&mut self, lit: Literal, span: Span) -> Handle<Expr> {
+        let ty = Type::Value(ValueType::scalar(lit.kind));
+        self.append(ExprKind::Literal(lit), ty, span)
+    }
+
+    /// The value 0 (or 1) of a kind.
+    fn scalar_const(&mut self, kind: ScalarKind, value: i64, span: Span) -> Handle<Expr> {
+        let lit = match kind {
+            ScalarKind::Bool => Literal::bool(value != 0),
+            ScalarKind::F32 => Literal::f32(value as f32),
+            ScalarKind::F64 => Literal::f64(value as f64),
+            k => Literal::int(k, value),
+        };
+        self.literal(lit, span)
+    }
+
+    /// A constant of a value type: the scalar, splatted for vectors.
+    fn value_const(&mut self, ty: ValueType, value: i64, span: Span) -> Handle<Expr> {
+        let scalar = self.scalar_const(ty.kind, value, span);
+        self.splat(scalar, ty.width, span)
+    }
+
+    fn splat(&mut self, scalar: Handle<Expr>, width: u8, span: Span) -> Handle<Expr> {
+        if width == 1 {
+            return scalar;
+        }
+        let kind = match self.ty(scalar).value() {
+            Some(v) => v.kind,
+            None => return scalar,
+        };
+        let ty = Type::Value(ValueType::vector(kind, width));
+        self.append(ExprKind::Splat(scalar), ty, span)
+    }
+}

@@ -1,0 +1,57 @@
+//! IR statements: structured control flow over stores.
+//!
+//! The only side effect is [`Stmt::Store`]. Control flow is structured: `if`, `loop` (with a
+//! `continuing` block run after the body and after `continue`, which may `break`), `break`,
+//! `continue`, `return` (ends the invocation) and `barrier` (`syncGroup()`, only in kernels with
+//! a thread group). This maps directly onto PTX labels, Cranelift blocks and a tree walker.
+
+use crate::arena::{Handle, SourceSpan};
+use crate::expr::{Expr, Place};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block(pub Vec<Statement>);
+
+impl Block {
+    pub fn new() -> Self {
+        Block(Vec::new())
+    }
+
+    pub fn push(&mut self, stmt: Stmt, span: SourceSpan) {
+        self.0.push(Statement { stmt, span });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Statement> {
+        self.0.iter()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    pub stmt: Stmt,
+    pub span: SourceSpan,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// Evaluates `value`, then writes it to `place` (whose indices are evaluated first).
+    Store { place: Place, value: Handle<Expr> },
+    If {
+        cond: Handle<Expr>,
+        accept: Block,
+        reject: Block,
+    },
+    /// Runs `body` then `continuing` until a `break`. `continue` in the body jumps to
+    /// `continuing`; a `break` in `continuing` leaves the loop.
+    Loop { body: Block, continuing: Block },
+    Break,
+    Continue,
+    /// Ends the invocation; outputs not written keep their previous contents.
+    Return,
+    /// Waits until every live thread of the group reaches a barrier (`syncGroup()`). A thread
+    /// that has returned no longer takes part, so a barrier never hangs.
+    Barrier,
+}
