@@ -8,6 +8,6 @@ pub mod brook;
 pub mod diagnostic;
 pub mod source;
 
-pub use brook::{check_source, CheckOptions, Checked};
+pub use brook::{check_source, compile_source, CheckOptions, Checked, Compiled};
 pub use diagnostic::{Code, Diagnostic, Diagnostics, Severity, WarningPolicy};
 pub use source::{SourceFile, Span};

@@ -10,8 +10,8 @@
 
 mod common;
 
-use common::options_from;
 use brook_front::{check_source, Code, SourceFile};
+use common::options_from;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,6 @@ fn fixtures(kind: &str) -> Vec<PathBuf> {
     assert!(!files.is_empty(), "no fixtures in {kind}");
     files
 }
-
 
 /// Checks one fixture; returns its rendered diagnostics and their codes.
 fn run(path: &Path, kind: &str) -> (String, Vec<Code>) {

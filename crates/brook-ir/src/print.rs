@@ -67,7 +67,9 @@ impl Printer<'_> {
             .map(|p| {
                 let role = match &p.role {
                     ParamRole::Gather { dims } => format!("gather{}", dims_text(dims)),
-                    ParamRole::Scatter { rank } => format!("scatter{}", "[]".repeat(*rank as usize)),
+                    ParamRole::Scatter { rank } => {
+                        format!("scatter{}", "[]".repeat(*rank as usize))
+                    }
                     role => role.name().to_string(),
                 };
                 format!("{role} {}: {}", p.name, self.module.type_name(&p.ty))
@@ -265,7 +267,12 @@ impl Printer<'_> {
                 format!("{symbol}{}", self.expr(*arg))
             }
             ExprKind::Binary { op, left, right } => {
-                format!("({} {} {})", self.expr(*left), op.symbol(), self.expr(*right))
+                format!(
+                    "({} {} {})",
+                    self.expr(*left),
+                    op.symbol(),
+                    self.expr(*right)
+                )
             }
             ExprKind::Select {
                 cond,
@@ -278,7 +285,11 @@ impl Printer<'_> {
                 self.expr(*reject)
             ),
             ExprKind::Convert(a) => {
-                format!("convert<{}>({})", self.module.type_name(&expr.ty), self.expr(*a))
+                format!(
+                    "convert<{}>({})",
+                    self.module.type_name(&expr.ty),
+                    self.expr(*a)
+                )
             }
             ExprKind::Math { fun, args } => format!("{}({})", fun.name(), list(args)),
             ExprKind::IndexOf(p) => format!("indexof({})", self.param_name(*p)),

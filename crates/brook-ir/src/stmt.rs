@@ -38,7 +38,10 @@ pub struct Statement {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     /// Evaluates `value`, then writes it to `place` (whose indices are evaluated first).
-    Store { place: Place, value: Handle<Expr> },
+    Store {
+        place: Place,
+        value: Handle<Expr>,
+    },
     If {
         cond: Handle<Expr>,
         accept: Block,
@@ -46,7 +49,10 @@ pub enum Stmt {
     },
     /// Runs `body` then `continuing` until a `break`. `continue` in the body jumps to
     /// `continuing`; a `break` in `continuing` leaves the loop.
-    Loop { body: Block, continuing: Block },
+    Loop {
+        body: Block,
+        continuing: Block,
+    },
     Break,
     Continue,
     /// Ends the invocation; outputs not written keep their previous contents.

@@ -105,12 +105,21 @@ impl KernelValidator<'_> {
         let structs = self.module.structs.len() as u32;
         for param in &self.kernel.params {
             if !type_ids_below(&param.ty, structs) {
-                return self.fail(param.span, Problem::Handle(format!("parameter `{}` has an unknown struct type", param.name)));
+                return self.fail(
+                    param.span,
+                    Problem::Handle(format!(
+                        "parameter `{}` has an unknown struct type",
+                        param.name
+                    )),
+                );
             }
         }
         for (_, local) in self.kernel.locals.iter() {
             if !type_ids_below(&local.ty, structs) {
-                return self.fail(self.kernel.span, Problem::Handle(format!("local `{}` has an unknown struct type", local.name)));
+                return self.fail(
+                    self.kernel.span,
+                    Problem::Handle(format!("local `{}` has an unknown struct type", local.name)),
+                );
             }
         }
         for (handle, expr) in self.kernel.exprs.iter() {
@@ -137,16 +146,35 @@ impl KernelValidator<'_> {
     fn expr_handles(&self, handle: Handle<Expr>, expr: &Expr) -> Check {
         let span = self.span(handle);
         if !type_ids_below(&expr.ty, self.module.structs.len() as u32) {
-            return self.fail(span, Problem::Handle(format!("expression {} has an unknown struct type", handle.index())));
+            return self.fail(
+                span,
+                Problem::Handle(format!(
+                    "expression {} has an unknown struct type",
+                    handle.index()
+                )),
+            );
         }
         let mut children = Vec::new();
         let mut params = Vec::new();
         collect_refs(&expr.kind, &mut children, &mut params);
         if let Some(bad) = children.iter().find(|c| c.index() >= handle.index()) {
-            return self.fail(span, Problem::Handle(format!("expression {} refers to expression {}, which is not before it", handle.index(), bad.index())));
+            return self.fail(
+                span,
+                Problem::Handle(format!(
+                    "expression {} refers to expression {}, which is not before it",
+                    handle.index(),
+                    bad.index()
+                )),
+            );
         }
         if let Some(bad) = params.iter().find(|p| self.kernel.param(**p).is_none()) {
-            return self.fail(span, Problem::Handle(format!("expression {} refers to {bad}, which does not exist", handle.index())));
+            return self.fail(
+                span,
+                Problem::Handle(format!(
+                    "expression {} refers to {bad}, which does not exist",
+                    handle.index()
+                )),
+            );
         }
         if let ExprKind::Load(place) = &expr.kind {
             self.place_handles(place, span, Some(handle))?;
@@ -172,7 +200,12 @@ impl KernelValidator<'_> {
         if ok {
             Ok(())
         } else {
-            self.fail(span, Problem::Handle("a place refers to an unknown local, parameter or expression".into()))
+            self.fail(
+                span,
+                Problem::Handle(
+                    "a place refers to an unknown local, parameter or expression".into(),
+                ),
+            )
         }
     }
 
@@ -191,12 +224,15 @@ impl KernelValidator<'_> {
     fn expr_type(&self, handle: Handle<Expr>, expr: &Expr) -> Check {
         match self.expected_type(&expr.kind, &expr.ty) {
             Ok(expected) if expected == expr.ty => Ok(()),
-            Ok(expected) => self.fail(self.span(handle), Problem::Type(format!(
-                "expression {} is recorded as {} but computes {}",
-                handle.index(),
-                self.module.type_name(&expr.ty),
-                self.module.type_name(&expected)
-            ))),
+            Ok(expected) => self.fail(
+                self.span(handle),
+                Problem::Type(format!(
+                    "expression {} is recorded as {} but computes {}",
+                    handle.index(),
+                    self.module.type_name(&expr.ty),
+                    self.module.type_name(&expected)
+                )),
+            ),
             Err(problem) => self.fail(self.span(handle), problem),
         }
     }
@@ -209,24 +245,38 @@ impl KernelValidator<'_> {
             ExprKind::Literal(lit) => Ok(Type::Value(ValueType::scalar(lit.kind))),
             ExprKind::Compose(args) => self.compose_type(args, recorded),
             ExprKind::Splat(arg) => match (recorded.value(), self.value(*arg)) {
-                (Some(v), Some(a)) if v.width > 1 && a == ValueType::scalar(v.kind) => Ok(recorded.clone()),
+                (Some(v), Some(a)) if v.width > 1 && a == ValueType::scalar(v.kind) => {
+                    Ok(recorded.clone())
+                }
                 _ => ty_err("splat needs a scalar of the vector's kind".into()),
             },
             ExprKind::Load(place) => self.place_type(place),
             ExprKind::Input(p) => match self.role(*p) {
-                ParamRole::Input | ParamRole::Iterator => Ok(self.kernel.params[p.0 as usize].ty.clone()),
-                role => Err(Problem::Role(format!("{p} is a {} parameter, not an input", role.name()))),
+                ParamRole::Input | ParamRole::Iterator => {
+                    Ok(self.kernel.params[p.0 as usize].ty.clone())
+                }
+                role => Err(Problem::Role(format!(
+                    "{p} is a {} parameter, not an input",
+                    role.name()
+                ))),
             },
             ExprKind::Constant(p) => match self.role(*p) {
                 ParamRole::Constant => Ok(self.kernel.params[p.0 as usize].ty.clone()),
-                role => Err(Problem::Role(format!("{p} is a {} parameter, not a constant", role.name()))),
+                role => Err(Problem::Role(format!(
+                    "{p} is a {} parameter, not a constant",
+                    role.name()
+                ))),
             },
             ExprKind::Gather { param, indices } => {
                 let ParamRole::Gather { dims } = self.role(*param) else {
                     return Err(Problem::Role(format!("{param} is not a gather array")));
                 };
                 if dims.len() != indices.len() {
-                    return ty_err(format!("{param} has {} axes but {} indices are given", dims.len(), indices.len()));
+                    return ty_err(format!(
+                        "{param} has {} axes but {} indices are given",
+                        dims.len(),
+                        indices.len()
+                    ));
                 }
                 self.indices_are_scalars(indices, true)?;
                 Ok(self.kernel.params[param.0 as usize].ty.clone())
@@ -241,17 +291,25 @@ impl KernelValidator<'_> {
             },
             ExprKind::Component { base, index } => match self.value(*base) {
                 Some(v) if *index < v.width => Ok(Type::Value(ValueType::scalar(v.kind))),
-                _ => ty_err(format!("component {index} of a value that does not have it")),
+                _ => ty_err(format!(
+                    "component {index} of a value that does not have it"
+                )),
             },
             ExprKind::Swizzle { base, pattern } => match self.value(*base) {
-                Some(v) if (2..=4).contains(&pattern.len()) && pattern.iter().all(|&c| c < v.width) => {
+                Some(v)
+                    if (2..=4).contains(&pattern.len()) && pattern.iter().all(|&c| c < v.width) =>
+                {
                     Ok(Type::Value(ValueType::vector(v.kind, pattern.len() as u8)))
                 }
                 _ => ty_err("bad swizzle".into()),
             },
             ExprKind::Unary { op, arg } => self.unary_type(*op, *arg),
             ExprKind::Binary { op, left, right } => self.binary_type(*op, *left, *right),
-            ExprKind::Select { cond, accept, reject } => {
+            ExprKind::Select {
+                cond,
+                accept,
+                reject,
+            } => {
                 if !self.ty(*cond).is_bool_scalar() {
                     return ty_err("select condition must be a bool scalar".into());
                 }
@@ -266,10 +324,16 @@ impl KernelValidator<'_> {
             },
             ExprKind::Math { fun, args } => self.math_type(*fun, args),
             ExprKind::IndexOf(p) => match self.role(*p) {
-                ParamRole::Input | ParamRole::Iterator | ParamRole::Output | ParamRole::Scatter { .. } => {
+                ParamRole::Input
+                | ParamRole::Iterator
+                | ParamRole::Output
+                | ParamRole::Scatter { .. } => {
                     Ok(Type::Value(ValueType::vector(ScalarKind::F32, 4)))
                 }
-                role => Err(Problem::Role(format!("indexof of a {} parameter", role.name()))),
+                role => Err(Problem::Role(format!(
+                    "indexof of a {} parameter",
+                    role.name()
+                ))),
             },
             ExprKind::Instance | ExprKind::InstanceInGroup => {
                 Ok(Type::Value(ValueType::vector(ScalarKind::I32, 4)))
@@ -279,22 +343,37 @@ impl KernelValidator<'_> {
 
     fn compose_type(&self, args: &[Handle<Expr>], recorded: &Type) -> Result<Type, Problem> {
         let expected: Vec<Type> = match recorded {
-            Type::Value(v) if v.width > 1 => vec![Type::Value(ValueType::scalar(v.kind)); v.width as usize],
-            Type::Struct(id) => self.module.structs[id.0 as usize].fields.iter().map(|f| f.ty.clone()).collect(),
+            Type::Value(v) if v.width > 1 => {
+                vec![Type::Value(ValueType::scalar(v.kind)); v.width as usize]
+            }
+            Type::Struct(id) => self.module.structs[id.0 as usize]
+                .fields
+                .iter()
+                .map(|f| f.ty.clone())
+                .collect(),
             _ => return Err(Problem::Type("compose of a scalar or array".into())),
         };
         let found: Vec<Type> = args.iter().map(|a| self.ty(*a).clone()).collect();
         if found == expected {
             Ok(recorded.clone())
         } else {
-            Err(Problem::Type(format!("compose of {} has the wrong operands", self.module.type_name(recorded))))
+            Err(Problem::Type(format!(
+                "compose of {} has the wrong operands",
+                self.module.type_name(recorded)
+            )))
         }
     }
 
-    fn indices_are_scalars(&self, indices: &[Handle<Expr>], floats_allowed: bool) -> Result<(), Problem> {
+    fn indices_are_scalars(
+        &self,
+        indices: &[Handle<Expr>],
+        floats_allowed: bool,
+    ) -> Result<(), Problem> {
         for &i in indices {
             match self.value(i) {
-                Some(v) if v.width == 1 && (v.kind.is_integer() || (floats_allowed && v.kind.is_float())) => {}
+                Some(v)
+                    if v.width == 1
+                        && (v.kind.is_integer() || (floats_allowed && v.kind.is_float())) => {}
                 _ => return Err(Problem::Type("an index must be a numeric scalar".into())),
             }
         }
@@ -317,7 +396,12 @@ impl KernelValidator<'_> {
         }
     }
 
-    fn binary_type(&self, op: BinaryOp, left: Handle<Expr>, right: Handle<Expr>) -> Result<Type, Problem> {
+    fn binary_type(
+        &self,
+        op: BinaryOp,
+        left: Handle<Expr>,
+        right: Handle<Expr>,
+    ) -> Result<Type, Problem> {
         let (Some(l), Some(r)) = (self.value(left), self.value(right)) else {
             return Err(Problem::Type(format!("`{}` on a non-value", op.symbol())));
         };
@@ -360,7 +444,9 @@ impl KernelValidator<'_> {
         Ok(Type::Value(match fun {
             MathFun::Dot | MathFun::Length | MathFun::Distance => ValueType::scalar(first.kind),
             MathFun::Cross if first.width != 3 => return Err(bad()),
-            MathFun::IsNan | MathFun::IsInf | MathFun::IsFinite => first.with_kind(ScalarKind::Bool),
+            MathFun::IsNan | MathFun::IsInf | MathFun::IsFinite => {
+                first.with_kind(ScalarKind::Bool)
+            }
             _ => first,
         }))
     }
@@ -369,15 +455,25 @@ impl KernelValidator<'_> {
         let mut ty = match &place.root {
             PlaceRoot::Local(l) => self.kernel.locals[*l].ty.clone(),
             PlaceRoot::Output(p) => match self.role(*p) {
-                ParamRole::Output | ParamRole::Reduce => self.kernel.params[p.0 as usize].ty.clone(),
-                role => return Err(Problem::Role(format!("{p} is a {} parameter, not an output", role.name()))),
+                ParamRole::Output | ParamRole::Reduce => {
+                    self.kernel.params[p.0 as usize].ty.clone()
+                }
+                role => {
+                    return Err(Problem::Role(format!(
+                        "{p} is a {} parameter, not an output",
+                        role.name()
+                    )))
+                }
             },
             PlaceRoot::Scatter { param, indices } => {
                 let ParamRole::Scatter { rank } = self.role(*param) else {
                     return Err(Problem::Role(format!("{param} is not a scatter array")));
                 };
                 if usize::from(*rank) != indices.len() {
-                    return Err(Problem::Type(format!("{param} has {rank} axes but {} indices are given", indices.len())));
+                    return Err(Problem::Type(format!(
+                        "{param} has {rank} axes but {} indices are given",
+                        indices.len()
+                    )));
                 }
                 self.indices_are_scalars(indices, true)?;
                 self.kernel.params[param.0 as usize].ty.clone()
@@ -403,7 +499,10 @@ impl KernelValidator<'_> {
                 self.indices_are_scalars(&[*i], false)?;
                 Ok((**elem).clone())
             }
-            _ => Err(Problem::Type(format!("access {access:?} on {}", self.module.type_name(ty)))),
+            _ => Err(Problem::Type(format!(
+                "access {access:?} on {}",
+                self.module.type_name(ty)
+            ))),
         }
     }
 
@@ -414,23 +513,36 @@ impl KernelValidator<'_> {
                 Stmt::Store { place, value } => {
                     self.place_handles(place, span, None)?;
                     if !self.kernel.exprs.contains(*value) {
-                        return self.fail(span, Problem::Handle("store of an unknown expression".into()));
+                        return self.fail(
+                            span,
+                            Problem::Handle("store of an unknown expression".into()),
+                        );
                     }
                     let place_ty = match self.place_type(place) {
                         Ok(ty) => ty,
                         Err(problem) => return self.fail(span, problem),
                     };
                     if place_ty != *self.ty(*value) {
-                        return self.fail(span, Problem::Type(format!(
-                            "store of a {} into a place of type {}",
-                            self.module.type_name(self.ty(*value)),
-                            self.module.type_name(&place_ty)
-                        )));
+                        return self.fail(
+                            span,
+                            Problem::Type(format!(
+                                "store of a {} into a place of type {}",
+                                self.module.type_name(self.ty(*value)),
+                                self.module.type_name(&place_ty)
+                            )),
+                        );
                     }
                 }
-                Stmt::If { cond, accept, reject } => {
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } => {
                     if !self.kernel.exprs.contains(*cond) || !self.ty(*cond).is_bool_scalar() {
-                        return self.fail(span, Problem::Type("an `if` condition must be a bool scalar".into()));
+                        return self.fail(
+                            span,
+                            Problem::Type("an `if` condition must be a bool scalar".into()),
+                        );
                     }
                     self.block(accept, in_loop, in_continuing)?;
                     self.block(reject, in_loop, in_continuing)?;
@@ -439,12 +551,20 @@ impl KernelValidator<'_> {
                     self.block(body, true, false)?;
                     self.block(continuing, true, true)?;
                 }
-                Stmt::Break if !in_loop => return self.fail(span, Problem::Control("`break` outside a loop".into())),
+                Stmt::Break if !in_loop => {
+                    return self.fail(span, Problem::Control("`break` outside a loop".into()))
+                }
                 Stmt::Continue if !in_loop || in_continuing => {
-                    return self.fail(span, Problem::Control("`continue` outside a loop body".into()))
+                    return self.fail(
+                        span,
+                        Problem::Control("`continue` outside a loop body".into()),
+                    )
                 }
                 Stmt::Barrier if self.kernel.group_size.is_none() => {
-                    return self.fail(span, Problem::Control("barrier in a kernel without a thread group".into()))
+                    return self.fail(
+                        span,
+                        Problem::Control("barrier in a kernel without a thread group".into()),
+                    )
                 }
                 Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => {}
             }
@@ -469,11 +589,15 @@ fn collect_refs(kind: &ExprKind, exprs: &mut Vec<Handle<Expr>>, params: &mut Vec
             params.push(*param);
             exprs.extend(indices);
         }
-        ExprKind::Field { base, .. } | ExprKind::Component { base, .. } | ExprKind::Swizzle { base, .. } => {
-            exprs.push(*base)
-        }
+        ExprKind::Field { base, .. }
+        | ExprKind::Component { base, .. }
+        | ExprKind::Swizzle { base, .. } => exprs.push(*base),
         ExprKind::Unary { arg, .. } => exprs.push(*arg),
         ExprKind::Binary { left, right, .. } => exprs.extend([*left, *right]),
-        ExprKind::Select { cond, accept, reject } => exprs.extend([*cond, *accept, *reject]),
+        ExprKind::Select {
+            cond,
+            accept,
+            reject,
+        } => exprs.extend([*cond, *accept, *reject]),
     }
 }

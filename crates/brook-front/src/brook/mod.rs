@@ -90,25 +90,47 @@ const FRONTEND_STACK_BYTES: usize = 256 << 20;
 /// Runs the whole frontend on one file, on a thread with a stack large enough for the deepest
 /// nesting the parser accepts.
 pub fn check_source(file: SourceFile, options: &CheckOptions) -> Checked {
+    on_frontend_stack(file, |file| check_on_this_thread(file, options))
+}
+
+/// A checked program and, when it has no errors, its IR.
+pub struct Compiled {
+    pub checked: Checked,
+    /// `None` when the check found errors; a lowering error is a compiler defect.
+    pub module: Option<Result<brook_ir::Module, lower::LowerError>>,
+}
+
+/// Checks a file and, if it has no errors, lowers it to IR (on the frontend's large stack).
+pub fn compile_source(file: SourceFile, options: &CheckOptions) -> Compiled {
+    on_frontend_stack(file, |file| {
+        let checked = check_on_this_thread(file, options);
+        let module = if checked.has_errors() {
+            None
+        } else {
+            Some(lower::lower(&checked.program, &checked.info))
+        };
+        Compiled { checked, module }
+    })
+}
+
+fn on_frontend_stack<T: Send>(file: SourceFile, run: impl Fn(SourceFile) -> T + Sync) -> T {
     let input = std::sync::Mutex::new(Some(file));
     let take = || input.lock().ok().and_then(|mut slot| slot.take());
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("brook-frontend".into())
             .stack_size(FRONTEND_STACK_BYTES)
-            .spawn_scoped(scope, || {
-                take().map(|file| check_on_this_thread(file, options))
-            });
+            .spawn_scoped(scope, || take().map(&run));
         let result = match spawned {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             Err(_) => None,
         };
-        // If no thread could be started, check here, on the caller's stack.
+        // If no thread could be started, run here, on the caller's stack.
         result.unwrap_or_else(|| {
             let file = take().unwrap_or_else(|| SourceFile::new("<input>", ""));
-            check_on_this_thread(file, options)
+            run(file)
         })
     })
 }

@@ -81,11 +81,7 @@ impl KernelLowerer<'_> {
         }
     }
 
-    fn argument_binding(
-        &mut self,
-        arg: &ast::Expr,
-        param: &check::ParamInfo,
-    ) -> Lowered<Binding> {
+    fn argument_binding(&mut self, arg: &ast::Expr, param: &check::ParamInfo) -> Lowered<Binding> {
         match &param.role {
             ParamRole::Input | ParamRole::Iterator | ParamRole::Constant => {
                 let value = self.expr(arg)?;

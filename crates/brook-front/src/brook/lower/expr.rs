@@ -87,9 +87,7 @@ impl KernelLowerer<'_> {
         }
         let scalar = Type::Value(ValueType::scalar(from.kind));
         let mut parts: Vec<Handle<Expr>> = (0..from.width)
-            .map(|index| {
-                self.append(ExprKind::Component { base: h, index }, scalar.clone(), span)
-            })
+            .map(|index| self.append(ExprKind::Component { base: h, index }, scalar.clone(), span))
             .collect();
         for _ in from.width..width {
             parts.push(self.scalar_const(from.kind, 0, span));
@@ -144,7 +142,10 @@ impl KernelLowerer<'_> {
         match &e.kind {
             Ast::Ident(name) => self.name_value(name, span),
             Ast::IntLit { value, .. } => {
-                let kind = self.checked_type(e)?.value().map_or(ScalarKind::I32, |v| v.kind);
+                let kind = self
+                    .checked_type(e)?
+                    .value()
+                    .map_or(ScalarKind::I32, |v| v.kind);
                 Ok(self.literal(Literal::int(kind, *value as i64), span))
             }
             Ast::FloatLit { value, single } => Ok(self.literal(
@@ -309,7 +310,15 @@ impl KernelLowerer<'_> {
         if effects.is_empty() || width > 1 {
             self.splice(effects);
             let ty = self.ty(l).clone();
-            return Ok(self.append(ExprKind::Binary { op, left: l, right: r }, ty, whole.span));
+            return Ok(self.append(
+                ExprKind::Binary {
+                    op,
+                    left: l,
+                    right: r,
+                },
+                ty,
+                whole.span,
+            ));
         }
         let result = self.capture("logic", l, whole.span);
         let Expr {
@@ -340,7 +349,11 @@ impl KernelLowerer<'_> {
             },
             whole.span,
         );
-        Ok(self.append(ExprKind::Load(place), Type::Value(ValueType::scalar(ScalarKind::Bool)), whole.span))
+        Ok(self.append(
+            ExprKind::Load(place),
+            Type::Value(ValueType::scalar(ScalarKind::Bool)),
+            whole.span,
+        ))
     }
 
     /// Appends the statements of a block to the current block.

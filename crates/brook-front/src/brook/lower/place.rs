@@ -6,9 +6,7 @@ use super::{fail, ir_type, Binding, KernelLowerer, Lowered};
 use crate::brook::ast::{self, ExprKind as Ast, UnaryOp};
 use crate::brook::check::swizzle_indices;
 use crate::source::Span;
-use brook_ir::{
-    Access, BinaryOp, Expr, ExprKind, Handle, Place, PlaceRoot, Stmt, Type, ValueType,
-};
+use brook_ir::{Access, BinaryOp, Expr, ExprKind, Handle, Place, PlaceRoot, Stmt, Type, ValueType};
 
 impl KernelLowerer<'_> {
     /// The place an lvalue expression denotes. Index expressions are lowered now; their side
@@ -94,9 +92,7 @@ impl KernelLowerer<'_> {
                         None => return fail(span, "no such field"),
                     }
                 }
-                (Type::Value(v), Access::Component(_)) => {
-                    Type::Value(ValueType::scalar(v.kind))
-                }
+                (Type::Value(v), Access::Component(_)) => Type::Value(ValueType::scalar(v.kind)),
                 (Type::Array { elem, .. }, Access::Index(_)) => *elem,
                 _ => return fail(span, "bad access path"),
             };

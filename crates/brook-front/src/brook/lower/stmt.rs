@@ -312,7 +312,8 @@ impl KernelLowerer<'_> {
                 for (k, item) in items.iter().enumerate() {
                     let (access, elem) = match ty {
                         Type::Array { elem, .. } => {
-                            let index = self.literal(Literal::int(ScalarKind::I32, k as i64), *span);
+                            let index =
+                                self.literal(Literal::int(ScalarKind::I32, k as i64), *span);
                             (Access::Index(index), (**elem).clone())
                         }
                         Type::Struct(id) => {

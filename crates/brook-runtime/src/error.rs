@@ -1,0 +1,178 @@
+//! Runtime errors: the Brook+ `BError` codes kept on streams, and the typed errors the Rust API
+//! returns. Messages follow seed 003 section 8 and name the kernel, argument and expectation.
+
+use std::fmt;
+
+/// The Brook+ stream error codes (seed 001), in their C order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub enum BError {
+    NoError = 0,
+    Declaration,
+    Read,
+    Write,
+    Kernel,
+    Domain,
+    InvalidParameter,
+    NotSupported,
+}
+
+impl BError {
+    /// The C name (`BR_ERROR_KERNEL`).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            BError::NoError => "BR_NO_ERROR",
+            BError::Declaration => "BR_ERROR_DECLARATION",
+            BError::Read => "BR_ERROR_READ",
+            BError::Write => "BR_ERROR_WRITE",
+            BError::Kernel => "BR_ERROR_KERNEL",
+            BError::Domain => "BR_ERROR_DOMAIN",
+            BError::InvalidParameter => "BR_ERROR_INVALID_PARAMATER",
+            BError::NotSupported => "BR_ERROR_NOT_SUPPORTED",
+        }
+    }
+}
+
+impl fmt::Display for BError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.c_name())
+    }
+}
+
+/// An argument of a launch, for messages: position (1-based) and parameter name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgRef {
+    pub position: usize,
+    pub name: String,
+}
+
+impl fmt::Display for ArgRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "argument {} (`{}`)", self.position, self.name)
+    }
+}
+
+/// Why a launch was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchProblem {
+    #[error("expected {expected} arguments, got {found}")]
+    ArgumentCount { expected: usize, found: usize },
+    #[error("{arg}: expected {expected}, got {found}")]
+    ArgumentKind {
+        arg: ArgRef,
+        expected: String,
+        found: String,
+    },
+    #[error("{arg}: Kernel Execution: {which} stream device is different from current device: the stream is on {found}, the launch runs on {expected}")]
+    OtherDevice {
+        arg: ArgRef,
+        which: &'static str,
+        expected: String,
+        found: String,
+    },
+    #[error("{arg}: Kernel Execution: Invalid Input stream: it holds an earlier error ({code})")]
+    InputInError { arg: ArgRef, code: super::BError },
+    #[error("{arg}: Kernel Execution: Input stream is same as output stream. Binding kernels read-write is prohibited (set BRT_PERMIT_READ_WRITE_ALIASING to allow it)")]
+    Aliased { arg: ArgRef, output: ArgRef },
+    #[error("{arg}: the same stream is bound to two outputs ({other})")]
+    OutputTwice { arg: ArgRef, other: ArgRef },
+    #[error("{arg}: Kernel Execution: output stream dimension doesn't match with first output dimension: {found:?} vs {expected:?}")]
+    OutputShape {
+        arg: ArgRef,
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    #[error("{arg}: Kernel Execution: input stream rank doesn't match with first output rank: shape {found:?} onto domain {domain:?}")]
+    InputRank {
+        arg: ArgRef,
+        domain: Vec<usize>,
+        found: Vec<usize>,
+    },
+    #[error("{arg}: {problem}")]
+    ArrayShape { arg: ArgRef, problem: String },
+    #[error("the kernel has no output and no input stream to define its domain")]
+    NoDomain,
+    #[error("Kernel Execution: {0}")]
+    NotSupported(String),
+    #[error("execution failed: {0}")]
+    Execution(String),
+}
+
+/// A launch error: the kernel and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("kernel `{kernel}`: {problem}")]
+pub struct LaunchError {
+    pub kernel: String,
+    pub problem: LaunchProblem,
+}
+
+impl LaunchError {
+    /// The stream error code the outputs get.
+    pub fn code(&self) -> BError {
+        match self.problem {
+            LaunchProblem::NotSupported(_) => BError::NotSupported,
+            LaunchProblem::ArgumentCount { .. } | LaunchProblem::ArgumentKind { .. } => {
+                BError::InvalidParameter
+            }
+            _ => BError::Kernel,
+        }
+    }
+}
+
+/// Every runtime error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("Stream Allocation: invalid shape {dims:?}: {problem}")]
+    Shape {
+        dims: Vec<usize>,
+        problem: &'static str,
+    },
+    #[error("{operation}: the host buffer has {found} elements, the stream {expected}")]
+    HostLength {
+        operation: &'static str,
+        expected: usize,
+        found: usize,
+    },
+    #[error("{operation}: the stream holds {expected} elements, not {found}")]
+    ElementType {
+        operation: &'static str,
+        expected: String,
+        found: String,
+    },
+    #[error("{operation}: the stream has an error ({code}): {log}")]
+    StreamInError {
+        operation: &'static str,
+        code: BError,
+        log: String,
+    },
+    #[error("Stream Allocation: Failed to create buffer of {bytes} bytes on {device}: {reason}")]
+    Allocation {
+        device: String,
+        bytes: usize,
+        reason: String,
+    },
+    #[error("no device `{0}`: {1}")]
+    NoDevice(String, String),
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+}
+
+impl RuntimeError {
+    /// The stream error code for this error.
+    pub fn code(&self) -> BError {
+        match self {
+            RuntimeError::Shape { .. } | RuntimeError::Allocation { .. } => BError::Declaration,
+            RuntimeError::HostLength { operation, .. }
+            | RuntimeError::ElementType { operation, .. }
+            | RuntimeError::StreamInError { operation, .. } => {
+                if operation.contains("Write") {
+                    BError::Write
+                } else {
+                    BError::Read
+                }
+            }
+            RuntimeError::NoDevice(..) => BError::NotSupported,
+            RuntimeError::Launch(e) => e.code(),
+        }
+    }
+}

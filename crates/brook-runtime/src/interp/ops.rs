@@ -1,0 +1,382 @@
+//! Component-wise operators, conversions and intrinsics on interpreter numbers, following the
+//! arithmetic rules of `brook_ir::launch` (wrapping integers, no trap on division by zero,
+//! IEEE floats without fused operations).
+
+use super::value::{normalize, Num};
+use brook_ir::launch::{int_div, int_rem};
+use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
+
+fn map(ty: ValueType, f: impl Fn(usize) -> u64) -> Num {
+    let mut lanes = [0u64; 4];
+    for (i, lane) in lanes.iter_mut().enumerate().take(usize::from(ty.width)) {
+        *lane = f(i);
+    }
+    Num { ty, lanes }
+}
+
+fn f32_bits(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+
+pub fn unary(op: UnaryOp, a: &Num) -> Num {
+    let kind = a.ty.kind;
+    map(a.ty, |i| match (op, kind) {
+        (UnaryOp::Neg, ScalarKind::F32) => f32_bits(-a.f32(i)),
+        (UnaryOp::Neg, ScalarKind::F64) => (-a.f64(i)).to_bits(),
+        (UnaryOp::Neg, k) => normalize(k, a.lane(i).wrapping_neg()),
+        (UnaryOp::Not, _) => u64::from(a.lane(i) == 0),
+        (UnaryOp::BitNot, k) => normalize(k, !a.lane(i)),
+    })
+}
+
+pub fn binary(op: BinaryOp, a: &Num, b: &Num) -> Num {
+    let kind = a.ty.kind;
+    let ty = if op.is_comparison() {
+        a.ty.with_kind(ScalarKind::Bool)
+    } else {
+        a.ty
+    };
+    map(ty, |i| match kind {
+        ScalarKind::F32 => f32_binary(op, a.f32(i), b.f32(i)),
+        ScalarKind::F64 => f64_binary(op, a.f64(i), b.f64(i)),
+        k => int_binary(op, k, a.lane(i), b.lane(i)),
+    })
+}
+
+fn f32_binary(op: BinaryOp, x: f32, y: f32) -> u64 {
+    match op {
+        BinaryOp::Add => f32_bits(x + y),
+        BinaryOp::Sub => f32_bits(x - y),
+        BinaryOp::Mul => f32_bits(x * y),
+        BinaryOp::Div => f32_bits(x / y),
+        BinaryOp::Rem => f32_bits(x % y),
+        _ => compare(op, x.partial_cmp(&y)),
+    }
+}
+
+fn f64_binary(op: BinaryOp, x: f64, y: f64) -> u64 {
+    match op {
+        BinaryOp::Add => (x + y).to_bits(),
+        BinaryOp::Sub => (x - y).to_bits(),
+        BinaryOp::Mul => (x * y).to_bits(),
+        BinaryOp::Div => (x / y).to_bits(),
+        BinaryOp::Rem => (x % y).to_bits(),
+        _ => compare(op, x.partial_cmp(&y)),
+    }
+}
+
+fn compare(op: BinaryOp, ord: Option<std::cmp::Ordering>) -> u64 {
+    use std::cmp::Ordering::*;
+    let result = match (op, ord) {
+        (BinaryOp::Ne, None) => true,
+        (_, None) => false,
+        (BinaryOp::Eq, Some(o)) => o == Equal,
+        (BinaryOp::Ne, Some(o)) => o != Equal,
+        (BinaryOp::Lt, Some(o)) => o == Less,
+        (BinaryOp::Le, Some(o)) => o != Greater,
+        (BinaryOp::Gt, Some(o)) => o == Greater,
+        (BinaryOp::Ge, Some(o)) => o != Less,
+        _ => false,
+    };
+    u64::from(result)
+}
+
+fn int_binary(op: BinaryOp, kind: ScalarKind, x: u64, y: u64) -> u64 {
+    let bits = kind.size() * 8;
+    let signed = kind.is_signed();
+    let n = |v: u64| normalize(kind, v);
+    match op {
+        BinaryOp::Add => n(x.wrapping_add(y)),
+        BinaryOp::Sub => n(x.wrapping_sub(y)),
+        BinaryOp::Mul => n(x.wrapping_mul(y)),
+        BinaryOp::Div if signed => n(int_div(x as i64, y as i64, bits) as u64),
+        BinaryOp::Div => x.checked_div(y).unwrap_or(0),
+        BinaryOp::Rem if signed => n(int_rem(x as i64, y as i64, bits) as u64),
+        BinaryOp::Rem => x.checked_rem(y).unwrap_or(0),
+        BinaryOp::Shl => n(x << (y % u64::from(bits))),
+        BinaryOp::Shr if signed => n(((x as i64) >> (y % u64::from(bits))) as u64),
+        BinaryOp::Shr => x >> (y % u64::from(bits)),
+        BinaryOp::BitAnd => x & y,
+        BinaryOp::BitOr => x | y,
+        BinaryOp::BitXor => n(x ^ y),
+        BinaryOp::LogicAnd => u64::from(x != 0 && y != 0),
+        BinaryOp::LogicOr => u64::from(x != 0 || y != 0),
+        _ if signed => compare(op, Some((x as i64).cmp(&(y as i64)))),
+        _ => compare(op, Some(x.cmp(&y))),
+    }
+}
+
+/// Converts every lane to `to` (same width).
+pub fn convert(a: &Num, to: ScalarKind) -> Num {
+    let from = a.ty.kind;
+    map(a.ty.with_kind(to), |i| convert_lane(a, i, from, to))
+}
+
+fn convert_lane(a: &Num, i: usize, from: ScalarKind, to: ScalarKind) -> u64 {
+    if to == ScalarKind::Bool {
+        return u64::from(match from {
+            ScalarKind::F32 => a.f32(i) != 0.0,
+            ScalarKind::F64 => a.f64(i) != 0.0,
+            _ => a.lane(i) != 0,
+        });
+    }
+    match from {
+        ScalarKind::F32 => float_to(f64::from(a.f32(i)), Some(a.f32(i)), to),
+        ScalarKind::F64 => float_to(a.f64(i), None, to),
+        _ => {
+            let unsigned = !from.is_signed();
+            match to {
+                ScalarKind::F32 if unsigned => f32_bits(a.lane(i) as f32),
+                ScalarKind::F32 => f32_bits(a.int(i) as f32),
+                ScalarKind::F64 if unsigned => (a.lane(i) as f64).to_bits(),
+                ScalarKind::F64 => (a.int(i) as f64).to_bits(),
+                k => normalize(k, a.lane(i)),
+            }
+        }
+    }
+}
+
+/// A float to another kind: integers truncate toward zero and saturate, NaN gives 0.
+fn float_to(x: f64, single: Option<f32>, to: ScalarKind) -> u64 {
+    match to {
+        ScalarKind::F32 => f32_bits(single.unwrap_or(x as f32)),
+        ScalarKind::F64 => x.to_bits(),
+        ScalarKind::I8 => x as i8 as i64 as u64,
+        ScalarKind::U8 => x as u8 as u64,
+        ScalarKind::I16 => x as i16 as i64 as u64,
+        ScalarKind::U16 => x as u16 as u64,
+        ScalarKind::I32 => x as i32 as i64 as u64,
+        ScalarKind::U32 => x as u32 as u64,
+        ScalarKind::I64 => x as i64 as u64,
+        ScalarKind::U64 => x as u64,
+        ScalarKind::Bool => u64::from(x != 0.0),
+    }
+}
+
+/// A float operation in the precision of the operands' kind.
+fn float_map(a: &Num, f32_op: impl Fn(f32) -> f32, f64_op: impl Fn(f64) -> f64) -> Num {
+    map(a.ty, |i| match a.ty.kind {
+        ScalarKind::F32 => f32_bits(f32_op(a.f32(i))),
+        _ => f64_op(a.f64(i)).to_bits(),
+    })
+}
+
+fn float_map2(
+    a: &Num,
+    b: &Num,
+    f32_op: impl Fn(f32, f32) -> f32,
+    f64_op: impl Fn(f64, f64) -> f64,
+) -> Num {
+    map(a.ty, |i| match a.ty.kind {
+        ScalarKind::F32 => f32_bits(f32_op(a.f32(i), b.f32(i))),
+        _ => f64_op(a.f64(i), b.f64(i)).to_bits(),
+    })
+}
+
+fn classify(a: &Num, f32_test: impl Fn(f32) -> bool, f64_test: impl Fn(f64) -> bool) -> Num {
+    map(a.ty.with_kind(ScalarKind::Bool), |i| {
+        u64::from(match a.ty.kind {
+            ScalarKind::F32 => f32_test(a.f32(i)),
+            _ => f64_test(a.f64(i)),
+        })
+    })
+}
+
+/// The sum of lane products, left to right, without fused operations.
+fn dot(a: &Num, b: &Num) -> Num {
+    let product = binary(BinaryOp::Mul, a, b);
+    let scalar = ValueType::scalar(a.ty.kind);
+    let mut sum = Num {
+        ty: scalar,
+        lanes: [product.lanes[0], 0, 0, 0],
+    };
+    for i in 1..a.width() {
+        let next = Num {
+            ty: scalar,
+            lanes: [product.lanes[i], 0, 0, 0],
+        };
+        sum = binary(BinaryOp::Add, &sum, &next);
+    }
+    sum
+}
+
+fn length(a: &Num) -> Num {
+    let d = dot(a, a);
+    float_map(&d, f32::sqrt, f64::sqrt)
+}
+
+fn splat(scalar: &Num, ty: ValueType) -> Num {
+    map(ty, |_| scalar.lanes[0])
+}
+
+fn min_max(a: &Num, b: &Num, max: bool) -> Num {
+    match a.ty.kind {
+        ScalarKind::F32 | ScalarKind::F64 => {
+            if max {
+                float_map2(a, b, f32::max, f64::max)
+            } else {
+                float_map2(a, b, f32::min, f64::min)
+            }
+        }
+        _ => {
+            let less = binary(BinaryOp::Lt, a, b);
+            map(a.ty, |i| {
+                let a_smaller = less.lanes[i] != 0;
+                if a_smaller != max {
+                    a.lanes[i]
+                } else {
+                    b.lanes[i]
+                }
+            })
+        }
+    }
+}
+
+fn sign(a: &Num) -> Num {
+    match a.ty.kind {
+        ScalarKind::F32 | ScalarKind::F64 => float_map(
+            a,
+            |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x * 0.0
+                }
+            },
+            |x| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x * 0.0
+                }
+            },
+        ),
+        k if k.is_signed() => map(a.ty, |i| normalize(k, a.int(i).signum() as u64)),
+        _ => map(a.ty, |i| u64::from(a.lanes[i] != 0)),
+    }
+}
+
+/// Applies an intrinsic to its (type-checked) arguments.
+pub fn math(fun: MathFun, args: &[Num]) -> Num {
+    let a = &args[0];
+    match fun {
+        MathFun::Abs => match a.ty.kind {
+            ScalarKind::F32 | ScalarKind::F64 => float_map(a, f32::abs, f64::abs),
+            k if k.is_signed() => map(a.ty, |i| normalize(k, a.int(i).wrapping_abs() as u64)),
+            _ => *a,
+        },
+        MathFun::Acos => float_map(a, f32::acos, f64::acos),
+        MathFun::Asin => float_map(a, f32::asin, f64::asin),
+        MathFun::Atan => float_map(a, f32::atan, f64::atan),
+        MathFun::Atan2 => float_map2(a, &args[1], f32::atan2, f64::atan2),
+        MathFun::Ceil => float_map(a, f32::ceil, f64::ceil),
+        MathFun::Clamp => min_max(&min_max(a, &args[1], true), &args[2], false),
+        MathFun::Cos => float_map(a, f32::cos, f64::cos),
+        MathFun::Cross => cross(a, &args[1]),
+        MathFun::Distance => length(&binary(BinaryOp::Sub, a, &args[1])),
+        MathFun::Dot => dot(a, &args[1]),
+        MathFun::Exp => float_map(a, f32::exp, f64::exp),
+        MathFun::Exp2 => float_map(a, f32::exp2, f64::exp2),
+        MathFun::Floor => float_map(a, f32::floor, f64::floor),
+        MathFun::Fmod => binary(BinaryOp::Rem, a, &args[1]),
+        MathFun::Frac => float_map(a, |x| x - x.floor(), |x| x - x.floor()),
+        MathFun::IsFinite => classify(a, f32::is_finite, f64::is_finite),
+        MathFun::IsInf => classify(a, f32::is_infinite, f64::is_infinite),
+        MathFun::IsNan => classify(a, f32::is_nan, f64::is_nan),
+        MathFun::Length => length(a),
+        MathFun::Lerp => {
+            let diff = binary(BinaryOp::Sub, &args[1], a);
+            binary(BinaryOp::Add, a, &binary(BinaryOp::Mul, &diff, &args[2]))
+        }
+        MathFun::Log => float_map(a, f32::ln, f64::ln),
+        MathFun::Log2 => float_map(a, f32::log2, f64::log2),
+        MathFun::Max => min_max(a, &args[1], true),
+        MathFun::Min => min_max(a, &args[1], false),
+        MathFun::Normalize => {
+            let len = splat(&length(a), a.ty);
+            binary(BinaryOp::Div, a, &len)
+        }
+        MathFun::Pow => float_map2(a, &args[1], f32::powf, f64::powf),
+        MathFun::Round => float_map(a, |x| (x + 0.5).trunc(), |x| (x + 0.5).trunc()),
+        MathFun::Rsqrt => float_map(a, |x| 1.0 / x.sqrt(), |x| 1.0 / x.sqrt()),
+        MathFun::Sign => sign(a),
+        MathFun::Sin => float_map(a, f32::sin, f64::sin),
+        MathFun::Sqrt => float_map(a, f32::sqrt, f64::sqrt),
+        MathFun::Tan => float_map(a, f32::tan, f64::tan),
+    }
+}
+
+fn cross(a: &Num, b: &Num) -> Num {
+    let lane = |n: &Num, i: usize| Num {
+        ty: ValueType::scalar(n.ty.kind),
+        lanes: [n.lanes[i], 0, 0, 0],
+    };
+    let term = |i: usize, j: usize| {
+        let left = binary(BinaryOp::Mul, &lane(a, i), &lane(b, j));
+        let right = binary(BinaryOp::Mul, &lane(a, j), &lane(b, i));
+        binary(BinaryOp::Sub, &left, &right).lanes[0]
+    };
+    Num {
+        ty: a.ty,
+        lanes: [term(1, 2), term(2, 0), term(0, 1), 0],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(kind: ScalarKind, v: i64) -> Num {
+        Num {
+            ty: ValueType::scalar(kind),
+            lanes: [normalize(kind, v as u64), 0, 0, 0],
+        }
+    }
+
+    #[test]
+    fn integers_wrap_and_divide_safely() {
+        let r = binary(
+            BinaryOp::Add,
+            &int(ScalarKind::I8, 120),
+            &int(ScalarKind::I8, 8),
+        );
+        assert_eq!(r.int(0), -128);
+        let r = binary(
+            BinaryOp::Div,
+            &int(ScalarKind::I32, 7),
+            &int(ScalarKind::I32, 0),
+        );
+        assert_eq!(r.int(0), 0);
+        let r = binary(
+            BinaryOp::Sub,
+            &int(ScalarKind::U8, 0),
+            &int(ScalarKind::U8, 1),
+        );
+        assert_eq!(r.lane(0), 255);
+        let r = binary(
+            BinaryOp::Shr,
+            &int(ScalarKind::I32, -8),
+            &int(ScalarKind::I32, 1),
+        );
+        assert_eq!(r.int(0), -4);
+    }
+
+    #[test]
+    fn float_to_int_truncates_and_saturates() {
+        let x = Num {
+            ty: ValueType::scalar(ScalarKind::F32),
+            lanes: [f32_bits(-2.7), 0, 0, 0],
+        };
+        assert_eq!(convert(&x, ScalarKind::I32).int(0), -2);
+        assert_eq!(convert(&x, ScalarKind::U8).lane(0), 0);
+        let nan = Num {
+            ty: ValueType::scalar(ScalarKind::F32),
+            lanes: [f32_bits(f32::NAN), 0, 0, 0],
+        };
+        assert_eq!(convert(&nan, ScalarKind::I32).int(0), 0);
+    }
+}

@@ -1,0 +1,34 @@
+//! The errors of the Rust API.
+
+use brook_runtime::{LaunchError, RuntimeError};
+
+/// Everything that can go wrong through the `brook` API.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// The source has errors; the message holds every diagnostic, rendered with source lines.
+    #[error("{file}: {count} error(s)\n{rendered}")]
+    Compile {
+        file: String,
+        count: usize,
+        rendered: String,
+    },
+    /// The compiler failed on a program the checker accepted (a defect in Brook).
+    #[error("{file}:{line}:{column}: internal compiler error: {message}")]
+    Internal {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// No kernel of this name (only kernels with a body and a `void` result can be launched).
+    #[error("no kernel `{name}` in {file}; launchable kernels: {available}")]
+    UnknownKernel {
+        name: String,
+        file: String,
+        available: String,
+    },
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}

@@ -1,0 +1,35 @@
+//! Brook from Rust: write kernels in Brook, run them on any device.
+//!
+//! ```
+//! use brook::{Device, Program, Stream};
+//!
+//! let program = Program::from_source(
+//!     "saxpy.br",
+//!     "kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }",
+//! )?;
+//! let device = Device::default_device();
+//! let x = Stream::from_slice(&device, &[4], &[1.0f32, 2.0, 3.0, 4.0])?;
+//! let y = Stream::from_slice(&device, &[4], &[10.0f32, 20.0, 30.0, 40.0])?;
+//! let r = Stream::<f32>::new(&device, &[4])?;
+//! program.kernel("saxpy")?.launch(brook::args![2.0f32, &x, &y, &r])?;
+//! assert_eq!(r.to_vec()?, vec![12.0, 24.0, 36.0, 48.0]);
+//! # Ok::<(), brook::Error>(())
+//! ```
+//!
+//! Element types: Rust numbers are the Brook scalars (`f32` is `float`, `i8` is `char`, `u32`
+//! is `uint`...), `[T; N]` (N = 2..4) are the vectors (`[f32; 4]` is `float4`), and
+//! [`brook_struct!`] declares structs. Shapes are listed slowest dimension first.
+
+mod device;
+mod error;
+mod program;
+mod stream;
+
+pub use brook_runtime::{brook_struct, BError, DeviceKind, Element, LaunchReport, RawStream};
+pub use device::Device;
+pub use error::Error;
+pub use program::{Arg, CompileOptions, Kernel, Program};
+pub use stream::Stream;
+
+/// The runtime underneath, for tools that work with untyped streams.
+pub use brook_runtime as runtime;

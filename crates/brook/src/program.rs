@@ -1,0 +1,185 @@
+//! Programs (compiled `.br` source) and their kernels.
+
+use crate::error::Error;
+use crate::stream::Stream;
+use brook_front::{compile_source, CheckOptions, SourceFile};
+use brook_ir::Module;
+use brook_runtime::{Constant, Element, LaunchReport, RawStream};
+use std::sync::Arc;
+
+/// Compiler options: the `brcc` flags that change what a program means.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Strong type checking (the default); `false` is `brcc -a`.
+    pub strong_types: bool,
+    /// Run the preprocessor (`-pp`).
+    pub preprocess: bool,
+    /// `-D NAME` or `-D NAME=value` definitions for the preprocessor.
+    pub defines: Vec<String>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            strong_types: true,
+            preprocess: false,
+            defines: Vec::new(),
+        }
+    }
+}
+
+/// A compiled Brook program: its kernels in IR, ready to launch on any device.
+#[derive(Clone, Debug)]
+pub struct Program {
+    module: Arc<Module>,
+    file: String,
+}
+
+impl Program {
+    /// Compiles Brook source (kernels; host code in it is ignored). `file` names the source in
+    /// error messages.
+    pub fn from_source(file: &str, source: &str) -> Result<Program, Error> {
+        Program::compile(file, source, &CompileOptions::default())
+    }
+
+    pub fn compile(file: &str, source: &str, options: &CompileOptions) -> Result<Program, Error> {
+        let mut check = CheckOptions {
+            strong_types: options.strong_types,
+            preprocess: options.preprocess,
+            ..CheckOptions::default()
+        };
+        for define in &options.defines {
+            let parsed = brook_front::brook::Define::parse(define).map_err(|_| Error::Compile {
+                file: file.to_string(),
+                count: 1,
+                rendered: format!("invalid definition `{define}`: expected NAME or NAME=integer"),
+            })?;
+            check.defines.push(parsed);
+        }
+        let compiled = compile_source(SourceFile::new(file, source), &check);
+        let checked = &compiled.checked;
+        let module = match compiled.module {
+            None => {
+                return Err(Error::Compile {
+                    file: file.to_string(),
+                    count: checked.diagnostics.iter().filter(|d| d.is_error()).count(),
+                    rendered: checked.render_diagnostics(),
+                })
+            }
+            Some(Err(e)) => {
+                let (line, column) = checked.file.line_col(e.span.start as usize);
+                return Err(Error::Internal {
+                    file: file.to_string(),
+                    line,
+                    column,
+                    message: e.message,
+                });
+            }
+            Some(Ok(module)) => module,
+        };
+        if let Err(e) = brook_ir::validate(&module) {
+            let (line, column) = checked.file.line_col(e.span.start as usize);
+            return Err(Error::Internal {
+                file: file.to_string(),
+                line,
+                column,
+                message: e.to_string(),
+            });
+        }
+        Ok(Program {
+            module: Arc::new(module),
+            file: file.to_string(),
+        })
+    }
+
+    /// The kernel called `name`.
+    pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
+        match self.module.kernels.iter().position(|k| k.name == name) {
+            Some(index) => Ok(Kernel {
+                module: self.module.clone(),
+                index,
+            }),
+            None => Err(Error::UnknownKernel {
+                name: name.to_string(),
+                file: self.file.clone(),
+                available: self.kernel_names().join(", "),
+            }),
+        }
+    }
+
+    /// The names of the launchable kernels.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.module.kernels.iter().map(|k| k.name.clone()).collect()
+    }
+
+    /// The IR of the program.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The IR as text (what `brcc --emit ir` prints).
+    pub fn ir_text(&self) -> String {
+        brook_ir::print::print_module(&self.module)
+    }
+}
+
+/// A kernel of a program.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    module: Arc<Module>,
+    index: usize,
+}
+
+impl Kernel {
+    pub fn name(&self) -> &str {
+        &self.module.kernels[self.index].name
+    }
+
+    pub fn ir(&self) -> &brook_ir::Kernel {
+        &self.module.kernels[self.index]
+    }
+
+    /// Launches the kernel with arguments in parameter order (see [`crate::args!`]). The launch
+    /// runs on the device of its streams; the outputs hold the results when it returns.
+    pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
+        let raw: Vec<brook_runtime::Arg<'_>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Stream(s) => brook_runtime::Arg::Stream(s),
+                Arg::Constant(c) => brook_runtime::Arg::Constant(c.clone()),
+            })
+            .collect();
+        Ok(brook_runtime::launch(
+            &self.module,
+            &self.module.kernels[self.index],
+            &raw,
+        )?)
+    }
+}
+
+/// One argument of a kernel launch: a stream (of any element type) or a constant value.
+#[derive(Clone, Debug)]
+pub enum Arg<'a> {
+    Stream(&'a RawStream),
+    Constant(Constant),
+}
+
+impl<'a, T: Element> From<&'a Stream<T>> for Arg<'a> {
+    fn from(stream: &'a Stream<T>) -> Self {
+        Arg::Stream(stream.raw())
+    }
+}
+
+impl<T: Element> From<T> for Arg<'_> {
+    fn from(value: T) -> Self {
+        Arg::Constant(Constant::of(value))
+    }
+}
+
+/// Builds a launch argument list: `kernel.launch(brook::args![&x, &y, 2.0f32, &out])`.
+#[macro_export]
+macro_rules! args {
+    ($($arg:expr),* $(,)?) => {
+        &[$($crate::Arg::from($arg)),*]
+    };
+}
