@@ -1,0 +1,325 @@
+//! The conformance suite: every case in `tests/conformance/*.case` (at the repository root) runs
+//! on every available device. Each run's outputs must equal the case's expected values (which
+//! were computed independently of Brook, by hand or with a short Python script) and, on every
+//! device other than the interpreter, the interpreter's bytes too. Adding a device needs no
+//! change here or in the cases. The format is described in `case.rs`.
+
+mod case;
+
+use brook::runtime::element::ElementType;
+use brook::runtime::{Constant, RawStream};
+use brook::{Arg, CompileOptions, Device, DeviceKind, Program};
+use brook_ir::{ScalarKind, Type};
+use case::{ArgSpec, Case, Expectation, Run};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn case_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/conformance exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn options(case: &Case) -> CompileOptions {
+    let mut options = CompileOptions::default();
+    let mut flags = case.flags.iter();
+    while let Some(flag) = flags.next() {
+        match flag.as_str() {
+            "-a" => options.strong_types = false,
+            "-pp" => options.preprocess = true,
+            "-D" => options.defines.extend(flags.next().cloned()),
+            other => panic!("unknown case flag {other}"),
+        }
+    }
+    options
+}
+
+/// The scalar components of an element type, with their byte offsets.
+fn components(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>) {
+    match ty {
+        ElementType::Value(v) => {
+            for i in 0..usize::from(v.width) {
+                out.push((v.kind, base + i * v.kind.size() as usize));
+            }
+        }
+        ElementType::Struct(s) => {
+            for f in &s.fields {
+                components(&f.ty, base + f.offset, out);
+            }
+        }
+    }
+}
+
+fn element_type(program: &Program, name: &str) -> Result<ElementType, String> {
+    let module = program.module();
+    if let Some(struct_name) = name.strip_prefix("struct ") {
+        let id = module
+            .structs
+            .iter()
+            .position(|s| s.name == struct_name.trim())
+            .ok_or_else(|| format!("no struct `{struct_name}`"))?;
+        return ElementType::from_ir(module, &Type::Struct(brook_ir::StructId(id as u32)))
+            .ok_or_else(|| "bad struct".to_string());
+    }
+    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let width: u8 = name[digits.len()..].parse().unwrap_or(1);
+    let kind = ScalarKind::ALL
+        .into_iter()
+        .find(|k| k.brook_name() == digits)
+        .ok_or_else(|| format!("unknown type `{name}`"))?;
+    Ok(ElementType::Value(brook_ir::ValueType::vector(kind, width)))
+}
+
+fn encode_component(kind: ScalarKind, text: &str, out: &mut [u8]) -> Result<(), String> {
+    let bad = || format!("`{text}` is not a {kind}");
+    let size = kind.size() as usize;
+    match kind {
+        ScalarKind::F32 => {
+            let v: f32 = text.parse().map_err(|_| bad())?;
+            out[..4].copy_from_slice(&v.to_le_bytes());
+        }
+        ScalarKind::F64 => {
+            let v: f64 = text.parse().map_err(|_| bad())?;
+            out[..8].copy_from_slice(&v.to_le_bytes());
+        }
+        _ => {
+            let v: i128 = text.parse().map_err(|_| bad())?;
+            out[..size].copy_from_slice(&v.to_le_bytes()[..size]);
+        }
+    }
+    Ok(())
+}
+
+/// The values of a stream or constant: `iota` counts components from 0.
+fn expand(values: &[String], count: usize) -> Vec<String> {
+    if values.len() == 1 && values[0] == "iota" {
+        return (0..count).map(|i| i.to_string()).collect();
+    }
+    values.to_vec()
+}
+
+fn encode(ty: &ElementType, len: usize, values: &[String]) -> Result<Vec<u8>, String> {
+    let mut parts = Vec::new();
+    components(ty, 0, &mut parts);
+    let values = expand(values, len * parts.len());
+    if values.len() != len * parts.len() {
+        return Err(format!(
+            "{} values given for {len} element(s) of {} component(s)",
+            values.len(),
+            parts.len()
+        ));
+    }
+    let mut bytes = vec![0u8; len * ty.size()];
+    for (i, text) in values.iter().enumerate() {
+        let (kind, offset) = parts[i % parts.len()];
+        let at = (i / parts.len()) * ty.size() + offset;
+        encode_component(kind, text, &mut bytes[at..])?;
+    }
+    Ok(bytes)
+}
+
+/// A component as text-comparable number.
+fn decode_component(kind: ScalarKind, bytes: &[u8]) -> f64 {
+    let mut raw = [0u8; 8];
+    raw[..kind.size() as usize].copy_from_slice(&bytes[..kind.size() as usize]);
+    let bits = u64::from_le_bytes(raw);
+    match kind {
+        ScalarKind::F32 => f64::from(f32::from_bits(bits as u32)),
+        ScalarKind::F64 => f64::from_bits(bits),
+        ScalarKind::I8 => bits as i8 as f64,
+        ScalarKind::I16 => bits as i16 as f64,
+        ScalarKind::I32 => bits as i32 as f64,
+        ScalarKind::I64 => bits as i64 as f64,
+        _ => bits as f64,
+    }
+}
+
+fn matches(kind: ScalarKind, found: f64, expected: &str, tolerance: Option<f64>) -> bool {
+    let expected: f64 = match kind {
+        ScalarKind::F32 => expected.parse::<f32>().map(f64::from).unwrap_or(f64::NAN),
+        _ => expected.parse().unwrap_or(f64::NAN),
+    };
+    if found.is_nan() || expected.is_nan() {
+        return found.is_nan() && expected.is_nan();
+    }
+    match tolerance {
+        Some(t) if found.is_finite() => (found - expected).abs() <= t * expected.abs().max(1.0),
+        _ => found == expected && found.is_sign_negative() == expected.is_sign_negative(),
+    }
+}
+
+struct Outcome {
+    /// Output bytes by parameter name.
+    outputs: HashMap<String, Vec<u8>>,
+}
+
+fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
+    let kernel = program.kernel(&run.kernel).map_err(|e| e.to_string())?;
+    let params = &kernel.ir().params;
+    if params.len() != run.args.len() {
+        return Err(format!(
+            "the run gives {} arguments, `{}` has {} parameters",
+            run.args.len(),
+            run.kernel,
+            params.len()
+        ));
+    }
+    let mut streams: Vec<Option<RawStream>> = Vec::new();
+    let mut constants: Vec<Option<Constant>> = Vec::new();
+    for (param, spec) in params.iter().zip(&run.args) {
+        if param.name != spec.name() {
+            return Err(format!("argument `{}` given where `{}` is expected", spec.name(), param.name));
+        }
+        match spec {
+            ArgSpec::Constant { values, .. } => {
+                let element = ElementType::from_ir(program.module(), &param.ty)
+                    .ok_or("constant of no element type")?;
+                let bytes = encode(&element, 1, values)?;
+                constants.push(Some(Constant { element, bytes }));
+                streams.push(None);
+            }
+            ArgSpec::Stream { ty, dims, values, .. } => {
+                let element = element_type(program, ty)?;
+                let stream = RawStream::new(device.raw(), element.clone(), dims)
+                    .map_err(|e| e.to_string())?;
+                if let Some(values) = values {
+                    let bytes = encode(&element, stream.len(), values)?;
+                    stream.read_bytes(&element, &bytes).map_err(|e| e.to_string())?;
+                }
+                streams.push(Some(stream));
+                constants.push(None);
+            }
+        }
+    }
+    let args: Vec<Arg<'_>> = streams
+        .iter()
+        .zip(&constants)
+        .map(|(s, c)| match (s, c) {
+            (Some(s), _) => Arg::Stream(s),
+            (None, Some(c)) => Arg::Constant(c.clone()),
+            (None, None) => unreachable!("every argument is a stream or a constant"),
+        })
+        .collect();
+    let result = kernel.launch(&args);
+    match (&result, &run.error) {
+        (Err(e), Some(text)) if e.to_string().contains(text.as_str()) => {
+            return Ok(Outcome { outputs: HashMap::new() })
+        }
+        (Err(e), _) => return Err(format!("launch failed: {e}")),
+        (Ok(_), Some(text)) => return Err(format!("launch succeeded; expected an error containing `{text}`")),
+        (Ok(report), None) => {
+            if let Some(text) = &run.warning {
+                if !report.warnings.iter().any(|w| w.contains(text.as_str())) {
+                    return Err(format!("no warning containing `{text}`: {:?}", report.warnings));
+                }
+            }
+        }
+    }
+    let mut outputs = HashMap::new();
+    for (spec, stream) in run.args.iter().zip(&streams) {
+        if let Some(stream) = stream {
+            let mut bytes = vec![0u8; stream.len() * stream.element().size()];
+            stream
+                .write_bytes(stream.element(), &mut bytes)
+                .map_err(|e| e.to_string())?;
+            outputs.insert(spec.name().to_string(), bytes);
+        }
+    }
+    Ok(Outcome { outputs })
+}
+
+fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(), String> {
+    for Expectation { name, values, tolerance } in &run.outputs {
+        let Some(ArgSpec::Stream { ty, .. }) = run.args.iter().find(|a| a.name() == name) else {
+            return Err(format!("expectation for `{name}`, which is not a stream"));
+        };
+        let element = element_type(program, ty)?;
+        let mut parts = Vec::new();
+        components(&element, 0, &mut parts);
+        let bytes = &outcome.outputs[name];
+        let count = bytes.len() / element.size() * parts.len();
+        let values = expand(values, count);
+        if values.len() != count {
+            return Err(format!("`{name}`: {} expected values for {count} components", values.len()));
+        }
+        let found: Vec<f64> = (0..count)
+            .map(|i| {
+                let (kind, offset) = parts[i % parts.len()];
+                decode_component(kind, &bytes[(i / parts.len()) * element.size() + offset..])
+            })
+            .collect();
+        for (i, (f, e)) in found.iter().zip(&values).enumerate() {
+            let kind = parts[i % parts.len()].0;
+            if !matches(kind, *f, e, *tolerance) {
+                return Err(format!(
+                    "`{name}` component {i}: expected {e}, found {f}\n  all found: {}",
+                    found.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn conformance() {
+    let devices = Device::all();
+    let names: Vec<String> = devices.iter().map(|d| d.info().to_string()).collect();
+    println!("conformance: devices: {}", names.join(", "));
+    if !devices.iter().any(|d| d.kind() == DeviceKind::Cuda) {
+        println!("conformance: no CUDA device in this build or machine: CUDA runs skipped");
+    }
+    let files = case_files();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for path in &files {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let text = std::fs::read_to_string(path).expect("read case");
+        let case = match case::parse(&text) {
+            Ok(case) => case,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let program = match Program::compile(&name, &case.source, &options(&case)) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}: does not compile:\n{e}"));
+                continue;
+            }
+        };
+        let mut reference: HashMap<usize, HashMap<String, Vec<u8>>> = HashMap::new();
+        for device in &devices {
+            for (r, run) in case.runs.iter().enumerate() {
+                runs += 1;
+                let at = format!("{name}:{} on {}", run.line, device.info());
+                let outcome = match run_once(&program, run, device) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        failures.push(format!("{at}: {e}"));
+                        continue;
+                    }
+                };
+                if let Err(e) = check_expected(run, &outcome, &program) {
+                    failures.push(format!("{at}: {e}"));
+                }
+                if device.kind() == DeviceKind::Interp {
+                    reference.insert(r, outcome.outputs);
+                } else if let Some(expected) = reference.get(&r) {
+                    if *expected != outcome.outputs {
+                        failures.push(format!("{at}: outputs differ from the interpreter's"));
+                    }
+                }
+            }
+        }
+    }
+    println!("conformance: {} cases, {runs} runs", files.len());
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(files.len() >= 60, "the suite has only {} cases", files.len());
+}
