@@ -10,6 +10,7 @@
 //!   x: float<4> = 1 2 3 4       (a stream: type, shape slowest first, values row-major)
 //!   y: float<4> = iota          (0, 1, 2, ... one per component)
 //!   r: float<4>                 (a stream without values starts zero-filled)
+//!   s: same x                   (the stream bound to `x`, bound again)
 //! expect:
 //!   r = 12 24 36 48             (exact: same bits; `~ 1e-6` after the values allows a
 //!                                relative error)
@@ -30,12 +31,19 @@ pub enum ArgSpec {
         dims: Vec<usize>,
         values: Option<Vec<String>>,
     },
+    /// `b: same a`: the stream already bound to `a`, bound again.
+    Same {
+        name: String,
+        of: String,
+    },
 }
 
 impl ArgSpec {
     pub fn name(&self) -> &str {
         match self {
-            ArgSpec::Constant { name, .. } | ArgSpec::Stream { name, .. } => name,
+            ArgSpec::Constant { name, .. }
+            | ArgSpec::Stream { name, .. }
+            | ArgSpec::Same { name, .. } => name,
         }
     }
 }
@@ -125,7 +133,10 @@ fn parse_run_line(run: &mut Run, line: &str, n: usize) -> Result<(), String> {
         return Ok(());
     }
     let Some((name, rest)) = line.split_once('=') else {
-        return err(n, format!("expected `name = values` or `name: type<dims>`: `{line}`"));
+        return err(
+            n,
+            format!("expected `name = values` or `name: type<dims>`: `{line}`"),
+        );
     };
     let (values, tolerance) = match rest.split_once('~') {
         Some((values, tol)) => match tol.trim().parse::<f64>() {
@@ -151,6 +162,12 @@ fn parse_run_line(run: &mut Run, line: &str, n: usize) -> Result<(), String> {
 }
 
 fn parse_stream(name: &str, rest: &str, n: usize) -> Result<ArgSpec, String> {
+    if let Some(of) = rest.strip_prefix("same ") {
+        return Ok(ArgSpec::Same {
+            name: name.to_string(),
+            of: of.trim().to_string(),
+        });
+    }
     let (decl, values) = match rest.split_once('=') {
         Some((decl, values)) => (
             decl.trim(),
