@@ -29,9 +29,16 @@ pub struct Context<'a> {
     pub constants: Vec<Option<Value>>,
 }
 
+/// A written stream's bytes and shape.
+pub struct OutputData<'a> {
+    pub bytes: &'a mut [u8],
+    pub shape: Vec<usize>,
+    pub element_size: usize,
+}
+
 /// The written streams of a launch, by parameter.
 pub struct Memory<'a> {
-    pub outputs: Vec<Option<(&'a mut [u8], Vec<usize>, usize)>>,
+    pub outputs: Vec<Option<OutputData<'a>>>,
 }
 
 /// One invocation's view while evaluating.
@@ -253,7 +260,8 @@ impl Eval<'_, '_> {
             PlaceRoot::Output(p) => (*p, None),
             PlaceRoot::Scatter { param, indices } => (*param, Some(indices)),
         };
-        let (_, shape, element_size) = self.mem.outputs[p.0 as usize].as_ref()?;
+        let output = self.mem.outputs[p.0 as usize].as_ref()?;
+        let (shape, element_size) = (&output.shape, output.element_size);
         let index = match indices {
             None => self.linear,
             Some(indices) => {
@@ -288,7 +296,7 @@ impl Eval<'_, '_> {
                 let ty = self.root_type(root);
                 match self.stream_offset(root, true) {
                     Some((p, offset)) => {
-                        let bytes = &self.mem.outputs[p.0 as usize].as_ref().map(|o| &*o.0);
+                        let bytes = &self.mem.outputs[p.0 as usize].as_ref().map(|o| &*o.bytes);
                         match bytes {
                             Some(bytes) => self.decode(ty, bytes, offset),
                             None => super::value::zero(self.ctx.module, ty),

@@ -242,10 +242,10 @@ fn store(
                 return; // A scatter out of range: dropped.
             };
             let ty = &ctx.kernel.params[p.0 as usize].ty;
-            let Some((bytes, _, _)) = mem.outputs[p.0 as usize].as_mut() else {
+            let Some(output) = mem.outputs[p.0 as usize].as_mut() else {
                 return;
             };
-            let element = &mut bytes[offset..];
+            let element = &mut output.bytes[offset..];
             if steps.is_empty() {
                 encode(ctx, ty, &new, element);
             } else {

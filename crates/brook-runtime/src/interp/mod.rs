@@ -12,7 +12,7 @@ mod value;
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
 use crate::error::{LaunchProblem, RuntimeError};
 use crate::launch::{Bound, Launch};
-use eval::{Context, Memory, StreamData};
+use eval::{Context, Memory, OutputData, StreamData};
 use std::any::Any;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -214,7 +214,11 @@ fn run_launch(launch: &Launch<'_>) -> Result<(), String> {
                     if bytes.len() < needed {
                         return Err(format!("stream `{}` is smaller than its shape", param.name));
                     }
-                    output = Some((bytes, shape.clone(), element_size));
+                    output = Some(OutputData {
+                        bytes,
+                        shape: shape.clone(),
+                        element_size,
+                    });
                 } else if let Some(bytes) = reads[*slot] {
                     if bytes.len() < needed {
                         return Err(format!("stream `{}` is smaller than its shape", param.name));

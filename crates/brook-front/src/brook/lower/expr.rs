@@ -97,7 +97,7 @@ impl KernelLowerer<'_> {
     }
 
     /// A value as a bool of the given width: integers and floats compare unequal to zero.
-    pub(super) fn to_bool(
+    pub(super) fn truth_value(
         &mut self,
         h: Handle<Expr>,
         width: u8,
@@ -134,7 +134,7 @@ impl KernelLowerer<'_> {
         } else {
             h
         };
-        self.to_bool(scalar, 1, e.span)
+        self.truth_value(scalar, 1, e.span)
     }
 
     fn expr_raw(&mut self, e: &ast::Expr) -> Lowered<Handle<Expr>> {
@@ -241,7 +241,7 @@ impl KernelLowerer<'_> {
             UnaryOp::Not => {
                 let arg = self.expr(operand)?;
                 let width = self.value_type(arg, span)?.width;
-                let arg = self.to_bool(arg, width, span)?;
+                let arg = self.truth_value(arg, width, span)?;
                 let ty = self.ty(arg).clone();
                 Ok(self.append(
                     ExprKind::Unary {
@@ -302,10 +302,10 @@ impl KernelLowerer<'_> {
     ) -> Lowered<Handle<Expr>> {
         let width = self.checked_type(whole)?.value().map_or(1, |v| v.width);
         let l = self.expr(left)?;
-        let l = self.to_bool(l, width, left.span)?;
+        let l = self.truth_value(l, width, left.span)?;
         let (effects, r) = self.in_block(|this| {
             let r = this.expr(right)?;
-            this.to_bool(r, width, right.span)
+            this.truth_value(r, width, right.span)
         })?;
         if effects.is_empty() || width > 1 {
             self.splice(effects);
