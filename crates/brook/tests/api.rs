@@ -1,0 +1,233 @@
+//! The Rust API: results, and a precise `Err` (never a panic) for every kind of bad input.
+
+use brook::runtime::interp::InterpDevice;
+use brook::runtime::{Arg as RawArg, Device as _, ElementType, LaunchProblem, RawStream};
+use brook::{args, brook_struct, BError, Device, Error, Program, Stream};
+use std::sync::Arc;
+
+const COPY: &str = "kernel void copy(float a<>, out float b<>) { b = a; }";
+
+fn copy_program() -> Program {
+    Program::from_source("copy.br", COPY).expect("compiles")
+}
+
+#[test]
+fn compile_errors_point_at_the_source() {
+    let err = Program::from_source(
+        "bad.br",
+        "kernel void f(float a<>, out float b<>) { b = a + 1; }",
+    )
+    .expect_err("strong typing rejects int + float");
+    let text = err.to_string();
+    assert!(text.contains("bad.br:1:"), "{text}");
+    assert!(matches!(err, Error::Compile { count: 1, .. }), "{err:?}");
+}
+
+#[test]
+fn unknown_kernels_list_the_available_ones() {
+    let err = copy_program().kernel("paste").expect_err("no such kernel");
+    assert_eq!(
+        err.to_string(),
+        "no kernel `paste` in copy.br; launchable kernels: copy"
+    );
+}
+
+#[test]
+fn short_and_long_host_buffers_are_refused_and_recorded() {
+    let device = Device::interp();
+    let s = Stream::<f32>::new(&device, &[4]).expect("stream");
+    let err = s.read(&[1.0, 2.0]).expect_err("too short");
+    assert_eq!(
+        err.to_string(),
+        "Stream Read: the host buffer has 2 elements, the stream 4"
+    );
+    assert_eq!(s.error(), BError::Read);
+    assert_eq!(s.error(), BError::NoError, "error() clears the code");
+    assert!(s.error_log().contains("Stream Read"));
+    let mut long = vec![0.0f32; 5];
+    assert!(s.write(&mut long).is_err());
+}
+
+#[test]
+fn bad_shapes_are_refused() {
+    let device = Device::interp();
+    for dims in [&[][..], &[0][..], &[1, 2, 3, 4, 5][..]] {
+        let err = Stream::<f32>::new(&device, dims).expect_err("bad shape");
+        assert!(
+            err.to_string()
+                .starts_with("Stream Allocation: invalid shape"),
+            "{err}"
+        );
+    }
+    let err = Stream::<f32>::new(&device, &[usize::MAX, 4]).expect_err("too large");
+    assert!(
+        err.to_string().contains("larger than the address space"),
+        "{err}"
+    );
+}
+
+#[test]
+fn launch_errors_name_the_kernel_and_argument_and_mark_the_outputs() {
+    let device = Device::interp();
+    let program = copy_program();
+    let kernel = program.kernel("copy").expect("kernel");
+    let a = Stream::from_slice(&device, &[3], &[1i32, 2, 3]).expect("a");
+    let b = Stream::<f32>::new(&device, &[3]).expect("b");
+    let err = kernel
+        .launch(args![&a, &b])
+        .expect_err("int stream for float");
+    assert_eq!(
+        err.to_string(),
+        "kernel `copy`: argument 1 (`a`): expected a float stream, got a int stream"
+    );
+    assert_eq!(b.error(), BError::InvalidParameter);
+    let err = kernel.launch(args![&b]).expect_err("one argument");
+    assert!(err.to_string().contains("expected 2 arguments, got 1"));
+    let err = kernel
+        .launch(args![1.0f32, &b])
+        .expect_err("value for a stream");
+    assert!(
+        err.to_string()
+            .contains("expected a float stream, got a float value"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_propagate_from_inputs_to_outputs() {
+    let device = Device::interp();
+    let kernel = copy_program().kernel("copy").expect("kernel");
+    let a = Stream::<f32>::new(&device, &[2]).expect("a");
+    let _ = a.read(&[1.0]);
+    let b = Stream::<f32>::new(&device, &[2]).expect("b");
+    let err = kernel.launch(args![&a, &b]).expect_err("input in error");
+    assert!(err.to_string().contains("Invalid Input stream"), "{err}");
+    let mut out = [0.0f32; 2];
+    let err = b.write(&mut out).expect_err("output carries the error");
+    assert!(err.to_string().contains("BR_ERROR_KERNEL"), "{err}");
+}
+
+#[test]
+fn streams_from_another_device_are_refused() {
+    let program = copy_program();
+    let kernel = program.kernel("copy").expect("kernel").ir().clone();
+    let one: Arc<dyn brook::runtime::Device> = Arc::new(InterpDevice::new());
+    let two: Arc<dyn brook::runtime::Device> = Arc::new(InterpDevice::new());
+    let f32_type = ElementType::scalar(brook_ir::ScalarKind::F32);
+    let a = RawStream::new(&one, f32_type.clone(), &[2]).expect("a");
+    let b = RawStream::new(&two, f32_type, &[2]).expect("b");
+    let err = brook::runtime::launch(
+        program.module(),
+        &kernel,
+        &[RawArg::Stream(&a), RawArg::Stream(&b)],
+    )
+    .expect_err("two devices");
+    assert!(
+        matches!(err.problem, LaunchProblem::OtherDevice { .. }),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .contains("Input stream device is different from current device"));
+    assert_eq!(one.info().kind, two.info().kind);
+}
+
+#[test]
+fn permitted_aliasing_equals_the_unaliased_result() {
+    let program = Program::from_source(
+        "shift.br",
+        "kernel void shift(float a[], out float b<>) { int i = instance().x; b = a[i + 1] + a[i]; }",
+    )
+    .expect("compiles");
+    let kernel = program.kernel("shift").expect("kernel");
+    let device = Device::interp();
+    let data = [1.0f32, 2.0, 4.0, 8.0];
+    let s = Stream::from_slice(&device, &[4], &data).expect("s");
+    let err = kernel.launch(args![&s, &s]).expect_err("aliased");
+    assert!(err
+        .to_string()
+        .contains("Input stream is same as output stream"));
+    let _ = s.error();
+    std::env::set_var("BRT_PERMIT_READ_WRITE_ALIASING", "1");
+    let result = kernel.launch(args![&s, &s]);
+    std::env::remove_var("BRT_PERMIT_READ_WRITE_ALIASING");
+    result.expect("aliasing permitted");
+    assert_eq!(s.to_vec().expect("read back"), vec![3.0, 6.0, 12.0, 16.0]);
+}
+
+brook_struct! {
+    pub struct Body { pub position: [f32; 3], pub mass: f32 }
+}
+
+#[test]
+fn struct_and_vector_streams_keep_c_layout() {
+    let program = Program::from_source(
+        "body.br",
+        "struct body { float3 position; float mass; };
+         kernel void heavier(struct body b<>, float4 scale, out struct body c<>, out float4 v<>) {
+             c = b; c.mass = b.mass * scale.x; v = float4(b.position.x, b.position.y, b.position.z, b.mass) * scale;
+         }",
+    )
+    .expect("compiles");
+    let device = Device::interp();
+    let bodies = [
+        Body {
+            position: [1.0, 2.0, 3.0],
+            mass: 4.0,
+        },
+        Body {
+            position: [-1.0, 0.0, 1.0],
+            mass: 0.5,
+        },
+    ];
+    let b = Stream::from_slice(&device, &[2], &bodies).expect("b");
+    let c = Stream::<Body>::new(&device, &[2]).expect("c");
+    let v = Stream::<[f32; 4]>::new(&device, &[2]).expect("v");
+    program
+        .kernel("heavier")
+        .expect("kernel")
+        .launch(args![&b, [2.0f32, 2.0, 2.0, 2.0], &c, &v])
+        .expect("launch");
+    let c = c.to_vec().expect("c");
+    assert_eq!(
+        c[0],
+        Body {
+            position: [1.0, 2.0, 3.0],
+            mass: 8.0
+        }
+    );
+    assert_eq!(c[1].mass, 1.0);
+    assert_eq!(v.to_vec().expect("v")[1], [-2.0, 0.0, 2.0, 1.0]);
+}
+
+#[test]
+fn the_matmul_example_kernels_match_plain_rust() {
+    let program = Program::from_source(
+        "matmul.br",
+        include_str!("../../../examples/kernels/matmul.br"),
+    )
+    .expect("compiles");
+    let device = Device::interp();
+    let (n, k, m) = (5, 7, 3);
+    let a: Vec<f32> = (0..n * k).map(|i| (i % 5) as f32 - 2.0).collect();
+    let b: Vec<f32> = (0..k * m).map(|i| (i % 3) as f32 + 0.5).collect();
+    let mut expected = vec![0.0f32; n * m];
+    for r in 0..n {
+        for c in 0..m {
+            expected[r * m + c] = (0..k).fold(0.0, |s, i| s + a[r * k + i] * b[i * m + c]);
+        }
+    }
+    let a_s = Stream::from_slice(&device, &[n, k], &a).expect("a");
+    let b_s = Stream::from_slice(&device, &[k, m], &b).expect("b");
+    for (name, width) in [
+        ("simple_matmult_indexof", brook::Arg::from(k as f32)),
+        ("simple_matmult_instance", brook::Arg::from(k as u32)),
+    ] {
+        let c_s = Stream::<f32>::new(&device, &[n, m]).expect("c");
+        let kernel = program.kernel(name).expect("kernel");
+        kernel
+            .launch(&[width, (&a_s).into(), (&b_s).into(), (&c_s).into()])
+            .expect("launch");
+        assert_eq!(c_s.to_vec().expect("c"), expected, "{name}");
+    }
+}
