@@ -28,7 +28,22 @@ pub enum Error {
         available: String,
     },
     #[error(transparent)]
-    Launch(#[from] LaunchError),
+    Launch(Box<LaunchError>),
     #[error(transparent)]
-    Runtime(#[from] RuntimeError),
+    Runtime(Box<RuntimeError>),
+}
+
+impl From<LaunchError> for Error {
+    fn from(e: LaunchError) -> Self {
+        Error::Launch(Box::new(e))
+    }
+}
+
+impl From<RuntimeError> for Error {
+    fn from(e: RuntimeError) -> Self {
+        match e {
+            RuntimeError::Launch(launch) => Error::Launch(Box::new(launch)),
+            other => Error::Runtime(Box::new(other)),
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! The Rust API: results, and a precise `Err` (never a panic) for every kind of bad input.
 
 use brook::runtime::interp::InterpDevice;
-use brook::runtime::{Arg as RawArg, Device as _, ElementType, LaunchProblem, RawStream};
+use brook::runtime::{Arg as RawArg, ElementType, LaunchProblem, RawStream};
 use brook::{args, brook_struct, BError, Device, Error, Program, Stream};
 use std::sync::Arc;
 
