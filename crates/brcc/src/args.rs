@@ -10,6 +10,7 @@ brcc - the Brook compiler
 
 Usage:
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
+  brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
   brcc -h | --help             print this message
   brcc --version               print the version
 
@@ -53,6 +54,8 @@ pub struct Args {
     pub line_directives: bool,
     pub keep_device_code: bool,
     pub extern_c: bool,
+    /// `--emit ir|ptx|cpp`: what to print instead of generating C++.
+    pub emit: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,6 +105,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-n" => disable(&value(&mut i, "-n")?, &mut out)?,
             "-w" => out.warning_level = Some(level(&value(&mut i, "-w")?)?),
             "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
+            "--emit" => out.emit = Some(emit(&value(&mut i, "--emit")?)?),
             _ if arg.starts_with("-w") && arg.len() > 2 => {
                 out.warning_level = Some(level(&arg[2..])?)
             }
@@ -121,6 +125,13 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         i += 1;
     }
     Ok(out)
+}
+
+fn emit(text: &str) -> Result<String, String> {
+    match text {
+        "ir" | "ptx" | "cpp" => Ok(text.to_string()),
+        _ => Err(format!("--emit takes ir, ptx or cpp, not `{text}`")),
+    }
 }
 
 fn level(text: &str) -> Result<u8, String> {

@@ -3,7 +3,7 @@
 mod args;
 
 use args::{Args, Command};
-use brook_front::{check_source, CheckOptions, SourceFile};
+use brook_front::{check_source, compile_source, CheckOptions, SourceFile};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -29,8 +29,13 @@ fn main() -> ExitCode {
             eprint!("{}", args::HELP);
             ExitCode::from(2)
         }
+        Command::Compile if args.emit.as_deref() == Some("ir") => emit_ir(&args),
         Command::Compile => {
-            eprintln!("brcc: generating C++ from a .br file is not available in this version; `brcc check FILE.br` checks it");
+            let what = match args.emit.as_deref() {
+                Some("ptx") => "emitting PTX",
+                _ => "generating C++ from a .br file",
+            };
+            eprintln!("brcc: {what} is not available in this version; `brcc check FILE.br` checks a file and `brcc FILE.br --emit ir` prints its IR");
             ExitCode::from(2)
         }
     }
@@ -47,18 +52,55 @@ fn options(args: &Args) -> CheckOptions {
     }
 }
 
-fn check(args: &Args) -> ExitCode {
+/// Reads the source file named on the command line, or says why not.
+fn read_source(args: &Args) -> Result<(String, String), ExitCode> {
     let Some(path) = &args.file else {
-        eprintln!("brcc: `brcc check` needs a .br file");
-        return ExitCode::from(2);
+        eprintln!("brcc: a .br file is needed");
+        return Err(ExitCode::from(2));
     };
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    match std::fs::read(path) {
+        Ok(bytes) => Ok((path.clone(), String::from_utf8_lossy(&bytes).into_owned())),
         Err(err) => {
             eprintln!("brcc: cannot read `{path}`: {err}");
-            return ExitCode::from(2);
+            Err(ExitCode::from(2))
         }
+    }
+}
+
+fn emit_ir(args: &Args) -> ExitCode {
+    let (path, text) = match read_source(args) {
+        Ok(source) => source,
+        Err(code) => return code,
     };
+    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
+    let checked = &compiled.checked;
+    eprint!("{}", checked.render_diagnostics());
+    match compiled.module {
+        Some(Ok(module)) => match brook_ir::validate(&module) {
+            Ok(()) => {
+                print!("{}", brook_ir::print::print_module(&module));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("brcc: internal compiler error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Some(Err(e)) => {
+            let (line, column) = checked.file.line_col(e.span.start as usize);
+            eprintln!("{path}:{line}:{column}: internal compiler error: {e}");
+            ExitCode::FAILURE
+        }
+        None => ExitCode::FAILURE,
+    }
+}
+
+fn check(args: &Args) -> ExitCode {
+    let (path, text) = match read_source(args) {
+        Ok(source) => source,
+        Err(code) => return code,
+    };
+    let path = &path;
     if !args.relaxed && (args.warning_level.is_some() || args.warnings_as_errors) {
         eprintln!(
             "brcc: note: -w and -x have no effect under strong type checking; pass -a to use them"

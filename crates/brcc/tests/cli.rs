@@ -109,3 +109,23 @@ fn usage_errors_exit_two() {
     assert_eq!(brcc(&["check", "-w", "9", "f.br"]).status.code(), Some(2));
     assert_eq!(brcc(&["--frobnicate"]).status.code(), Some(2));
 }
+
+#[test]
+fn emit_ir_prints_the_kernel_ir() {
+    let file = temp_file(
+        "saxpy.br",
+        "kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }\n",
+    );
+    let out = brcc(&[&file, "--emit", "ir"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "kernel saxpy(const a: float, in x: float, in y: float, out r: float) {\n    r = ((a * x) + y)\n}\n"
+    );
+    let bad = temp_file("bad.br", "kernel void f(out float r<>) { r = 1; }\n");
+    let out = brcc(&[&bad, "--emit", "ir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.br:1:"));
+    let out = brcc(&[&file, "--emit", "wasm"]);
+    assert_eq!(out.status.code(), Some(2));
+}
