@@ -1,11 +1,12 @@
 //! The frontend never panics, whatever the input: random text, random token soup, and mutations
 //! of the fixtures, under random options. Deep nesting gets an error, not a stack overflow.
+//! Whatever checks clean lowers to IR that passes the validator.
 //!
 //! `BROOK_FUZZ_CASES=N` sets the number of cases per property (default 300, for CI); a long run
 //! is `BROOK_FUZZ_CASES=200000 cargo test --release -p brook-front --test no_panic`.
 
 use brook_front::brook::{CheckOptions, Define};
-use brook_front::{check_source, SourceFile};
+use brook_front::{check_source, compile_source, SourceFile};
 use proptest::prelude::*;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -31,10 +32,17 @@ fn options(preprocess: bool, strong: bool, constant_buffers: bool) -> CheckOptio
     }
 }
 
-/// Checks `text` and renders every diagnostic: neither may panic.
+/// Checks `text` and renders every diagnostic: neither may panic. A program that checks clean
+/// must lower to IR that validates.
 fn run(text: &str, options: &CheckOptions) {
-    let checked = check_source(SourceFile::new("fuzz.br", text), options);
-    let _ = checked.render_diagnostics();
+    let compiled = compile_source(SourceFile::new("fuzz.br", text), options);
+    let _ = compiled.checked.render_diagnostics();
+    if let Some(module) = compiled.module {
+        let module = module.unwrap_or_else(|e| panic!("lowering failed: {e}\n{text}"));
+        if let Err(e) = brook_ir::validate(&module) {
+            panic!("invalid IR: {e}\n{text}");
+        }
+    }
 }
 
 const VOCABULARY: &[&str] = &[

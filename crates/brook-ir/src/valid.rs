@@ -601,3 +601,133 @@ fn collect_refs(kind: &ExprKind, exprs: &mut Vec<Handle<Expr>>, params: &mut Vec
         } => exprs.extend([*cond, *accept, *reject]),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arena::Arena;
+    use crate::expr::Literal;
+    use crate::module::{KernelKind, Local, Param};
+    use crate::stmt::Block;
+
+    fn kernel(exprs: Arena<Expr>, body: Block) -> Module {
+        let mut locals = Arena::new();
+        locals.append(
+            Local {
+                name: "x".into(),
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+                shared: false,
+            },
+            SourceSpan::default(),
+        );
+        Module {
+            structs: Vec::new(),
+            kernels: vec![Kernel {
+                name: "k".into(),
+                kind: KernelKind::Map,
+                params: vec![Param {
+                    name: "r".into(),
+                    ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+                    role: ParamRole::Output,
+                    span: SourceSpan::default(),
+                }],
+                group_size: None,
+                locals,
+                exprs,
+                body,
+                span: SourceSpan::default(),
+            }],
+        }
+    }
+
+    fn literal(exprs: &mut Arena<Expr>, lit: Literal) -> Handle<Expr> {
+        exprs.append(
+            Expr {
+                kind: ExprKind::Literal(lit),
+                ty: Type::Value(ValueType::scalar(lit.kind)),
+            },
+            SourceSpan::default(),
+        )
+    }
+
+    fn store_output(value: Handle<Expr>) -> Block {
+        let mut body = Block::new();
+        body.push(
+            Stmt::Store {
+                place: Place {
+                    root: PlaceRoot::Output(ParamId(0)),
+                    path: Vec::new(),
+                },
+                value,
+            },
+            SourceSpan::default(),
+        );
+        body
+    }
+
+    #[test]
+    fn a_well_typed_kernel_validates() {
+        let mut exprs = Arena::new();
+        let one = literal(&mut exprs, Literal::f32(1.0));
+        assert_eq!(validate(&kernel(exprs, store_output(one))), Ok(()));
+    }
+
+    #[test]
+    fn mixed_operand_types_are_rejected() {
+        let mut exprs = Arena::new();
+        let one = literal(&mut exprs, Literal::f32(1.0));
+        let two = literal(&mut exprs, Literal::int(ScalarKind::I32, 2));
+        let sum = exprs.append(
+            Expr {
+                kind: ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    left: one,
+                    right: two,
+                },
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+            },
+            SourceSpan::default(),
+        );
+        let err = validate(&kernel(exprs, store_output(sum))).expect_err("float + int");
+        assert!(matches!(err.problem, Problem::Type(_)), "{err}");
+    }
+
+    #[test]
+    fn forward_references_and_bad_roles_are_rejected() {
+        let mut exprs = Arena::new();
+        let forward = exprs.append(
+            Expr {
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    arg: Handle::from_index(5),
+                },
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+            },
+            SourceSpan::default(),
+        );
+        let err = validate(&kernel(exprs, store_output(forward))).expect_err("forward");
+        assert!(matches!(err.problem, Problem::Handle(_)), "{err}");
+
+        let mut exprs = Arena::new();
+        let input = exprs.append(
+            Expr {
+                kind: ExprKind::Input(ParamId(0)),
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+            },
+            SourceSpan::default(),
+        );
+        let err = validate(&kernel(exprs, store_output(input))).expect_err("output read as input");
+        assert!(matches!(err.problem, Problem::Role(_)), "{err}");
+    }
+
+    #[test]
+    fn misplaced_control_flow_is_rejected() {
+        let mut body = Block::new();
+        body.push(Stmt::Break, SourceSpan::default());
+        let err = validate(&kernel(Arena::new(), body)).expect_err("break outside a loop");
+        assert!(matches!(err.problem, Problem::Control(_)), "{err}");
+        let mut body = Block::new();
+        body.push(Stmt::Barrier, SourceSpan::default());
+        assert!(validate(&kernel(Arena::new(), body)).is_err());
+    }
+}

@@ -28,6 +28,13 @@ impl<T: Element> Stream<T> {
         })
     }
 
+    /// A zero-filled stream with dimensions listed fastest first, as the Brook+ C++ API's
+    /// `Stream<T>(rank, dims)` takes them (`&[w, h]` is the same stream as `new(&[h, w])`).
+    pub fn new_x_first(device: &Device, dims_x_first: &[usize]) -> Result<Self, Error> {
+        let dims: Vec<usize> = dims_x_first.iter().rev().copied().collect();
+        Stream::new(device, &dims)
+    }
+
     /// A stream holding `data`, of the given shape.
     pub fn from_slice(device: &Device, dims: &[usize], data: &[T]) -> Result<Self, Error> {
         let stream = Stream::new(device, dims)?;

@@ -231,3 +231,32 @@ fn the_matmul_example_kernels_match_plain_rust() {
         assert_eq!(c_s.to_vec().expect("c"), expected, "{name}");
     }
 }
+
+#[test]
+fn dimensions_can_be_given_fastest_first() {
+    let device = Device::interp();
+    let s = Stream::<f32>::new_x_first(&device, &[3, 2]).expect("stream");
+    assert_eq!(s.shape(), &[2, 3]);
+    let program = Program::from_source(
+        "pos.br",
+        "kernel void pos(out float2 p<>) { p = indexof(p).xy; }",
+    )
+    .expect("compiles");
+    let p = Stream::<[f32; 2]>::new_x_first(&device, &[3, 2]).expect("p");
+    program
+        .kernel("pos")
+        .expect("kernel")
+        .launch(args![&p])
+        .expect("launch");
+    assert_eq!(
+        p.to_vec().expect("p"),
+        vec![
+            [0.0, 0.0],
+            [1.0, 0.0],
+            [2.0, 0.0],
+            [0.0, 1.0],
+            [1.0, 1.0],
+            [2.0, 1.0]
+        ]
+    );
+}
