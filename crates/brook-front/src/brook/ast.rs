@@ -233,6 +233,20 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// `a[i][j]` as its root (`a`) and its indices, outermost first (`[i, j]`).
+    pub fn index_chain(&self) -> (&Expr, Vec<&Expr>) {
+        let mut indices = Vec::new();
+        let mut root = self;
+        while let ExprKind::Index(base, index) = &root.kind {
+            indices.push(index.as_ref());
+            root = base;
+        }
+        indices.reverse();
+        (root, indices)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnaryOp {
     Neg,
@@ -249,59 +263,8 @@ pub enum UnaryOp {
     Deref,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Shl,
-    Shr,
-    BitAnd,
-    BitOr,
-    BitXor,
-    LogicAnd,
-    LogicOr,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl BinaryOp {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "+",
-            BinaryOp::Sub => "-",
-            BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
-            BinaryOp::Rem => "%",
-            BinaryOp::Shl => "<<",
-            BinaryOp::Shr => ">>",
-            BinaryOp::BitAnd => "&",
-            BinaryOp::BitOr => "|",
-            BinaryOp::BitXor => "^",
-            BinaryOp::LogicAnd => "&&",
-            BinaryOp::LogicOr => "||",
-            BinaryOp::Eq => "==",
-            BinaryOp::Ne => "!=",
-            BinaryOp::Lt => "<",
-            BinaryOp::Le => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::Ge => ">=",
-        }
-    }
-
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        )
-    }
-}
+/// The binary operators of C, shared with the IR.
+pub use brook_ir::BinaryOp;
 
 #[derive(Clone, Debug)]
 pub enum ExprKind {

@@ -7,18 +7,6 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 use brook_ir::ScalarKind;
 
-/// `a[i][j]` as its root name and indices, outermost first.
-fn flatten(e: &Expr) -> (&Expr, Vec<&Expr>) {
-    let mut indices = Vec::new();
-    let mut root = e;
-    while let ExprKind::Index(base, index) = &root.kind {
-        indices.push(index.as_ref());
-        root = base;
-    }
-    indices.reverse();
-    (root, indices)
-}
-
 /// `instanceInGroup().x`
 fn is_thread_id(e: &Expr) -> bool {
     let ExprKind::Member(base, field) = &e.kind else {
@@ -53,7 +41,7 @@ fn int_literal(e: &Expr) -> Option<i64> {
 impl Checker<'_> {
     /// The element type of `a[i]...`, checking the indices against the array's kind.
     pub fn index(&mut self, e: &Expr) -> Type {
-        let (root, indices) = flatten(e);
+        let (root, indices) = Expr::index_chain(e);
         let index_types: Vec<Type> = indices.iter().map(|i| self.expr(i)).collect();
         let ExprKind::Ident(name) = &root.kind else {
             self.expr(root);
@@ -190,7 +178,7 @@ impl Checker<'_> {
     /// `a[i] = v` where `a` is an array: scatter outputs, local arrays and shared arrays (with
     /// the owner-write rule) may be written; gather arrays may not.
     pub fn check_indexed_lvalue(&mut self, target: &Expr) {
-        let (root, indices) = flatten(target);
+        let (root, indices) = Expr::index_chain(target);
         let ExprKind::Ident(name) = &root.kind else {
             return;
         };

@@ -266,7 +266,7 @@ impl KernelLowerer<'_> {
         right: &ast::Expr,
         whole: &ast::Expr,
     ) -> Lowered<Handle<Expr>> {
-        let ir_op = binary_op(op);
+        let ir_op = op;
         if ir_op.is_logic() {
             return self.logic(ir_op, left, right, whole);
         }
@@ -467,7 +467,7 @@ impl KernelLowerer<'_> {
     }
 
     fn index_value(&mut self, e: &ast::Expr) -> Lowered<Handle<Expr>> {
-        let (root, indices) = flatten(e);
+        let (root, indices) = e.index_chain();
         let Ast::Ident(name) = &root.kind else {
             return fail(root.span, "only named arrays can be indexed");
         };
@@ -518,41 +518,5 @@ impl KernelLowerer<'_> {
             return Ok(vec![h]);
         }
         indices.iter().map(|i| self.expr(i)).collect()
-    }
-}
-
-/// The array and the indices of `a[i][j]`, outermost first.
-pub(super) fn flatten(e: &ast::Expr) -> (&ast::Expr, Vec<&ast::Expr>) {
-    let mut indices = Vec::new();
-    let mut current = e;
-    while let Ast::Index(base, index) = &current.kind {
-        indices.push(index.as_ref());
-        current = base;
-    }
-    indices.reverse();
-    (current, indices)
-}
-
-pub(super) fn binary_op(op: ast::BinaryOp) -> BinaryOp {
-    use ast::BinaryOp as B;
-    match op {
-        B::Add => BinaryOp::Add,
-        B::Sub => BinaryOp::Sub,
-        B::Mul => BinaryOp::Mul,
-        B::Div => BinaryOp::Div,
-        B::Rem => BinaryOp::Rem,
-        B::Shl => BinaryOp::Shl,
-        B::Shr => BinaryOp::Shr,
-        B::BitAnd => BinaryOp::BitAnd,
-        B::BitOr => BinaryOp::BitOr,
-        B::BitXor => BinaryOp::BitXor,
-        B::LogicAnd => BinaryOp::LogicAnd,
-        B::LogicOr => BinaryOp::LogicOr,
-        B::Eq => BinaryOp::Eq,
-        B::Ne => BinaryOp::Ne,
-        B::Lt => BinaryOp::Lt,
-        B::Le => BinaryOp::Le,
-        B::Gt => BinaryOp::Gt,
-        B::Ge => BinaryOp::Ge,
     }
 }

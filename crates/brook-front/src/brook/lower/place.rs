@@ -1,7 +1,6 @@
 //! Lowering of places and of the expressions that write them: assignments (plain, compound and
 //! to swizzles) and increments.
 
-use super::expr::{binary_op, flatten};
 use super::{fail, ir_type, Binding, KernelLowerer, Lowered};
 use crate::brook::ast::{self, ExprKind as Ast, UnaryOp};
 use crate::brook::check::swizzle_indices;
@@ -47,7 +46,7 @@ impl KernelLowerer<'_> {
     }
 
     fn indexed_place(&mut self, e: &ast::Expr) -> Lowered<Place> {
-        let (root, indices) = flatten(e);
+        let (root, indices) = e.index_chain();
         let Ast::Ident(name) = &root.kind else {
             return fail(root.span, "only named arrays can be indexed");
         };
@@ -145,7 +144,7 @@ impl KernelLowerer<'_> {
     ) -> Lowered<Handle<Expr>> {
         let left = self.apply_conversion(target, current)?;
         let right = self.expr(value)?;
-        let result = self.binary_values(binary_op(op), left, right, whole.span)?;
+        let result = self.binary_values(op, left, right, whole.span)?;
         let target_type = self.checked_type(target)?;
         self.convert(result, &target_type, whole.span)
     }
