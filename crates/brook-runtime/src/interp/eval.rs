@@ -295,13 +295,10 @@ impl Eval<'_, '_> {
             root => {
                 let ty = self.root_type(root);
                 match self.stream_offset(root, true) {
-                    Some((p, offset)) => {
-                        let bytes = &self.mem.outputs[p.0 as usize].as_ref().map(|o| &*o.bytes);
-                        match bytes {
-                            Some(bytes) => self.decode(ty, bytes, offset),
-                            None => super::value::zero(self.ctx.module, ty),
-                        }
-                    }
+                    Some((p, offset)) => match &self.mem.outputs[p.0 as usize] {
+                        Some(output) => self.decode(ty, output.bytes, offset),
+                        None => super::value::zero(self.ctx.module, ty),
+                    },
                     None => super::value::zero(self.ctx.module, ty),
                 }
             }

@@ -232,29 +232,22 @@ fn min_max(a: &Num, b: &Num, max: bool) -> Num {
     }
 }
 
+/// -1, 0 or 1; zeros keep their sign and NaN stays NaN.
+fn float_sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x * 0.0
+    }
+}
+
 fn sign(a: &Num) -> Num {
     match a.ty.kind {
-        ScalarKind::F32 | ScalarKind::F64 => float_map(
-            a,
-            |x| {
-                if x > 0.0 {
-                    1.0
-                } else if x < 0.0 {
-                    -1.0
-                } else {
-                    x * 0.0
-                }
-            },
-            |x| {
-                if x > 0.0 {
-                    1.0
-                } else if x < 0.0 {
-                    -1.0
-                } else {
-                    x * 0.0
-                }
-            },
-        ),
+        ScalarKind::F32 | ScalarKind::F64 => {
+            float_map(a, |x| float_sign(f64::from(x)) as f32, float_sign)
+        }
         k if k.is_signed() => map(a.ty, |i| normalize(k, a.int(i).signum() as u64)),
         _ => map(a.ty, |i| u64::from(a.lanes[i] != 0)),
     }
