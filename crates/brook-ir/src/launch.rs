@@ -38,8 +38,20 @@
 //!
 //! # Iterators
 //! Element `i` of `iter(a, b)` over `n` elements is [`iterator_value`]: `a + ((b - a) * i) / n`,
-//! each operation rounded to `f32`, per component; an N-dimensional iterator interpolates
-//! component `k` along axis `k` (fastest first).
+//! each operation rounded to `f32`, per component. A one-dimensional iterator interpolates every
+//! component along its axis; an iterator of rank `r >= 2` has `r` components and interpolates
+//! component `k` along axis `k`, fastest first ([`iterator_axis`]). An iterator passed as an
+//! input is resized to the domain like any input.
+//!
+//! # Reductions
+//! A reduce kernel's domain is its target. Each target element reduces a tile of input elements
+//! ([`crate::reduce_order::reduction_tile`]) in the canonical order of
+//! [`crate::reduce_order`]; the kernel body is the combine step, run with the reduction
+//! variable holding the left (earlier) partial result and the input the right one.
+//!
+//! # Execution regions
+//! `domainOffset`/`domainSize` restrict a launch to a box of the domain: only those instances
+//! run, and `instance()`/`indexof` still give absolute positions in the domain.
 //!
 //! # Arithmetic
 //! Integers wrap (two's complement); integer division and remainder by zero give 0
@@ -102,6 +114,15 @@ pub fn clamp_index(i: i64, extent: usize) -> usize {
 /// A scatter index: `Some` when in range, `None` when the write is dropped.
 pub fn scatter_index(i: i64, extent: usize) -> Option<usize> {
     usize::try_from(i).ok().filter(|&i| i < extent)
+}
+
+/// The axis (slowest first, of `rank`) along which component `component` of an iterator runs.
+pub fn iterator_axis(rank: usize, component: usize) -> usize {
+    if rank <= 1 {
+        0
+    } else {
+        rank - 1 - component.min(rank - 1)
+    }
 }
 
 /// Element `i` of the iterator `iter(a, b)` over `n` elements: `a + ((b - a) * i) / n` in `f32`.

@@ -1,13 +1,20 @@
 //! The `Device` trait, buffers, shapes, and device enumeration and selection.
 //!
-//! A device owns buffers and runs launches that the runtime has already validated
-//! ([`crate::launch`]). Devices are enumerated by [`devices`]; [`default_device`] picks one from
-//! `BRT_RUNTIME` (`interp`, `cpu`, `cuda`/`cal`/`gpu`) and `BRT_ADAPTER` as seed 001 describes,
-//! falling back, with a message, to the best device this build has.
+//! A device owns buffers, an in-order work [`Queue`], and runs launches that the runtime has
+//! already validated ([`crate::launch`]). Every method but `info`, `allocate` and `queue` runs
+//! on the device's queue, so a device sees its work one job at a time, in order.
+//!
+//! Devices are enumerated by [`devices`] and [`get_devices`] (by type name); [`default_device`]
+//! picks one from `BRT_RUNTIME` (`interp`, `cpu`, `cuda`/`cal`/`gpu`) and `BRT_ADAPTER` as seed
+//! 001 describes, falling back, with a message, to the best device this build has.
+//! [`use_devices`] sets the devices of the calling thread ([`current_device`]); threads do not
+//! inherit it.
 
 use crate::error::RuntimeError;
 use crate::launch::Launch;
+use crate::queue::Queue;
 use std::any::Any;
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -23,11 +30,22 @@ pub enum DeviceKind {
 }
 
 impl DeviceKind {
+    /// The type name (`Device::getType` in Brook+): `interp`, `cpu` or `cuda`.
     pub fn name(self) -> &'static str {
         match self {
             DeviceKind::Interp => "interp",
             DeviceKind::Cpu => "cpu",
             DeviceKind::Cuda => "cuda",
+        }
+    }
+
+    /// The kind a runtime or type name means: `interp`, `cpu`, `cuda` (also `cal`, `gpu`).
+    pub fn from_name(name: &str) -> Option<DeviceKind> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "interp" => Some(DeviceKind::Interp),
+            "cpu" => Some(DeviceKind::Cpu),
+            "cuda" | "cal" | "gpu" => Some(DeviceKind::Cuda),
+            _ => None,
         }
     }
 }
@@ -59,6 +77,8 @@ pub trait Buffer: Any + Send + Sync {
 /// An executor of kernels with its own memory.
 pub trait Device: Send + Sync {
     fn info(&self) -> &DeviceInfo;
+    /// The device's in-order work queue.
+    fn queue(&self) -> &Queue;
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError>;
     /// Copies host bytes into a buffer at a byte offset; the range is within the buffer.
     fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError>;
@@ -69,10 +89,18 @@ pub trait Device: Send + Sync {
         offset: usize,
         out: &mut [u8],
     ) -> Result<(), RuntimeError>;
-    /// Copies a whole buffer into another of the same size on this device.
-    fn copy(&self, from: &dyn Buffer, to: &dyn Buffer) -> Result<(), RuntimeError>;
+    /// Copies `bytes` bytes between buffers of this device (or within one; the ranges may
+    /// overlap). Both ranges are within their buffers.
+    fn copy(
+        &self,
+        from: &dyn Buffer,
+        from_offset: usize,
+        to: &dyn Buffer,
+        to_offset: usize,
+        bytes: usize,
+    ) -> Result<(), RuntimeError>;
     /// Runs a validated launch.
-    fn launch(&self, launch: &Launch<'_>) -> Result<(), crate::LaunchProblem>;
+    fn launch(&self, launch: &Launch) -> Result<(), crate::LaunchProblem>;
     /// Waits for all queued work.
     fn synchronize(&self) -> Result<(), RuntimeError>;
 }
@@ -80,7 +108,62 @@ pub trait Device: Send + Sync {
 /// The devices this build can use, in order of preference for the default device.
 pub fn devices() -> &'static [Arc<dyn Device>] {
     static DEVICES: OnceLock<Vec<Arc<dyn Device>>> = OnceLock::new();
-    DEVICES.get_or_init(|| vec![Arc::new(crate::interp::InterpDevice::new()) as Arc<dyn Device>])
+    DEVICES.get_or_init(|| {
+        (0..crate::interp::INTERP_DEVICES)
+            .map(|ordinal| Arc::new(crate::interp::InterpDevice::new(ordinal)) as Arc<dyn Device>)
+            .collect()
+    })
+}
+
+/// The devices of a type name (Brook+ `getDevices`): `all`, `interp`, `cpu`, `cuda` or `cal`
+/// (the same as `cuda`). An unknown name is an error listing the known ones; a known type this
+/// machine has no device of gives an empty list.
+pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> {
+    if type_name.trim().eq_ignore_ascii_case("all") {
+        return Ok(devices().to_vec());
+    }
+    let kind = DeviceKind::from_name(type_name).ok_or_else(|| {
+        RuntimeError::NoDevice(
+            type_name.to_string(),
+            "known device types are all, interp, cpu, cuda and cal".into(),
+        )
+    })?;
+    Ok(devices()
+        .iter()
+        .filter(|d| d.info().kind == kind)
+        .cloned()
+        .collect())
+}
+
+thread_local! {
+    static THREAD_DEVICES: RefCell<Option<Vec<Arc<dyn Device>>>> = const { RefCell::new(None) };
+}
+
+/// Sets the devices the calling thread uses (Brook+ `useDevices`): new streams and host-side
+/// operations of this thread go to the first. An empty list returns the thread to the default
+/// device. Other threads, including threads started later by this one, are not affected.
+pub fn use_devices(devices: &[Arc<dyn Device>]) {
+    THREAD_DEVICES.with(|d| {
+        *d.borrow_mut() = if devices.is_empty() {
+            None
+        } else {
+            Some(devices.to_vec())
+        }
+    });
+}
+
+/// The devices set by [`use_devices`] on this thread, or the default device.
+pub fn thread_devices() -> Vec<Arc<dyn Device>> {
+    THREAD_DEVICES
+        .with(|d| d.borrow().clone())
+        .unwrap_or_else(|| vec![default_device()])
+}
+
+/// The device this thread uses: the first of [`use_devices`], or [`default_device`].
+pub fn current_device() -> Arc<dyn Device> {
+    THREAD_DEVICES
+        .with(|d| d.borrow().as_ref().and_then(|v| v.first().cloned()))
+        .unwrap_or_else(default_device)
 }
 
 /// The device a program uses when it names none: `BRT_RUNTIME` (and `BRT_ADAPTER` for the
@@ -112,16 +195,11 @@ pub fn default_device() -> Arc<dyn Device> {
 
 /// The device of a runtime name (`interp`, `cpu`, `cuda`, `cal`, `gpu`) and index.
 pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, RuntimeError> {
-    let kind = match name.to_ascii_lowercase().as_str() {
-        "interp" => DeviceKind::Interp,
-        "cpu" => DeviceKind::Cpu,
-        "cuda" | "cal" | "gpu" => DeviceKind::Cuda,
-        other => {
-            return Err(RuntimeError::NoDevice(
-                other.to_string(),
-                "known runtimes are interp, cpu and cuda (also cal, gpu)".into(),
-            ))
-        }
+    let Some(kind) = DeviceKind::from_name(name) else {
+        return Err(RuntimeError::NoDevice(
+            name.to_string(),
+            "known runtimes are interp, cpu and cuda (also cal, gpu)".into(),
+        ));
     };
     devices()
         .iter()
@@ -131,7 +209,7 @@ pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, Runtim
             let why = match kind {
                 DeviceKind::Cuda => "no CUDA device: this build has no CUDA backend yet",
                 DeviceKind::Cpu => "no CPU JIT device: this build has no CPU backend yet",
-                DeviceKind::Interp => "there is one interpreter device, index 0",
+                DeviceKind::Interp => "the interpreter devices are interp:0 and interp:1",
             };
             RuntimeError::NoDevice(format!("{}:{ordinal}", kind.name()), why.into())
         })

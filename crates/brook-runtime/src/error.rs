@@ -90,8 +90,20 @@ pub enum LaunchProblem {
     },
     #[error("{arg}: {problem}")]
     ArrayShape { arg: ArgRef, problem: String },
-    #[error("the kernel has no output and no input stream to define its domain")]
+    #[error("the kernel has no output and no input stream to define its domain: set one with a domain size")]
     NoDomain,
+    #[error("{arg}: Kernel Execution: Reduction operation don't allow output rank > input rank: target {target:?}, input {input:?}")]
+    ReduceRank {
+        arg: ArgRef,
+        input: Vec<usize>,
+        target: Vec<usize>,
+    },
+    #[error("{arg}: Kernel Execution: Input dimensions should be integral multiple of output dimensions: {detail}")]
+    ReduceShape { arg: ArgRef, detail: String },
+    #[error("{arg}: {problem}")]
+    Iterator { arg: ArgRef, problem: String },
+    #[error("Kernel Execution: invalid execution domain: {0}")]
+    ExecDomain(String),
     #[error("Kernel Execution: {0}")]
     NotSupported(String),
     #[error("execution failed: {0}")]
@@ -111,9 +123,9 @@ impl LaunchError {
     pub fn code(&self) -> BError {
         match self.problem {
             LaunchProblem::NotSupported(_) => BError::NotSupported,
-            LaunchProblem::ArgumentCount { .. } | LaunchProblem::ArgumentKind { .. } => {
-                BError::InvalidParameter
-            }
+            LaunchProblem::ArgumentCount { .. }
+            | LaunchProblem::ArgumentKind { .. }
+            | LaunchProblem::Iterator { .. } => BError::InvalidParameter,
             _ => BError::Kernel,
         }
     }
@@ -153,8 +165,11 @@ pub enum RuntimeError {
     },
     #[error("no device `{0}`: {1}")]
     NoDevice(String, String),
+    /// A stream operation (assign, domain, ...) refused: its code and message.
+    #[error("{message}")]
+    Stream { code: BError, message: String },
     #[error(transparent)]
-    Launch(#[from] LaunchError),
+    Launch(Box<LaunchError>),
 }
 
 impl RuntimeError {
@@ -172,7 +187,14 @@ impl RuntimeError {
                 }
             }
             RuntimeError::NoDevice(..) => BError::NotSupported,
+            RuntimeError::Stream { code, .. } => *code,
             RuntimeError::Launch(e) => e.code(),
         }
+    }
+}
+
+impl From<LaunchError> for RuntimeError {
+    fn from(e: LaunchError) -> Self {
+        RuntimeError::Launch(Box::new(e))
     }
 }

@@ -5,22 +5,33 @@
 //! defined in [`brook_ir::launch`]; [`launch()`] checks arguments against a kernel's signature
 //! and hands a validated [`Launch`] to the device.
 //!
-//! - [`device`]: the `Device` trait, enumeration and `BRT_RUNTIME` selection;
-//! - [`stream`]: untyped streams with the Brook+ error state;
+//! - [`device`]: the `Device` trait, enumeration, `BRT_RUNTIME` selection, per-thread devices;
+//! - [`queue`]: the in-order work queue each device owns (asynchronous work);
+//! - [`stream`]: untyped streams with the Brook+ error state, transfers, `domain()` views;
+//! - [`iter`]: iterator streams;
 //! - [`element`]: element types and the [`Element`] trait for host data;
-//! - [`launch`](mod@launch): argument checking and binding;
-//! - [`interp`]: the reference interpreter device;
-//! - [`error`]: `BError` codes and typed errors.
+//! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
+//! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
+//! - [`interp`]: the reference interpreter devices;
+//! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
 
 pub mod device;
 pub mod element;
 pub mod error;
 pub mod interp;
+pub mod iter;
 pub mod launch;
+pub mod log;
+pub mod ops;
+pub mod queue;
 pub mod stream;
 
-pub use device::{default_device, devices, find_device, Buffer, Device, DeviceInfo, DeviceKind};
+pub use device::{
+    current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,
+    Buffer, Device, DeviceInfo, DeviceKind,
+};
 pub use element::{Element, ElementType};
 pub use error::{ArgRef, BError, LaunchError, LaunchProblem, RuntimeError};
-pub use launch::{launch, Arg, Bound, Constant, Launch, LaunchReport};
-pub use stream::RawStream;
+pub use iter::IterStream;
+pub use launch::{launch, Arg, Bound, Constant, ExecRegion, Launch, LaunchOptions, LaunchReport};
+pub use stream::{PendingWrite, RawStream};

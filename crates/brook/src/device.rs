@@ -23,7 +23,7 @@ impl Device {
         }
     }
 
-    /// The reference interpreter.
+    /// The reference interpreter (`interp:0`).
     pub fn interp() -> Device {
         Device::find("interp", 0).unwrap_or_else(|_| Device::default_device())
     }
@@ -43,6 +43,29 @@ impl Device {
             .collect()
     }
 
+    /// The devices of a type (Brook+ `getDevices`): `"all"`, `"interp"`, `"cpu"`, `"cuda"`
+    /// or `"cal"` (the same as `"cuda"`). A type this machine has no device of gives an empty
+    /// list; an unknown name is an error.
+    pub fn of_type(type_name: &str) -> Result<Vec<Device>, crate::Error> {
+        Ok(brook_runtime::get_devices(type_name)?
+            .into_iter()
+            .map(|raw| Device { raw })
+            .collect())
+    }
+
+    /// The device the calling thread uses: the first given to [`use_devices`] on this thread,
+    /// else the default device.
+    pub fn current() -> Device {
+        Device {
+            raw: brook_runtime::current_device(),
+        }
+    }
+
+    /// The type name (Brook+ `Device::getType`): `interp`, `cpu` or `cuda`.
+    pub fn type_name(&self) -> &'static str {
+        self.kind().name()
+    }
+
     pub fn info(&self) -> &DeviceInfo {
         self.raw.info()
     }
@@ -54,4 +77,12 @@ impl Device {
     pub fn raw(&self) -> &Arc<dyn brook_runtime::Device> {
         &self.raw
     }
+}
+
+/// Sets the devices the calling thread uses (Brook+ `useDevices`); [`Device::current`] is the
+/// first. An empty list returns to the default device. Threads do not inherit it: a new thread
+/// starts on the default device.
+pub fn use_devices(devices: &[Device]) {
+    let raw: Vec<_> = devices.iter().map(|d| d.raw.clone()).collect();
+    brook_runtime::use_devices(&raw);
 }

@@ -27,6 +27,15 @@ pub enum Error {
         file: String,
         available: String,
     },
+    /// The API was used in a way that cannot work (the message says how to fix it).
+    #[error("{0}")]
+    Usage(String),
+    /// A stream holds an error (after `finish`): its first code and its whole log.
+    #[error("the stream holds an error ({code}): {log}")]
+    Stream {
+        code: brook_runtime::BError,
+        log: String,
+    },
     #[error(transparent)]
     Launch(Box<LaunchError>),
     #[error(transparent)]
@@ -42,7 +51,7 @@ impl From<LaunchError> for Error {
 impl From<RuntimeError> for Error {
     fn from(e: RuntimeError) -> Self {
         match e {
-            RuntimeError::Launch(launch) => Error::Launch(Box::new(launch)),
+            RuntimeError::Launch(launch) => Error::Launch(launch),
             other => Error::Runtime(Box::new(other)),
         }
     }

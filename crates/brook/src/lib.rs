@@ -22,14 +22,20 @@
 
 mod device;
 mod error;
+mod iter;
+mod kernel;
+mod ops;
 mod program;
 mod stream;
 
 pub use brook_runtime::{brook_struct, BError, DeviceKind, Element, LaunchReport, RawStream};
-pub use device::Device;
+pub use device::{use_devices, Device};
 pub use error::Error;
-pub use program::{Arg, CompileOptions, Kernel, Program};
-pub use stream::Stream;
+pub use iter::{IterElement, IterStream};
+pub use kernel::{host_var, Arg, Kernel};
+pub use ops::{gather_op, scatter_op, GatherOp, ScatterOp};
+pub use program::{CompileOptions, Program};
+pub use stream::{PendingWrite, Stream};
 
 /// The runtime underneath, for tools that work with untyped streams.
 pub use brook_runtime as runtime;

@@ -1,10 +1,9 @@
 //! Programs (compiled `.br` source) and their kernels.
 
 use crate::error::Error;
-use crate::stream::Stream;
+use crate::kernel::Kernel;
 use brook_front::{compile_source, CheckOptions, SourceFile};
 use brook_ir::Module;
-use brook_runtime::{Constant, Element, LaunchReport, RawStream};
 use std::sync::Arc;
 
 /// Compiler options: the `brcc` flags that change what a program means.
@@ -95,10 +94,7 @@ impl Program {
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
         match self.module.kernels.iter().position(|k| k.name == name) {
-            Some(index) => Ok(Kernel {
-                module: self.module.clone(),
-                index,
-            }),
+            Some(index) => Ok(Kernel::new(self.module.clone(), index)),
             None => Err(Error::UnknownKernel {
                 name: name.to_string(),
                 file: self.file.clone(),
@@ -121,65 +117,4 @@ impl Program {
     pub fn ir_text(&self) -> String {
         brook_ir::print::print_module(&self.module)
     }
-}
-
-/// A kernel of a program.
-#[derive(Clone, Debug)]
-pub struct Kernel {
-    module: Arc<Module>,
-    index: usize,
-}
-
-impl Kernel {
-    pub fn name(&self) -> &str {
-        &self.module.kernels[self.index].name
-    }
-
-    pub fn ir(&self) -> &brook_ir::Kernel {
-        &self.module.kernels[self.index]
-    }
-
-    /// Launches the kernel with arguments in parameter order (see [`crate::args!`]). The launch
-    /// runs on the device of its streams; the outputs hold the results when it returns.
-    pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
-        let raw: Vec<brook_runtime::Arg<'_>> = args
-            .iter()
-            .map(|a| match a {
-                Arg::Stream(s) => brook_runtime::Arg::Stream(s),
-                Arg::Constant(c) => brook_runtime::Arg::Constant(c.clone()),
-            })
-            .collect();
-        Ok(brook_runtime::launch(
-            &self.module,
-            &self.module.kernels[self.index],
-            &raw,
-        )?)
-    }
-}
-
-/// One argument of a kernel launch: a stream (of any element type) or a constant value.
-#[derive(Clone, Debug)]
-pub enum Arg<'a> {
-    Stream(&'a RawStream),
-    Constant(Constant),
-}
-
-impl<'a, T: Element> From<&'a Stream<T>> for Arg<'a> {
-    fn from(stream: &'a Stream<T>) -> Self {
-        Arg::Stream(stream.raw())
-    }
-}
-
-impl<T: Element> From<T> for Arg<'_> {
-    fn from(value: T) -> Self {
-        Arg::Constant(Constant::of(value))
-    }
-}
-
-/// Builds a launch argument list: `kernel.launch(brook::args![&x, &y, 2.0f32, &out])`.
-#[macro_export]
-macro_rules! args {
-    ($($arg:expr),* $(,)?) => {
-        &[$($crate::Arg::from($arg)),*]
-    };
 }

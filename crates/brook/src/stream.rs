@@ -90,4 +90,83 @@ impl<T: Element> Stream<T> {
     pub fn raw(&self) -> &RawStream {
         &self.raw
     }
+
+    fn wrap(raw: RawStream) -> Stream<T> {
+        Stream {
+            raw,
+            marker: PhantomData,
+        }
+    }
+
+    /// The view of the box from `start` to `end` (exclusive), both slowest axis first with one
+    /// value per dimension (Brook+ `domain`, which lists positions fastest first). The view
+    /// shares this stream's memory: use it as a kernel input, output or gather array, read or
+    /// write it, view it again; changes reach this stream at once.
+    pub fn domain(&self, start: &[usize], end: &[usize]) -> Result<Stream<T>, Error> {
+        let start: Vec<usize> = start.iter().rev().copied().collect();
+        let end: Vec<usize> = end.iter().rev().copied().collect();
+        Ok(Stream::wrap(self.raw.domain(&start, &end)?))
+    }
+
+    /// The view of the first `threads` elements of a one-dimensional stream (Brook+
+    /// `execDomain`).
+    pub fn exec_domain(&self, threads: usize) -> Result<Stream<T>, Error> {
+        Ok(Stream::wrap(self.raw.exec_domain(threads)?))
+    }
+
+    /// Copies `source` (same shape, possibly on another device) into this stream.
+    pub fn assign(&self, source: &Stream<T>) -> Result<(), Error> {
+        Ok(self.raw.assign(&source.raw)?)
+    }
+
+    /// Whether every queued operation on this stream has finished (Brook+ `isSync`).
+    pub fn is_sync(&self) -> bool {
+        self.raw.is_sync()
+    }
+
+    /// Waits for the stream's queued operations; `Err` if the stream then holds an error.
+    /// Calling it again returns at once.
+    pub fn finish(&self) -> Result<(), Error> {
+        if self.raw.finish() {
+            return Ok(());
+        }
+        Err(Error::Stream {
+            code: self.raw.error().unwrap_or(BError::Kernel),
+            log: self.raw.error_log().trim_end().to_string(),
+        })
+    }
+
+    /// Queues a copy of the stream to the host (Brook+ `write(ptr, "async")`); the returned
+    /// [`PendingWrite`] gives the elements when they have arrived.
+    pub fn write_async(&self) -> Result<PendingWrite<T>, Error> {
+        Ok(PendingWrite {
+            raw: self.raw.write_async(&T::element_type())?,
+            len: self.raw.len(),
+            marker: PhantomData,
+        })
+    }
+}
+
+/// A stream's contents on their way to the host.
+pub struct PendingWrite<T: Element> {
+    raw: brook_runtime::PendingWrite,
+    len: usize,
+    marker: PhantomData<T>,
+}
+
+impl<T: Element> PendingWrite<T> {
+    /// Whether the transfer has finished.
+    pub fn is_done(&self) -> bool {
+        self.raw.is_done()
+    }
+
+    /// Waits for the transfer and returns the elements.
+    pub fn wait(self) -> Result<Vec<T>, Error> {
+        let bytes = self.raw.wait()?;
+        // SAFETY: every bit pattern, all-zero included, is a valid `T` (the `Element` contract).
+        let zero: T = unsafe { std::mem::zeroed() };
+        let mut out = vec![zero; self.len];
+        as_bytes_mut(&mut out).copy_from_slice(&bytes);
+        Ok(out)
+    }
 }

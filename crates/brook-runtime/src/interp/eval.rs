@@ -2,20 +2,37 @@
 
 use super::ops;
 use super::value::{decode_num, Layouts, Num, Value};
+use crate::iter::IterStream;
+use crate::launch::ExecRegion;
+use crate::stream::Addressing;
 use brook_ir::launch::{clamp_index, resize_index, scatter_index};
 use brook_ir::{
     Access, Expr, ExprKind, Handle, Kernel, Local, Module, ParamId, Place, PlaceRoot, ScalarKind,
     Type, ValueType,
 };
 
-/// A stream argument's bytes and shape.
+/// A stream argument's bytes, shape and addressing.
 pub struct StreamData<'a> {
     pub bytes: &'a [u8],
     /// Normalized (inputs, outputs) or padded to the array rank (gathers, scatters).
     pub shape: Vec<usize>,
     pub element_size: usize,
-    /// Whether the shape equals the domain, so the element index is the domain index.
-    pub same_as_domain: bool,
+    pub addressing: Addressing,
+}
+
+/// A read-only argument: stored elements or an iterator.
+pub enum InputData<'a> {
+    Stream(StreamData<'a>),
+    Iterator { iter: IterStream, shape: Vec<usize> },
+}
+
+impl InputData<'_> {
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            InputData::Stream(data) => &data.shape,
+            InputData::Iterator { shape, .. } => shape,
+        }
+    }
 }
 
 /// What does not change during a launch.
@@ -24,21 +41,26 @@ pub struct Context<'a> {
     pub kernel: &'a Kernel,
     pub layouts: Layouts,
     pub domain: Vec<usize>,
+    /// The instances that run.
+    pub region: ExecRegion,
     /// Read-only streams and constants, by parameter.
-    pub inputs: Vec<Option<StreamData<'a>>>,
+    pub inputs: Vec<Option<InputData<'a>>>,
     pub constants: Vec<Option<Value>>,
 }
 
-/// A written stream's bytes and shape.
-pub struct OutputData<'a> {
-    pub bytes: &'a mut [u8],
+/// A written stream: its buffer (an index into [`Memory::buffers`]), shape and addressing.
+pub struct OutputData {
+    pub buffer: usize,
     pub shape: Vec<usize>,
     pub element_size: usize,
+    pub addressing: Addressing,
 }
 
-/// The written streams of a launch, by parameter.
+/// The written buffers of a launch, and the written streams by parameter (two views of one
+/// buffer share it).
 pub struct Memory<'a> {
-    pub outputs: Vec<Option<OutputData<'a>>>,
+    pub buffers: Vec<&'a mut [u8]>,
+    pub outputs: Vec<Option<OutputData>>,
 }
 
 /// One invocation's view while evaluating.
@@ -47,8 +69,7 @@ pub struct Eval<'e, 'a> {
     pub mem: &'e Memory<'a>,
     pub locals: &'e [Value],
     pub shared: &'e [Value],
-    /// The position in the domain: linear, and per axis (slowest first).
-    pub linear: usize,
+    /// The position in the domain, per axis (slowest first).
     pub pos: &'e [usize],
     pub in_group: usize,
 }
@@ -60,11 +81,30 @@ pub enum Step {
     Component(usize),
 }
 
-pub fn linear_index(indices: &[usize], shape: &[usize]) -> usize {
-    indices
-        .iter()
-        .zip(shape)
-        .fold(0, |acc, (&i, &extent)| acc * extent + i)
+/// Decodes one element of type `ty` at byte `offset`.
+pub fn decode(ctx: &Context<'_>, ty: &Type, bytes: &[u8], offset: usize) -> Value {
+    match ty {
+        Type::Value(v) => Value::Num(decode_num(*v, &bytes[offset..])),
+        _ => ctx.layouts.decode(ctx.module, ty, &bytes[offset..]),
+    }
+}
+
+/// The element of an input at position `at` (of the input's shape).
+pub fn read_input(ctx: &Context<'_>, data: &InputData<'_>, ty: &Type, at: &[usize]) -> Value {
+    match data {
+        InputData::Stream(data) => {
+            let index = data.addressing.element(at);
+            decode(ctx, ty, data.bytes, index * data.element_size)
+        }
+        InputData::Iterator { iter, .. } => {
+            let value = iter.value(at);
+            let mut n = Num::zero(ValueType::vector(ScalarKind::F32, iter.width() as u8));
+            for (lane, v) in n.lanes.iter_mut().zip(value) {
+                *lane = u64::from(v.to_bits());
+            }
+            Value::Num(n)
+        }
+    }
 }
 
 impl Eval<'_, '_> {
@@ -159,11 +199,14 @@ impl Eval<'_, '_> {
         }
     }
 
-    /// The element index of an input for the current position, after implicit resize.
-    fn input_indices(&self, data: &StreamData<'_>) -> Vec<usize> {
+    /// The element position of an input for the current position, after implicit resize.
+    fn input_indices(&self, shape: &[usize]) -> Vec<usize> {
+        if shape == self.ctx.domain {
+            return self.pos.to_vec();
+        }
         self.pos
             .iter()
-            .zip(&data.shape)
+            .zip(shape)
             .zip(&self.ctx.domain)
             .map(|((&i, &n_in), &n_out)| resize_index(i, n_in, n_out))
             .collect()
@@ -174,27 +217,17 @@ impl Eval<'_, '_> {
         let Some(data) = &self.ctx.inputs[p.0 as usize] else {
             return super::value::zero(self.ctx.module, ty);
         };
-        let index = if data.same_as_domain {
-            self.linear
-        } else {
-            linear_index(&self.input_indices(data), &data.shape)
-        };
-        self.decode(ty, data.bytes, index * data.element_size)
+        let at = self.input_indices(data.shape());
+        read_input(self.ctx, data, ty, &at)
     }
 
     fn decode(&self, ty: &Type, bytes: &[u8], offset: usize) -> Value {
-        match ty {
-            Type::Value(v) => Value::Num(decode_num(*v, &bytes[offset..])),
-            _ => self
-                .ctx
-                .layouts
-                .decode(self.ctx.module, ty, &bytes[offset..]),
-        }
+        decode(self.ctx, ty, bytes, offset)
     }
 
     fn gather(&self, param: ParamId, indices: &[Handle<Expr>]) -> Value {
         let ty = &self.ctx.kernel.params[param.0 as usize].ty;
-        let Some(data) = &self.ctx.inputs[param.0 as usize] else {
+        let Some(InputData::Stream(data)) = &self.ctx.inputs[param.0 as usize] else {
             return super::value::zero(self.ctx.module, ty);
         };
         let clamped: Vec<usize> = indices
@@ -202,16 +235,14 @@ impl Eval<'_, '_> {
             .zip(&data.shape)
             .map(|(h, &extent)| clamp_index(self.num(*h).index(0), extent))
             .collect();
-        let index = linear_index(&clamped, &data.shape);
+        let index = data.addressing.element(&clamped);
         self.decode(ty, data.bytes, index * data.element_size)
     }
 
     fn index_of(&self, p: ParamId) -> Num {
         match &self.ctx.inputs[p.0 as usize] {
-            Some(data) if !data.same_as_domain => {
-                position_vector(&self.input_indices(data), ScalarKind::F32)
-            }
-            _ => position_vector(self.pos, ScalarKind::F32),
+            Some(data) => position_vector(&self.input_indices(data.shape()), ScalarKind::F32),
+            None => position_vector(self.pos, ScalarKind::F32),
         }
     }
 
@@ -263,7 +294,7 @@ impl Eval<'_, '_> {
         let output = self.mem.outputs[p.0 as usize].as_ref()?;
         let (shape, element_size) = (&output.shape, output.element_size);
         let index = match indices {
-            None => self.linear,
+            None => output.addressing.element(self.pos),
             Some(indices) => {
                 let mut at = Vec::with_capacity(indices.len());
                 for (h, &extent) in indices.iter().zip(shape) {
@@ -274,7 +305,7 @@ impl Eval<'_, '_> {
                         scatter_index(i, extent)?
                     });
                 }
-                linear_index(&at, shape)
+                output.addressing.element(&at)
             }
         };
         Some((p, index * element_size))
@@ -296,7 +327,7 @@ impl Eval<'_, '_> {
                 let ty = self.root_type(root);
                 match self.stream_offset(root, true) {
                     Some((p, offset)) => match &self.mem.outputs[p.0 as usize] {
-                        Some(output) => self.decode(ty, output.bytes, offset),
+                        Some(output) => self.decode(ty, self.mem.buffers[output.buffer], offset),
                         None => super::value::zero(self.ctx.module, ty),
                     },
                     None => super::value::zero(self.ctx.module, ty),

@@ -2,10 +2,13 @@
 //! that it can stop at a barrier and resume. A thread group runs its invocations in order up
 //! to the next barrier, then resumes them all; an invocation that has returned no longer takes
 //! part, so a barrier never hangs. Invocations without a group run one after another in domain
-//! order, which is also the order in which scatter writes to one element land.
+//! order, which is also the order in which scatter writes to one element land. Only the
+//! instances of the launch's execution region run; groups are consecutive instances of it.
 
 use super::eval::{write_path, Context, Eval, Memory};
 use super::value::Value;
+use crate::launch::ExecRegion;
+use crate::stream::addressing::unravel;
 use brook_ir::{Block, PlaceRoot, Stmt, Type};
 
 enum Frame<'k> {
@@ -30,26 +33,20 @@ enum Stop {
 /// One invocation.
 struct Thread<'k> {
     locals: Vec<Value>,
-    linear: usize,
     pos: Vec<usize>,
     in_group: usize,
     stack: Vec<Frame<'k>>,
     finished: bool,
 }
 
-/// The position (slowest axis first) of a linear domain index.
-fn unravel(mut linear: usize, domain: &[usize], pos: &mut [usize]) {
-    for (p, &extent) in pos.iter_mut().zip(domain).rev() {
-        *p = linear % extent;
-        linear /= extent;
-    }
-}
-
 impl<'k> Thread<'k> {
-    fn start(&mut self, body: &'k Block, zero: &[Value], linear: usize, domain: &[usize]) {
+    /// Starts instance `index` (row-major within the region).
+    fn start(&mut self, body: &'k Block, zero: &[Value], index: usize, region: &ExecRegion) {
         self.locals.clone_from_slice(zero);
-        self.linear = linear;
-        unravel(linear, domain, &mut self.pos);
+        unravel(index, &region.size, &mut self.pos);
+        for (p, origin) in self.pos.iter_mut().zip(&region.origin) {
+            *p += origin;
+        }
         self.stack.clear();
         self.stack.push(Frame::Block {
             block: body,
@@ -67,7 +64,7 @@ pub fn run(ctx: &Context<'_>, mem: &mut Memory<'_>) {
         .iter()
         .map(|(_, l)| super::value::zero(ctx.module, &l.ty))
         .collect();
-    let total: usize = ctx.domain.iter().product();
+    let total: usize = ctx.region.size.iter().product();
     let group = ctx
         .kernel
         .group_size
@@ -77,7 +74,6 @@ pub fn run(ctx: &Context<'_>, mem: &mut Memory<'_>) {
     let mut threads: Vec<Thread<'_>> = (0..group.min(total))
         .map(|_| Thread {
             locals: zero.clone(),
-            linear: 0,
             pos: vec![0; ctx.domain.len()],
             in_group: 0,
             stack: Vec::new(),
@@ -89,7 +85,7 @@ pub fn run(ctx: &Context<'_>, mem: &mut Memory<'_>) {
         let count = group.min(total - start);
         shared.clone_from_slice(&zero);
         for (i, thread) in threads.iter_mut().take(count).enumerate() {
-            thread.start(&ctx.kernel.body, &zero, start + i, &ctx.domain);
+            thread.start(&ctx.kernel.body, &zero, start + i, &ctx.region);
             thread.in_group = i;
         }
         run_group(ctx, mem, &mut threads[..count], &mut shared);
@@ -128,7 +124,6 @@ fn eval_view<'e, 'a>(
         mem,
         locals: &thread.locals,
         shared,
-        linear: thread.linear,
         pos: &thread.pos,
         in_group: thread.in_group,
     }
@@ -242,10 +237,10 @@ fn store(
                 return; // A scatter out of range: dropped.
             };
             let ty = &ctx.kernel.params[p.0 as usize].ty;
-            let Some(output) = mem.outputs[p.0 as usize].as_mut() else {
+            let Some(buffer) = mem.outputs[p.0 as usize].as_ref().map(|o| o.buffer) else {
                 return;
             };
-            let element = &mut output.bytes[offset..];
+            let element = &mut mem.buffers[buffer][offset..];
             if steps.is_empty() {
                 encode(ctx, ty, &new, element);
             } else {

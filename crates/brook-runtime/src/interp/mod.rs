@@ -1,40 +1,46 @@
-//! The reference interpreter device (`BRT_RUNTIME=interp`).
+//! The reference interpreter devices (`BRT_RUNTIME=interp`).
 //!
 //! It walks the IR once per invocation, in domain order, with every access bounds-checked (the
 //! IR's clamping rules, and Rust slice checks behind them). It is the semantic oracle: the
-//! conformance suite compares every other device with it. Buffers are host memory.
+//! conformance suite compares every other device with it. Buffers are host memory. There are
+//! [`INTERP_DEVICES`] independent interpreter devices (`interp:0`, `interp:1`), each with its
+//! own queue and memory, so that programs using several devices can be run and tested anywhere.
 
+mod bind;
 mod eval;
 mod exec;
 mod ops;
+mod reduce;
+mod single;
 mod value;
+
+pub use single::{apply_map, combine};
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
 use crate::error::{LaunchProblem, RuntimeError};
-use crate::launch::{Bound, Launch};
-use eval::{Context, Memory, OutputData, StreamData};
+use crate::launch::Launch;
+use crate::queue::Queue;
 use std::any::Any;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// How many interpreter devices there are.
+pub const INTERP_DEVICES: usize = 2;
+
 pub struct InterpDevice {
     info: DeviceInfo,
+    queue: Queue,
 }
 
 impl InterpDevice {
-    pub fn new() -> Self {
+    pub fn new(ordinal: usize) -> Self {
         InterpDevice {
             info: DeviceInfo {
                 kind: DeviceKind::Interp,
-                ordinal: 0,
-                description: "interp (reference interpreter)".into(),
+                ordinal,
+                description: format!("interp:{ordinal} (reference interpreter)"),
             },
+            queue: Queue::new(format!("brook-interp-{ordinal}")),
         }
-    }
-}
-
-impl Default for InterpDevice {
-    fn default() -> Self {
-        InterpDevice::new()
     }
 }
 
@@ -74,9 +80,19 @@ fn range_error(what: &'static str, offset: usize, len: usize, size: usize) -> Ru
     }
 }
 
+impl InterpDevice {
+    fn buffer<'b>(&self, buffer: &'b dyn Buffer) -> Result<&'b InterpBuffer, RuntimeError> {
+        interp_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))
+    }
+}
+
 impl Device for InterpDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    fn queue(&self) -> &Queue {
+        &self.queue
     }
 
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
@@ -95,9 +111,7 @@ impl Device for InterpDevice {
     }
 
     fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
-        let buffer =
-            interp_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))?;
-        let mut data = buffer.lock();
+        let mut data = self.buffer(buffer)?.lock();
         let size = data.len();
         let target = offset
             .checked_add(bytes.len())
@@ -113,9 +127,7 @@ impl Device for InterpDevice {
         offset: usize,
         out: &mut [u8],
     ) -> Result<(), RuntimeError> {
-        let buffer =
-            interp_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))?;
-        let data = buffer.lock();
+        let data = self.buffer(buffer)?.lock();
         let source = offset
             .checked_add(out.len())
             .and_then(|end| data.get(offset..end))
@@ -124,128 +136,43 @@ impl Device for InterpDevice {
         Ok(())
     }
 
-    fn copy(&self, from: &dyn Buffer, to: &dyn Buffer) -> Result<(), RuntimeError> {
-        let no_device = |e| RuntimeError::NoDevice(self.info.to_string(), e);
-        let from = interp_buffer(from).map_err(no_device)?;
-        let to = interp_buffer(to).map_err(no_device)?;
+    fn copy(
+        &self,
+        from: &dyn Buffer,
+        from_offset: usize,
+        to: &dyn Buffer,
+        to_offset: usize,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
+        let out_of_range = |size: usize| range_error("Stream Copy", to_offset, bytes, size);
         if std::ptr::eq(from, to) {
+            let mut data = to.lock();
+            let size = data.len();
+            if from_offset.max(to_offset).saturating_add(bytes) > size {
+                return Err(out_of_range(size));
+            }
+            data.copy_within(from_offset..from_offset + bytes, to_offset);
             return Ok(());
         }
-        let source = from.lock().clone();
+        let source = from.lock();
         let mut target = to.lock();
-        if source.len() != target.len() {
-            return Err(range_error("Stream Copy", 0, source.len(), target.len()));
-        }
-        target.copy_from_slice(&source);
+        let (Some(source), Some(target)) = (
+            source.get(from_offset..from_offset.saturating_add(bytes)),
+            target.get_mut(to_offset..to_offset.saturating_add(bytes)),
+        ) else {
+            return Err(out_of_range(to.len));
+        };
+        target.copy_from_slice(source);
         Ok(())
     }
 
-    fn launch(&self, launch: &Launch<'_>) -> Result<(), LaunchProblem> {
-        run_launch(launch).map_err(LaunchProblem::Execution)
+    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+        bind::run_launch(launch).map_err(LaunchProblem::Execution)
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {
+        self.queue.wait_all();
         Ok(())
     }
-}
-
-/// Locks each distinct buffer once, then runs every invocation.
-fn run_launch(launch: &Launch<'_>) -> Result<(), String> {
-    let kernel = launch.kernel;
-    // Distinct buffers, each with whether the kernel writes it.
-    let mut distinct: Vec<(&InterpBuffer, bool)> = Vec::new();
-    let mut slot_of = Vec::with_capacity(launch.args.len());
-    for (param, arg) in kernel.params.iter().zip(&launch.args) {
-        let Bound::Stream { stream, .. } = arg else {
-            slot_of.push(None);
-            continue;
-        };
-        let buffer = interp_buffer(stream.buffer().as_ref())?;
-        let written = param.role.is_written();
-        let slot = match distinct.iter().position(|(b, _)| std::ptr::eq(*b, buffer)) {
-            Some(slot) if written || distinct[slot].1 => {
-                return Err(format!(
-                    "stream `{}` is bound twice with a write",
-                    param.name
-                ))
-            }
-            Some(slot) => slot,
-            None => {
-                distinct.push((buffer, written));
-                distinct.len() - 1
-            }
-        };
-        slot_of.push(Some(slot));
-    }
-    let mut guards: Vec<MutexGuard<'_, Vec<u8>>> = distinct.iter().map(|(b, _)| b.lock()).collect();
-    let mut reads: Vec<Option<&[u8]>> = Vec::with_capacity(guards.len());
-    let mut writes: Vec<Option<&mut [u8]>> = Vec::with_capacity(guards.len());
-    for (guard, (_, written)) in guards.iter_mut().zip(&distinct) {
-        let data: &mut Vec<u8> = guard;
-        if *written {
-            reads.push(None);
-            writes.push(Some(data.as_mut_slice()));
-        } else {
-            reads.push(Some(data.as_slice()));
-            writes.push(None);
-        }
-    }
-    let layouts = value::Layouts::new(launch.module);
-    let mut inputs = Vec::with_capacity(launch.args.len());
-    let mut outputs = Vec::with_capacity(launch.args.len());
-    let mut constants = Vec::with_capacity(launch.args.len());
-    for ((param, arg), slot) in kernel.params.iter().zip(&launch.args).zip(&slot_of) {
-        let element_size = layouts.size(launch.module, &param.ty);
-        let (mut input, mut output, mut constant) = (None, None, None);
-        match (arg, slot) {
-            (Bound::Constant(bytes), _) => {
-                if bytes.len() != element_size {
-                    return Err(format!(
-                        "constant `{}` has {} bytes, not {element_size}",
-                        param.name,
-                        bytes.len()
-                    ));
-                }
-                constant = Some(layouts.decode(launch.module, &param.ty, bytes));
-            }
-            (Bound::Stream { shape, .. }, Some(slot)) => {
-                let needed = shape.iter().product::<usize>() * element_size;
-                if let Some(bytes) = writes[*slot].take() {
-                    if bytes.len() < needed {
-                        return Err(format!("stream `{}` is smaller than its shape", param.name));
-                    }
-                    output = Some(OutputData {
-                        bytes,
-                        shape: shape.clone(),
-                        element_size,
-                    });
-                } else if let Some(bytes) = reads[*slot] {
-                    if bytes.len() < needed {
-                        return Err(format!("stream `{}` is smaller than its shape", param.name));
-                    }
-                    input = Some(StreamData {
-                        bytes,
-                        shape: shape.clone(),
-                        element_size,
-                        same_as_domain: *shape == launch.domain,
-                    });
-                }
-            }
-            (Bound::Stream { .. }, None) => {}
-        }
-        inputs.push(input);
-        outputs.push(output);
-        constants.push(constant);
-    }
-    let ctx = Context {
-        module: launch.module,
-        kernel,
-        layouts,
-        domain: launch.domain.clone(),
-        inputs,
-        constants,
-    };
-    let mut memory = Memory { outputs };
-    exec::run(&ctx, &mut memory);
-    Ok(())
 }

@@ -79,6 +79,7 @@ pub fn normalize(kind: ScalarKind, bits: u64) -> u64 {
 }
 
 /// Precomputed struct layouts of a module (offsets of each field), for encoding.
+#[derive(Clone)]
 pub struct Layouts {
     structs: Vec<(u32, Vec<u32>)>,
 }

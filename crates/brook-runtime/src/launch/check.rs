@@ -1,163 +1,55 @@
-//! Kernel launch: checking arguments against a kernel's signature, finding the domain, and
-//! handing a validated [`Launch`] to the device.
-//!
-//! The checks, in order (seed 003 section 8): argument count; each argument's kind (stream or
-//! value) and element type; every stream on the launch device; no input carrying an earlier
-//! error; outputs of one shape (the domain); inputs of the domain's rank (other shapes are
-//! resized); gather and scatter arrays of at most their declared rank and of their declared
-//! sizes; no stream bound as both input and output (unless `BRT_PERMIT_READ_WRITE_ALIASING` is
+//! The launch checks, in order (seed 003 section 8): argument count; each argument's kind
+//! (stream, iterator or value) and element type; every stream on the launch device; no input
+//! carrying an earlier error; the domain (outputs of one shape, or the reduction shapes, or the
+//! execution region); inputs of the domain's rank (other shapes are resized); gather and scatter
+//! arrays of at most their declared rank and of their declared sizes; no stream bound as both
+//! input and output where their elements overlap (unless `BRT_PERMIT_READ_WRITE_ALIASING` is
 //! set: then the input is copied first, so the result equals the unaliased one). An input never
-//! written gets a warning. A refused launch marks every output stream with the error.
+//! written gets a warning.
 
+use super::{reduce, Arg, Bound, ExecRegion, LaunchOptions};
 use crate::device::{same_device, Device};
-use crate::element::{Element, ElementType};
-use crate::error::{ArgRef, LaunchError, LaunchProblem, RuntimeError};
+use crate::element::ElementType;
+use crate::error::{ArgRef, LaunchProblem};
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::{Kernel, KernelKind, Module, ParamRole};
 use std::sync::Arc;
 
-/// A value passed for a constant parameter: its type and its bytes in C layout.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Constant {
-    pub element: ElementType,
-    pub bytes: Vec<u8>,
-}
-
-impl Constant {
-    pub fn of<T: Element>(value: T) -> Constant {
-        Constant {
-            element: T::element_type(),
-            bytes: crate::element::as_bytes(std::slice::from_ref(&value)).to_vec(),
-        }
-    }
-}
-
-/// One argument of a launch, in parameter order.
-#[derive(Clone, Debug)]
-pub enum Arg<'a> {
-    Stream(&'a RawStream),
-    Constant(Constant),
-}
-
-impl Arg<'_> {
-    fn describe(&self) -> String {
-        match self {
-            Arg::Stream(s) => format!("a {} stream", s.element()),
-            Arg::Constant(c) => format!("a {} value", c.element),
-        }
-    }
-}
-
-/// A validated argument, as devices see it.
-#[derive(Clone, Debug)]
-pub enum Bound {
-    /// A stream with its shape: normalized for inputs and outputs, padded with leading 1s to the
-    /// declared rank for gather and scatter arrays.
-    Stream {
-        stream: RawStream,
-        shape: Vec<usize>,
-    },
-    /// A constant's bytes, of the parameter's type.
-    Constant(Vec<u8>),
-}
-
-/// A validated launch.
-pub struct Launch<'a> {
-    pub module: &'a Module,
-    pub kernel: &'a Kernel,
-    /// The execution domain, slowest axis first, without leading 1s.
+pub struct Checked {
+    pub device: Arc<dyn Device>,
     pub domain: Vec<usize>,
-    pub args: Vec<Bound>,
-}
-
-/// What a successful launch reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LaunchReport {
-    /// Warnings (also appended to the outputs' error logs).
+    pub region: ExecRegion,
+    pub reduction_tile: Option<Vec<usize>>,
+    pub bound: Vec<Bound>,
     pub warnings: Vec<String>,
 }
 
-/// Validates and runs a launch of `kernel` (which must belong to `module`).
-pub fn launch(
-    module: &Module,
-    kernel: &Kernel,
-    args: &[Arg<'_>],
-) -> Result<LaunchReport, LaunchError> {
-    let outputs: Vec<&RawStream> = kernel
-        .params
-        .iter()
-        .zip(args)
-        .filter(|(p, _)| p.role.is_written())
-        .filter_map(|(_, a)| match a {
-            Arg::Stream(s) => Some(*s),
-            Arg::Constant(_) => None,
-        })
-        .collect();
-    let fail = |problem: LaunchProblem| {
-        let error = LaunchError {
-            kernel: kernel.name.clone(),
-            problem,
-        };
-        for output in &outputs {
-            output.record_error(error.code(), &error.to_string());
-        }
-        error
-    };
-    let checked = Checker {
-        module,
-        kernel,
-        args,
-    }
-    .run()
-    .map_err(fail)?;
-    let launch = Launch {
-        module,
-        kernel,
-        domain: checked.domain,
-        args: checked.bound,
-    };
-    checked.device.launch(&launch).map_err(fail)?;
-    for output in &outputs {
-        output.mark_initialized();
-        for warning in &checked.warnings {
-            output.record_warning(warning);
-        }
-    }
-    Ok(LaunchReport {
-        warnings: checked.warnings,
-    })
+pub struct Checker<'a, 'b> {
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub args: &'a [Arg<'b>],
+    pub options: &'a LaunchOptions,
 }
 
-struct Checked {
-    device: Arc<dyn Device>,
-    domain: Vec<usize>,
-    bound: Vec<Bound>,
-    warnings: Vec<String>,
-}
+pub type Check<T> = Result<T, LaunchProblem>;
 
-struct Checker<'a, 'b> {
-    module: &'a Module,
-    kernel: &'a Kernel,
-    args: &'a [Arg<'b>],
+/// The shapes a launch runs over.
+pub struct Shapes {
+    pub domain: Vec<usize>,
+    pub region: ExecRegion,
+    pub reduction_tile: Option<Vec<usize>>,
 }
-
-type Check<T> = Result<T, LaunchProblem>;
 
 impl Checker<'_, '_> {
-    fn arg_ref(&self, index: usize) -> ArgRef {
+    pub fn arg_ref(&self, index: usize) -> ArgRef {
         ArgRef {
             position: index + 1,
             name: self.kernel.params[index].name.clone(),
         }
     }
 
-    fn run(&self) -> Check<Checked> {
-        if self.kernel.kind == KernelKind::Reduce {
-            return Err(LaunchProblem::NotSupported(
-                "No appropriate map technique found: reductions are not supported by this version of the runtime".into(),
-            ));
-        }
+    pub fn run(&self) -> Check<Checked> {
         if self.args.len() != self.kernel.params.len() {
             return Err(LaunchProblem::ArgumentCount {
                 expected: self.kernel.params.len(),
@@ -169,15 +61,20 @@ impl Checker<'_, '_> {
         }
         let device = self.launch_device()?;
         self.inputs_without_errors()?;
-        let domain = self.domain()?;
+        let shapes = match self.kernel.kind {
+            KernelKind::Reduce => reduce::shapes(self)?,
+            KernelKind::Map => self.map_shapes()?,
+        };
         let aliasing_allowed = std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
         let mut bound = Vec::with_capacity(self.args.len());
         for index in 0..self.args.len() {
-            bound.push(self.bind(index, &domain, aliasing_allowed)?);
+            bound.push(self.bind(index, &shapes, aliasing_allowed)?);
         }
         Ok(Checked {
             device,
-            domain,
+            domain: shapes.domain,
+            region: shapes.region,
+            reduction_tile: shapes.reduction_tile,
             bound,
             warnings: self.uninitialized_inputs(),
         })
@@ -192,11 +89,26 @@ impl Checker<'_, '_> {
             ParamRole::Gather { .. } => (true, "gather array stream"),
             ParamRole::Scatter { .. } => (true, "scatter array stream"),
             ParamRole::Output => (true, "output stream"),
+            ParamRole::Reduce => (true, "reduction target stream"),
             _ => (true, "stream"),
         };
+        if let Arg::Iterator(_) = arg {
+            if !matches!(param.role, ParamRole::Input | ParamRole::Iterator) {
+                let problem = if param.role.is_written() {
+                    "Passing an iterator stream as an output to a kernel is not allowed"
+                } else {
+                    "an iterator stream can be passed only where the kernel takes an input stream (`T s<>` or `iter T s<>`), not as a gather array or a value"
+                };
+                return Err(LaunchProblem::Iterator {
+                    arg: self.arg_ref(index),
+                    problem: problem.into(),
+                });
+            }
+        }
         let type_name = self.module.type_name(&param.ty);
         let matches = match (arg, &expected_type) {
             (Arg::Stream(s), Some(t)) => wants_stream && s.element().same_layout(t),
+            (Arg::Iterator(i), Some(t)) => i.element().same_layout(t),
             (Arg::Constant(c), Some(t)) => !wants_stream && c.element.same_layout(t),
             _ => false,
         };
@@ -210,25 +122,26 @@ impl Checker<'_, '_> {
         })
     }
 
-    fn streams(&self) -> impl Iterator<Item = (usize, &RawStream)> {
+    pub fn streams(&self) -> impl Iterator<Item = (usize, &RawStream)> {
         self.args.iter().enumerate().filter_map(|(i, a)| match a {
             Arg::Stream(s) => Some((i, *s)),
-            Arg::Constant(_) => None,
+            _ => None,
         })
     }
 
-    fn is_written(&self, index: usize) -> bool {
+    pub fn is_written(&self, index: usize) -> bool {
         self.kernel.params[index].role.is_written()
     }
 
-    /// The device of the first output (or first stream); every stream must be on it.
+    /// The device of the first output (or first stream); every stream must be on it. A launch
+    /// of iterators and values only runs on the calling thread's device.
     fn launch_device(&self) -> Check<Arc<dyn Device>> {
         let first = self
             .streams()
             .find(|(i, _)| self.is_written(*i))
             .or_else(|| self.streams().next());
         let Some((_, first)) = first else {
-            return Err(LaunchProblem::NoDomain);
+            return Ok(crate::device::current_device());
         };
         let device = first.device().clone();
         for (index, stream) in self.streams() {
@@ -260,14 +173,23 @@ impl Checker<'_, '_> {
         Ok(())
     }
 
-    /// The shape of the first output stream; other outputs must have it. A kernel with only
-    /// scatter outputs runs over its first input stream.
-    fn domain(&self) -> Check<Vec<usize>> {
+    /// The normalized shape of an input-like argument (stream or iterator).
+    pub fn input_shape(&self, index: usize) -> Option<Vec<usize>> {
+        match &self.args[index] {
+            Arg::Stream(s) => Some(normalized_shape(s.shape()).to_vec()),
+            Arg::Iterator(i) => Some(normalized_shape(i.shape()).to_vec()),
+            Arg::Constant(_) => None,
+        }
+    }
+
+    /// The domain of a map kernel: the shape of its first output stream (other outputs must
+    /// have it), else its first input; then the execution region within it.
+    fn map_shapes(&self) -> Check<Shapes> {
         let outputs: Vec<(usize, &RawStream)> = self
             .streams()
             .filter(|(i, _)| self.kernel.params[*i].role == ParamRole::Output)
             .collect();
-        if let Some((_, first)) = outputs.first() {
+        let domain = if let Some((_, first)) = outputs.first() {
             let domain = normalized_shape(first.shape()).to_vec();
             for (index, other) in &outputs[1..] {
                 if normalized_shape(other.shape()) != domain {
@@ -278,42 +200,54 @@ impl Checker<'_, '_> {
                     });
                 }
             }
-            return Ok(domain);
-        }
-        self.streams()
-            .find(|(i, _)| {
-                matches!(
-                    self.kernel.params[*i].role,
-                    ParamRole::Input | ParamRole::Iterator
-                )
-            })
-            .map(|(_, s)| normalized_shape(s.shape()).to_vec())
-            .ok_or(LaunchProblem::NoDomain)
+            Some(domain)
+        } else {
+            (0..self.args.len())
+                .find(|&i| {
+                    matches!(
+                        self.kernel.params[i].role,
+                        ParamRole::Input | ParamRole::Iterator
+                    )
+                })
+                .and_then(|i| self.input_shape(i))
+        };
+        super::region::exec_region(domain, self.options)
     }
 
-    fn bind(&self, index: usize, domain: &[usize], aliasing_allowed: bool) -> Check<Bound> {
+    fn bind(&self, index: usize, shapes: &Shapes, aliasing_allowed: bool) -> Check<Bound> {
         let stream = match &self.args[index] {
             Arg::Constant(c) => return Ok(Bound::Constant(c.bytes.clone())),
+            Arg::Iterator(iter) => {
+                let shape = self.input_shape(index).unwrap_or_default();
+                self.input_rank(index, &shape, shapes)?;
+                return Ok(Bound::Iterator {
+                    iter: (*iter).clone(),
+                    shape,
+                });
+            }
             Arg::Stream(s) => *s,
         };
         let role = &self.kernel.params[index].role;
-        let shape = match role {
-            ParamRole::Gather { dims } => self.array_shape(index, stream, dims)?,
+        let (shape, addressing) = match role {
+            ParamRole::Gather { dims } => {
+                let shape = self.array_shape(index, stream, dims)?;
+                let addressing = stream.addressing().fit(shape.len());
+                (shape, addressing)
+            }
             ParamRole::Scatter { rank } => {
-                self.array_shape(index, stream, &vec![None; usize::from(*rank)])?
+                let shape = self.array_shape(index, stream, &vec![None; usize::from(*rank)])?;
+                let addressing = stream.addressing().fit(shape.len());
+                (shape, addressing)
             }
-            ParamRole::Input | ParamRole::Iterator => {
+            ParamRole::Reduce => reduce::target_binding(stream, &shapes.domain),
+            _ => {
                 let shape = normalized_shape(stream.shape()).to_vec();
-                if shape.len() != domain.len() {
-                    return Err(LaunchProblem::InputRank {
-                        arg: self.arg_ref(index),
-                        domain: domain.to_vec(),
-                        found: stream.shape().to_vec(),
-                    });
+                if !role.is_written() {
+                    self.input_rank(index, &shape, shapes)?;
                 }
-                shape
+                let addressing = stream.addressing().fit(shape.len());
+                (shape, addressing)
             }
-            _ => normalized_shape(stream.shape()).to_vec(),
         };
         let stream = if role.is_written() {
             self.distinct_outputs(index, stream)?;
@@ -321,7 +255,41 @@ impl Checker<'_, '_> {
         } else {
             self.unaliased_input(index, stream, aliasing_allowed)?
         };
-        Ok(Bound::Stream { stream, shape })
+        let addressing = if stream.same_stream(self.stream_arg(index)) {
+            addressing
+        } else {
+            // An aliased input's copy is a whole, row-major stream.
+            crate::stream::Addressing::row_major(stream.shape()).fit(shape.len())
+        };
+        Ok(Bound::Stream {
+            stream,
+            shape,
+            addressing,
+        })
+    }
+
+    fn stream_arg(&self, index: usize) -> &RawStream {
+        match &self.args[index] {
+            Arg::Stream(s) => s,
+            _ => unreachable!("stream_arg is called for stream arguments"),
+        }
+    }
+
+    /// An input's rank must be the domain's (a reduction input defines the domain's rank).
+    fn input_rank(&self, index: usize, shape: &[usize], shapes: &Shapes) -> Check<()> {
+        if self.kernel.kind == KernelKind::Reduce || shape.len() == shapes.domain.len() {
+            return Ok(());
+        }
+        let found = match &self.args[index] {
+            Arg::Stream(s) => s.shape().to_vec(),
+            Arg::Iterator(i) => i.shape().to_vec(),
+            Arg::Constant(_) => Vec::new(),
+        };
+        Err(LaunchProblem::InputRank {
+            arg: self.arg_ref(index),
+            domain: shapes.domain.clone(),
+            found,
+        })
     }
 
     /// A gather or scatter array's shape padded to its rank; its sizes must match the declared.
@@ -361,12 +329,13 @@ impl Checker<'_, '_> {
         Ok(padded)
     }
 
+    /// Two outputs may not share an element.
     fn distinct_outputs(&self, index: usize, stream: &RawStream) -> Check<()> {
         for (other, s) in self
             .streams()
             .filter(|(i, _)| self.is_written(*i) && *i < index)
         {
-            if s.same_stream(stream) {
+            if s.overlaps(stream) {
                 return Err(LaunchProblem::OutputTwice {
                     arg: self.arg_ref(index),
                     other: self.arg_ref(other),
@@ -376,7 +345,8 @@ impl Checker<'_, '_> {
         Ok(())
     }
 
-    /// An input that is also an output is refused, or copied when aliasing is permitted.
+    /// An input sharing elements with an output is refused, or copied when aliasing is
+    /// permitted.
     fn unaliased_input(
         &self,
         index: usize,
@@ -385,7 +355,7 @@ impl Checker<'_, '_> {
     ) -> Check<RawStream> {
         let output = self
             .streams()
-            .find(|(i, s)| self.is_written(*i) && s.same_stream(stream));
+            .find(|(i, s)| self.is_written(*i) && s.overlaps(stream));
         let Some((output, _)) = output else {
             return Ok(stream.clone());
         };
@@ -396,13 +366,8 @@ impl Checker<'_, '_> {
             });
         }
         let copy = RawStream::new(stream.device(), stream.element().clone(), stream.shape())
-            .and_then(|copy| {
-                stream
-                    .device()
-                    .copy(stream.buffer().as_ref(), copy.buffer().as_ref())
-                    .map(|()| copy)
-            })
-            .map_err(|e: RuntimeError| LaunchProblem::Execution(e.to_string()))?;
+            .and_then(|copy| copy.assign(stream).map(|()| copy))
+            .map_err(|e| LaunchProblem::Execution(e.to_string()))?;
         Ok(copy)
     }
 

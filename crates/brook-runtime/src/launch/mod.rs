@@ -1,0 +1,222 @@
+//! Kernel launch: checking arguments against a kernel's signature, finding the domain, and
+//! queueing a validated [`Launch`] on the device.
+//!
+//! [`launch`] checks everything it can before it returns ([`check`]); a refused launch marks
+//! every output stream with the error and returns it. The launch itself runs later, in order,
+//! on the device's queue ([`crate::queue`]): if an input turns out to hold an error by then
+//! (an earlier queued operation failed), the launch is skipped and its outputs get the error, so
+//! errors propagate from inputs to outputs as Brook+ defines.
+
+mod check;
+mod reduce;
+mod region;
+
+use crate::element::{Element, ElementType};
+use crate::error::{LaunchError, LaunchProblem};
+use crate::iter::IterStream;
+use crate::stream::{Addressing, RawStream};
+use brook_ir::{Kernel, Module};
+use std::sync::Arc;
+
+/// A value passed for a constant parameter: its type and its bytes in C layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constant {
+    pub element: ElementType,
+    pub bytes: Vec<u8>,
+}
+
+impl Constant {
+    pub fn of<T: Element>(value: T) -> Constant {
+        Constant {
+            element: T::element_type(),
+            bytes: crate::element::as_bytes(std::slice::from_ref(&value)).to_vec(),
+        }
+    }
+}
+
+/// One argument of a launch, in parameter order.
+#[derive(Clone, Debug)]
+pub enum Arg<'a> {
+    Stream(&'a RawStream),
+    Iterator(&'a IterStream),
+    Constant(Constant),
+}
+
+impl Arg<'_> {
+    fn describe(&self) -> String {
+        match self {
+            Arg::Stream(s) => format!("a {} stream", s.element()),
+            Arg::Iterator(i) => format!("a {} iterator stream", i.element()),
+            Arg::Constant(c) => format!("a {} value", c.element),
+        }
+    }
+}
+
+/// A validated argument, as devices see it.
+#[derive(Clone, Debug)]
+pub enum Bound {
+    /// A stream with its shape (normalized for inputs and outputs, padded with leading 1s to
+    /// the declared rank for gather and scatter arrays, the launch domain for a reduction
+    /// target) and where the elements of that shape lie in its buffer.
+    Stream {
+        stream: RawStream,
+        shape: Vec<usize>,
+        addressing: Addressing,
+    },
+    /// An iterator bound to an input, with its normalized shape.
+    Iterator { iter: IterStream, shape: Vec<usize> },
+    /// A constant's bytes, of the parameter's type.
+    Constant(Vec<u8>),
+}
+
+/// The box of the domain whose instances run: all of it unless `domainOffset`/`domainSize`
+/// were given. Slowest axis first, of the domain's rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecRegion {
+    pub origin: Vec<usize>,
+    pub size: Vec<usize>,
+}
+
+/// A validated launch.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub module: Arc<Module>,
+    /// The kernel's index in the module.
+    pub kernel: usize,
+    /// The execution domain, slowest axis first, without leading 1s. For a reduction: the
+    /// target's shape, of the input's rank.
+    pub domain: Vec<usize>,
+    /// The instances that run.
+    pub region: ExecRegion,
+    /// For a reduction: the tile of input elements (per axis) that each target element reduces.
+    pub reduction_tile: Option<Vec<usize>>,
+    pub args: Vec<Bound>,
+}
+
+impl Launch {
+    pub fn kernel(&self) -> &Kernel {
+        &self.module.kernels[self.kernel]
+    }
+}
+
+/// What a caller may set beyond the arguments (Brook+ `KernelInterface`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// `domainOffset`: the first instance, fastest axis first (a `uint4`).
+    pub domain_offset: Option<[usize; 4]>,
+    /// `domainSize`: how many instances along each axis, fastest axis first (a `uint4`; 0 in
+    /// the components past the domain's rank).
+    pub domain_size: Option<[usize; 4]>,
+}
+
+/// What a successful launch reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchReport {
+    /// Warnings (also appended to the outputs' error logs).
+    pub warnings: Vec<String>,
+}
+
+/// Validates a launch of kernel `kernel` of `module` and queues it on the device of its streams.
+pub fn launch(
+    module: &Arc<Module>,
+    kernel: usize,
+    args: &[Arg<'_>],
+    options: &LaunchOptions,
+) -> Result<LaunchReport, LaunchError> {
+    let ir = &module.kernels[kernel];
+    let outputs: Vec<RawStream> = ir
+        .params
+        .iter()
+        .zip(args)
+        .filter(|(p, _)| p.role.is_written())
+        .filter_map(|(_, a)| match a {
+            Arg::Stream(s) => Some((*s).clone()),
+            _ => None,
+        })
+        .collect();
+    let fail = |problem: LaunchProblem| {
+        let error = LaunchError {
+            kernel: ir.name.clone(),
+            problem,
+        };
+        for output in &outputs {
+            output.record_error(error.code(), &error.to_string());
+        }
+        error
+    };
+    let checked = check::Checker {
+        module,
+        kernel: ir,
+        args,
+        options,
+    }
+    .run()
+    .map_err(fail)?;
+    for output in &outputs {
+        output.mark_initialized();
+        for warning in &checked.warnings {
+            output.record_warning(warning);
+        }
+    }
+    let launch = Launch {
+        module: module.clone(),
+        kernel,
+        domain: checked.domain,
+        region: checked.region,
+        reduction_tile: checked.reduction_tile,
+        args: checked.bound,
+    };
+    submit(checked.device, launch, outputs);
+    Ok(LaunchReport {
+        warnings: checked.warnings,
+    })
+}
+
+/// Queues a checked launch; errors found when it runs are recorded on its outputs.
+fn submit(device: Arc<dyn crate::Device>, launch: Launch, outputs: Vec<RawStream>) {
+    let streams: Vec<RawStream> = launch
+        .args
+        .iter()
+        .filter_map(|b| match b {
+            Bound::Stream { stream, .. } => Some(stream.clone()),
+            _ => None,
+        })
+        .collect();
+    let inputs: Vec<(usize, RawStream)> = launch
+        .kernel()
+        .params
+        .iter()
+        .zip(&launch.args)
+        .enumerate()
+        .filter(|(_, (p, _))| !p.role.is_written())
+        .filter_map(|(i, (_, b))| match b {
+            Bound::Stream { stream, .. } => Some((i, stream.clone())),
+            _ => None,
+        })
+        .collect();
+    let runner = device.clone();
+    let ticket = device.queue().submit(move || {
+        let problem = match inputs.iter().find(|(_, s)| s.error().is_some()) {
+            Some((index, stream)) => Some(LaunchProblem::InputInError {
+                arg: crate::ArgRef {
+                    position: index + 1,
+                    name: launch.kernel().params[*index].name.clone(),
+                },
+                code: stream.error().unwrap_or(crate::BError::Kernel),
+            }),
+            None => runner.launch(&launch).err(),
+        };
+        if let Some(problem) = problem {
+            let error = LaunchError {
+                kernel: launch.kernel().name.clone(),
+                problem,
+            };
+            for output in &outputs {
+                output.record_error(error.code(), &error.to_string());
+            }
+        }
+    });
+    for stream in &streams {
+        stream.note_job(ticket);
+    }
+}

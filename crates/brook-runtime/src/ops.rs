@@ -1,0 +1,198 @@
+//! `streamScatterOp` and `streamGatherOp` (seed 000), as `SEMANTICS.md` defines them.
+//!
+//! `scatter_op(s, index, array, op)` does `array[index[i]] = op(s[i], array[index[i]])` for each
+//! `i` in row-major order; `gather_op(t, index, array, op)` does `t[i] = array[index[i]]` and
+//! then replaces `array[index[i]]` by `op` applied to it (fetch-and-op). An index is a linear
+//! offset into the array (C row-major); a float index rounds as `(int)(x + 0.5)`; out-of-range
+//! indices are skipped. The operations run in order, one element at a time, on the host
+//! (through the interpreter's [`crate::interp::combine`] and [`crate::interp::apply_map`] for
+//! kernel operators), so duplicate indices give the same result on every device.
+
+use crate::element::ElementType;
+use crate::error::{BError, RuntimeError};
+use crate::stream::RawStream;
+use brook_ir::{Kernel, Module, ScalarKind};
+
+/// The operator of `streamScatterOp`.
+#[derive(Clone, Copy)]
+pub enum ScatterOp<'a> {
+    /// `STREAM_SCATTER_ASSIGN`: `array[index[i]] = s[i]`.
+    Assign,
+    /// A reduce function `r = r op a`, run with `r = array[index[i]]` and `a = s[i]`.
+    Reduce {
+        module: &'a Module,
+        kernel: &'a Kernel,
+    },
+}
+
+/// The operator of `streamGatherOp`.
+#[derive(Clone, Copy)]
+pub enum GatherOp<'a> {
+    /// `STREAM_GATHER_FETCH`: the array is left as it is.
+    Fetch,
+    /// A kernel of one input and one output stream, applied to each gathered array element.
+    Kernel {
+        module: &'a Module,
+        kernel: &'a Kernel,
+    },
+}
+
+fn invalid(message: String) -> RuntimeError {
+    RuntimeError::Stream {
+        code: BError::InvalidParameter,
+        message,
+    }
+}
+
+/// The linear array offsets of an index stream (`None` where out of range).
+fn offsets(
+    index: &RawStream,
+    array_len: usize,
+    operation: &str,
+) -> Result<Vec<Option<usize>>, RuntimeError> {
+    let ElementType::Value(ty) = index.element() else {
+        return Err(invalid(format!(
+            "{operation}: the index stream must hold scalars, not {}",
+            index.element()
+        )));
+    };
+    if ty.width != 1 {
+        return Err(invalid(format!(
+            "{operation}: the index stream must hold scalars (linear offsets), not {}",
+            index.element()
+        )));
+    }
+    let bytes = index.contents("streamScatterOp/streamGatherOp")?;
+    let size = ty.kind.size() as usize;
+    Ok(bytes
+        .chunks(size)
+        .map(|b| {
+            let mut raw = [0u8; 8];
+            raw[..size].copy_from_slice(b);
+            let bits = u64::from_le_bytes(raw);
+            let i: i64 = match ty.kind {
+                ScalarKind::F32 => (f32::from_bits(bits as u32) + 0.5) as i64,
+                ScalarKind::F64 => (f64::from_bits(bits) + 0.5) as i64,
+                ScalarKind::I8 => bits as i8 as i64,
+                ScalarKind::I16 => bits as i16 as i64,
+                ScalarKind::I32 => bits as i32 as i64,
+                _ => bits as i64,
+            };
+            usize::try_from(i).ok().filter(|&i| i < array_len)
+        })
+        .collect())
+}
+
+fn check_same(
+    a: &RawStream,
+    b: &RawStream,
+    what: &str,
+    operation: &str,
+) -> Result<(), RuntimeError> {
+    if !a.element().same_layout(b.element()) {
+        return Err(invalid(format!(
+            "{operation}: {what} hold {} and {} elements",
+            a.element(),
+            b.element()
+        )));
+    }
+    Ok(())
+}
+
+fn check_count(data: &RawStream, index: &RawStream, operation: &str) -> Result<(), RuntimeError> {
+    if data.len() != index.len() {
+        return Err(invalid(format!(
+            "{operation}: the data stream has {} elements and the index stream {}",
+            data.len(),
+            index.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `streamScatterOp(s, index, array, op)`. Errors are also recorded on `array`.
+pub fn scatter_op(
+    s: &RawStream,
+    index: &RawStream,
+    array: &RawStream,
+    op: ScatterOp<'_>,
+) -> Result<(), RuntimeError> {
+    let result = scatter(s, index, array, op);
+    if let Err(e) = &result {
+        array.record_error(e.code(), &e.to_string());
+    }
+    result
+}
+
+fn scatter(
+    s: &RawStream,
+    index: &RawStream,
+    array: &RawStream,
+    op: ScatterOp<'_>,
+) -> Result<(), RuntimeError> {
+    const OPERATION: &str = "streamScatterOp";
+    check_same(s, array, "the data stream and the array", OPERATION)?;
+    check_count(s, index, OPERATION)?;
+    let offsets = offsets(index, array.len(), OPERATION)?;
+    let data = s.contents(OPERATION)?;
+    let mut target = array.contents(OPERATION)?;
+    let size = array.element().size();
+    for (i, offset) in offsets.iter().enumerate() {
+        let Some(offset) = offset else { continue };
+        let incoming = &data[i * size..(i + 1) * size];
+        let slot = &mut target[offset * size..(offset + 1) * size];
+        let new = match op {
+            ScatterOp::Assign => incoming.to_vec(),
+            ScatterOp::Reduce { module, kernel } => {
+                crate::interp::combine(module, kernel, slot, incoming)
+                    .map_err(|e| invalid(format!("{OPERATION}: {e}")))?
+            }
+        };
+        slot.copy_from_slice(&new);
+    }
+    array.read_bytes(array.element(), &target)
+}
+
+/// `streamGatherOp(t, index, array, op)`. Errors are also recorded on `t`.
+pub fn gather_op(
+    t: &RawStream,
+    index: &RawStream,
+    array: &RawStream,
+    op: GatherOp<'_>,
+) -> Result<(), RuntimeError> {
+    let result = gather(t, index, array, op);
+    if let Err(e) = &result {
+        t.record_error(e.code(), &e.to_string());
+    }
+    result
+}
+
+fn gather(
+    t: &RawStream,
+    index: &RawStream,
+    array: &RawStream,
+    op: GatherOp<'_>,
+) -> Result<(), RuntimeError> {
+    const OPERATION: &str = "streamGatherOp";
+    check_same(t, array, "the result stream and the array", OPERATION)?;
+    check_count(t, index, OPERATION)?;
+    let offsets = offsets(index, array.len(), OPERATION)?;
+    let mut source = array.contents(OPERATION)?;
+    let mut fetched = t.contents(OPERATION)?;
+    let size = array.element().size();
+    for (i, offset) in offsets.iter().enumerate() {
+        let Some(offset) = offset else { continue };
+        let slot = &mut source[offset * size..(offset + 1) * size];
+        fetched[i * size..(i + 1) * size].copy_from_slice(slot);
+        if let GatherOp::Kernel { module, kernel } = op {
+            let new = crate::interp::apply_map(module, kernel, slot)
+                .map_err(|e| invalid(format!("{OPERATION}: {e}")))?;
+            slot.copy_from_slice(&new);
+        }
+    }
+    t.read_bytes(t.element(), &fetched)?;
+    if let GatherOp::Kernel { .. } = op {
+        array.read_bytes(array.element(), &source)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The in-order work queue of a device.
+//!
+//! Brook+ work is asynchronous: a kernel launch or a `read` (host to stream) returns as soon as
+//! it is queued, and `write` (stream to host) waits for it. Every device owns one [`Queue`]: a
+//! worker thread that runs jobs one after another in submission order. A job is numbered by its
+//! [`Ticket`]; because the queue is in order, "ticket `t` is done" means every job submitted
+//! before it is done too, so a stream only needs to remember the ticket of its last job
+//! (`is_sync`, `finish`).
+//!
+//! Jobs never wait for other jobs or other queues, and the worker never holds a lock while a
+//! caller waits, so waiting cannot deadlock. A job that panics is contained: the worker keeps
+//! running and the ticket still completes (the job's streams carry the error it recorded, if
+//! any).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// The number of a submitted job; later jobs have larger tickets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ticket(pub u64);
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+#[derive(Default)]
+struct State {
+    jobs: VecDeque<Job>,
+    /// Tickets handed out so far (the last ticket is `submitted`).
+    submitted: u64,
+    /// Every ticket up to this one has finished.
+    completed: u64,
+    worker_started: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when a job is queued (for the worker) and when one finishes (for waiters).
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// An in-order queue served by one worker thread, started on the first submission.
+pub struct Queue {
+    name: String,
+    shared: Arc<Shared>,
+}
+
+impl Queue {
+    /// A queue whose worker thread is called `name`.
+    pub fn new(name: impl Into<String>) -> Queue {
+        Queue {
+            name: name.into(),
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    /// Queues `job` after every job submitted before it.
+    pub fn submit(&self, job: impl FnOnce() + Send + 'static) -> Ticket {
+        let mut state = self.shared.lock();
+        if !state.worker_started {
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(self.name.clone())
+                .spawn(move || serve(&shared));
+            match spawned {
+                Ok(_) => state.worker_started = true,
+                Err(_) => {
+                    // No thread to be had: run the job here, which keeps the order.
+                    drop(state);
+                    return self.run_inline(job);
+                }
+            }
+        }
+        state.jobs.push_back(Box::new(job));
+        state.submitted += 1;
+        let ticket = Ticket(state.submitted);
+        drop(state);
+        self.shared.changed.notify_all();
+        ticket
+    }
+
+    fn run_inline(&self, job: impl FnOnce() + Send + 'static) -> Ticket {
+        self.wait(Ticket(self.shared.lock().submitted));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let mut state = self.shared.lock();
+        state.submitted += 1;
+        state.completed = state.submitted;
+        Ticket(state.submitted)
+    }
+
+    /// Whether the job of `ticket` (and every earlier one) has finished.
+    pub fn is_done(&self, ticket: Ticket) -> bool {
+        self.shared.lock().completed >= ticket.0
+    }
+
+    /// Waits until the job of `ticket` (and every earlier one) has finished.
+    pub fn wait(&self, ticket: Ticket) {
+        let mut state = self.shared.lock();
+        while state.completed < ticket.0 {
+            state = self
+                .shared
+                .changed
+                .wait(state)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits for every job submitted so far.
+    pub fn wait_all(&self) {
+        let last = Ticket(self.shared.lock().submitted);
+        self.wait(last);
+    }
+
+    /// Runs `job` on the queue after all earlier work and waits for its result.
+    pub fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let slot = Arc::new(Mutex::new(None));
+        let filled = slot.clone();
+        let ticket = self.submit(move || {
+            let value = job();
+            *filled.lock().unwrap_or_else(|p| p.into_inner()) = Some(value);
+        });
+        self.wait(ticket);
+        let value = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        value
+    }
+}
+
+fn serve(shared: &Shared) {
+    loop {
+        let job = {
+            let mut state = shared.lock();
+            loop {
+                if let Some(job) = state.jobs.pop_front() {
+                    break job;
+                }
+                state = shared
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        // A panicking job must not stop the queue or leave its waiters hanging.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        shared.lock().completed += 1;
+        shared.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn jobs_run_in_submission_order() {
+        let queue = Queue::new("test-queue");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        for i in 0..100 {
+            let seen = seen.clone();
+            queue.submit(move || seen.lock().unwrap().push(i));
+        }
+        queue.wait_all();
+        assert_eq!(*seen.lock().unwrap(), (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tickets_complete_in_order_and_run_returns_values() {
+        let queue = Queue::new("test-queue");
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let first = queue.submit(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            c.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(queue.run(|| 7), Some(7));
+        assert!(queue.is_done(first));
+        assert_eq!(count.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_panicking_job_does_not_stop_the_queue() {
+        let queue = Queue::new("test-queue");
+        let ticket = queue.submit(|| panic!("job failure"));
+        queue.wait(ticket);
+        assert_eq!(queue.run(|| "still running"), Some("still running"));
+    }
+}

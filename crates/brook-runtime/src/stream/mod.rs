@@ -1,0 +1,293 @@
+//! Untyped streams: a device buffer with a shape, an element type and a Brook+ error state.
+//!
+//! Shapes are slowest dimension first (`float a<H, W>` is `[H, W]`), rank 1 to 4, every extent
+//! at least 1. A stream either owns a row-major buffer or is a `domain()` view sharing its
+//! parent's ([`addressing`]). Transfers and kernel launches go through the device's in-order
+//! queue ([`crate::queue`]): `read` (host to stream) and launches return once queued, `write`
+//! (stream to host) waits ([`transfer`]). An error is kept on the stream (first code,
+//! accumulated log) as Brook+ does, and also returned.
+
+pub mod addressing;
+mod transfer;
+mod view;
+
+pub use addressing::{Addressing, Region};
+pub use transfer::PendingWrite;
+
+use crate::device::{Buffer, Device};
+use crate::element::ElementType;
+use crate::error::{BError, RuntimeError};
+use crate::queue::Ticket;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The largest rank of a stream.
+pub const MAX_RANK: usize = 4;
+
+/// Checks a shape: rank 1 to 4, no zero extent, and a byte size that fits in memory.
+pub fn check_shape(dims: &[usize], element_size: usize) -> Result<usize, RuntimeError> {
+    let problem = if dims.is_empty() || dims.len() > MAX_RANK {
+        Some("a stream has 1 to 4 dimensions")
+    } else if dims.contains(&0) {
+        Some("every dimension must be at least 1")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return Err(RuntimeError::Shape {
+            dims: dims.to_vec(),
+            problem,
+        });
+    }
+    let len = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|n| {
+            n.checked_mul(element_size)
+                .is_some_and(|b| b <= isize::MAX as usize)
+        });
+    len.ok_or_else(|| RuntimeError::Shape {
+        dims: dims.to_vec(),
+        problem: "the stream is larger than the address space",
+    })
+}
+
+#[derive(Debug, Default)]
+struct StreamState {
+    error: Option<BError>,
+    log: String,
+}
+
+/// What a stream shares with its views: the buffer, and facts about the buffer's contents.
+struct Storage {
+    device: Arc<dyn Device>,
+    buffer: Arc<dyn Buffer>,
+    root_shape: Vec<usize>,
+    /// Written by `read`, a kernel or a copy at least once.
+    initialized: AtomicBool,
+    /// The last queued job that touches the buffer.
+    last_job: Mutex<Ticket>,
+}
+
+struct StreamInner {
+    id: u64,
+    storage: Arc<Storage>,
+    /// The box of the root stream this stream is (the whole root for a new stream).
+    region: Region,
+    len: usize,
+    element: ElementType,
+    state: Mutex<StreamState>,
+}
+
+/// A stream of any element type. Clones share the stream.
+#[derive(Clone)]
+pub struct RawStream {
+    inner: Arc<StreamInner>,
+}
+
+impl std::fmt::Debug for RawStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RawStream({} {:?} on {})",
+            self.inner.element,
+            self.inner.region.shape,
+            self.device().info()
+        )
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while a lock was held cannot leave these plain values inconsistent: recover.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn next_id() -> u64 {
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+impl RawStream {
+    /// A zero-filled stream of `dims` (slowest first) on `device`.
+    pub fn new(
+        device: &Arc<dyn Device>,
+        element: ElementType,
+        dims: &[usize],
+    ) -> Result<RawStream, RuntimeError> {
+        let len = check_shape(dims, element.size())?;
+        let buffer = device.allocate(len * element.size())?;
+        Ok(RawStream {
+            inner: Arc::new(StreamInner {
+                id: next_id(),
+                storage: Arc::new(Storage {
+                    device: device.clone(),
+                    buffer,
+                    root_shape: dims.to_vec(),
+                    initialized: AtomicBool::new(false),
+                    last_job: Mutex::new(Ticket::default()),
+                }),
+                region: Region {
+                    origin: vec![0; dims.len()],
+                    shape: dims.to_vec(),
+                },
+                len,
+                element,
+                state: Mutex::new(StreamState::default()),
+            }),
+        })
+    }
+
+    /// A view of `region` of this stream's root, sharing the buffer.
+    fn view(&self, region: Region) -> RawStream {
+        let view = RawStream {
+            inner: Arc::new(StreamInner {
+                id: next_id(),
+                storage: self.inner.storage.clone(),
+                len: region.shape.iter().product(),
+                region,
+                element: self.inner.element.clone(),
+                state: Mutex::new(StreamState::default()),
+            }),
+        };
+        if let Some(code) = self.error() {
+            view.record_error(code, "Domain Operator: the parent stream holds an error");
+        }
+        view
+    }
+
+    /// A number unique to this stream (shared by its clones, not by its views).
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.inner.storage.device
+    }
+
+    pub fn buffer(&self) -> &Arc<dyn Buffer> {
+        &self.inner.storage.buffer
+    }
+
+    /// Dimensions, slowest first.
+    pub fn shape(&self) -> &[usize] {
+        &self.inner.region.shape
+    }
+
+    /// Where the elements lie in the buffer.
+    pub fn addressing(&self) -> Addressing {
+        let root = Addressing::row_major(&self.inner.storage.root_shape);
+        Addressing {
+            offset: root.element(&self.inner.region.origin),
+            pitches: root.pitches,
+        }
+    }
+
+    /// Whether this stream is a view of part of a larger buffer.
+    pub fn is_view(&self) -> bool {
+        self.inner.region.shape != self.inner.storage.root_shape
+    }
+
+    /// Whether two streams use the same buffer (a stream, its clones and its views).
+    pub fn shares_buffer(&self, other: &RawStream) -> bool {
+        Arc::ptr_eq(&self.inner.storage, &other.inner.storage)
+    }
+
+    /// Whether two streams share an element.
+    pub fn overlaps(&self, other: &RawStream) -> bool {
+        self.shares_buffer(other) && self.inner.region.overlaps(&other.inner.region)
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    pub fn element(&self) -> &ElementType {
+        &self.inner.element
+    }
+
+    fn state(&self) -> MutexGuard<'_, StreamState> {
+        lock(&self.inner.state)
+    }
+
+    /// Records an error: the first code is kept, the log accumulates (and `BRT_LOG_FILE`).
+    pub fn record_error(&self, code: BError, message: &str) {
+        crate::log::append(&format!("error: {code}: {message}"));
+        let mut state = self.state();
+        state.error.get_or_insert(code);
+        state.log.push_str(message);
+        state.log.push('\n');
+    }
+
+    /// Appends a warning to the log (and `BRT_LOG_FILE`) without setting an error code.
+    pub fn record_warning(&self, message: &str) {
+        crate::log::append(&format!("warning: {message}"));
+        let mut state = self.state();
+        state.log.push_str("warning: ");
+        state.log.push_str(message);
+        state.log.push('\n');
+    }
+
+    /// The first error since the last call, and clears it (Brook+ `Stream::error()`). Waits
+    /// for the stream's queued work, whose errors count.
+    pub fn take_error(&self) -> BError {
+        self.finish();
+        self.state().error.take().unwrap_or(BError::NoError)
+    }
+
+    /// The error code recorded so far, without waiting or clearing it.
+    pub fn error(&self) -> Option<BError> {
+        self.state().error
+    }
+
+    /// Every error and warning logged on this stream (Brook+ `Stream::errorLog()`), after the
+    /// stream's queued work.
+    pub fn error_log(&self) -> String {
+        self.finish();
+        self.state().log.clone()
+    }
+
+    pub fn is_initialized(&self) -> bool {
+        self.inner.storage.initialized.load(Ordering::Acquire)
+    }
+
+    pub fn mark_initialized(&self) {
+        self.inner
+            .storage
+            .initialized
+            .store(true, Ordering::Release);
+    }
+
+    /// Whether two handles are the same stream.
+    pub fn same_stream(&self, other: &RawStream) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Notes that `ticket` (a job on this stream's device queue) touches this stream.
+    pub fn note_job(&self, ticket: crate::queue::Ticket) {
+        let mut last = lock(&self.inner.storage.last_job);
+        *last = (*last).max(ticket);
+    }
+
+    fn last_job(&self) -> Ticket {
+        *lock(&self.inner.storage.last_job)
+    }
+
+    /// Whether every queued operation on this stream has finished (Brook+ `isSync`).
+    pub fn is_sync(&self) -> bool {
+        self.device().queue().is_done(self.last_job())
+    }
+
+    /// Waits for every queued operation on this stream (Brook+ `finish`). Returns whether the
+    /// stream is free of errors. Calling it again, or with nothing queued, returns at once.
+    pub fn finish(&self) -> bool {
+        self.device().queue().wait(self.last_job());
+        self.error().is_none()
+    }
+}

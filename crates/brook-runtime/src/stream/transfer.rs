@@ -1,0 +1,266 @@
+//! Moving stream contents: `read` (host to stream), `write` (stream to host), `assign` (stream
+//! to stream, also across devices).
+//!
+//! As in Brook+, `read` is asynchronous: the host bytes are copied before it returns and the
+//! transfer is queued on the device (`"nocopy"` therefore needs no special care). `write` waits
+//! for the stream's queued work and returns the contents; [`RawStream::write_async`] queues the
+//! transfer and returns a [`PendingWrite`] to collect it. A view's elements are transferred row
+//! by row, in place in its parent's buffer.
+
+use super::{lock, RawStream};
+use crate::element::ElementType;
+use crate::error::{BError, RuntimeError};
+use crate::queue::Ticket;
+use std::sync::{Arc, Mutex};
+
+type Slot = Arc<Mutex<Option<Result<Vec<u8>, RuntimeError>>>>;
+
+/// A queued `write`: the stream's contents once the queue reaches it.
+pub struct PendingWrite {
+    stream: RawStream,
+    ticket: Ticket,
+    slot: Slot,
+}
+
+impl PendingWrite {
+    /// Whether the transfer has finished.
+    pub fn is_done(&self) -> bool {
+        self.stream.device().queue().is_done(self.ticket)
+    }
+
+    /// Waits for the transfer and returns the stream's bytes.
+    pub fn wait(self) -> Result<Vec<u8>, RuntimeError> {
+        self.stream.device().queue().wait(self.ticket);
+        let result = lock(&self.slot).take();
+        result.unwrap_or_else(|| {
+            Err(RuntimeError::Stream {
+                code: BError::Write,
+                message: "Stream Write: the transfer did not complete".into(),
+            })
+        })
+    }
+}
+
+impl RawStream {
+    /// Copies host bytes (one element after another, C layout) into the stream.
+    pub fn read_bytes(&self, element: &ElementType, bytes: &[u8]) -> Result<(), RuntimeError> {
+        if let Err(e) = self.check_host("Stream Read", element, bytes.len()) {
+            self.record_error(e.code(), &e.to_string());
+            return Err(e);
+        }
+        let data = bytes.to_vec();
+        let stream = self.clone();
+        self.mark_initialized();
+        let ticket = self.device().queue().submit(move || {
+            if let Err(e) = stream.upload_now(&data) {
+                stream.record_error(e.code(), &e.to_string());
+            }
+        });
+        self.note_job(ticket);
+        Ok(())
+    }
+
+    /// Copies the stream's elements out to host bytes, after its queued work.
+    pub fn write_bytes(&self, element: &ElementType, out: &mut [u8]) -> Result<(), RuntimeError> {
+        if let Err(e) = self.check_host("Stream Write", element, out.len()) {
+            self.record_error(e.code(), &e.to_string());
+            return Err(e);
+        }
+        let bytes = self.write_async(element)?.wait()?;
+        out.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Queues a copy of the stream's elements to the host; [`PendingWrite::wait`] returns them.
+    pub fn write_async(&self, element: &ElementType) -> Result<PendingWrite, RuntimeError> {
+        if let Err(e) = self.check_host("Stream Write", element, self.len() * element.size()) {
+            self.record_error(e.code(), &e.to_string());
+            return Err(e);
+        }
+        if !self.is_initialized() {
+            self.record_warning(
+                "Stream Write: Uninitialized stream: nothing was read into or computed in it; its elements are zero",
+            );
+        }
+        let slot: Slot = Arc::default();
+        let filled = slot.clone();
+        let stream = self.clone();
+        let ticket = self.device().queue().submit(move || {
+            let result = stream
+                .check_no_error("Stream Write")
+                .and_then(|()| stream.download_now());
+            if let Err(e) = &result {
+                if !matches!(e, RuntimeError::StreamInError { .. }) {
+                    stream.record_error(e.code(), &e.to_string());
+                }
+            }
+            *lock(&filled) = Some(result);
+        });
+        self.note_job(ticket);
+        Ok(PendingWrite {
+            stream: self.clone(),
+            ticket,
+            slot,
+        })
+    }
+
+    /// The stream's bytes after its queued work, for the runtime's own use (no warning for
+    /// an uninitialized stream, no error recorded).
+    pub(crate) fn contents(&self, operation: &'static str) -> Result<Vec<u8>, RuntimeError> {
+        let stream = self.clone();
+        self.device()
+            .queue()
+            .run(move || {
+                stream
+                    .check_no_error(operation)
+                    .and_then(|()| stream.download_now())
+            })
+            .unwrap_or_else(|| {
+                Err(RuntimeError::Stream {
+                    code: BError::Read,
+                    message: format!("{operation}: the transfer did not complete"),
+                })
+            })
+    }
+
+    /// Copies `source` into this stream (Brook+ `Stream::assign`): same element type and
+    /// shape; the source may be on another device. Queued like a kernel launch.
+    pub fn assign(&self, source: &RawStream) -> Result<(), RuntimeError> {
+        let result = self.check_assign(source);
+        if let Err(e) = &result {
+            self.record_error(e.code(), &e.to_string());
+            return result;
+        }
+        if !source.is_initialized() {
+            self.record_warning("Stream Assign: Uninitialized input stream: its elements are zero");
+        }
+        self.mark_initialized();
+        if !crate::device::same_device(self.device(), source.device()) {
+            let bytes = source.write_async(source.element())?.wait()?;
+            return self.read_bytes(source.element(), &bytes);
+        }
+        let (target, source) = (self.clone(), source.clone());
+        let ticket = self.device().queue().submit(move || {
+            if let Some(code) = source.error() {
+                target.record_error(
+                    code,
+                    "Stream Assign: Invalid input stream: the source holds an error",
+                );
+            } else if let Err(e) = target.copy_now(&source) {
+                target.record_error(e.code(), &e.to_string());
+            }
+        });
+        self.note_job(ticket);
+        Ok(())
+    }
+
+    fn check_assign(&self, source: &RawStream) -> Result<(), RuntimeError> {
+        let problem = if !source.element().same_layout(self.element()) {
+            format!(
+                "Stream Assign: the source holds {} elements, the destination {}",
+                source.element(),
+                self.element()
+            )
+        } else if source.shape() != self.shape() {
+            format!(
+                "Stream Assign: Input stream rank and dimension doesn't match with destination: source {:?}, destination {:?}",
+                source.shape(),
+                self.shape()
+            )
+        } else if let Some(code) = source.error() {
+            format!("Stream Assign: Invalid input stream: the source holds an error ({code})")
+        } else {
+            return Ok(());
+        };
+        Err(RuntimeError::Stream {
+            code: BError::InvalidParameter,
+            message: problem,
+        })
+    }
+
+    /// On the queue: writes host bytes to the stream's elements.
+    pub(crate) fn upload_now(&self, data: &[u8]) -> Result<(), RuntimeError> {
+        let size = self.element().size();
+        let mut at = 0;
+        for (first, len) in self.addressing().runs(self.shape()) {
+            let bytes = &data[at..at + len * size];
+            self.device()
+                .upload(self.buffer().as_ref(), first * size, bytes)?;
+            at += len * size;
+        }
+        Ok(())
+    }
+
+    /// On the queue: the stream's elements as host bytes.
+    pub(crate) fn download_now(&self) -> Result<Vec<u8>, RuntimeError> {
+        let size = self.element().size();
+        let mut out = vec![0u8; self.len() * size];
+        let mut at = 0;
+        for (first, len) in self.addressing().runs(self.shape()) {
+            let target = &mut out[at..at + len * size];
+            self.device()
+                .download(self.buffer().as_ref(), first * size, target)?;
+            at += len * size;
+        }
+        Ok(out)
+    }
+
+    /// On the queue: copies a stream of the same shape on the same device.
+    pub(crate) fn copy_now(&self, source: &RawStream) -> Result<(), RuntimeError> {
+        let size = self.element().size();
+        let shape = self.shape();
+        let (to, from) = (self.addressing(), source.addressing());
+        let pairs: Vec<((usize, usize), (usize, usize))> =
+            if to.is_contiguous(shape) && from.is_contiguous(shape) {
+                vec![((to.offset, self.len()), (from.offset, self.len()))]
+            } else {
+                to.rows(shape).into_iter().zip(from.rows(shape)).collect()
+            };
+        for ((to_first, len), (from_first, _)) in pairs {
+            self.device().copy(
+                source.buffer().as_ref(),
+                from_first * size,
+                self.buffer().as_ref(),
+                to_first * size,
+                len * size,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn check_host(
+        &self,
+        operation: &'static str,
+        element: &ElementType,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        if !element.same_layout(self.element()) {
+            return Err(RuntimeError::ElementType {
+                operation,
+                expected: self.element().to_string(),
+                found: element.to_string(),
+            });
+        }
+        let size = element.size().max(1);
+        if bytes != self.len() * size {
+            return Err(RuntimeError::HostLength {
+                operation,
+                expected: self.len(),
+                found: bytes / size,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_no_error(&self, operation: &'static str) -> Result<(), RuntimeError> {
+        let state = self.state();
+        match state.error {
+            Some(code) => Err(RuntimeError::StreamInError {
+                operation,
+                code,
+                log: state.log.trim_end().to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Kernels and their launch arguments.
+
+use crate::error::Error;
+use crate::iter::IterStream;
+use crate::stream::Stream;
+use brook_ir::{KernelKind, Module};
+use brook_runtime::element::{as_bytes_mut, ElementType};
+use brook_runtime::{Constant, Element, LaunchOptions, LaunchReport, RawStream};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// A kernel of a program. Cloning is cheap; a clone made by [`Kernel::with_domain`] carries
+/// its own execution domain.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    module: Arc<Module>,
+    index: usize,
+    options: LaunchOptions,
+}
+
+impl Kernel {
+    pub(crate) fn new(module: Arc<Module>, index: usize) -> Kernel {
+        Kernel {
+            module,
+            index,
+            options: LaunchOptions::default(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.module.kernels[self.index].name
+    }
+
+    pub fn ir(&self) -> &brook_ir::Kernel {
+        &self.module.kernels[self.index]
+    }
+
+    pub(crate) fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// This kernel restricted to the instances from `offset` of `size` (both slowest axis
+    /// first, of the domain's rank): Brook+ `domainOffset`/`domainSize`. A kernel whose
+    /// streams define no domain (a scatter over values) runs over `offset + size`.
+    pub fn with_domain(&self, offset: &[usize], size: &[usize]) -> Kernel {
+        let x_first = |v: &[usize]| {
+            let mut out = [0; 4];
+            for (slot, &value) in out.iter_mut().zip(v.iter().rev()) {
+                *slot = value;
+            }
+            out
+        };
+        let mut kernel = self.clone();
+        kernel.options = LaunchOptions {
+            domain_offset: Some(x_first(offset)),
+            domain_size: Some(x_first(size)),
+        };
+        kernel
+    }
+
+    /// Launches the kernel with arguments in parameter order (see [`crate::args!`]).
+    ///
+    /// The launch is checked at once (a refused launch is an `Err`, also recorded on the
+    /// output streams) and then queued on the device of its streams: it runs asynchronously,
+    /// and reading an output ([`Stream::to_vec`], [`Stream::write`]) waits for it. A reduction
+    /// into a host variable (`&mut total`) waits for its result before returning.
+    pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
+        let mut host_targets = Vec::new();
+        let mut temps: Vec<Option<RawStream>> = Vec::with_capacity(args.len());
+        for (index, arg) in args.iter().enumerate() {
+            temps.push(match arg {
+                Arg::HostValue { element, .. } => {
+                    host_targets.push(index);
+                    Some(self.host_target(args, element)?)
+                }
+                _ => None,
+            });
+        }
+        let raw: Vec<brook_runtime::Arg<'_>> = args
+            .iter()
+            .zip(&temps)
+            .map(|(a, temp)| match (a, temp) {
+                (_, Some(temp)) => brook_runtime::Arg::Stream(temp),
+                (Arg::Stream(s), None) => brook_runtime::Arg::Stream(s),
+                (Arg::Iterator(i), None) => brook_runtime::Arg::Iterator(i),
+                (Arg::Constant(c), None) => brook_runtime::Arg::Constant(c.clone()),
+                (Arg::HostValue { .. }, None) => unreachable!("host values have a stream"),
+            })
+            .collect();
+        let report = brook_runtime::launch(&self.module, self.index, &raw, &self.options)?;
+        for index in host_targets {
+            let (Arg::HostValue { bytes, element }, Some(temp)) = (&args[index], &temps[index])
+            else {
+                continue;
+            };
+            let mut bytes = bytes.borrow_mut();
+            temp.write_bytes(element, &mut bytes)?;
+        }
+        Ok(report)
+    }
+
+    /// A one-element stream receiving a reduction into a host variable, on the launch's
+    /// device.
+    fn host_target(&self, args: &[Arg<'_>], element: &ElementType) -> Result<RawStream, Error> {
+        let ir = self.ir();
+        if ir.kind != KernelKind::Reduce {
+            return Err(Error::Usage(format!(
+                "kernel `{}`: a host variable (`host_var`) can only receive a reduction; `{}` is not a reduce kernel",
+                ir.name, ir.name
+            )));
+        }
+        let device = args
+            .iter()
+            .find_map(|a| match a {
+                Arg::Stream(s) => Some(s.device().clone()),
+                _ => None,
+            })
+            .unwrap_or_else(brook_runtime::current_device);
+        Ok(RawStream::new(&device, element.clone(), &[1])?)
+    }
+}
+
+/// One argument of a kernel launch: a stream, an iterator, a constant value, or a host variable
+/// receiving a reduction.
+#[derive(Debug)]
+pub enum Arg<'a> {
+    Stream(&'a RawStream),
+    Iterator(&'a brook_runtime::IterStream),
+    Constant(Constant),
+    /// [`host_var`]`(&mut total)`: the reduction's result is stored here when the launch
+    /// returns.
+    HostValue {
+        bytes: RefCell<&'a mut [u8]>,
+        element: ElementType,
+    },
+}
+
+impl<'a, T: Element> From<&'a Stream<T>> for Arg<'a> {
+    fn from(stream: &'a Stream<T>) -> Self {
+        Arg::Stream(stream.raw())
+    }
+}
+
+impl<'a, T: crate::iter::IterElement> From<&'a IterStream<T>> for Arg<'a> {
+    fn from(iter: &'a IterStream<T>) -> Self {
+        Arg::Iterator(iter.raw())
+    }
+}
+
+impl<T: Element> From<T> for Arg<'_> {
+    fn from(value: T) -> Self {
+        Arg::Constant(Constant::of(value))
+    }
+}
+
+/// A host variable receiving a reduction: `sum.launch(brook::args![&x, brook::host_var(&mut total)])`
+/// stores the sum of `x` in `total` before `launch` returns.
+pub fn host_var<T: Element>(value: &mut T) -> Arg<'_> {
+    Arg::HostValue {
+        bytes: RefCell::new(as_bytes_mut(std::slice::from_mut(value))),
+        element: T::element_type(),
+    }
+}
+
+/// Builds a launch argument list: `kernel.launch(brook::args![&x, &y, 2.0f32, &out])`; a
+/// reduction into a host variable takes [`host_var`]`(&mut total)`.
+#[macro_export]
+macro_rules! args {
+    ($($arg:expr),* $(,)?) => {
+        &[$($crate::Arg::from($arg)),*]
+    };
+}
