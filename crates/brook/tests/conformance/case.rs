@@ -17,6 +17,19 @@
 //! ```
 //! A run may instead expect `error: <text>` (the launch fails with a message containing the
 //! text) or add `warning: <text>`. A case may hold several `run` blocks.
+//!
+//! More argument forms:
+//! ```text
+//!   total: float host           (a host variable receiving a reduction)
+//!   it: iter float2<4, 4> = 0 0 4 10    (an iterator: start components, then end components)
+//!   let p: float<4, 4> = iota   (a stream that is not an argument, for views; expectations
+//!                                may name it)
+//!   v: domain p 1,0 3,2         (a view of `p` from start to end, slowest axis first)
+//!   domain: 1,0 2,2             (run only the instances from offset 1,0 of size 2,2)
+//! ```
+//! `run @scatter OP:` runs `streamScatterOp(s, index, array, OP)` with arguments named `s`,
+//! `index` and `array` (OP is `assign` or a reduce kernel); `run @gather OP:` runs
+//! `streamGatherOp(t, index, array, OP)` (OP is `fetch` or a kernel).
 
 /// One argument line of a run.
 #[derive(Clone, Debug)]
@@ -36,6 +49,21 @@ pub enum ArgSpec {
         name: String,
         of: String,
     },
+    /// `t: float host`: a host variable receiving a reduction.
+    Host { name: String, ty: String },
+    /// `it: iter float2<4, 4> = start.. end..`.
+    Iter {
+        name: String,
+        dims: Vec<usize>,
+        values: Vec<f32>,
+    },
+    /// `v: domain p 1,0 3,2`: a view of an earlier stream or `let`.
+    View {
+        name: String,
+        of: String,
+        start: Vec<usize>,
+        end: Vec<usize>,
+    },
 }
 
 impl ArgSpec {
@@ -43,7 +71,10 @@ impl ArgSpec {
         match self {
             ArgSpec::Constant { name, .. }
             | ArgSpec::Stream { name, .. }
-            | ArgSpec::Same { name, .. } => name,
+            | ArgSpec::Same { name, .. }
+            | ArgSpec::Host { name, .. }
+            | ArgSpec::Iter { name, .. }
+            | ArgSpec::View { name, .. } => name,
         }
     }
 }
@@ -59,6 +90,10 @@ pub struct Expectation {
 pub struct Run {
     pub kernel: String,
     pub args: Vec<ArgSpec>,
+    /// Streams declared with `let`: not arguments.
+    pub lets: Vec<ArgSpec>,
+    /// `domain: offset size`, slowest axis first.
+    pub domain: Option<(Vec<usize>, Vec<usize>)>,
     pub outputs: Vec<Expectation>,
     pub error: Option<String>,
     pub warning: Option<String>,
@@ -128,6 +163,21 @@ fn parse_run_line(run: &mut Run, line: &str, n: usize) -> Result<(), String> {
         run.warning = Some(text.trim().to_string());
         return Ok(());
     }
+    if let Some(text) = line.strip_prefix("domain:") {
+        let parts: Vec<&str> = text.split_whitespace().collect();
+        let [offset, size] = parts.as_slice() else {
+            return err(n, "expected `domain: OFFSET SIZE`");
+        };
+        run.domain = Some((position(offset, n)?, position(size, n)?));
+        return Ok(());
+    }
+    if let Some(text) = line.strip_prefix("let ") {
+        let Some((name, rest)) = text.split_once(':') else {
+            return err(n, "expected `let name: type<dims> [= values]`");
+        };
+        run.lets.push(parse_stream(name.trim(), rest.trim(), n)?);
+        return Ok(());
+    }
     if let Some((name, rest)) = line.split_once(':') {
         run.args.push(parse_stream(name.trim(), rest.trim(), n)?);
         return Ok(());
@@ -148,7 +198,7 @@ fn parse_run_line(run: &mut Run, line: &str, n: usize) -> Result<(), String> {
     let values: Vec<String> = values.split_whitespace().map(String::from).collect();
     let name = name.trim().to_string();
     // Lines with `=` and no type are constants before `expect:`, expectations after outputs.
-    let is_expectation = run.args.iter().any(|a| a.name() == name);
+    let is_expectation = run.args.iter().chain(&run.lets).any(|a| a.name() == name);
     if is_expectation {
         run.outputs.push(Expectation {
             name,
@@ -161,11 +211,54 @@ fn parse_run_line(run: &mut Run, line: &str, n: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// `1,0` -> `[1, 0]`.
+fn position(text: &str, n: usize) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|d| d.trim().parse::<usize>())
+        .collect::<Result<Vec<_>, _>>()
+        .or_else(|_| err(n, format!("bad position `{text}`")))
+}
+
 fn parse_stream(name: &str, rest: &str, n: usize) -> Result<ArgSpec, String> {
+    let name_string = name.to_string();
     if let Some(of) = rest.strip_prefix("same ") {
         return Ok(ArgSpec::Same {
-            name: name.to_string(),
+            name: name_string,
             of: of.trim().to_string(),
+        });
+    }
+    if let Some(ty) = rest.strip_suffix(" host") {
+        return Ok(ArgSpec::Host {
+            name: name_string,
+            ty: ty.trim().to_string(),
+        });
+    }
+    if let Some(view) = rest.strip_prefix("domain ") {
+        let parts: Vec<&str> = view.split_whitespace().collect();
+        let [of, start, end] = parts.as_slice() else {
+            return err(n, "expected `name: domain STREAM START END`");
+        };
+        return Ok(ArgSpec::View {
+            name: name_string,
+            of: of.to_string(),
+            start: position(start, n)?,
+            end: position(end, n)?,
+        });
+    }
+    if let Some(iter) = rest.strip_prefix("iter ") {
+        let ArgSpec::Stream { dims, values, .. } = parse_stream(name, iter, n)? else {
+            return err(n, "bad iterator");
+        };
+        let values = values
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.parse::<f32>())
+            .collect::<Result<Vec<_>, _>>()
+            .or_else(|_| err(n, "bad iterator bounds"))?;
+        return Ok(ArgSpec::Iter {
+            name: name_string,
+            dims,
+            values,
         });
     }
     let (decl, values) = match rest.split_once('=') {

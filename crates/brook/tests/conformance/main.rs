@@ -7,7 +7,7 @@
 mod case;
 
 use brook::runtime::element::ElementType;
-use brook::runtime::{Constant, RawStream};
+use brook::runtime::{ops, Constant, IterStream, RawStream};
 use brook::{Arg, CompileOptions, Device, DeviceKind, Program};
 use brook_ir::{ScalarKind, Type};
 use case::{ArgSpec, Case, Expectation, Run};
@@ -154,74 +154,209 @@ fn matches(kind: ScalarKind, found: f64, expected: &str, tolerance: Option<f64>)
 }
 
 struct Outcome {
-    /// Output bytes by parameter name.
+    /// Output bytes by argument or `let` name.
     outputs: HashMap<String, Vec<u8>>,
 }
 
-fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
-    let kernel = program.kernel(&run.kernel).map_err(|e| e.to_string())?;
-    let params = &kernel.ir().params;
-    if params.len() != run.args.len() && run.error.is_none() {
-        return Err(format!(
-            "the run gives {} arguments, `{}` has {} parameters",
-            run.args.len(),
-            run.kernel,
-            params.len()
-        ));
+/// What an argument or `let` line made.
+enum Made {
+    Stream(RawStream),
+    Iter(IterStream),
+    Constant(Constant),
+    Host(ElementType),
+}
+
+/// The element type name of a stream, view or host variable.
+fn spec_type(run: &Run, name: &str) -> Option<String> {
+    match run.args.iter().chain(&run.lets).find(|a| a.name() == name)? {
+        ArgSpec::Stream { ty, .. } | ArgSpec::Host { ty, .. } => Some(ty.clone()),
+        ArgSpec::Iter { values, .. } => Some(match values.len() / 2 {
+            1 => "float".to_string(),
+            w => format!("float{w}"),
+        }),
+        ArgSpec::View { of, .. } | ArgSpec::Same { of, .. } => spec_type(run, of),
+        ArgSpec::Constant { .. } => None,
     }
-    let mut streams: Vec<Option<RawStream>> = Vec::new();
-    let mut constants: Vec<Option<Constant>> = Vec::new();
-    for (param, spec) in params.iter().chain(params.iter().cycle()).zip(&run.args) {
-        if param.name != spec.name() && run.error.is_none() {
-            return Err(format!(
-                "argument `{}` given where `{}` is expected",
-                spec.name(),
-                param.name
-            ));
+}
+
+fn make(
+    program: &Program,
+    spec: &ArgSpec,
+    param_ty: Option<&Type>,
+    made: &HashMap<String, Made>,
+    device: &Device,
+) -> Result<Made, String> {
+    let stream_of = |of: &str| match made.get(of) {
+        Some(Made::Stream(s)) => Ok(s.clone()),
+        _ => Err(format!("no earlier stream `{of}`")),
+    };
+    Ok(match spec {
+        ArgSpec::Constant { values, .. } => {
+            let ty = param_ty.ok_or("a constant for no parameter")?;
+            let element =
+                ElementType::from_ir(program.module(), ty).ok_or("constant of no element type")?;
+            let bytes = encode(&element, 1, values)?;
+            Made::Constant(Constant { element, bytes })
         }
-        match spec {
-            ArgSpec::Constant { values, .. } => {
-                let element = ElementType::from_ir(program.module(), &param.ty)
-                    .ok_or("constant of no element type")?;
-                let bytes = encode(&element, 1, values)?;
-                constants.push(Some(Constant { element, bytes }));
-                streams.push(None);
-            }
-            ArgSpec::Stream {
-                ty, dims, values, ..
-            } => {
-                let element = element_type(program, ty)?;
-                let stream = RawStream::new(device.raw(), element.clone(), dims)
+        ArgSpec::Stream {
+            ty, dims, values, ..
+        } => {
+            let element = element_type(program, ty)?;
+            let stream =
+                RawStream::new(device.raw(), element.clone(), dims).map_err(|e| e.to_string())?;
+            if let Some(values) = values {
+                let bytes = encode(&element, stream.len(), values)?;
+                stream
+                    .read_bytes(&element, &bytes)
                     .map_err(|e| e.to_string())?;
-                if let Some(values) = values {
-                    let bytes = encode(&element, stream.len(), values)?;
-                    stream
-                        .read_bytes(&element, &bytes)
-                        .map_err(|e| e.to_string())?;
-                }
-                streams.push(Some(stream));
-                constants.push(None);
             }
-            ArgSpec::Same { of, .. } => {
-                let earlier = run.args.iter().position(|a| a.name() == of);
-                let stream = earlier.and_then(|i| streams.get(i).cloned().flatten());
-                streams.push(Some(stream.ok_or(format!("no earlier stream `{of}`"))?));
-                constants.push(None);
-            }
+            Made::Stream(stream)
         }
+        ArgSpec::Same { of, .. } => Made::Stream(stream_of(of)?),
+        ArgSpec::View { of, start, end, .. } => {
+            let x_first = |v: &Vec<usize>| v.iter().rev().copied().collect::<Vec<_>>();
+            let view = stream_of(of)?
+                .domain(&x_first(start), &x_first(end))
+                .map_err(|e| e.to_string())?;
+            Made::Stream(view)
+        }
+        ArgSpec::Host { ty, .. } => {
+            let element = element_type(program, ty)?;
+            Made::Host(element)
+        }
+        ArgSpec::Iter { dims, values, .. } => {
+            let (start, end) = values.split_at(values.len() / 2);
+            Made::Iter(IterStream::new(dims, start, end).map_err(|e| e.to_string())?)
+        }
+    })
+}
+
+/// Runs `streamScatterOp` or `streamGatherOp` (`run @scatter OP:` / `run @gather OP:`).
+fn run_stream_op(program: &Program, run: &Run, made: &HashMap<String, Made>) -> Result<(), String> {
+    let (which, op) = run.kernel[1..]
+        .split_once(' ')
+        .ok_or("expected `@scatter OP` or `@gather OP`")?;
+    let stream = |name: &str| match made.get(name) {
+        Some(Made::Stream(s)) => Ok(s),
+        _ => Err(format!("`{}` needs a stream `{name}`", run.kernel)),
+    };
+    let kernel = match op.trim() {
+        "assign" | "fetch" => None,
+        name => Some(program.kernel(name).map_err(|e| e.to_string())?),
+    };
+    let module = program.module();
+    let result = match (which, &kernel) {
+        ("scatter", k) => ops::scatter_op(
+            stream("s")?,
+            stream("index")?,
+            stream("array")?,
+            match k {
+                None => ops::ScatterOp::Assign,
+                Some(k) => ops::ScatterOp::Reduce {
+                    module,
+                    kernel: k.ir(),
+                },
+            },
+        ),
+        ("gather", k) => ops::gather_op(
+            stream("t")?,
+            stream("index")?,
+            stream("array")?,
+            match k {
+                None => ops::GatherOp::Fetch,
+                Some(k) => ops::GatherOp::Kernel {
+                    module,
+                    kernel: k.ir(),
+                },
+            },
+        ),
+        _ => return Err(format!("unknown stream operation `{which}`")),
+    };
+    result.map_err(|e| e.to_string())
+}
+
+fn launch(
+    program: &Program,
+    run: &Run,
+    made: &HashMap<String, Made>,
+    hosts: &mut HashMap<String, Vec<u8>>,
+) -> Result<Vec<String>, String> {
+    if run.kernel.starts_with('@') {
+        return run_stream_op(program, run, made).map(|()| Vec::new());
     }
-    let args: Vec<Arg<'_>> = streams
+    let mut kernel = program.kernel(&run.kernel).map_err(|e| e.to_string())?;
+    if let Some((offset, size)) = &run.domain {
+        kernel = kernel.with_domain(offset, size);
+    }
+    let mut host_bytes: HashMap<&String, &mut Vec<u8>> = hosts.iter_mut().collect();
+    let args: Vec<Arg<'_>> = run
+        .args
         .iter()
-        .zip(&constants)
-        .map(|(s, c)| match (s, c) {
-            (Some(s), _) => Arg::Stream(s),
-            (None, Some(c)) => Arg::Constant(c.clone()),
-            (None, None) => unreachable!("every argument is a stream or a constant"),
+        .map(|spec| match &made[spec.name()] {
+            Made::Stream(s) => Arg::Stream(s),
+            Made::Iter(i) => Arg::Iterator(i),
+            Made::Constant(c) => Arg::Constant(c.clone()),
+            Made::Host(element) => Arg::HostValue {
+                bytes: std::cell::RefCell::new(
+                    host_bytes
+                        .remove(&spec.name().to_string())
+                        .expect("one host buffer per host argument")
+                        .as_mut_slice(),
+                ),
+                element: element.clone(),
+            },
         })
         .collect();
-    let result = kernel.launch(&args);
-    match (&result, &run.error) {
-        (Err(e), Some(text)) if e.to_string().contains(text.as_str()) => {
+    let report = kernel.launch(&args).map_err(|e| e.to_string())?;
+    Ok(report.warnings)
+}
+
+fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
+    if !run.kernel.starts_with('@') && run.error.is_none() {
+        let kernel = program.kernel(&run.kernel).map_err(|e| e.to_string())?;
+        let params = &kernel.ir().params;
+        let names: Vec<&str> = run.args.iter().map(|a| a.name()).collect();
+        let expected: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        if names != expected {
+            return Err(format!(
+                "the run gives arguments {names:?}, `{}` has parameters {expected:?}",
+                run.kernel
+            ));
+        }
+    }
+    let param_types: Vec<Option<Type>> = match program.kernel(&run.kernel) {
+        Ok(k) => k.ir().params.iter().map(|p| Some(p.ty.clone())).collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut made: HashMap<String, Made> = HashMap::new();
+    let specs = run.lets.iter().map(|s| (s, None));
+    let specs = specs.chain(
+        run.args
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s, param_types.get(i).cloned().flatten())),
+    );
+    for (spec, ty) in specs {
+        match make(program, spec, ty.as_ref(), &made, device) {
+            Ok(value) => made.insert(spec.name().to_string(), value),
+            // A refused view is the run's expected error.
+            Err(e) if run.error.as_ref().is_some_and(|t| e.contains(t.as_str())) => {
+                return Ok(Outcome {
+                    outputs: HashMap::new(),
+                })
+            }
+            Err(e) => return Err(e),
+        };
+    }
+    let mut hosts: HashMap<String, Vec<u8>> = made
+        .iter()
+        .filter_map(|(name, m)| match m {
+            Made::Host(element) => Some((name.clone(), vec![0u8; element.size()])),
+            _ => None,
+        })
+        .collect();
+    match (launch(program, run, &made, &mut hosts), &run.error) {
+        (Err(e), Some(text)) if e.contains(text.as_str()) => {
             return Ok(Outcome {
                 outputs: HashMap::new(),
             })
@@ -232,25 +367,28 @@ fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, St
                 "launch succeeded; expected an error containing `{text}`"
             ))
         }
-        (Ok(report), None) => {
+        (Ok(warnings), None) => {
             if let Some(text) = &run.warning {
-                if !report.warnings.iter().any(|w| w.contains(text.as_str())) {
-                    return Err(format!(
-                        "no warning containing `{text}`: {:?}",
-                        report.warnings
-                    ));
+                if !warnings.iter().any(|w| w.contains(text.as_str())) {
+                    return Err(format!("no warning containing `{text}`: {warnings:?}"));
                 }
             }
         }
     }
     let mut outputs = HashMap::new();
-    for (spec, stream) in run.args.iter().zip(&streams) {
-        if let Some(stream) = stream {
-            let mut bytes = vec![0u8; stream.len() * stream.element().size()];
-            stream
-                .write_bytes(stream.element(), &mut bytes)
-                .map_err(|e| e.to_string())?;
-            outputs.insert(spec.name().to_string(), bytes);
+    for (name, value) in &made {
+        match value {
+            Made::Stream(stream) => {
+                let mut bytes = vec![0u8; stream.len() * stream.element().size()];
+                stream
+                    .write_bytes(stream.element(), &mut bytes)
+                    .map_err(|e| e.to_string())?;
+                outputs.insert(name.clone(), bytes);
+            }
+            Made::Host(_) => {
+                outputs.insert(name.clone(), hosts[name].clone());
+            }
+            Made::Iter(_) | Made::Constant(_) => {}
         }
     }
     Ok(Outcome { outputs })
@@ -263,10 +401,8 @@ fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(),
         tolerance,
     } in &run.outputs
     {
-        let Some(ArgSpec::Stream { ty, .. }) = run.args.iter().find(|a| a.name() == name) else {
-            return Err(format!("expectation for `{name}`, which is not a stream"));
-        };
-        let element = element_type(program, ty)?;
+        let ty = spec_type(run, name).ok_or(format!("expectation for `{name}`, which is not a stream"))?;
+        let element = element_type(program, &ty)?;
         let mut parts = Vec::new();
         components(&element, 0, &mut parts);
         let bytes = &outcome.outputs[name];
