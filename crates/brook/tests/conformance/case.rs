@@ -50,7 +50,10 @@ pub enum ArgSpec {
         of: String,
     },
     /// `t: float host`: a host variable receiving a reduction.
-    Host { name: String, ty: String },
+    Host {
+        name: String,
+        ty: String,
+    },
     /// `it: iter float2<4, 4> = start.. end..`.
     Iter {
         name: String,

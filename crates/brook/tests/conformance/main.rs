@@ -168,7 +168,12 @@ enum Made {
 
 /// The element type name of a stream, view or host variable.
 fn spec_type(run: &Run, name: &str) -> Option<String> {
-    match run.args.iter().chain(&run.lets).find(|a| a.name() == name)? {
+    match run
+        .args
+        .iter()
+        .chain(&run.lets)
+        .find(|a| a.name() == name)?
+    {
         ArgSpec::Stream { ty, .. } | ArgSpec::Host { ty, .. } => Some(ty.clone()),
         ArgSpec::Iter { values, .. } => Some(match values.len() / 2 {
             1 => "float".to_string(),
@@ -401,7 +406,8 @@ fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(),
         tolerance,
     } in &run.outputs
     {
-        let ty = spec_type(run, name).ok_or(format!("expectation for `{name}`, which is not a stream"))?;
+        let ty = spec_type(run, name)
+            .ok_or(format!("expectation for `{name}`, which is not a stream"))?;
         let element = element_type(program, &ty)?;
         let mut parts = Vec::new();
         components(&element, 0, &mut parts);

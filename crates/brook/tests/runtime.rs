@@ -1,0 +1,266 @@
+//! The runtime's behaviour through the Rust API: asynchronous work, devices and threads,
+//! assign and views, reductions into host variables, and the runtime errors of seed 003
+//! section 8 (each as an `Err` and on the stream's error state).
+
+use brook::{args, host_var, BError, Device, Error, IterStream, Program, Stream};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const KERNELS: &str = "
+kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
+kernel void copy(float a<>, out float b<>) { b = a; }
+reduce void sum(float a<>, reduce float r<>) { r = r + a; }
+";
+
+fn program() -> Program {
+    Program::from_source("runtime.br", KERNELS).expect("compiles")
+}
+
+fn interp(ordinal: usize) -> Device {
+    Device::find("interp", ordinal).expect("interpreter device")
+}
+
+#[test]
+fn launches_are_queued_and_reading_an_output_waits_for_them() {
+    let program = program();
+    let saxpy = program.kernel("saxpy").expect("saxpy");
+    let device = interp(0);
+    let n = 1000;
+    let x = Stream::from_slice(&device, &[n], &vec![1.0f32; n]).expect("x");
+    let mut y = Stream::from_slice(&device, &[n], &vec![0.0f32; n]).expect("y");
+    for _ in 0..20 {
+        let r = Stream::<f32>::new(&device, &[n]).expect("r");
+        saxpy.launch(args![2.0f32, &x, &y, &r]).expect("launch");
+        y = r;
+    }
+    let pending = y.write_async().expect("write_async");
+    assert_eq!(pending.wait().expect("wait"), vec![40.0f32; n]);
+    y.finish().expect("finish");
+    assert!(y.is_sync());
+    y.finish().expect("finish twice is harmless");
+    assert_eq!(y.to_vec().expect("to_vec")[n - 1], 40.0);
+}
+
+#[test]
+fn dropping_streams_with_queued_work_is_safe() {
+    let program = program();
+    let copy = program.kernel("copy").expect("copy");
+    let device = interp(0);
+    let kept = Stream::<f32>::new(&device, &[4]).expect("kept");
+    for round in 0..50 {
+        let a = Stream::from_slice(&device, &[64], &vec![round as f32; 64]).expect("a");
+        let b = Stream::<f32>::new(&device, &[64]).expect("b");
+        copy.launch(args![&a, &b]).expect("launch");
+        // `a` and `b` are dropped while the copy may still be queued.
+    }
+    let a = Stream::from_slice(&device, &[4], &[1.0f32, 2.0, 3.0, 4.0]).expect("a");
+    copy.launch(args![&a, &kept]).expect("launch");
+    assert_eq!(kept.to_vec().expect("kept"), vec![1.0, 2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn a_reduction_into_a_host_variable_returns_its_result() {
+    let program = program();
+    let sum = program.kernel("sum").expect("sum");
+    let device = interp(1);
+    let x = Stream::from_slice(&device, &[3, 5], &[2.0f32; 15]).expect("x");
+    let mut total = -1.0f32;
+    sum.launch(args![&x, host_var(&mut total)]).expect("reduce");
+    assert_eq!(total, 30.0);
+    let ramp = IterStream::new(&[10], 0.0f32, 10.0).expect("iterator");
+    sum.launch(args![&ramp, host_var(&mut total)])
+        .expect("reduce");
+    assert_eq!(total, 45.0);
+    let copy = program.kernel("copy").expect("copy");
+    let err = copy
+        .launch(args![&x, host_var(&mut total)])
+        .expect_err("not a reduction");
+    assert!(
+        err.to_string().contains("can only receive a reduction"),
+        "{err}"
+    );
+}
+
+#[test]
+fn devices_by_type_name() {
+    let all = Device::of_type("all").expect("all");
+    assert!(all.len() >= 2, "two interpreter devices at least");
+    let interp = Device::of_type("interp").expect("interp");
+    assert!(interp.iter().all(|d| d.type_name() == "interp"));
+    for name in ["cpu", "cuda", "cal"] {
+        let devices = Device::of_type(name).expect(name);
+        let kind = if name == "cpu" { "cpu" } else { "cuda" };
+        assert!(devices.iter().all(|d| d.type_name() == kind), "{name}");
+        assert!(devices.len() <= all.len());
+    }
+    assert_eq!(
+        Device::of_type("cal").expect("cal").len(),
+        Device::of_type("cuda").expect("cuda").len()
+    );
+    let err = Device::of_type("dsp").expect_err("unknown type");
+    assert!(err.to_string().contains("known device types"), "{err}");
+}
+
+#[test]
+fn use_devices_is_per_thread_and_not_inherited() {
+    let second = interp(1);
+    brook::use_devices(std::slice::from_ref(&second));
+    assert_eq!(Device::current().info(), second.info());
+    let seen_by_child = std::thread::spawn(|| Device::current().info().clone())
+        .join()
+        .expect("child");
+    assert_eq!(seen_by_child, Device::default_device().info().clone());
+    brook::use_devices(&[]);
+    assert_eq!(Device::current().info(), Device::default_device().info());
+}
+
+#[test]
+fn assign_copies_within_and_across_devices_and_into_views() {
+    let (one, two) = (interp(0), interp(1));
+    let source = Stream::from_slice(&one, &[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).expect("s");
+    let there = Stream::<f32>::new(&two, &[2, 3]).expect("there");
+    there.assign(&source).expect("across devices");
+    assert_eq!(
+        there.to_vec().expect("there"),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    let big = Stream::<f32>::new(&two, &[4, 4]).expect("big");
+    let corner = big.domain(&[1, 1], &[3, 4]).expect("view");
+    corner.assign(&there).expect("into a view");
+    let expected = [
+        0.0, 0.0, 0.0, 0.0, //
+        0.0, 1.0, 2.0, 3.0, //
+        0.0, 4.0, 5.0, 6.0, //
+        0.0, 0.0, 0.0, 0.0,
+    ];
+    assert_eq!(big.to_vec().expect("big"), expected);
+    assert_eq!(
+        corner.to_vec().expect("view"),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+}
+
+#[test]
+fn many_threads_on_several_devices_lose_nothing_and_never_deadlock() {
+    let threads = 16;
+    let (done, results) = mpsc::channel();
+    for t in 0..threads {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let program = program();
+            let saxpy = program.kernel("saxpy").expect("saxpy");
+            let device = interp(t % 2);
+            brook::use_devices(std::slice::from_ref(&device));
+            let n = 257;
+            let x: Vec<f32> = (0..n).map(|i| (i + t) as f32).collect();
+            let xs = Stream::from_slice(&Device::current(), &[n], &x).expect("x");
+            let mut y = Stream::from_slice(&device, &[n], &vec![0.0f32; n]).expect("y");
+            for _ in 0..10 {
+                let r = Stream::<f32>::new(&device, &[n]).expect("r");
+                saxpy.launch(args![1.0f32, &xs, &y, &r]).expect("launch");
+                y = r;
+            }
+            let other = Stream::<f32>::new(&interp((t + 1) % 2), &[n]).expect("other");
+            other.assign(&y).expect("assign across devices");
+            let got = other.to_vec().expect("result");
+            let expected: Vec<f32> = x.iter().map(|v| v * 10.0).collect();
+            done.send((t, got == expected)).expect("report");
+        });
+    }
+    drop(done);
+    for _ in 0..threads {
+        let (t, ok) = results
+            .recv_timeout(Duration::from_secs(120))
+            .expect("every thread finishes (no deadlock)");
+        assert!(ok, "thread {t} lost data");
+    }
+}
+
+fn expect_stream_error(result: Result<impl std::fmt::Debug, Error>, text: &str) {
+    match result {
+        Ok(v) => panic!("expected an error containing `{text}`, got {v:?}"),
+        Err(e) => assert!(e.to_string().contains(text), "`{e}` lacks `{text}`"),
+    }
+}
+
+#[test]
+fn stream_operation_errors_are_clear() {
+    let device = interp(0);
+    let s = Stream::<f32>::new(&device, &[4, 6]).expect("s");
+    expect_stream_error(
+        s.domain(&[2, 0], &[1, 3]),
+        "Domain Operator: Start point is more than end point",
+    );
+    expect_stream_error(
+        s.domain(&[0, 0], &[5, 6]),
+        "Domain Operator: Domain dimensions are bigger than original stream",
+    );
+    expect_stream_error(
+        s.domain(&[0], &[1]),
+        "Domain Operator: Failed to create domain stream",
+    );
+    expect_stream_error(
+        s.exec_domain(2),
+        "Exec Domain: This API is valid only for 1D stream",
+    );
+    let line = Stream::<f32>::new(&device, &[8]).expect("line");
+    expect_stream_error(
+        line.exec_domain(0),
+        "Exec Domain: Number of threads must be more than 0",
+    );
+    expect_stream_error(
+        line.exec_domain(9),
+        "Exec Domain: Number of threads specified more than stream dimension",
+    );
+    assert_eq!(line.exec_domain(3).expect("exec domain").shape(), &[3]);
+    let wrong = Stream::<f32>::new(&device, &[6, 4]).expect("wrong");
+    expect_stream_error(
+        wrong.assign(&s),
+        "Stream Assign: Input stream rank and dimension doesn't match with destination",
+    );
+    assert_eq!(wrong.error(), BError::InvalidParameter);
+    expect_stream_error(s.read(&[1.0; 5]), "Stream Read");
+    assert_eq!(s.error(), BError::Read);
+    expect_stream_error(
+        Stream::<f32>::new(&device, &[1 << 30, 1 << 30]),
+        "Stream Allocation: Failed to create buffer",
+    );
+}
+
+#[test]
+fn warnings_for_uninitialized_streams_are_logged() {
+    let device = interp(0);
+    let never_written = Stream::<f32>::new(&device, &[3]).expect("s");
+    assert_eq!(never_written.to_vec().expect("zeros"), vec![0.0; 3]);
+    assert!(never_written
+        .error_log()
+        .contains("Stream Write: Uninitialized stream"));
+    let target = Stream::<f32>::new(&device, &[3]).expect("t");
+    target.assign(&never_written).expect("assign");
+    assert!(target
+        .error_log()
+        .contains("Stream Assign: Uninitialized input stream"));
+    assert_eq!(target.error(), BError::NoError);
+}
+
+#[test]
+fn errors_propagate_from_inputs_to_outputs_through_the_queue() {
+    let program = program();
+    let copy = program.kernel("copy").expect("copy");
+    let device = interp(1);
+    let source = Stream::from_slice(&device, &[4], &[1.0f32; 4]).expect("source");
+    let bad = Stream::<f32>::new(&device, &[4]).expect("bad");
+    let _ = bad.assign(&Stream::<f32>::new(&device, &[5]).expect("five"));
+    let middle = Stream::<f32>::new(&device, &[4]).expect("middle");
+    let err = copy
+        .launch(args![&bad, &middle])
+        .expect_err("input in error");
+    assert!(err.to_string().contains("Invalid Input stream"), "{err}");
+    let last = Stream::<f32>::new(&device, &[4]).expect("last");
+    expect_stream_error(copy.launch(args![&middle, &last]), "Invalid Input stream");
+    assert_eq!(last.error(), BError::Kernel);
+    assert!(last.error_log().contains("Invalid Input stream"));
+    assert_eq!(last.error(), BError::NoError, "error() clears the code");
+    copy.launch(args![&source, &last]).expect("a clean launch");
+    assert!(last.finish().is_ok());
+}
