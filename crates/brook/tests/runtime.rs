@@ -264,3 +264,34 @@ fn errors_propagate_from_inputs_to_outputs_through_the_queue() {
     copy.launch(args![&source, &last]).expect("a clean launch");
     assert!(last.finish().is_ok());
 }
+
+#[test]
+fn scatter_and_gather_ops_from_rust() {
+    let program = program();
+    let sum = program.kernel("sum").expect("sum");
+    let copy = program.kernel("copy").expect("copy");
+    let device = interp(0);
+    let s = Stream::from_slice(&device, &[4], &[1.0f32, 2.0, 3.0, 4.0]).expect("s");
+    let index = Stream::from_slice(&device, &[4], &[0i32, 2, 0, 7]).expect("index");
+    let array = Stream::from_slice(&device, &[3], &[10.0f32, 20.0, 30.0]).expect("array");
+    brook::scatter_op(&s, &index, &array, brook::ScatterOp::Reduce(&sum)).expect("scatter");
+    assert_eq!(array.to_vec().expect("array"), vec![14.0, 20.0, 32.0]);
+    brook::scatter_op(&s, &index, &array, brook::ScatterOp::Assign).expect("assign");
+    assert_eq!(array.to_vec().expect("array"), vec![3.0, 20.0, 2.0]);
+    let t = Stream::<f32>::new(&device, &[4]).expect("t");
+    brook::gather_op(&t, &index, &array, brook::GatherOp::Fetch).expect("gather");
+    assert_eq!(t.to_vec().expect("t"), vec![3.0, 2.0, 3.0, 0.0]);
+    let err = brook::gather_op(&t, &index, &array, brook::GatherOp::Kernel(&sum))
+        .expect_err("a reduce kernel is not a fetch operator");
+    assert!(
+        err.to_string()
+            .contains("one input stream and one output stream"),
+        "{err}"
+    );
+    assert_eq!(
+        t.error(),
+        BError::InvalidParameter,
+        "the error stays until error() reads it"
+    );
+    brook::gather_op(&t, &index, &array, brook::GatherOp::Kernel(&copy)).expect("fetch-and-copy");
+}
