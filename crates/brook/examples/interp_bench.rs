@@ -29,6 +29,7 @@ fn main() -> Result<(), brook::Error> {
     for _ in 0..REPEATS {
         let start = Instant::now();
         kernel.launch(args![2.0f32, &xs, &ys, &rs])?;
+        rs.finish()?; // launches are queued: wait for this one
         launch_times.push(start.elapsed().as_secs_f64());
     }
     let mut host = vec![0.0f32; ELEMENTS];
