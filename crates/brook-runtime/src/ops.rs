@@ -117,9 +117,13 @@ pub fn scatter_op(
     array: &RawStream,
     op: ScatterOp<'_>,
 ) -> Result<(), RuntimeError> {
-    let result = scatter(s, index, array, op);
+    recorded_on(array, scatter(s, index, array, op))
+}
+
+/// `result`, with its error also recorded on `stream`.
+fn recorded_on(stream: &RawStream, result: Result<(), RuntimeError>) -> Result<(), RuntimeError> {
     if let Err(e) = &result {
-        array.record_error(e.code(), &e.to_string());
+        stream.record_error(e.code(), &e.to_string());
     }
     result
 }
@@ -160,11 +164,7 @@ pub fn gather_op(
     array: &RawStream,
     op: GatherOp<'_>,
 ) -> Result<(), RuntimeError> {
-    let result = gather(t, index, array, op);
-    if let Err(e) = &result {
-        t.record_error(e.code(), &e.to_string());
-    }
-    result
+    recorded_on(t, gather(t, index, array, op))
 }
 
 fn gather(

@@ -103,12 +103,7 @@ pub fn combine(
     right: &[u8],
 ) -> Result<Vec<u8>, String> {
     let shape = kernel.params.iter().map(|p| &p.role).collect::<Vec<_>>();
-    let simple = kernel.kind == KernelKind::Reduce
-        && matches!(
-            shape.as_slice(),
-            [ParamRole::Input, ParamRole::Reduce] | [ParamRole::Reduce, ParamRole::Input]
-        );
-    if !simple {
+    if !has_roles(kernel, KernelKind::Reduce, ParamRole::Reduce) {
         return Err(format!(
             "`{}` is not a reduce function of one input and one reduction variable",
             kernel.name
@@ -128,13 +123,7 @@ pub fn combine(
 /// The map kernel `kernel` (one input stream, one output stream, nothing else) applied to one
 /// element: the output element it computes (zero where it writes nothing).
 pub fn apply_map(module: &Module, kernel: &Kernel, input: &[u8]) -> Result<Vec<u8>, String> {
-    let roles = kernel.params.iter().map(|p| &p.role).collect::<Vec<_>>();
-    let simple = kernel.kind == KernelKind::Map
-        && matches!(
-            roles.as_slice(),
-            [ParamRole::Input, ParamRole::Output] | [ParamRole::Output, ParamRole::Input]
-        );
-    if !simple {
+    if !has_roles(kernel, KernelKind::Map, ParamRole::Output) {
         return Err(format!(
             "`{}` is not a kernel of one input stream and one output stream",
             kernel.name
@@ -151,6 +140,15 @@ pub fn apply_map(module: &Module, kernel: &Kernel, input: &[u8]) -> Result<Vec<u
         .collect();
     run_single(module, kernel, &layouts, &mut args)?;
     Ok(written(args))
+}
+
+/// Whether `kernel` is of `kind` with exactly one input and one `written` parameter.
+fn has_roles(kernel: &Kernel, kind: KernelKind, written: ParamRole) -> bool {
+    let roles: Vec<&ParamRole> = kernel.params.iter().map(|p| &p.role).collect();
+    kernel.kind == kind
+        && roles.len() == 2
+        && roles.contains(&&ParamRole::Input)
+        && roles.contains(&&written)
 }
 
 fn written(args: Vec<SingleArg>) -> Vec<u8> {
