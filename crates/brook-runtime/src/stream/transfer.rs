@@ -136,8 +136,16 @@ impl RawStream {
         }
         self.mark_initialized();
         if !crate::device::same_device(self.device(), source.device()) {
-            let bytes = source.write_async(source.element())?.wait()?;
-            return self.read_bytes(source.element(), &bytes);
+            let result = source
+                .contents("Stream Assign")
+                .and_then(|bytes| self.read_bytes(source.element(), &bytes));
+            if let Err(e) = &result {
+                self.record_error(
+                    e.code(),
+                    &format!("Stream Assign: Invalid input stream: {e}"),
+                );
+            }
+            return result;
         }
         let (target, source) = (self.clone(), source.clone());
         let ticket = self.device().queue().submit(move || {
