@@ -47,12 +47,7 @@ impl<T: IterElement> IterStream<T> {
 
     /// The elements, row-major.
     pub fn to_vec(&self) -> Vec<T> {
-        let bytes = self.raw.to_bytes();
-        // SAFETY: every bit pattern is a valid `T` (the `Element` contract).
-        let zero: T = unsafe { std::mem::zeroed() };
-        let mut out = vec![zero; self.raw.len()];
-        brook_runtime::element::as_bytes_mut(&mut out).copy_from_slice(&bytes);
-        out
+        crate::stream::from_bytes(&self.raw.to_bytes(), self.raw.len())
     }
 
     pub fn shape(&self) -> &[usize] {

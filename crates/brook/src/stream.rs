@@ -56,9 +56,7 @@ impl<T: Element> Stream<T> {
 
     /// The stream's elements in a new vector.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        // SAFETY: every bit pattern, all-zero included, is a valid `T` (the `Element` contract).
-        let first: T = unsafe { std::mem::zeroed() };
-        let mut host = vec![first; self.raw.len()];
+        let mut host = zeroed_vec(self.raw.len());
         self.write(&mut host)?;
         Ok(host)
     }
@@ -162,11 +160,20 @@ impl<T: Element> PendingWrite<T> {
 
     /// Waits for the transfer and returns the elements.
     pub fn wait(self) -> Result<Vec<T>, Error> {
-        let bytes = self.raw.wait()?;
-        // SAFETY: every bit pattern, all-zero included, is a valid `T` (the `Element` contract).
-        let zero: T = unsafe { std::mem::zeroed() };
-        let mut out = vec![zero; self.len];
-        as_bytes_mut(&mut out).copy_from_slice(&bytes);
-        Ok(out)
+        Ok(from_bytes(&self.raw.wait()?, self.len))
     }
+}
+
+/// `len` zero elements.
+pub(crate) fn zeroed_vec<T: Element>(len: usize) -> Vec<T> {
+    // SAFETY: every bit pattern, all-zero included, is a valid `T` (the `Element` contract).
+    let zero: T = unsafe { std::mem::zeroed() };
+    vec![zero; len]
+}
+
+/// `len` elements from their bytes (exactly `len` elements' worth).
+pub(crate) fn from_bytes<T: Element>(bytes: &[u8], len: usize) -> Vec<T> {
+    let mut out = zeroed_vec(len);
+    as_bytes_mut(&mut out).copy_from_slice(bytes);
+    out
 }

@@ -201,9 +201,6 @@ impl Eval<'_, '_> {
 
     /// The element position of an input for the current position, after implicit resize.
     fn input_indices(&self, shape: &[usize]) -> Vec<usize> {
-        if shape == self.ctx.domain {
-            return self.pos.to_vec();
-        }
         self.pos
             .iter()
             .zip(shape)
@@ -217,8 +214,10 @@ impl Eval<'_, '_> {
         let Some(data) = &self.ctx.inputs[p.0 as usize] else {
             return super::value::zero(self.ctx.module, ty);
         };
-        let at = self.input_indices(data.shape());
-        read_input(self.ctx, data, ty, &at)
+        if data.shape() == self.ctx.domain {
+            return read_input(self.ctx, data, ty, self.pos);
+        }
+        read_input(self.ctx, data, ty, &self.input_indices(data.shape()))
     }
 
     fn decode(&self, ty: &Type, bytes: &[u8], offset: usize) -> Value {
