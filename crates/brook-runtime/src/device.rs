@@ -109,9 +109,10 @@ pub trait Device: Send + Sync {
 pub fn devices() -> &'static [Arc<dyn Device>] {
     static DEVICES: OnceLock<Vec<Arc<dyn Device>>> = OnceLock::new();
     DEVICES.get_or_init(|| {
-        (0..crate::interp::INTERP_DEVICES)
-            .map(|ordinal| Arc::new(crate::interp::InterpDevice::new(ordinal)) as Arc<dyn Device>)
-            .collect()
+        let cpu = Arc::new(crate::cpu::CpuDevice::new()) as Arc<dyn Device>;
+        let interps = (0..crate::interp::INTERP_DEVICES)
+            .map(|ordinal| Arc::new(crate::interp::InterpDevice::new(ordinal)) as Arc<dyn Device>);
+        std::iter::once(cpu).chain(interps).collect()
     })
 }
 
@@ -208,7 +209,7 @@ pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, Runtim
         .ok_or_else(|| {
             let why = match kind {
                 DeviceKind::Cuda => "no CUDA device: this build has no CUDA backend yet",
-                DeviceKind::Cpu => "no CPU JIT device: this build has no CPU backend yet",
+                DeviceKind::Cpu => "the CPU device is cpu:0",
                 DeviceKind::Interp => "the interpreter devices are interp:0 and interp:1",
             };
             RuntimeError::NoDevice(format!("{}:{ordinal}", kind.name()), why.into())

@@ -12,9 +12,11 @@
 //! - [`element`]: element types and the [`Element`] trait for host data;
 //! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
+//! - [`cpu`]: the CPU device: kernels compiled to native code (Cranelift), run on all cores;
 //! - [`interp`]: the reference interpreter devices;
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
 
+pub mod cpu;
 pub mod device;
 pub mod element;
 pub mod error;

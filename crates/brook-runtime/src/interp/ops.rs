@@ -209,15 +209,46 @@ fn splat(scalar: &Num, ty: ValueType) -> Num {
     map(ty, |_| scalar.lanes[0])
 }
 
+/// Float `max` (or `min`): a NaN operand gives the other operand (the second when both are
+/// NaN); otherwise the larger (smaller) value, with `-0 < +0`.
+fn float_min_max(a: f64, b: f64, max: bool) -> f64 {
+    if a.is_nan() {
+        return b;
+    }
+    if b.is_nan() {
+        return a;
+    }
+    let a_wins = if a == b {
+        a.is_sign_negative() != max
+    } else {
+        (a > b) == max
+    };
+    if a_wins {
+        a
+    } else {
+        b
+    }
+}
+
 fn min_max(a: &Num, b: &Num, max: bool) -> Num {
     match a.ty.kind {
-        ScalarKind::F32 | ScalarKind::F64 => {
-            if max {
-                float_map2(a, b, f32::max, f64::max)
-            } else {
-                float_map2(a, b, f32::min, f64::min)
-            }
-        }
+        ScalarKind::F32 | ScalarKind::F64 => float_map2(
+            a,
+            b,
+            |x, y| {
+                if x.is_nan() || y.is_nan() {
+                    // Keep the NaN's own bits, as the f64 round trip would quiet it.
+                    if x.is_nan() {
+                        y
+                    } else {
+                        x
+                    }
+                } else {
+                    float_min_max(f64::from(x), f64::from(y), max) as f32
+                }
+            },
+            |x, y| float_min_max(x, y, max),
+        ),
         _ => {
             let less = binary(BinaryOp::Lt, a, b);
             map(a.ty, |i| {

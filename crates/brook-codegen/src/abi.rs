@@ -1,0 +1,156 @@
+//! The launch ABI shared by the native backends: one packed parameter block per launch, and the
+//! variant of a kernel that a launch needs.
+//!
+//! The runtime builds a [`ParamBlock`] from a validated launch; compiled code reads everything it
+//! needs from it (buffer addresses, shapes, pitches, the domain, iterator ranges, constants).
+//! All fields are little-endian and naturally aligned; the layout is:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..32 | the domain, `u64` x 4, slowest axis first (unused axes 0) |
+//! | 32..64 | the execution region's origin |
+//! | 64..96 | the execution region's size |
+//! | 96..128 | a reduction's tile (elements of input per target element, per axis) |
+//! | 128.. | one record per kernel parameter, at [`BlockLayout::param_offset`] |
+//!
+//! A stream record (inputs, outputs, gathers, scatters, reduction targets) is the buffer
+//! address (`u64`), the element offset of position 0 (`u64`), the shape (`u64` x 4, slowest
+//! first, of the rank the launch bound) and the element pitches (`u64` x 4). An iterator record
+//! has its shape at the same place, then `start` and `end` (`f32` x 4 each). A constant record
+//! holds the value's bytes in C layout.
+
+use brook_ir::{Kernel, Module, ParamRole};
+
+/// Byte offsets of the block's header fields.
+pub mod header {
+    pub const DOMAIN: u32 = 0;
+    pub const REGION_ORIGIN: u32 = 32;
+    pub const REGION_SIZE: u32 = 64;
+    pub const TILE: u32 = 96;
+    pub const SIZE: u32 = 128;
+}
+
+/// Byte offsets inside a stream or iterator record.
+pub mod record {
+    pub const ADDRESS: u32 = 0;
+    pub const OFFSET: u32 = 8;
+    pub const SHAPE: u32 = 16;
+    pub const PITCH: u32 = 48;
+    pub const ITER_START: u32 = 48;
+    pub const ITER_END: u32 = 64;
+    pub const STREAM_SIZE: u32 = 80;
+}
+
+/// The most axes a stream has.
+pub const MAX_RANK: usize = 4;
+
+/// Where each parameter's record lies in the block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockLayout {
+    offsets: Vec<u32>,
+    size: u32,
+}
+
+impl BlockLayout {
+    pub fn new(module: &Module, kernel: &Kernel) -> BlockLayout {
+        let mut offset = header::SIZE;
+        let mut offsets = Vec::with_capacity(kernel.params.len());
+        for param in &kernel.params {
+            offsets.push(offset);
+            let bytes = match param.role {
+                ParamRole::Constant => module.layout(&param.ty).size.max(1),
+                _ => record::STREAM_SIZE,
+            };
+            offset += bytes.next_multiple_of(8);
+        }
+        BlockLayout {
+            offsets,
+            size: offset,
+        }
+    }
+
+    pub fn param_offset(&self, param: usize) -> u32 {
+        self.offsets[param]
+    }
+
+    pub fn size(&self) -> usize {
+        self.size as usize
+    }
+}
+
+/// A parameter block under construction (8-byte aligned storage).
+#[derive(Clone, Debug)]
+pub struct ParamBlock {
+    words: Vec<u64>,
+}
+
+impl ParamBlock {
+    pub fn new(layout: &BlockLayout) -> ParamBlock {
+        ParamBlock {
+            words: vec![0; layout.size().div_ceil(8)],
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.words.len() * 8;
+        // SAFETY: a `u64` slice is valid as bytes of 8 times its length.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), len) }
+    }
+
+    pub fn put_u64(&mut self, at: u32, value: u64) {
+        let at = at as usize;
+        self.bytes_mut()[at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+
+    pub fn put_f32(&mut self, at: u32, value: f32) {
+        let at = at as usize;
+        self.bytes_mut()[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    }
+
+    pub fn put_bytes(&mut self, at: u32, bytes: &[u8]) {
+        let at = at as usize;
+        self.bytes_mut()[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// Writes up to four `u64`s from `at` (slowest axis first).
+    pub fn put_axes(&mut self, at: u32, values: &[usize]) {
+        for (k, &v) in values.iter().take(MAX_RANK).enumerate() {
+            self.put_u64(at + 8 * k as u32, v as u64);
+        }
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.words.as_ptr().cast()
+    }
+}
+
+/// How a launch binds one input parameter: the compiled code differs for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InputMode {
+    /// A stream of the domain's shape: read at the current position.
+    Direct,
+    /// A stream of another shape: read through implicit resize.
+    Resized,
+    /// An iterator of the domain's shape.
+    Iterator,
+    /// An iterator of another shape, resized.
+    IteratorResized,
+}
+
+impl InputMode {
+    pub fn is_iterator(self) -> bool {
+        matches!(self, InputMode::Iterator | InputMode::IteratorResized)
+    }
+
+    pub fn is_resized(self) -> bool {
+        matches!(self, InputMode::Resized | InputMode::IteratorResized)
+    }
+}
+
+/// What a compiled kernel is specialised for: the domain's rank and how each input is bound
+/// (`None` for parameters that are not inputs). One kernel may have several variants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    pub rank: usize,
+    pub inputs: Vec<Option<InputMode>>,
+}

@@ -1,0 +1,532 @@
+//! Reductions in the canonical order of `brook_ir::reduce_order`.
+//!
+//! `fn(block, target, lo, hi, out)` reduces leaves `lo..hi` (row-major within the tile of target
+//! element `target`) as the canonical tree over exactly those leaves, and stores the result at
+//! `out`. The runtime calls it with `lo..hi` an aligned power-of-two piece (or the ragged end
+//! of one) and combines the pieces with the same tree, which gives the canonical result.
+//!
+//! Leaves are pushed onto a stack of aligned subtrees as a binary counter does: a new node of
+//! level `k` is combined with the node below while that one has level `k` too, so the stack
+//! always holds the aligned subtrees of the leaves seen so far, largest first. At the end the
+//! stack is folded from the top (`combine(below, above)`), which is how the canonical tree
+//! treats a ragged end. Where the tile's rows allow it, leaves come in blocks of [`BLOCK`]
+//! reduced as a tree in registers, and only the block's result is pushed.
+//!
+//! `fn(block, left, right)` is one combine step on values in memory, for the runtime to
+//! combine pieces.
+
+use super::{stack_locals, unravel, zero_locals, MemoryLocal};
+use crate::abi::{header, record, BlockLayout, Variant};
+use crate::cpu::layout::{clif_type, leaves, Leaf};
+use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
+use crate::cpu::CompileError;
+use brook_ir::{ParamRole, Type};
+use cranelift_codegen::ir::{
+    condcodes::IntCC, types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::Variable;
+
+/// Leaves reduced in registers at a time (a power of two).
+pub const BLOCK: u64 = 8;
+
+/// The reduction's parameters: its input and its target.
+struct Roles {
+    input: usize,
+    target: usize,
+    ty: Type,
+    /// Locals kept in memory, zeroed before each combine step.
+    memory: Vec<MemoryLocal>,
+}
+
+fn roles(lower: &mut Lower<'_, '_>) -> Result<Roles, CompileError> {
+    let params = &lower.kernel.params;
+    let find = |want: &dyn Fn(&ParamRole) -> bool| params.iter().position(|p| want(&p.role));
+    let input = find(&|r| matches!(r, ParamRole::Input | ParamRole::Iterator));
+    let target = find(&|r| *r == ParamRole::Reduce);
+    match (input, target) {
+        (Some(input), Some(target)) => {
+            let ty = params[target].ty.clone();
+            let memory = stack_locals(lower);
+            Ok(Roles {
+                input,
+                target,
+                ty,
+                memory,
+            })
+        }
+        _ => Err(CompileError::Unsupported {
+            kernel: lower.kernel.name.clone(),
+            span: lower.kernel.span,
+            construct: "a reduction without one input and one reduction parameter".into(),
+        }),
+    }
+}
+
+/// `combine(left, right)` inline: the body runs with the accumulator holding `left` and the
+/// input `right`.
+fn combine(
+    lower: &mut Lower<'_, '_>,
+    roles: &Roles,
+    acc: &[Variable],
+    left: &[Value],
+    right: Vec<Value>,
+) -> Result<Vec<Value>, CompileError> {
+    for (&var, &value) in acc.iter().zip(left) {
+        lower.b.def_var(var, value);
+    }
+    lower.bindings[roles.input] = Binding::Values(right);
+    zero_locals(lower, &roles.memory);
+    let end = lower.b.create_block();
+    lower.flow = Flow::Jump(end);
+    lower.body()?;
+    lower.b.ins().jump(end, &[]);
+    lower.b.switch_to_block(end);
+    Ok(acc.iter().map(|&v| lower.b.use_var(v)).collect())
+}
+
+fn accumulator(lower: &mut Lower<'_, '_>, roles: &Roles) -> Vec<Variable> {
+    let acc: Vec<Variable> = leaves(lower.module, &roles.ty)
+        .iter()
+        .map(|leaf| lower.b.declare_var(clif_type(leaf.kind)))
+        .collect();
+    lower.bindings[roles.target] = Binding::Vars(acc.clone());
+    acc
+}
+
+/// `fn(block, left, right)`: `*left = combine(*left, *right)`.
+pub fn build_combine(
+    lower: &mut Lower<'_, '_>,
+    params: &[Value],
+    layout: &BlockLayout,
+    variant: &Variant,
+) -> Result<(), CompileError> {
+    let (block, left, right) = (params[0], params[1], params[2]);
+    bind_params(lower, block, layout, variant);
+    let roles = roles(lower)?;
+    let acc = accumulator(lower, &roles);
+    let a = lower.load_value(&roles.ty, left);
+    let b = lower.load_value(&roles.ty, right);
+    let result = combine(lower, &roles, &acc, &a, b)?;
+    let layout = leaves(lower.module, &roles.ty);
+    lower.store_leaves(&layout, &result, left);
+    lower.b.ins().return_(&[]);
+    Ok(())
+}
+
+/// How leaves are read: from a stream at an element index, or computed by an iterator.
+enum Source {
+    Stream {
+        base: Value,
+        offset: Value,
+        pitch: Vec<Value>,
+        size: u32,
+    },
+    Iterator {
+        start: Vec<Value>,
+        end: Vec<Value>,
+        shape: Vec<Value>,
+    },
+}
+
+/// The state of the walk over a tile's leaves.
+struct Walk {
+    source: Source,
+    /// The first input position of the tile (target position times tile).
+    base: Vec<Value>,
+    tile: Vec<Value>,
+    /// The position inside the tile.
+    u: Vec<Variable>,
+    /// The element index of the current leaf (streams).
+    cursor: Variable,
+}
+
+impl Walk {
+    fn set_cursor(&self, lower: &mut Lower<'_, '_>) {
+        if let Source::Stream { offset, pitch, .. } = &self.source {
+            let at = self.position(lower);
+            let index = lower.element_index(*offset, &at, pitch);
+            lower.b.def_var(self.cursor, index);
+        }
+    }
+
+    /// The input position of the current leaf.
+    fn position(&self, lower: &mut Lower<'_, '_>) -> Vec<Value> {
+        (0..self.u.len())
+            .map(|k| {
+                let u = lower.b.use_var(self.u[k]);
+                lower.b.ins().iadd(self.base[k], u)
+            })
+            .collect()
+    }
+
+    /// The leaf `step` elements along the fastest axis from the current one.
+    fn leaf(&self, lower: &mut Lower<'_, '_>, ty: &Type, step: u64) -> Vec<Value> {
+        match &self.source {
+            Source::Stream {
+                base, pitch, size, ..
+            } => {
+                let cursor = lower.b.use_var(self.cursor);
+                let last = *pitch.last().expect("a reduction input has an axis");
+                let delta = lower.b.ins().imul_imm_s(last, step as i64);
+                let index = lower.b.ins().iadd(cursor, delta);
+                let addr = lower.element_address(*base, index, *size);
+                lower.load_value(ty, addr)
+            }
+            Source::Iterator { start, end, shape } => {
+                let mut at = self.position(lower);
+                let last = at.len() - 1;
+                at[last] = lower.b.ins().iadd_imm_s(at[last], step as i64);
+                lower.iterator_value(start, end, shape, &at)
+            }
+        }
+    }
+
+    /// Moves `by` leaves along the fastest axis, carrying into slower axes at a row's end.
+    fn advance(&self, lower: &mut Lower<'_, '_>, by: u64) {
+        let last = self.u.len() - 1;
+        let u = lower.b.use_var(self.u[last]);
+        let u = lower.b.ins().iadd_imm_s(u, by as i64);
+        lower.b.def_var(self.u[last], u);
+        let (wrap, same_row, done) = (
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+        );
+        let at_end = lower.b.ins().icmp(IntCC::Equal, u, self.tile[last]);
+        lower.b.ins().brif(at_end, wrap, &[], same_row, &[]);
+
+        lower.b.switch_to_block(same_row);
+        if let Source::Stream { pitch, .. } = &self.source {
+            let cursor = lower.b.use_var(self.cursor);
+            let delta = lower.b.ins().imul_imm_s(pitch[last], by as i64);
+            let cursor = lower.b.ins().iadd(cursor, delta);
+            lower.b.def_var(self.cursor, cursor);
+        }
+        lower.b.ins().jump(done, &[]);
+
+        lower.b.switch_to_block(wrap);
+        let zero = lower.iconst(PTR, 0);
+        lower.b.def_var(self.u[last], zero);
+        let mut carry = lower.iconst(PTR, 1);
+        for k in (0..last).rev() {
+            let p = lower.b.use_var(self.u[k]);
+            let p = lower.b.ins().iadd(p, carry);
+            let wrapped = lower.b.ins().icmp(IntCC::Equal, p, self.tile[k]);
+            let p = lower.b.ins().select(wrapped, zero, p);
+            lower.b.def_var(self.u[k], p);
+            carry = lower.b.ins().uextend(PTR, wrapped);
+        }
+        self.set_cursor(lower);
+        lower.b.ins().jump(done, &[]);
+        lower.b.switch_to_block(done);
+    }
+}
+
+/// The stack of aligned subtrees, in a stack slot: 64 entries of the value, and their levels.
+struct Stack {
+    values: Value,
+    levels: Value,
+    entry: u32,
+    depth: Variable,
+    layout: Vec<Leaf>,
+}
+
+impl Stack {
+    fn new(lower: &mut Lower<'_, '_>, ty: &Type) -> Stack {
+        let entry = lower.module.layout(ty).size.next_multiple_of(8).max(8);
+        let mut slot = |size: u32| {
+            let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                size,
+                3,
+            ));
+            lower.b.ins().stack_addr(PTR, slot, 0)
+        };
+        let values = slot(64 * entry);
+        let levels = slot(64);
+        let zero = lower.iconst(PTR, 0);
+        let depth = lower.var_with(PTR, zero);
+        Stack {
+            values,
+            levels,
+            entry,
+            depth,
+            layout: leaves(lower.module, ty),
+        }
+    }
+
+    fn entry_address(&self, lower: &mut Lower<'_, '_>, index: Value) -> Value {
+        lower.element_address(self.values, index, self.entry)
+    }
+
+    fn load(&self, lower: &mut Lower<'_, '_>, index: Value) -> Vec<Value> {
+        let addr = self.entry_address(lower, index);
+        let layout = self.layout.clone();
+        layout
+            .iter()
+            .map(|leaf| lower.load_scalar(leaf.kind, addr, leaf.offset))
+            .collect()
+    }
+
+    /// Pushes `node` of `level`, combining it with equal-level nodes below first.
+    fn push(
+        &self,
+        lower: &mut Lower<'_, '_>,
+        roles: &Roles,
+        acc: &[Variable],
+        node: Vec<Value>,
+        level: i64,
+    ) -> Result<(), CompileError> {
+        let node_vars: Vec<Variable> = self
+            .layout
+            .iter()
+            .zip(&node)
+            .map(|(leaf, &v)| lower.var_with(clif_type(leaf.kind), v))
+            .collect();
+        let level_value = lower.iconst(types::I8, level);
+        let level_var = lower.var_with(types::I8, level_value);
+        let (head, merge, place) = (
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+        );
+        lower.b.ins().jump(head, &[]);
+
+        lower.b.switch_to_block(head);
+        let depth = lower.b.use_var(self.depth);
+        let level = lower.b.use_var(level_var);
+        let nonempty = lower.b.ins().icmp_imm_s(IntCC::NotEqual, depth, 0);
+        let below = lower.b.ins().iadd_imm_s(depth, -1);
+        let zero = lower.iconst(PTR, 0);
+        let below = lower.b.ins().select(nonempty, below, zero);
+        let below_addr = lower.b.ins().iadd(self.levels, below);
+        let below_level = lower
+            .b
+            .ins()
+            .load(types::I8, MemFlagsData::trusted(), below_addr, 0);
+        let same = lower.b.ins().icmp(IntCC::Equal, below_level, level);
+        let both = lower.b.ins().band(nonempty, same);
+        lower.b.ins().brif(both, merge, &[], place, &[]);
+
+        lower.b.switch_to_block(merge);
+        let left = self.load(lower, below);
+        let right: Vec<Value> = node_vars.iter().map(|&v| lower.b.use_var(v)).collect();
+        let merged = combine(lower, roles, acc, &left, right)?;
+        for (&var, value) in node_vars.iter().zip(merged) {
+            lower.b.def_var(var, value);
+        }
+        let level = lower.b.use_var(level_var);
+        let level = lower.b.ins().iadd_imm_s(level, 1);
+        lower.b.def_var(level_var, level);
+        let depth = lower.b.use_var(self.depth);
+        let depth = lower.b.ins().iadd_imm_s(depth, -1);
+        lower.b.def_var(self.depth, depth);
+        lower.b.ins().jump(head, &[]);
+
+        lower.b.switch_to_block(place);
+        let depth = lower.b.use_var(self.depth);
+        let addr = self.entry_address(lower, depth);
+        let node: Vec<Value> = node_vars.iter().map(|&v| lower.b.use_var(v)).collect();
+        lower.store_leaves(&self.layout.clone(), &node, addr);
+        let level = lower.b.use_var(level_var);
+        let level_addr = lower.b.ins().iadd(self.levels, depth);
+        lower
+            .b
+            .ins()
+            .store(MemFlagsData::trusted(), level, level_addr, 0);
+        let depth = lower.b.ins().iadd_imm_s(depth, 1);
+        lower.b.def_var(self.depth, depth);
+        Ok(())
+    }
+
+    /// Folds the stack from the top: `combine(below, above)`; the result (the stack is never
+    /// empty here).
+    fn fold(
+        &self,
+        lower: &mut Lower<'_, '_>,
+        roles: &Roles,
+        acc: &[Variable],
+    ) -> Result<Vec<Value>, CompileError> {
+        let depth = lower.b.use_var(self.depth);
+        let top = lower.b.ins().iadd_imm_s(depth, -1);
+        let first = self.load(lower, top);
+        let result: Vec<Variable> = self
+            .layout
+            .iter()
+            .zip(&first)
+            .map(|(leaf, &v)| lower.var_with(clif_type(leaf.kind), v))
+            .collect();
+        let index = lower.var_with(PTR, top);
+        let (head, step, done) = (
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+        );
+        lower.b.ins().jump(head, &[]);
+        lower.b.switch_to_block(head);
+        let i = lower.b.use_var(index);
+        let more = lower.b.ins().icmp_imm_s(IntCC::NotEqual, i, 0);
+        lower.b.ins().brif(more, step, &[], done, &[]);
+
+        lower.b.switch_to_block(step);
+        let i = lower.b.use_var(index);
+        let below = lower.b.ins().iadd_imm_s(i, -1);
+        lower.b.def_var(index, below);
+        let left = self.load(lower, below);
+        let right: Vec<Value> = result.iter().map(|&v| lower.b.use_var(v)).collect();
+        let merged = combine(lower, roles, acc, &left, right)?;
+        for (&var, value) in result.iter().zip(merged) {
+            lower.b.def_var(var, value);
+        }
+        lower.b.ins().jump(head, &[]);
+
+        lower.b.switch_to_block(done);
+        Ok(result.iter().map(|&v| lower.b.use_var(v)).collect())
+    }
+}
+
+/// Reduces `BLOCK` values as the aligned tree, in registers.
+fn block_tree(
+    lower: &mut Lower<'_, '_>,
+    roles: &Roles,
+    acc: &[Variable],
+    mut nodes: Vec<Vec<Value>>,
+) -> Result<Vec<Value>, CompileError> {
+    while nodes.len() > 1 {
+        let mut next = Vec::with_capacity(nodes.len() / 2);
+        let mut pairs = nodes.into_iter();
+        while let (Some(left), Some(right)) = (pairs.next(), pairs.next()) {
+            next.push(combine(lower, roles, acc, &left, right)?);
+        }
+        nodes = next;
+    }
+    Ok(nodes.pop().unwrap_or_default())
+}
+
+/// `fn(block, target, lo, hi, out)`.
+pub fn build_range(
+    lower: &mut Lower<'_, '_>,
+    params: &[Value],
+    layout: &BlockLayout,
+    variant: &Variant,
+) -> Result<(), CompileError> {
+    let (block, target, lo, hi, out) = (params[0], params[1], params[2], params[3], params[4]);
+    let rank = variant.rank;
+    bind_params(lower, block, layout, variant);
+    let roles = roles(lower)?;
+    let acc = accumulator(lower, &roles);
+    let targets = lower.block_axes(block, header::DOMAIN, rank);
+    let tile = lower.block_axes(block, header::TILE, rank);
+    let t = unravel(lower, target, &targets, None);
+    let base: Vec<Value> = t
+        .iter()
+        .zip(&tile)
+        .map(|(&t, &n)| lower.b.ins().imul(t, n))
+        .collect();
+    let at = layout.param_offset(roles.input);
+    let is_iterator = variant
+        .inputs
+        .get(roles.input)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.is_iterator());
+    let source = if is_iterator {
+        let floats = |l: &mut Lower<'_, '_>, from: u32, width: usize| -> Vec<Value> {
+            (0..width)
+                .map(|c| {
+                    l.b.ins().load(
+                        types::F32,
+                        MemFlagsData::trusted(),
+                        block,
+                        (from + 4 * c as u32) as i32,
+                    )
+                })
+                .collect()
+        };
+        let width = crate::cpu::layout::leaf_count(lower.module, &roles.ty);
+        Source::Iterator {
+            start: floats(lower, at + record::ITER_START, width),
+            end: floats(lower, at + record::ITER_END, width),
+            shape: lower.block_axes(block, at + record::SHAPE, rank),
+        }
+    } else {
+        let size = lower.module.layout(&roles.ty).size;
+        let stream = lower.stream_ref(block, at, rank, size);
+        Source::Stream {
+            base: stream.base,
+            offset: stream.offset,
+            pitch: stream.pitch,
+            size,
+        }
+    };
+    let first = unravel(lower, lo, &tile, None);
+    let u = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
+    let zero = lower.iconst(PTR, 0);
+    let cursor = lower.var_with(PTR, zero);
+    let walk = Walk {
+        source,
+        base,
+        tile,
+        u,
+        cursor,
+    };
+    walk.set_cursor(lower);
+    let stack = Stack::new(lower, &roles.ty);
+    let index = lower.var_with(PTR, lo);
+    let row = walk.tile[rank - 1];
+    let row_rem = lower.b.ins().urem_imm_u(row, BLOCK as i64);
+    let lo_rem = lower.b.ins().urem_imm_u(lo, BLOCK as i64);
+    let misaligned = lower.b.ins().bor(row_rem, lo_rem);
+    let blocks_fit = lower.b.ins().icmp_imm_s(IntCC::Equal, misaligned, 0);
+
+    let (head, choose, blocks, single, finish) = (
+        lower.b.create_block(),
+        lower.b.create_block(),
+        lower.b.create_block(),
+        lower.b.create_block(),
+        lower.b.create_block(),
+    );
+    lower.b.ins().jump(head, &[]);
+
+    lower.b.switch_to_block(head);
+    let j = lower.b.use_var(index);
+    let more = lower.b.ins().icmp(IntCC::UnsignedLessThan, j, hi);
+    lower.b.ins().brif(more, choose, &[], finish, &[]);
+
+    lower.b.switch_to_block(choose);
+    let left = lower.b.ins().isub(hi, j);
+    let enough = lower
+        .b
+        .ins()
+        .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, BLOCK as i64);
+    let use_block = lower.b.ins().band(enough, blocks_fit);
+    lower.b.ins().brif(use_block, blocks, &[], single, &[]);
+
+    lower.b.switch_to_block(blocks);
+    let values: Vec<Vec<Value>> = (0..BLOCK)
+        .map(|i| walk.leaf(lower, &roles.ty, i))
+        .collect();
+    let node = block_tree(lower, &roles, &acc, values)?;
+    stack.push(lower, &roles, &acc, node, BLOCK.trailing_zeros() as i64)?;
+    let j = lower.b.use_var(index);
+    let j = lower.b.ins().iadd_imm_s(j, BLOCK as i64);
+    lower.b.def_var(index, j);
+    walk.advance(lower, BLOCK);
+    lower.b.ins().jump(head, &[]);
+
+    lower.b.switch_to_block(single);
+    let leaf = walk.leaf(lower, &roles.ty, 0);
+    stack.push(lower, &roles, &acc, leaf, 0)?;
+    let j = lower.b.use_var(index);
+    let j = lower.b.ins().iadd_imm_s(j, 1);
+    lower.b.def_var(index, j);
+    walk.advance(lower, 1);
+    lower.b.ins().jump(head, &[]);
+
+    lower.b.switch_to_block(finish);
+    let result = stack.fold(lower, &roles, &acc)?;
+    let layout = leaves(lower.module, &roles.ty);
+    lower.store_leaves(&layout, &result, out);
+    lower.b.ins().return_(&[]);
+    Ok(())
+}

@@ -1,0 +1,405 @@
+//! Lowering a kernel body to Cranelift IR inside one function.
+//!
+//! A [`Lower`] wraps a `FunctionBuilder` with what the body needs: how each parameter is bound
+//! ([`Binding`]), where each local lives ([`LocalStore`]), the current domain position, and the
+//! loop and return targets. The drivers ([`crate::cpu::driver`]) set these up and then lower the
+//! body once per place they need it (the per-element loop, a reduction's combine step).
+//!
+//! Values are flat lists of scalars ([`crate::cpu::layout`]). Expressions are evaluated when
+//! their statement runs and memoised for the rest of that statement, so a handle used twice in
+//! one statement is computed once (the IR guarantees both uses see the same value).
+
+mod expr;
+mod math;
+mod ops;
+mod place;
+mod stmt;
+
+pub use stmt::count_barriers;
+
+use super::layout::{clif_type, leaves, Leaf};
+use super::CompileError;
+use crate::abi::{record, BlockLayout, Variant};
+use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
+use cranelift_codegen::ir::{
+    condcodes::IntCC, types, AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::HashMap;
+
+/// The pointer-sized integer type (the backends run on 64-bit hosts).
+pub const PTR: types::Type = types::I64;
+
+/// How a parameter is reached from compiled code.
+#[derive(Clone, Debug)]
+pub enum Binding {
+    /// Nothing to read (a parameter the function does not use).
+    Unbound,
+    /// The element at `base + cursor * size`: inputs of the domain's shape and outputs.
+    Cursor {
+        base: Value,
+        cursor: Variable,
+        size: u32,
+    },
+    /// An input of another shape, read through implicit resize.
+    Resized { stream: StreamRef },
+    /// An iterator; `resized` when its shape differs from the domain.
+    Iterator {
+        start: Vec<Value>,
+        end: Vec<Value>,
+        shape: Vec<Value>,
+        resized: bool,
+    },
+    /// A gather or scatter array.
+    Array { stream: StreamRef },
+    /// A constant's leaves.
+    Constant(Vec<Value>),
+    /// A value held in variables (a reduction's accumulator).
+    Vars(Vec<Variable>),
+    /// A read-only value (a reduction's right operand).
+    Values(Vec<Value>),
+}
+
+/// A stream's address, element offset, shape and pitches, loaded from its record.
+#[derive(Clone, Debug)]
+pub struct StreamRef {
+    pub base: Value,
+    pub offset: Value,
+    pub shape: Vec<Value>,
+    pub pitch: Vec<Value>,
+    pub size: u32,
+}
+
+/// A cursor: the element index of a stream at the current position, kept up to date as the
+/// position advances (`offset + sum(pos[k] * pitch[k])`).
+#[derive(Clone, Debug)]
+pub struct CursorInfo {
+    pub var: Variable,
+    pub offset: Value,
+    pub pitch: Vec<Value>,
+}
+
+/// Where a local lives.
+#[derive(Clone, Debug)]
+pub enum LocalStore {
+    /// One variable per leaf.
+    Vars(Vec<Variable>),
+    /// In memory at this address, in C layout.
+    Memory(Value),
+}
+
+/// What a `return` does and what the function does at a barrier.
+#[derive(Clone, Debug)]
+pub enum Flow {
+    /// `return` jumps to this block (the next element, the end of a combine step).
+    Jump(Block),
+    /// A resumable thread of a group: `return` returns 0 from the function; a barrier stores
+    /// its resume point at `state` and returns 1.
+    Resumable {
+        state: Value,
+        resumes: Vec<Block>,
+        next: usize,
+    },
+}
+
+/// The lowering state of one function.
+pub struct Lower<'a, 'f> {
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub b: FunctionBuilder<'f>,
+    pub call_conv: CallConv,
+    pub bindings: Vec<Binding>,
+    pub locals: Vec<LocalStore>,
+    /// The domain's extents (slowest first), for implicit resize.
+    pub domain: Vec<Value>,
+    /// The current position in the domain (slowest first), `i64`.
+    pub pos: Vec<Variable>,
+    /// The position inside the thread group.
+    pub in_group: Option<Value>,
+    pub flow: Flow,
+    pub cursors: Vec<CursorInfo>,
+    loops: Vec<(Block, Block)>,
+    memo: HashMap<Handle<Expr>, Vec<Value>>,
+    sigs: HashMap<super::helpers::HelperSig, SigRef>,
+}
+
+impl<'a, 'f> Lower<'a, 'f> {
+    pub fn new(
+        module: &'a Module,
+        kernel: &'a Kernel,
+        b: FunctionBuilder<'f>,
+        call_conv: CallConv,
+    ) -> Self {
+        Lower {
+            module,
+            kernel,
+            b,
+            call_conv,
+            bindings: vec![Binding::Unbound; kernel.params.len()],
+            locals: Vec::new(),
+            domain: Vec::new(),
+            pos: Vec::new(),
+            in_group: None,
+            flow: Flow::Jump(Block::from_u32(0)),
+            cursors: Vec::new(),
+            loops: Vec::new(),
+            memo: HashMap::new(),
+            sigs: HashMap::new(),
+        }
+    }
+
+    /// Seals every block and finishes the function.
+    pub fn finish(mut self, config: cranelift_codegen::isa::TargetFrontendConfig) {
+        self.b.seal_all_blocks();
+        self.b.finalize(config);
+    }
+
+    /// Lowers the kernel body where the builder stands. Control leaves through the end of the
+    /// body (the builder then stands in a block still open) or through `return`.
+    pub fn body(&mut self) -> Result<(), CompileError> {
+        let body = &self.kernel.body;
+        self.block(body)
+    }
+
+    pub fn iconst(&mut self, ty: types::Type, value: i64) -> Value {
+        self.b.ins().iconst(ty, value)
+    }
+
+    /// A new variable of `ty` holding `value`.
+    pub fn var_with(&mut self, ty: types::Type, value: Value) -> Variable {
+        let var = self.b.declare_var(ty);
+        self.b.def_var(var, value);
+        var
+    }
+
+    /// The zero of a scalar kind.
+    pub fn zero(&mut self, kind: ScalarKind) -> Value {
+        match kind {
+            ScalarKind::F32 => self.b.ins().f32const(0.0),
+            ScalarKind::F64 => self.b.ins().f64const(0.0),
+            k => self.b.ins().iconst(clif_type(k), 0),
+        }
+    }
+
+    /// Loads one scalar from `addr + offset`; bools are normalised to 0 or 1.
+    pub fn load_scalar(&mut self, kind: ScalarKind, addr: Value, offset: u32) -> Value {
+        let flags = MemFlagsData::trusted();
+        let value = self
+            .b
+            .ins()
+            .load(clif_type(kind), flags, addr, offset as i32);
+        if kind == ScalarKind::Bool {
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, value, 0)
+        } else {
+            value
+        }
+    }
+
+    pub fn store_scalar(&mut self, value: Value, addr: Value, offset: u32) {
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), value, addr, offset as i32);
+    }
+
+    /// Loads a whole value of `ty` from `addr`.
+    pub fn load_value(&mut self, ty: &Type, addr: Value) -> Vec<Value> {
+        leaves(self.module, ty)
+            .into_iter()
+            .map(|leaf| self.load_scalar(leaf.kind, addr, leaf.offset))
+            .collect()
+    }
+
+    /// Stores the leaves `values` of a value laid out as `layout` at `addr`.
+    pub fn store_leaves(&mut self, layout: &[Leaf], values: &[Value], addr: Value) {
+        for (leaf, &value) in layout.iter().zip(values) {
+            self.store_scalar(value, addr, leaf.offset);
+        }
+    }
+
+    /// A `u64` field of the parameter block.
+    pub fn block_u64(&mut self, block: Value, at: u32) -> Value {
+        self.b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted().with_readonly(), block, at as i32)
+    }
+
+    /// `count` consecutive `u64`s of the block.
+    pub fn block_axes(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
+        (0..count)
+            .map(|k| self.block_u64(block, at + 8 * k as u32))
+            .collect()
+    }
+
+    /// A stream record's address, offset, and `rank` axes of shape and pitch.
+    pub fn stream_ref(&mut self, block: Value, at: u32, rank: usize, size: u32) -> StreamRef {
+        StreamRef {
+            base: self.block_u64(block, at + record::ADDRESS),
+            offset: self.block_u64(block, at + record::OFFSET),
+            shape: self.block_axes(block, at + record::SHAPE, rank),
+            pitch: self.block_axes(block, at + record::PITCH, rank),
+            size,
+        }
+    }
+
+    /// `offset + sum(index[k] * pitch[k])`: an element index.
+    pub fn element_index(&mut self, offset: Value, index: &[Value], pitch: &[Value]) -> Value {
+        let mut sum = offset;
+        for (&i, &p) in index.iter().zip(pitch) {
+            let term = self.b.ins().imul(i, p);
+            sum = self.b.ins().iadd(sum, term);
+        }
+        sum
+    }
+
+    /// `base + index * size`: an element's address.
+    pub fn element_address(&mut self, base: Value, index: Value, size: u32) -> Value {
+        let bytes = self.b.ins().imul_imm_s(index, i64::from(size));
+        self.b.ins().iadd(base, bytes)
+    }
+
+    /// The current position, slowest first.
+    pub fn position(&mut self) -> Vec<Value> {
+        let vars = self.pos.clone();
+        vars.into_iter().map(|v| self.b.use_var(v)).collect()
+    }
+
+    /// Sets every cursor from the position `pos`.
+    pub fn set_cursors(&mut self, pos: &[Value]) {
+        for c in self.cursors.clone() {
+            let index = self.element_index(c.offset, pos, &c.pitch);
+            self.b.def_var(c.var, index);
+        }
+    }
+
+    /// Moves every cursor one element along the fastest axis.
+    pub fn advance_cursors(&mut self) {
+        for c in self.cursors.clone() {
+            let Some(&pitch) = c.pitch.last() else {
+                continue;
+            };
+            let old = self.b.use_var(c.var);
+            let new = self.b.ins().iadd(old, pitch);
+            self.b.def_var(c.var, new);
+        }
+    }
+
+    /// A signature reference for calls to helpers of `sig`.
+    pub fn helper_sig(&mut self, sig: super::helpers::HelperSig) -> SigRef {
+        use super::helpers::HelperSig;
+        if let Some(&r) = self.sigs.get(&sig) {
+            return r;
+        }
+        let (ty, arity) = match sig {
+            HelperSig::F32Unary => (types::F32, 1),
+            HelperSig::F32Binary => (types::F32, 2),
+            HelperSig::F64Unary => (types::F64, 1),
+            HelperSig::F64Binary => (types::F64, 2),
+        };
+        let mut signature = Signature::new(self.call_conv);
+        for _ in 0..arity {
+            signature.params.push(AbiParam::new(ty));
+        }
+        signature.returns.push(AbiParam::new(ty));
+        let r = self.b.import_signature(signature);
+        self.sigs.insert(sig, r);
+        r
+    }
+
+    /// Forgets memoised expression values (at each statement, and when control flow may have
+    /// changed what a load reads).
+    pub fn forget(&mut self) {
+        self.memo.clear();
+    }
+}
+
+/// The stream record's rank that a launch of `variant` binds for parameter `role`.
+pub fn bound_rank(variant: &Variant, role: &brook_ir::ParamRole) -> usize {
+    match role {
+        brook_ir::ParamRole::Gather { dims } => dims.len(),
+        brook_ir::ParamRole::Scatter { rank } => usize::from(*rank),
+        _ => variant.rank,
+    }
+}
+
+/// Reads the records of a launch's parameter block into bindings. Inputs and outputs of the
+/// domain's shape get a cursor variable (set by the caller); reduction parameters are left for
+/// the reduction driver.
+pub fn bind_params(lower: &mut Lower<'_, '_>, block: Value, layout: &BlockLayout, variant: &Variant) {
+    use brook_ir::ParamRole;
+    let module = lower.module;
+    for (index, param) in lower.kernel.params.iter().enumerate() {
+        let at = layout.param_offset(index);
+        let size = module.layout(&param.ty).size;
+        let mode = variant.inputs.get(index).copied().flatten();
+        let binding = match (&param.role, mode) {
+            (ParamRole::Constant, _) => {
+                let leaves = leaves(module, &param.ty);
+                let values = leaves
+                    .iter()
+                    .map(|leaf| {
+                        let addr = lower.b.ins().iadd_imm_s(block, i64::from(at));
+                        lower.load_scalar(leaf.kind, addr, leaf.offset)
+                    })
+                    .collect();
+                Binding::Constant(values)
+            }
+            (ParamRole::Gather { .. } | ParamRole::Scatter { .. }, _) => {
+                let rank = bound_rank(variant, &param.role);
+                Binding::Array {
+                    stream: lower.stream_ref(block, at, rank, size),
+                }
+            }
+            (ParamRole::Reduce, _) => Binding::Unbound,
+            // A reduction's input is bound by the reduction driver.
+            (ParamRole::Input | ParamRole::Iterator, _)
+                if lower.kernel.kind == brook_ir::KernelKind::Reduce =>
+            {
+                Binding::Unbound
+            }
+            (_, Some(m)) if m.is_iterator() => {
+                let width = match &param.ty {
+                    Type::Value(v) => usize::from(v.width),
+                    _ => 1,
+                };
+                let floats = |l: &mut Lower<'_, '_>, from: u32| -> Vec<Value> {
+                    (0..width)
+                        .map(|c| {
+                            l.b.ins().load(
+                                types::F32,
+                                MemFlagsData::trusted(),
+                                block,
+                                (from + 4 * c as u32) as i32,
+                            )
+                        })
+                        .collect()
+                };
+                Binding::Iterator {
+                    start: floats(lower, at + record::ITER_START),
+                    end: floats(lower, at + record::ITER_END),
+                    shape: lower.block_axes(block, at + record::SHAPE, variant.rank),
+                    resized: m.is_resized(),
+                }
+            }
+            (_, Some(m)) if m.is_resized() => Binding::Resized {
+                stream: lower.stream_ref(block, at, variant.rank, size),
+            },
+            _ => {
+                let stream = lower.stream_ref(block, at, variant.rank, size);
+                let zero = lower.iconst(PTR, 0);
+                let cursor = lower.var_with(PTR, zero);
+                lower.cursors.push(CursorInfo {
+                    var: cursor,
+                    offset: stream.offset,
+                    pitch: stream.pitch,
+                });
+                Binding::Cursor {
+                    base: stream.base,
+                    cursor,
+                    size,
+                }
+            }
+        };
+        lower.bindings[index] = binding;
+    }
+}

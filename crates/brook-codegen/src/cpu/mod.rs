@@ -1,0 +1,270 @@
+//! The CPU backend: kernel IR to native code through Cranelift, compiled in memory (JIT).
+//!
+//! [`compile`] turns one kernel of a module, specialised for a launch [`Variant`], into a
+//! [`CompiledKernel`]: the entry points of [`driver`] and the parameter block layout they read.
+//! The code follows `brook_ir::launch` exactly (the same operations in the same order as the
+//! interpreter), so results are bit-identical to the interpreter's, transcendental functions
+//! included (they call the same libm functions, [`helpers`]).
+//!
+//! Every memory access of compiled code is either at a position the runtime validated (inputs,
+//! outputs, reduction leaves) or clamped (gathers, local arrays) or checked (scatters): no
+//! kernel can reach outside its buffers.
+
+mod driver;
+pub mod helpers;
+mod layout;
+mod lower;
+
+use crate::abi::{BlockLayout, Variant};
+use brook_ir::{Kernel, KernelKind, Module, SourceSpan};
+use cranelift_codegen::ir::{types, AbiParam, Signature};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module as _};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Why a kernel could not be compiled for the CPU.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// The kernel uses something this backend cannot compile.
+    #[error("kernel `{kernel}` cannot be compiled for the CPU: {construct} is not supported")]
+    Unsupported {
+        kernel: String,
+        span: SourceSpan,
+        construct: String,
+    },
+    /// Cranelift rejected the generated code (a bug in this backend).
+    #[error("kernel `{kernel}`: the CPU code generator failed: {message}")]
+    Codegen { kernel: String, message: String },
+    /// The host CPU is not one Cranelift supports.
+    #[error("the CPU backend does not support this machine: {0}")]
+    Host(String),
+}
+
+/// A map kernel's loop: instances `start..end` of the execution region.
+pub type MapFn = unsafe extern "C" fn(block: *const u8, start: u64, end: u64);
+/// One thread of a group: returns 1 at a barrier, 0 when finished.
+pub type GroupFn = unsafe extern "C" fn(
+    block: *const u8,
+    state: *mut u8,
+    shared: *mut u8,
+    instance: u64,
+    in_group: u64,
+) -> u32;
+/// Reduces leaves `lo..hi` of target element `target`'s tile into `out`.
+pub type RangeFn =
+    unsafe extern "C" fn(block: *const u8, target: u64, lo: u64, hi: u64, out: *mut u8);
+/// `*left = combine(*left, *right)`.
+pub type CombineFn = unsafe extern "C" fn(block: *const u8, left: *mut u8, right: *const u8);
+
+/// The compiled entry points of one kernel variant.
+#[derive(Clone, Copy, Debug)]
+pub enum Entry {
+    Map(MapFn),
+    Group {
+        thread: GroupFn,
+        /// Bytes of one thread's state (resume point and locals).
+        state_size: usize,
+        /// Bytes of a group's shared locals.
+        shared_size: usize,
+        /// Threads per group.
+        group_size: usize,
+    },
+    Reduce {
+        range: RangeFn,
+        combine: CombineFn,
+        /// Bytes of one reduced value.
+        value_size: usize,
+    },
+}
+
+/// A kernel compiled for the CPU. The code stays valid while this value lives.
+pub struct CompiledKernel {
+    pub entry: Entry,
+    pub layout: BlockLayout,
+    /// How long compiling took.
+    pub compile_time: Duration,
+    jit: Mutex<Option<JITModule>>,
+}
+
+impl std::fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledKernel")
+            .field("entry", &self.entry)
+            .field("compile_time", &self.compile_time)
+            .finish()
+    }
+}
+
+impl Drop for CompiledKernel {
+    fn drop(&mut self) {
+        let jit = self.jit.get_mut().map(Option::take).unwrap_or(None);
+        if let Some(jit) = jit {
+            // SAFETY: the entry points die with `self`; nothing else holds the code.
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
+fn host_isa() -> Result<OwnedTargetIsa, CompileError> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
+        isa.finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(CompileError::Host)
+}
+
+/// Compiles kernel `kernel` of `module` for launches of `variant`.
+pub fn compile(
+    module: &Module,
+    kernel: usize,
+    variant: &Variant,
+) -> Result<CompiledKernel, CompileError> {
+    let started = Instant::now();
+    let ir = &module.kernels[kernel];
+    let layout = BlockLayout::new(module, ir);
+    let mut jit = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
+    let mut builder = Builder {
+        module,
+        kernel: ir,
+        jit: &mut jit,
+        layout: &layout,
+        variant,
+    };
+    let entry = match (ir.kind, ir.group_size) {
+        (KernelKind::Reduce, _) => {
+            let range = builder.define("range", &[types::I64; 5], None, driver::reduce::build_range)?;
+            let combine =
+                builder.define("combine", &[types::I64; 3], None, driver::reduce::build_combine)?;
+            builder.finish()?;
+            let value_size = ir
+                .params
+                .iter()
+                .find(|p| p.role == brook_ir::ParamRole::Reduce)
+                .map_or(0, |p| module.layout(&p.ty).size as usize);
+            // SAFETY: the functions were compiled with these signatures.
+            unsafe {
+                Entry::Reduce {
+                    range: std::mem::transmute::<*const u8, RangeFn>(
+                        jit.get_finalized_function(range),
+                    ),
+                    combine: std::mem::transmute::<*const u8, CombineFn>(
+                        jit.get_finalized_function(combine),
+                    ),
+                    value_size,
+                }
+            }
+        }
+        (KernelKind::Map, Some([x, y, z])) => {
+            let thread = builder.define(
+                "thread",
+                &[types::I64; 5],
+                Some(types::I32),
+                driver::group::build,
+            )?;
+            builder.finish()?;
+            let group = driver::group::group_layout(module, ir);
+            // SAFETY: compiled with this signature.
+            Entry::Group {
+                thread: unsafe {
+                    std::mem::transmute::<*const u8, GroupFn>(jit.get_finalized_function(thread))
+                },
+                state_size: group.state_size,
+                shared_size: group.shared_size,
+                group_size: (x as usize * y as usize * z as usize).max(1),
+            }
+        }
+        (KernelKind::Map, None) => {
+            let run = builder.define("map", &[types::I64; 3], None, driver::map::build)?;
+            builder.finish()?;
+            // SAFETY: compiled with this signature.
+            Entry::Map(unsafe {
+                std::mem::transmute::<*const u8, MapFn>(jit.get_finalized_function(run))
+            })
+        }
+    };
+    Ok(CompiledKernel {
+        entry,
+        layout,
+        compile_time: started.elapsed(),
+        jit: Mutex::new(Some(jit)),
+    })
+}
+
+type BuildFn = fn(
+    &mut lower::Lower<'_, '_>,
+    &[cranelift_codegen::ir::Value],
+    &BlockLayout,
+    &Variant,
+) -> Result<(), CompileError>;
+
+/// Defines the functions of one compiled kernel in a JIT module.
+struct Builder<'a> {
+    module: &'a Module,
+    kernel: &'a Kernel,
+    jit: &'a mut JITModule,
+    layout: &'a BlockLayout,
+    variant: &'a Variant,
+}
+
+impl Builder<'_> {
+    fn codegen_error(&self, message: String) -> CompileError {
+        CompileError::Codegen {
+            kernel: self.kernel.name.clone(),
+            message,
+        }
+    }
+
+    fn define(
+        &mut self,
+        name: &str,
+        params: &[types::Type],
+        returns: Option<types::Type>,
+        build: BuildFn,
+    ) -> Result<FuncId, CompileError> {
+        let call_conv = self.jit.isa().default_call_conv();
+        let mut signature = Signature::new(call_conv);
+        signature
+            .params
+            .extend(params.iter().map(|&t| AbiParam::new(t)));
+        signature.returns.extend(returns.map(AbiParam::new));
+        let mut ctx = self.jit.make_context();
+        ctx.func.signature = signature.clone();
+        let mut fbc = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let mut lower = lower::Lower::new(self.module, self.kernel, b, call_conv);
+        build(&mut lower, &args, self.layout, self.variant)?;
+        lower.finish(self.jit.isa().frontend_config());
+        let id = self
+            .jit
+            .declare_function(name, Linkage::Local, &signature)
+            .map_err(|e| self.codegen_error(e.to_string()))?;
+        self.jit
+            .define_function(id, &mut ctx)
+            .map_err(|e| self.codegen_error(format!("{e:?}")))?;
+        Ok(id)
+    }
+
+    fn finish(&mut self) -> Result<(), CompileError> {
+        self.jit
+            .finalize_definitions()
+            .map_err(|e| self.codegen_error(e.to_string()))
+    }
+}

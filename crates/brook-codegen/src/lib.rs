@@ -1,0 +1,10 @@
+//! Brook code generators: the kernel IR to native code.
+//!
+//! - [`abi`]: the launch ABI shared by the native backends: the packed parameter block the
+//!   runtime fills for each launch, and the [`abi::Variant`] a kernel is specialised for.
+//! - [`cpu`]: IR to x86-64/AArch64 code through Cranelift, compiled in memory.
+//!
+//! Each backend exposes the same shape: an error type and `compile(&Module, kernel, &Variant)`.
+
+pub mod abi;
+pub mod cpu;

@@ -1,0 +1,73 @@
+//! CPU device memory: zeroed, 64-byte aligned host allocations that compiled kernels address
+//! directly.
+//!
+//! A buffer is only read or written by work on its device's queue (transfers and launches run
+//! there one at a time), or by the worker threads of one launch, which the launch checks made
+//! sure write disjoint elements.
+
+use crate::device::Buffer;
+use crate::error::RuntimeError;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::any::Any;
+
+const ALIGN: usize = 64;
+
+pub struct CpuBuffer {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the memory is owned by the buffer; access is serialised by the device queue (see the
+// module docs).
+unsafe impl Send for CpuBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for CpuBuffer {}
+
+impl CpuBuffer {
+    pub fn new(device: &str, len: usize) -> Result<CpuBuffer, RuntimeError> {
+        let fail = |reason: String| RuntimeError::Allocation {
+            device: device.to_string(),
+            bytes: len,
+            reason,
+        };
+        let layout = Layout::from_size_align(len.max(1), ALIGN).map_err(|e| fail(e.to_string()))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(fail("out of memory".into()));
+        }
+        Ok(CpuBuffer { ptr, len })
+    }
+
+    pub fn len_bytes(&self) -> usize {
+        self.len
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The bytes `offset..offset + len`, if within the buffer.
+    pub fn range(&self, offset: usize, len: usize) -> Option<*mut u8> {
+        let end = offset.checked_add(len)?;
+        // SAFETY: `offset <= end <= self.len`, inside the allocation.
+        (end <= self.len).then(|| unsafe { self.ptr.add(offset) })
+    }
+}
+
+impl Drop for CpuBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr, Layout::from_size_align_unchecked(self.len.max(1), ALIGN)) }
+    }
+}
+
+impl Buffer for CpuBuffer {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,190 @@
+//! The CPU device (`cpu:0`): kernels compiled to native code by `brook_codegen::cpu`
+//! (Cranelift), run over all cores.
+//!
+//! A kernel is compiled once per program and [`Variant`] (the domain's rank and how each input
+//! is bound) and cached for the life of the device. Buffers are host memory
+//! ([`buffer::CpuBuffer`]); transfers are plain copies on the device queue.
+
+mod bind;
+mod buffer;
+mod reduce;
+mod run;
+
+use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
+use crate::error::{LaunchProblem, RuntimeError};
+use crate::launch::Launch;
+use crate::queue::Queue;
+use brook_codegen::abi::Variant;
+use brook_codegen::cpu::{compile, CompiledKernel, Entry};
+use brook_ir::{Module, ParamRole};
+use buffer::CpuBuffer;
+use run::BlockPtr;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A compiled kernel, keyed by its program (kept alive by the entry), kernel and variant.
+type CacheKey = (usize, usize, Variant);
+
+pub struct CpuDevice {
+    info: DeviceInfo,
+    queue: Queue,
+    cache: Mutex<HashMap<CacheKey, (Arc<Module>, Arc<CompiledKernel>)>>,
+}
+
+impl CpuDevice {
+    pub fn new() -> Self {
+        let threads = rayon::current_num_threads();
+        CpuDevice {
+            info: DeviceInfo {
+                kind: DeviceKind::Cpu,
+                ordinal: 0,
+                description: format!("cpu:0 (native code, {threads} threads)"),
+            },
+            queue: Queue::new("brook-cpu-0"),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn buffer<'b>(&self, buffer: &'b dyn Buffer) -> Result<&'b CpuBuffer, RuntimeError> {
+        bind::cpu_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))
+    }
+
+    /// The compiled variant of a launch's kernel, compiling it on first use.
+    pub fn compiled(
+        &self,
+        launch: &Launch,
+        variant: &Variant,
+    ) -> Result<Arc<CompiledKernel>, LaunchProblem> {
+        let key = (
+            Arc::as_ptr(&launch.module) as usize,
+            launch.kernel,
+            variant.clone(),
+        );
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, compiled)) = cache.get(&key) {
+            return Ok(compiled.clone());
+        }
+        let compiled = Arc::new(
+            compile(&launch.module, launch.kernel, variant)
+                .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?,
+        );
+        cache.insert(key, (launch.module.clone(), compiled.clone()));
+        Ok(compiled)
+    }
+}
+
+impl Default for CpuDevice {
+    fn default() -> Self {
+        CpuDevice::new()
+    }
+}
+
+fn range_error(what: &'static str, offset: usize, len: usize, size: usize) -> RuntimeError {
+    RuntimeError::HostLength {
+        operation: what,
+        expected: size.saturating_sub(offset),
+        found: len,
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        Ok(Arc::new(CpuBuffer::new(&self.info.description, bytes)?))
+    }
+
+    fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
+        let buffer = self.buffer(buffer)?;
+        let target = buffer
+            .range(offset, bytes.len())
+            .ok_or_else(|| range_error("Stream Read", offset, bytes.len(), buffer.len()))?;
+        // SAFETY: the range is inside the buffer; queue work is serialised.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), target, bytes.len()) };
+        Ok(())
+    }
+
+    fn download(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        let buffer = self.buffer(buffer)?;
+        let source = buffer
+            .range(offset, out.len())
+            .ok_or_else(|| range_error("Stream Write", offset, out.len(), buffer.len()))?;
+        // SAFETY: as for `upload`.
+        unsafe { std::ptr::copy_nonoverlapping(source, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn copy(
+        &self,
+        from: &dyn Buffer,
+        from_offset: usize,
+        to: &dyn Buffer,
+        to_offset: usize,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
+        let out_of_range = || range_error("Stream Copy", to_offset, bytes, to.len());
+        let source = from.range(from_offset, bytes).ok_or_else(out_of_range)?;
+        let target = to.range(to_offset, bytes).ok_or_else(out_of_range)?;
+        // SAFETY: both ranges are inside their buffers; `copy` allows overlap.
+        unsafe { std::ptr::copy(source, target, bytes) };
+        Ok(())
+    }
+
+    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+        let variant = bind::variant(launch);
+        let compiled = self.compiled(launch, &variant)?;
+        let block = bind::param_block(launch, &compiled.layout).map_err(LaunchProblem::Execution)?;
+        let ptr = BlockPtr(block.as_ptr());
+        let total: usize = launch.region.size.iter().product();
+        let in_order = launch
+            .kernel()
+            .params
+            .iter()
+            .any(|p| matches!(p.role, ParamRole::Scatter { .. }));
+        match compiled.entry {
+            Entry::Map(f) => run::run_map(f, ptr, total, in_order),
+            Entry::Group {
+                thread,
+                state_size,
+                shared_size,
+                group_size,
+            } => run::Groups {
+                thread,
+                state_size,
+                shared_size,
+                group_size,
+            }
+            .run(ptr, total, in_order),
+            Entry::Reduce {
+                range,
+                combine,
+                value_size,
+            } => reduce::Reduction {
+                range,
+                combine,
+                value_size,
+            }
+            .run(launch, ptr)
+            .map_err(LaunchProblem::Execution)?,
+        }
+        drop(block);
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<(), RuntimeError> {
+        self.queue.wait_all();
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+//! Reductions on the CPU, in the canonical order of `brook_ir::reduce_order`.
+//!
+//! Many target elements (row sums, tiles): each task reduces whole tiles. Few targets with
+//! large tiles (a full sum): each tile is cut into aligned power-of-two pieces reduced in
+//! parallel, and the pieces' results are combined with the same canonical tree, which gives
+//! exactly the canonical result (see `brook_ir::reduce_order`, "Why this order").
+
+use super::run::{chunks, BlockPtr};
+use crate::launch::{Bound, Launch};
+use crate::stream::addressing::unravel;
+use brook_codegen::cpu::{CombineFn, RangeFn};
+use brook_ir::reduce_order::reduce_canonical;
+use brook_ir::ParamRole;
+use rayon::prelude::*;
+
+/// Leaves below which a tile is reduced by one call.
+const MIN_PIECE: usize = 1 << 14;
+
+#[derive(Clone, Copy)]
+struct OutPtr(*mut u8);
+// SAFETY: each target element is written by exactly one task.
+unsafe impl Send for OutPtr {}
+// SAFETY: as above.
+unsafe impl Sync for OutPtr {}
+
+pub struct Reduction {
+    pub range: RangeFn,
+    pub combine: CombineFn,
+    pub value_size: usize,
+}
+
+impl Reduction {
+    /// Reduces every tile of the launch into its target element.
+    pub fn run(&self, launch: &Launch, block: BlockPtr) -> Result<(), String> {
+        let tile: usize = launch.reduction_tile.as_ref().map_or(0, |t| t.iter().product());
+        let targets: usize = launch.domain.iter().product();
+        if tile == 0 || targets == 0 {
+            return Ok(());
+        }
+        let outputs = target_addresses(launch, self.value_size)?;
+        let threads = rayon::current_num_threads().max(1);
+        if targets >= threads * 2 || tile <= MIN_PIECE {
+            let chunk_min = (MIN_PIECE / tile).max(1);
+            chunks(targets, chunk_min).into_par_iter().for_each(|(lo, hi)| {
+                let block = block;
+                for (t, out) in outputs.iter().enumerate().take(hi).skip(lo) {
+                    // SAFETY: the block was checked against the buffers; `out` is the target
+                    // element's address.
+                    unsafe { (self.range)(block.0, t as u64, 0, tile as u64, out.0) };
+                }
+            });
+            return Ok(());
+        }
+        for (t, out) in outputs.iter().enumerate() {
+            self.run_split(block, t, tile, *out);
+        }
+        Ok(())
+    }
+
+    /// One target's tile, in aligned power-of-two pieces.
+    fn run_split(&self, block: BlockPtr, target: usize, tile: usize, out: OutPtr) {
+        let threads = rayon::current_num_threads().max(1);
+        let piece = tile
+            .div_ceil(threads * 4)
+            .max(MIN_PIECE)
+            .next_power_of_two();
+        let count = tile.div_ceil(piece);
+        let stride = self.value_size.div_ceil(8).max(1);
+        let mut partials = vec![0u64; stride * count];
+        partials
+            .par_chunks_mut(stride)
+            .enumerate()
+            .for_each(|(j, slot)| {
+                let block = block;
+                let (lo, hi) = (j * piece, ((j + 1) * piece).min(tile));
+                // SAFETY: `slot` holds one value.
+                unsafe {
+                    (self.range)(
+                        block.0,
+                        target as u64,
+                        lo as u64,
+                        hi as u64,
+                        slot.as_mut_ptr().cast(),
+                    )
+                };
+            });
+        let pieces: Vec<Vec<u64>> = partials.chunks(stride).map(<[u64]>::to_vec).collect();
+        let mut combine = |left: &Vec<u64>, right: &Vec<u64>| {
+            let mut result = left.clone();
+            // SAFETY: both hold one value of the reduction's type.
+            unsafe {
+                (self.combine)(
+                    block.0,
+                    result.as_mut_ptr().cast(),
+                    right.as_ptr().cast(),
+                )
+            };
+            result
+        };
+        if let Some(result) = reduce_canonical(&pieces, &mut combine) {
+            // SAFETY: `out` is the target element, `value_size` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(result.as_ptr().cast::<u8>(), out.0, self.value_size)
+            };
+        }
+    }
+}
+
+/// The address of every target element, in row-major order of the domain.
+fn target_addresses(launch: &Launch, value_size: usize) -> Result<Vec<OutPtr>, String> {
+    let kernel = launch.kernel();
+    let index = kernel
+        .params
+        .iter()
+        .position(|p| p.role == ParamRole::Reduce)
+        .ok_or("a reduction without a target")?;
+    let Bound::Stream {
+        stream, addressing, ..
+    } = &launch.args[index]
+    else {
+        return Err("the reduction target is not a stream".into());
+    };
+    let buffer = super::bind::cpu_buffer(stream.buffer().as_ref())?;
+    let targets: usize = launch.domain.iter().product();
+    let mut pos = vec![0; launch.domain.len()];
+    (0..targets)
+        .map(|t| {
+            unravel(t, &launch.domain, &mut pos);
+            let offset = addressing.element(&pos) * value_size;
+            buffer
+                .range(offset, value_size)
+                .map(OutPtr)
+                .ok_or_else(|| "the reduction target is smaller than its shape".to_string())
+        })
+        .collect()
+}

@@ -1,0 +1,106 @@
+//! Running compiled kernels over the execution region, spread over the cores with rayon.
+//!
+//! Instances are split into contiguous chunks (row-major within the region), each run by one
+//! call of the compiled loop. Kernels with scatter outputs run in one call, in domain order, so
+//! that conflicting writes land as on the interpreter. Thread groups run whole groups per task;
+//! inside a group, threads are interleaved at barriers in the interpreter's order.
+
+use brook_codegen::cpu::{GroupFn, MapFn};
+use rayon::prelude::*;
+
+/// Fewer instances than this run on the calling thread.
+const MIN_CHUNK: usize = 4096;
+
+/// The parameter block's address, shareable between worker threads (it is only read).
+#[derive(Clone, Copy)]
+pub struct BlockPtr(pub *const u8);
+// SAFETY: the block outlives the launch and is never written while kernels run.
+unsafe impl Send for BlockPtr {}
+// SAFETY: as above.
+unsafe impl Sync for BlockPtr {}
+
+/// Splits `0..total` into about four chunks per worker thread, none smaller than `min`.
+pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
+    let threads = rayon::current_num_threads().max(1);
+    let size = total.div_ceil(threads * 4).max(min).max(1);
+    (0..total.div_ceil(size))
+        .map(|c| (c * size, ((c + 1) * size).min(total)))
+        .collect()
+}
+
+/// Runs instances `0..total` of a map kernel.
+pub fn run_map(run: MapFn, block: BlockPtr, total: usize, in_order: bool) {
+    if in_order || total <= MIN_CHUNK {
+        // SAFETY: the block was built for this kernel and checked against its buffers.
+        unsafe { run(block.0, 0, total as u64) };
+        return;
+    }
+    chunks(total, MIN_CHUNK).into_par_iter().for_each(|(lo, hi)| {
+        let block = block;
+        // SAFETY: as above; chunks write disjoint output elements.
+        unsafe { run(block.0, lo as u64, hi as u64) };
+    });
+}
+
+/// How a thread-group kernel runs.
+#[derive(Clone, Copy)]
+pub struct Groups {
+    pub thread: GroupFn,
+    pub state_size: usize,
+    pub shared_size: usize,
+    pub group_size: usize,
+}
+
+impl Groups {
+    /// Runs the groups `first..last` (of `total` instances) one after another.
+    fn run_range(&self, block: BlockPtr, total: usize, first: usize, last: usize) {
+        let words = |bytes: usize| vec![0u64; bytes.div_ceil(8)];
+        let mut state = words(self.state_size * self.group_size);
+        let mut shared = words(self.shared_size);
+        let stride = self.state_size.div_ceil(8);
+        for group in first..last {
+            let start = group * self.group_size;
+            let count = self.group_size.min(total - start);
+            state.fill(0);
+            shared.fill(0);
+            let mut finished = vec![false; count];
+            loop {
+                let mut waiting = false;
+                for (i, done) in finished.iter_mut().enumerate().filter(|(_, d)| !**d) {
+                    let own = state[i * stride..].as_mut_ptr().cast::<u8>();
+                    // SAFETY: `own` and `shared` hold the sizes the compiled code expects.
+                    let status = unsafe {
+                        (self.thread)(
+                            block.0,
+                            own,
+                            shared.as_mut_ptr().cast(),
+                            (start + i) as u64,
+                            i as u64,
+                        )
+                    };
+                    if status == 0 {
+                        *done = true;
+                    } else {
+                        waiting = true;
+                    }
+                }
+                if !waiting {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Runs every group of `total` instances.
+    pub fn run(&self, block: BlockPtr, total: usize, in_order: bool) {
+        let groups = total.div_ceil(self.group_size);
+        if in_order || total <= MIN_CHUNK {
+            self.run_range(block, total, 0, groups);
+            return;
+        }
+        let per_task = MIN_CHUNK.div_ceil(self.group_size);
+        chunks(groups, per_task)
+            .into_par_iter()
+            .for_each(|(lo, hi)| self.run_range(block, total, lo, hi));
+    }
+}
