@@ -153,4 +153,7 @@ impl InputMode {
 pub struct Variant {
     pub rank: usize,
     pub inputs: Vec<Option<InputMode>>,
+    /// Every input of the domain's shape and every output has a fastest-axis pitch of 1 (true
+    /// for every stream and `domain()` view of a row-major stream).
+    pub unit_stride: bool,
 }

@@ -256,9 +256,14 @@ impl Builder<'_> {
             .jit
             .declare_function(name, Linkage::Local, &signature)
             .map_err(|e| self.codegen_error(e.to_string()))?;
+        let dump = std::env::var_os("BROOK_DUMP_CPU").is_some();
+        ctx.set_disasm(dump);
         self.jit
             .define_function(id, &mut ctx)
             .map_err(|e| self.codegen_error(format!("{e:?}")))?;
+        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| dump) {
+            eprintln!("; kernel `{}`, function `{name}`\n{code}", self.kernel.name);
+        }
         Ok(id)
     }
 

@@ -32,9 +32,19 @@ pub fn variant(launch: &Launch) -> Variant {
             })
         })
         .collect();
+    let unit_stride = kernel
+        .params
+        .iter()
+        .zip(&launch.args)
+        .filter(|(p, _)| matches!(p.role, ParamRole::Input | ParamRole::Output))
+        .all(|(_, arg)| match arg {
+            Bound::Stream { addressing, .. } => addressing.pitches.last() == Some(&1),
+            _ => true,
+        });
     Variant {
         rank: launch.domain.len(),
         inputs,
+        unit_stride,
     }
 }
 

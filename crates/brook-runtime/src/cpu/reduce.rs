@@ -61,7 +61,7 @@ impl Reduction {
     fn run_split(&self, block: BlockPtr, target: usize, tile: usize, out: OutPtr) {
         let threads = rayon::current_num_threads().max(1);
         let piece = tile
-            .div_ceil(threads * 4)
+            .div_ceil(threads * 16)
             .max(MIN_PIECE)
             .next_power_of_two();
         let count = tile.div_ceil(piece);

@@ -22,7 +22,7 @@ unsafe impl Sync for BlockPtr {}
 /// Splits `0..total` into about four chunks per worker thread, none smaller than `min`.
 pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
     let threads = rayon::current_num_threads().max(1);
-    let size = total.div_ceil(threads * 4).max(min).max(1);
+    let size = total.div_ceil(threads * 16).max(min).max(1);
     (0..total.div_ceil(size))
         .map(|c| (c * size, ((c + 1) * size).min(total)))
         .collect()

@@ -5,10 +5,11 @@
 //! outputs are reached through cursors that advance by their fastest-axis pitch, so the common
 //! case costs one add per stream per element.
 
-use super::{carry, load_region, stack_locals, unravel, zero_locals};
+use super::{carry, load_region, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{BlockLayout, Variant};
 use crate::cpu::lower::{bind_params, Flow, Lower, PTR};
 use crate::cpu::CompileError;
+use brook_ir::{Kernel, Stmt};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 
 /// Lowers the loop; the builder stands in the entry block, whose parameters are
@@ -29,8 +30,10 @@ pub fn build(
     lower.set_cursors(&first);
     let index = lower.var_with(PTR, start);
 
-    let (head, body, next, wrap, exit) = (
-        lower.b.create_block(),
+    let last = rank - 1;
+    let unroll = variant.unit_stride && worth_unrolling(lower.kernel);
+    let track = needs_position(lower.kernel, variant);
+    let (head, row, wrap, exit) = (
         lower.b.create_block(),
         lower.b.create_block(),
         lower.b.create_block(),
@@ -41,28 +44,42 @@ pub fn build(
     lower.b.switch_to_block(head);
     let i = lower.b.use_var(index);
     let more = lower.b.ins().icmp(IntCC::UnsignedLessThan, i, end);
-    lower.b.ins().brif(more, body, &[], exit, &[]);
+    lower.b.ins().brif(more, row, &[], exit, &[]);
 
-    lower.b.switch_to_block(body);
-    zero_locals(lower, &memory_locals);
-    lower.flow = Flow::Jump(next);
-    lower.body()?;
-    lower.b.ins().jump(next, &[]);
-
-    lower.b.switch_to_block(next);
-    let i = lower.b.use_var(index);
-    let i = lower.b.ins().iadd_imm_s(i, 1);
-    lower.b.def_var(index, i);
-    let last = rank - 1;
+    // The instances left in this row (of the region's fastest axis) and in the call.
+    lower.b.switch_to_block(row);
+    let left = lower.b.ins().isub(end, i);
     let p = lower.b.use_var(lower.pos[last]);
-    let p = lower.b.ins().iadd_imm_s(p, 1);
-    lower.b.def_var(lower.pos[last], p);
-    lower.advance_cursors();
-    let inside = lower
-        .b
-        .ins()
-        .icmp(IntCC::UnsignedLessThan, p, region.end[last]);
-    lower.b.ins().brif(inside, head, &[], wrap, &[]);
+    let room = lower.b.ins().isub(region.end[last], p);
+    let count = lower.b.ins().umin(left, room);
+    let singles = if unroll {
+        let blocks = lower.b.ins().ushr_imm_u(count, UNROLL.trailing_zeros() as i64);
+        let rest = lower.b.ins().band_imm_u(count, UNROLL as i64 - 1);
+        counted_loop(lower, blocks, |lower| {
+            for _ in 0..UNROLL {
+                instance(lower, &memory_locals, track, true)?;
+            }
+            Ok(())
+        })?;
+        rest
+    } else {
+        count
+    };
+    let unit = variant.unit_stride;
+    counted_loop(lower, singles, |lower| {
+        instance(lower, &memory_locals, track, unit)
+    })?;
+    let i = lower.b.use_var(index);
+    let i = lower.b.ins().iadd(i, count);
+    lower.b.def_var(index, i);
+    if !track {
+        let p = lower.b.use_var(lower.pos[last]);
+        let p = lower.b.ins().iadd(p, count);
+        lower.b.def_var(lower.pos[last], p);
+    }
+    let p = lower.b.use_var(lower.pos[last]);
+    let at_end = lower.b.ins().icmp(IntCC::Equal, p, region.end[last]);
+    lower.b.ins().brif(at_end, wrap, &[], head, &[]);
 
     lower.b.switch_to_block(wrap);
     let pos = lower.pos.clone();
@@ -73,5 +90,87 @@ pub fn build(
 
     lower.b.switch_to_block(exit);
     lower.b.ins().return_(&[]);
+    Ok(())
+}
+
+/// Instances per iteration of the unrolled loop (a power of two).
+const UNROLL: u64 = 4;
+
+/// Small bodies without loops are unrolled: the loop's own work then weighs less, and the
+/// cursor steps fold into address offsets. Larger bodies would only cost compile time.
+fn worth_unrolling(kernel: &Kernel) -> bool {
+    fn has_loop(block: &brook_ir::Block) -> bool {
+        block.iter().any(|s| match &s.stmt {
+            Stmt::Loop { .. } => true,
+            Stmt::If { accept, reject, .. } => has_loop(accept) || has_loop(reject),
+            _ => false,
+        })
+    }
+    kernel.exprs.len() <= 64 && !has_loop(&kernel.body)
+}
+
+/// Whether the body reads the position (`instance()`, `indexof`, resized inputs, iterators);
+/// otherwise it is only advanced once per row.
+fn needs_position(kernel: &Kernel, variant: &Variant) -> bool {
+    let reads = kernel.exprs.iter().any(|(_, e)| {
+        matches!(
+            e.kind,
+            brook_ir::ExprKind::Instance | brook_ir::ExprKind::IndexOf(_)
+        )
+    });
+    reads
+        || variant
+            .inputs
+            .iter()
+            .flatten()
+            .any(|m| *m != crate::abi::InputMode::Direct)
+}
+
+/// Runs `body` `count` times (a loop counting down).
+fn counted_loop(
+    lower: &mut Lower<'_, '_>,
+    count: Value,
+    body: impl FnOnce(&mut Lower<'_, '_>) -> Result<(), CompileError>,
+) -> Result<(), CompileError> {
+    let left = lower.var_with(PTR, count);
+    let (test, run, done) = (
+        lower.b.create_block(),
+        lower.b.create_block(),
+        lower.b.create_block(),
+    );
+    lower.b.ins().jump(test, &[]);
+    lower.b.switch_to_block(test);
+    let n = lower.b.use_var(left);
+    lower.b.ins().brif(n, run, &[], done, &[]);
+    lower.b.switch_to_block(run);
+    body(lower)?;
+    let n = lower.b.use_var(left);
+    let n = lower.b.ins().iadd_imm_s(n, -1);
+    lower.b.def_var(left, n);
+    lower.b.ins().jump(test, &[]);
+    lower.b.switch_to_block(done);
+    Ok(())
+}
+
+/// One instance: the body, then a step along the fastest axis.
+fn instance(
+    lower: &mut Lower<'_, '_>,
+    memory_locals: &[MemoryLocal],
+    track: bool,
+    unit_stride: bool,
+) -> Result<(), CompileError> {
+    let after = lower.b.create_block();
+    zero_locals(lower, memory_locals);
+    lower.flow = Flow::Jump(after);
+    lower.body()?;
+    lower.b.ins().jump(after, &[]);
+    lower.b.switch_to_block(after);
+    if track {
+        let last = lower.pos.len() - 1;
+        let p = lower.b.use_var(lower.pos[last]);
+        let p = lower.b.ins().iadd_imm_s(p, 1);
+        lower.b.def_var(lower.pos[last], p);
+    }
+    lower.advance_cursors(unit_stride);
     Ok(())
 }

@@ -27,7 +27,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::Variable;
 
 /// Leaves reduced in registers at a time (a power of two).
-pub const BLOCK: u64 = 8;
+pub const BLOCK: u64 = 16;
 
 /// The reduction's parameters: its input and its target.
 struct Roles {

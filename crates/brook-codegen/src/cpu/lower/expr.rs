@@ -165,9 +165,8 @@ impl Lower<'_, '_> {
     fn input(&mut self, p: ParamId) -> Vec<Value> {
         let ty = self.kernel.params[p.0 as usize].ty.clone();
         match self.bindings[p.0 as usize].clone() {
-            Binding::Cursor { base, cursor, size } => {
-                let index = self.b.use_var(cursor);
-                let addr = self.element_address(base, index, size);
+            Binding::Cursor { cursor } => {
+                let addr = self.b.use_var(cursor);
                 self.load_value(&ty, addr)
             }
             Binding::Resized { stream } => {

@@ -36,12 +36,8 @@ pub const PTR: types::Type = types::I64;
 pub enum Binding {
     /// Nothing to read (a parameter the function does not use).
     Unbound,
-    /// The element at `base + cursor * size`: inputs of the domain's shape and outputs.
-    Cursor {
-        base: Value,
-        cursor: Variable,
-        size: u32,
-    },
+    /// The element at the address in `cursor`: inputs of the domain's shape and outputs.
+    Cursor { cursor: Variable },
     /// An input of another shape, read through implicit resize.
     Resized { stream: StreamRef },
     /// An iterator; `resized` when its shape differs from the domain.
@@ -71,13 +67,14 @@ pub struct StreamRef {
     pub size: u32,
 }
 
-/// A cursor: the element index of a stream at the current position, kept up to date as the
-/// position advances (`offset + sum(pos[k] * pitch[k])`).
+/// A cursor: the address of a stream's element at the current position, kept up to date as
+/// the position advances (`base + (offset + sum(pos[k] * pitch[k])) * size`).
 #[derive(Clone, Debug)]
 pub struct CursorInfo {
     pub var: Variable,
-    pub offset: Value,
-    pub pitch: Vec<Value>,
+    pub stream: StreamRef,
+    /// Bytes from one element to the next along the fastest axis.
+    pub step: Value,
 }
 
 /// Where a local lives.
@@ -267,19 +264,24 @@ impl<'a, 'f> Lower<'a, 'f> {
     /// Sets every cursor from the position `pos`.
     pub fn set_cursors(&mut self, pos: &[Value]) {
         for c in self.cursors.clone() {
-            let index = self.element_index(c.offset, pos, &c.pitch);
-            self.b.def_var(c.var, index);
+            let s = &c.stream;
+            let index = self.element_index(s.offset, pos, &s.pitch);
+            let addr = self.element_address(s.base, index, s.size);
+            self.b.def_var(c.var, addr);
         }
     }
 
-    /// Moves every cursor one element along the fastest axis.
-    pub fn advance_cursors(&mut self) {
+    /// Moves every cursor one element along the fastest axis. With `unit_stride` (every
+    /// cursor's fastest pitch is 1) the step is the constant element size, which lets
+    /// Cranelift fold consecutive steps into address offsets.
+    pub fn advance_cursors(&mut self, unit_stride: bool) {
         for c in self.cursors.clone() {
-            let Some(&pitch) = c.pitch.last() else {
-                continue;
-            };
             let old = self.b.use_var(c.var);
-            let new = self.b.ins().iadd(old, pitch);
+            let new = if unit_stride {
+                self.b.ins().iadd_imm_s(old, i64::from(c.stream.size))
+            } else {
+                self.b.ins().iadd(old, c.step)
+            };
             self.b.def_var(c.var, new);
         }
     }
@@ -388,16 +390,14 @@ pub fn bind_params(lower: &mut Lower<'_, '_>, block: Value, layout: &BlockLayout
                 let stream = lower.stream_ref(block, at, variant.rank, size);
                 let zero = lower.iconst(PTR, 0);
                 let cursor = lower.var_with(PTR, zero);
+                let last = *stream.pitch.last().unwrap_or(&zero);
+                let step = lower.b.ins().imul_imm_s(last, i64::from(size));
                 lower.cursors.push(CursorInfo {
                     var: cursor,
-                    offset: stream.offset,
-                    pitch: stream.pitch,
+                    stream,
+                    step,
                 });
-                Binding::Cursor {
-                    base: stream.base,
-                    cursor,
-                    size,
-                }
+                Binding::Cursor { cursor }
             }
         };
         lower.bindings[index] = binding;

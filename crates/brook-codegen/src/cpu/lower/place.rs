@@ -104,9 +104,8 @@ impl Lower<'_, '_> {
         };
         let binding = self.bindings[p.0 as usize].clone();
         Ok(match (root, binding) {
-            (PlaceRoot::Output(_), Binding::Cursor { base, cursor, size }) => {
-                let index = self.b.use_var(cursor);
-                (Root::Memory(self.element_address(base, index, size)), None)
+            (PlaceRoot::Output(_), Binding::Cursor { cursor }) => {
+                (Root::Memory(self.b.use_var(cursor)), None)
             }
             (PlaceRoot::Output(_), Binding::Vars(vars)) => (Root::Vars(vars), None),
             (PlaceRoot::Output(_), Binding::Values(values)) => (Root::Values(values), None),
