@@ -69,23 +69,25 @@ fn measure(mut brook: impl FnMut(), mut native: impl FnMut()) -> (f64, f64) {
 }
 
 fn mandel_native(scale: f32, out: &mut [i32]) {
-    out.par_chunks_mut(SIDE).enumerate().for_each(|(row, line)| {
-        for (col, slot) in line.iter_mut().enumerate() {
-            let cx = col as f32 * scale - 2.0;
-            let cy = row as f32 * scale - 1.5;
-            let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
-            while i < MAX_ITER {
-                let (xx, yy) = (x * x, y * y);
-                if xx + yy > 4.0 {
-                    break;
+    out.par_chunks_mut(SIDE)
+        .enumerate()
+        .for_each(|(row, line)| {
+            for (col, slot) in line.iter_mut().enumerate() {
+                let cx = col as f32 * scale - 2.0;
+                let cy = row as f32 * scale - 1.5;
+                let (mut x, mut y, mut i) = (0.0f32, 0.0f32, 0);
+                while i < MAX_ITER {
+                    let (xx, yy) = (x * x, y * y);
+                    if xx + yy > 4.0 {
+                        break;
+                    }
+                    y = 2.0 * x * y + cy;
+                    x = xx - yy + cx;
+                    i += 1;
                 }
-                y = 2.0 * x * y + cy;
-                x = xx - yy + cx;
-                i += 1;
+                *slot = i;
             }
-            *slot = i;
-        }
-    });
+        });
 }
 
 struct Row {
@@ -114,14 +116,14 @@ fn main() -> Result<(), brook::Error> {
             rs.finish().expect("finish");
         },
         || {
-        let a = black_box(2.0f32);
-        out.par_chunks_mut(1 << 16)
-            .zip(x.par_chunks(1 << 16).zip(y.par_chunks(1 << 16)))
-            .for_each(|(r, (x, y))| {
-                for ((r, x), y) in r.iter_mut().zip(x).zip(y) {
-                    *r = a * x + y;
-                }
-            });
+            let a = black_box(2.0f32);
+            out.par_chunks_mut(1 << 16)
+                .zip(x.par_chunks(1 << 16).zip(y.par_chunks(1 << 16)))
+                .for_each(|(r, (x, y))| {
+                    for ((r, x), y) in r.iter_mut().zip(x).zip(y) {
+                        *r = a * x + y;
+                    }
+                });
         },
     );
     assert_eq!(rs.to_vec()?, out, "saxpy results differ");

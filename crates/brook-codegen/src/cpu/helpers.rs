@@ -100,12 +100,14 @@ pub fn math_helper(fun: MathFun, double: bool) -> Option<Helper> {
 }
 
 fn binary_helper(fun: MathFun, double: bool) -> Helper {
-    let (single, wide): (extern "C" fn(f32, f32) -> f32, extern "C" fn(f64, f64) -> f64) =
-        match fun {
-            MathFun::Atan2 => (brook_atan2f, brook_atan2),
-            MathFun::Pow => (brook_powf, brook_pow),
-            _ => (brook_fmodf, brook_fmod),
-        };
+    let (single, wide): (
+        extern "C" fn(f32, f32) -> f32,
+        extern "C" fn(f64, f64) -> f64,
+    ) = match fun {
+        MathFun::Atan2 => (brook_atan2f, brook_atan2),
+        MathFun::Pow => (brook_powf, brook_pow),
+        _ => (brook_fmodf, brook_fmod),
+    };
     if double {
         Helper {
             name: helper_name(fun, true),

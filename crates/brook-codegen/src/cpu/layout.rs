@@ -65,9 +65,9 @@ fn push_leaves(module: &Module, ty: &Type, base: u32, out: &mut Vec<Leaf>) {
 pub fn leaf_count(module: &Module, ty: &Type) -> usize {
     match ty {
         Type::Value(v) => usize::from(v.width),
-        Type::Struct(id) => module
-            .struct_decl(*id)
-            .map_or(0, |d| d.fields.iter().map(|f| leaf_count(module, &f.ty)).sum()),
+        Type::Struct(id) => module.struct_decl(*id).map_or(0, |d| {
+            d.fields.iter().map(|f| leaf_count(module, &f.ty)).sum()
+        }),
         Type::Array { elem, len } => leaf_count(module, elem) * *len as usize,
     }
 }

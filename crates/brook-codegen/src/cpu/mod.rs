@@ -146,9 +146,14 @@ pub fn compile(
     };
     let entry = match (ir.kind, ir.group_size) {
         (KernelKind::Reduce, _) => {
-            let range = builder.define("range", &[types::I64; 5], None, driver::reduce::build_range)?;
-            let combine =
-                builder.define("combine", &[types::I64; 3], None, driver::reduce::build_combine)?;
+            let range =
+                builder.define("range", &[types::I64; 5], None, driver::reduce::build_range)?;
+            let combine = builder.define(
+                "combine",
+                &[types::I64; 3],
+                None,
+                driver::reduce::build_combine,
+            )?;
             builder.finish()?;
             let value_size = ir
                 .params
@@ -261,7 +266,11 @@ impl Builder<'_> {
         self.jit
             .define_function(id, &mut ctx)
             .map_err(|e| self.codegen_error(format!("{e:?}")))?;
-        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()).filter(|_| dump) {
+        if let Some(code) = ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.as_ref())
+            .filter(|_| dump)
+        {
             eprintln!("; kernel `{}`, function `{name}`\n{code}", self.kernel.name);
         }
         Ok(id)

@@ -24,11 +24,13 @@ use std::sync::{Arc, Mutex};
 
 /// A compiled kernel, keyed by its program (kept alive by the entry), kernel and variant.
 type CacheKey = (usize, usize, Variant);
+/// The program is kept alive with its compiled kernel, so that its address is never reused.
+type CacheEntry = (Arc<Module>, Arc<CompiledKernel>);
 
 pub struct CpuDevice {
     info: DeviceInfo,
     queue: Queue,
-    cache: Mutex<HashMap<CacheKey, (Arc<Module>, Arc<CompiledKernel>)>>,
+    cache: Mutex<HashMap<CacheKey, CacheEntry>>,
 }
 
 impl CpuDevice {
@@ -145,7 +147,8 @@ impl Device for CpuDevice {
     fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
         let variant = bind::variant(launch);
         let compiled = self.compiled(launch, &variant)?;
-        let block = bind::param_block(launch, &compiled.layout).map_err(LaunchProblem::Execution)?;
+        let block =
+            bind::param_block(launch, &compiled.layout).map_err(LaunchProblem::Execution)?;
         let ptr = BlockPtr(block.as_ptr());
         let total: usize = launch.region.size.iter().product();
         let in_order = launch

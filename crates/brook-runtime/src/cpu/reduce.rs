@@ -32,7 +32,10 @@ pub struct Reduction {
 impl Reduction {
     /// Reduces every tile of the launch into its target element.
     pub fn run(&self, launch: &Launch, block: BlockPtr) -> Result<(), String> {
-        let tile: usize = launch.reduction_tile.as_ref().map_or(0, |t| t.iter().product());
+        let tile: usize = launch
+            .reduction_tile
+            .as_ref()
+            .map_or(0, |t| t.iter().product());
         let targets: usize = launch.domain.iter().product();
         if tile == 0 || targets == 0 {
             return Ok(());
@@ -41,14 +44,15 @@ impl Reduction {
         let threads = rayon::current_num_threads().max(1);
         if targets >= threads * 2 || tile <= MIN_PIECE {
             let chunk_min = (MIN_PIECE / tile).max(1);
-            chunks(targets, chunk_min).into_par_iter().for_each(|(lo, hi)| {
-                let block = block;
-                for (t, out) in outputs.iter().enumerate().take(hi).skip(lo) {
-                    // SAFETY: the block was checked against the buffers; `out` is the target
-                    // element's address.
-                    unsafe { (self.range)(block.0, t as u64, 0, tile as u64, out.0) };
-                }
-            });
+            chunks(targets, chunk_min)
+                .into_par_iter()
+                .for_each(|(lo, hi)| {
+                    for (t, out) in outputs.iter().enumerate().take(hi).skip(lo) {
+                        // SAFETY: the block was checked against the buffers; `out` is the target
+                        // element's address.
+                        unsafe { (self.range)(block.get(), t as u64, 0, tile as u64, out.0) };
+                    }
+                });
             return Ok(());
         }
         for (t, out) in outputs.iter().enumerate() {
@@ -71,12 +75,11 @@ impl Reduction {
             .par_chunks_mut(stride)
             .enumerate()
             .for_each(|(j, slot)| {
-                let block = block;
                 let (lo, hi) = (j * piece, ((j + 1) * piece).min(tile));
                 // SAFETY: `slot` holds one value.
                 unsafe {
                     (self.range)(
-                        block.0,
+                        block.get(),
                         target as u64,
                         lo as u64,
                         hi as u64,
@@ -90,7 +93,7 @@ impl Reduction {
             // SAFETY: both hold one value of the reduction's type.
             unsafe {
                 (self.combine)(
-                    block.0,
+                    block.get(),
                     result.as_mut_ptr().cast(),
                     right.as_ptr().cast(),
                 )

@@ -19,6 +19,13 @@ unsafe impl Send for BlockPtr {}
 // SAFETY: as above.
 unsafe impl Sync for BlockPtr {}
 
+impl BlockPtr {
+    /// The address (a method, so that closures capture the whole `Send` wrapper).
+    pub fn get(self) -> *const u8 {
+        self.0
+    }
+}
+
 /// Splits `0..total` into about four chunks per worker thread, none smaller than `min`.
 pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
     let threads = rayon::current_num_threads().max(1);
@@ -32,14 +39,15 @@ pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
 pub fn run_map(run: MapFn, block: BlockPtr, total: usize, in_order: bool) {
     if in_order || total <= MIN_CHUNK {
         // SAFETY: the block was built for this kernel and checked against its buffers.
-        unsafe { run(block.0, 0, total as u64) };
+        unsafe { run(block.get(), 0, total as u64) };
         return;
     }
-    chunks(total, MIN_CHUNK).into_par_iter().for_each(|(lo, hi)| {
-        let block = block;
-        // SAFETY: as above; chunks write disjoint output elements.
-        unsafe { run(block.0, lo as u64, hi as u64) };
-    });
+    chunks(total, MIN_CHUNK)
+        .into_par_iter()
+        .for_each(|(lo, hi)| {
+            // SAFETY: as above; chunks write disjoint output elements.
+            unsafe { run(block.get(), lo as u64, hi as u64) };
+        });
 }
 
 /// How a thread-group kernel runs.
@@ -71,7 +79,7 @@ impl Groups {
                     // SAFETY: `own` and `shared` hold the sizes the compiled code expects.
                     let status = unsafe {
                         (self.thread)(
-                            block.0,
+                            block.get(),
                             own,
                             shared.as_mut_ptr().cast(),
                             (start + i) as u64,

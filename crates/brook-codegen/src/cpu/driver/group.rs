@@ -28,7 +28,11 @@ pub fn group_layout(module: &Module, kernel: &Kernel) -> GroupLayout {
     let mut offsets = Vec::new();
     for (_, local) in kernel.locals.iter() {
         let l = module.layout(&local.ty);
-        let end = if local.shared { &mut shared } else { &mut state };
+        let end = if local.shared {
+            &mut shared
+        } else {
+            &mut state
+        };
         *end = end.next_multiple_of(l.align.max(1));
         offsets.push(*end);
         *end += l.size;

@@ -53,7 +53,10 @@ pub fn build(
     let room = lower.b.ins().isub(region.end[last], p);
     let count = lower.b.ins().umin(left, room);
     let singles = if unroll {
-        let blocks = lower.b.ins().ushr_imm_u(count, UNROLL.trailing_zeros() as i64);
+        let blocks = lower
+            .b
+            .ins()
+            .ushr_imm_u(count, UNROLL.trailing_zeros() as i64);
         let rest = lower.b.ins().band_imm_u(count, UNROLL as i64 - 1);
         counted_loop(lower, blocks, |lower| {
             for _ in 0..UNROLL {

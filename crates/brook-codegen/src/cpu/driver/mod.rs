@@ -33,7 +33,12 @@ pub fn stack_locals(lower: &mut Lower<'_, '_>) -> Vec<MemoryLocal> {
     let mut stores = Vec::new();
     for (_, local) in lower.kernel.locals.iter() {
         if local.shared || has_array(lower.module, &local.ty) {
-            let size = lower.module.layout(&local.ty).size.next_multiple_of(8).max(8);
+            let size = lower
+                .module
+                .layout(&local.ty)
+                .size
+                .next_multiple_of(8)
+                .max(8);
             let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
                 StackSlotKind::ExplicitSlot,
                 size,

@@ -503,9 +503,7 @@ pub fn build_range(
     lower.b.ins().brif(use_block, blocks, &[], single, &[]);
 
     lower.b.switch_to_block(blocks);
-    let values: Vec<Vec<Value>> = (0..BLOCK)
-        .map(|i| walk.leaf(lower, &roles.ty, i))
-        .collect();
+    let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
     let node = block_tree(lower, &roles, &acc, values)?;
     stack.push(lower, &roles, &acc, node, BLOCK.trailing_zeros() as i64)?;
     let j = lower.b.use_var(index);

@@ -21,9 +21,10 @@ impl Lower<'_, '_> {
     /// The single leaf of a scalar expression.
     pub fn scalar(&mut self, h: Handle<Expr>) -> Result<Value, CompileError> {
         let values = self.expr(h)?;
-        values.first().copied().ok_or_else(|| {
-            self.unsupported(h, "a scalar expression without a value".to_string())
-        })
+        values
+            .first()
+            .copied()
+            .ok_or_else(|| self.unsupported(h, "a scalar expression without a value".to_string()))
     }
 
     pub fn expr_type(&self, h: Handle<Expr>) -> &Type {
@@ -144,10 +145,7 @@ impl Lower<'_, '_> {
 
     pub fn literal(&mut self, lit: Literal) -> Value {
         match lit.kind {
-            ScalarKind::F32 => self
-                .b
-                .ins()
-                .f32const(Ieee32::with_bits(lit.bits as u32)),
+            ScalarKind::F32 => self.b.ins().f32const(Ieee32::with_bits(lit.bits as u32)),
             ScalarKind::F64 => self.b.ins().f64const(f64::from_bits(lit.bits)),
             k => self.b.ins().iconst(clif_type(k), lit.bits as i64),
         }
@@ -325,4 +323,3 @@ impl Lower<'_, '_> {
         Ok(self.load_value(&ty, addr))
     }
 }
-

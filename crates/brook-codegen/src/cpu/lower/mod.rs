@@ -216,9 +216,12 @@ impl<'a, 'f> Lower<'a, 'f> {
 
     /// A `u64` field of the parameter block.
     pub fn block_u64(&mut self, block: Value, at: u32) -> Value {
-        self.b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted().with_readonly(), block, at as i32)
+        self.b.ins().load(
+            types::I64,
+            MemFlagsData::trusted().with_readonly(),
+            block,
+            at as i32,
+        )
     }
 
     /// `count` consecutive `u64`s of the block.
@@ -327,7 +330,12 @@ pub fn bound_rank(variant: &Variant, role: &brook_ir::ParamRole) -> usize {
 /// Reads the records of a launch's parameter block into bindings. Inputs and outputs of the
 /// domain's shape get a cursor variable (set by the caller); reduction parameters are left for
 /// the reduction driver.
-pub fn bind_params(lower: &mut Lower<'_, '_>, block: Value, layout: &BlockLayout, variant: &Variant) {
+pub fn bind_params(
+    lower: &mut Lower<'_, '_>,
+    block: Value,
+    layout: &BlockLayout,
+    variant: &Variant,
+) {
     use brook_ir::ParamRole;
     let module = lower.module;
     for (index, param) in lower.kernel.params.iter().enumerate() {

@@ -1,0 +1,173 @@
+//! Launches large enough that the CPU device splits them across threads (rows cut in the
+//! middle, tiles cut into pieces, many thread groups), compared bit for bit with the reference
+//! interpreter on every other device. The conformance cases are small and run in one piece;
+//! these cover the parallel paths.
+
+use brook::{args, host_var, Device, Program, Stream};
+
+const KERNELS: &str = "
+kernel void shade(float scale, float small<>, float big<>, out float r<>, out int4 at<>)
+{
+    float4 p = indexof(r);
+    float acc = small * scale + big;
+    int i = 0;
+    while (i < 8) {
+        if (acc > 1000.0f) break;
+        acc = acc * 1.5f + p.x - p.y * 0.25f;
+        i = i + 1;
+    }
+    if (p.x > 290.0f) return;
+    r = acc;
+    at = instance();
+}
+
+reduce void sum(float a<>, reduce float s<>) { s += a; }
+
+reduce void product(float4 a<>, reduce float4 m<>)
+{
+    float4 l = m;
+    m = float4(l.x * a.x + l.y * a.z, l.x * a.y + l.y * a.w,
+               l.z * a.x + l.w * a.z, l.z * a.y + l.w * a.w);
+}
+
+Attribute[GroupSize(8, 1, 1)]
+kernel void rotate(float a<>, out float r[])
+{
+    shared float4 ring[8];
+    int me = instanceInGroup().x;
+    ring[1 * instanceInGroup().x + 0] = float4(a, a * 2.0f, a, a);
+    syncGroup();
+    r[instance().x] = ring[(me + 3) % 8].y + ring[me].x;
+}
+";
+
+/// Values whose float sum depends on the order of additions.
+fn wobbly(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let unit = (state >> 8) as f32 / (1u32 << 24) as f32;
+            (unit - 0.5) * [1e-3f32, 1.0, 1e3, 1e7][(state >> 3) as usize % 4]
+        })
+        .collect()
+}
+
+fn other_devices() -> Vec<Device> {
+    Device::all()
+        .into_iter()
+        .filter(|d| d.type_name() != "interp")
+        .collect()
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Runs `f` on the interpreter and on `device`; both results must be equal.
+fn same_on<T: PartialEq + std::fmt::Debug>(device: &Device, f: impl Fn(&Device) -> T) {
+    let reference = f(&Device::interp());
+    let found = f(device);
+    assert!(
+        found == reference,
+        "{} differs from the interpreter",
+        device.info()
+    );
+}
+
+#[test]
+fn a_large_2d_map_with_resize_loops_early_return_and_a_region() {
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let (h, w) = (300, 301);
+    let small_data = wobbly(150 * 100, 1);
+    let big_data = wobbly(h * w, 2);
+    for device in other_devices() {
+        same_on(&device, |d| {
+            let small = Stream::from_slice(d, &[150, 100], &small_data).expect("small");
+            let big = Stream::from_slice(d, &[h, w], &big_data).expect("big");
+            let r = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r");
+            let at = Stream::<[i32; 4]>::new(d, &[h, w]).expect("at");
+            let shade = program.kernel("shade").expect("shade");
+            shade
+                .launch(args![0.5f32, &small, &big, &r, &at])
+                .expect("launch");
+            let first = (bits(&r.to_vec().expect("r")), at.to_vec().expect("at"));
+            // Only a box of the domain, cutting rows in the middle.
+            let r2 = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r2");
+            shade
+                .with_domain(&[7, 13], &[250, 280])
+                .launch(args![0.25f32, &small, &big, &r2, &at])
+                .expect("launch region");
+            (first, bits(&r2.to_vec().expect("r2")))
+        });
+    }
+}
+
+#[test]
+fn large_reductions_split_into_pieces_keep_the_canonical_order() {
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let n = (1 << 17) + 13;
+    let data = wobbly(n, 3);
+    let rows_data = wobbly(64 * 3001, 4);
+    // Shears near the identity: their product depends on the order (not commutative).
+    let shears: Vec<[f32; 4]> = wobbly(50_001, 6)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let e = (v / 1e9).clamp(-1e-4, 1e-4);
+            if i % 2 == 0 {
+                [1.0, e, 0.0, 1.0]
+            } else {
+                [1.0, 0.0, e, 1.0]
+            }
+        })
+        .collect();
+    for device in other_devices() {
+        same_on(&device, |d| {
+            let sum = program.kernel("sum").expect("sum");
+            let values = Stream::from_slice(d, &[n], &data).expect("values");
+            let mut total = 0.0f32;
+            sum.launch(args![&values, host_var(&mut total)])
+                .expect("sum");
+            let grid = Stream::from_slice(d, &[64, 3001], &rows_data).expect("grid");
+            let rows = Stream::<f32>::new(d, &[64]).expect("rows");
+            sum.launch(args![&grid, &rows]).expect("rows");
+            let columns = Stream::<f32>::new(d, &[1, 3001]).expect("columns");
+            sum.launch(args![&grid, &columns]).expect("columns");
+            let tiles = Stream::<f32>::new(d, &[8, 1]).expect("tiles");
+            sum.launch(args![&grid, &tiles]).expect("tiles");
+            let product = program.kernel("product").expect("product");
+            let matrices = Stream::from_slice(d, &[shears.len()], &shears).expect("shears");
+            let mut turned = [0.0f32; 4];
+            product
+                .launch(args![&matrices, host_var(&mut turned)])
+                .expect("product");
+            (
+                total.to_bits(),
+                bits(&rows.to_vec().expect("rows")),
+                bits(&columns.to_vec().expect("columns")),
+                bits(&tiles.to_vec().expect("tiles")),
+                bits(&turned),
+            )
+        });
+    }
+}
+
+#[test]
+fn many_thread_groups_with_barriers() {
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let n = 8 * 2000 + 5;
+    let data = wobbly(n, 5);
+    for device in other_devices() {
+        same_on(&device, |d| {
+            let a = Stream::from_slice(d, &[n], &data).expect("a");
+            let r = Stream::<f32>::new(d, &[n]).expect("r");
+            program
+                .kernel("rotate")
+                .expect("rotate")
+                .launch(args![&a, &r])
+                .expect("launch");
+            bits(&r.to_vec().expect("r"))
+        });
+    }
+}
