@@ -282,3 +282,102 @@ impl Builder<'_> {
             .map_err(|e| self.codegen_error(e.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::InputMode;
+    use brook_ir::{
+        Access, Arena, Block, Expr, ExprKind, FieldDecl, Literal, Local, Param, ParamId, ParamRole,
+        Place, PlaceRoot, ScalarKind, Stmt, StructDecl, StructId, Type, ValueType,
+    };
+
+    const SPAN: SourceSpan = SourceSpan { start: 0, end: 0 };
+
+    /// `reduce void pick(S a<>, reduce S r<>) { int i; r.v[i] = 1.0; }` with `struct S {
+    /// float v[2]; }`: an array inside a reduction's value indexed by a computed value, which
+    /// the frontend never produces and the CPU backend refuses with a clear error.
+    fn array_in_reduction() -> Module {
+        let float = Type::Value(ValueType::scalar(ScalarKind::F32));
+        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+        let s = Type::Struct(StructId(0));
+        let mut locals = Arena::new();
+        let i = locals.append(
+            Local {
+                name: "i".into(),
+                ty: int.clone(),
+                shared: false,
+            },
+            SPAN,
+        );
+        let mut exprs = Arena::new();
+        let index = exprs.append(
+            Expr {
+                kind: ExprKind::Load(Place::local(i)),
+                ty: int,
+            },
+            SPAN,
+        );
+        let one = exprs.append(
+            Expr {
+                kind: ExprKind::Literal(Literal::f32(1.0)),
+                ty: float.clone(),
+            },
+            SPAN,
+        );
+        let mut body = Block::new();
+        body.push(
+            Stmt::Store {
+                place: Place {
+                    root: PlaceRoot::Output(ParamId(1)),
+                    path: vec![Access::Field(0), Access::Index(index)],
+                },
+                value: one,
+            },
+            SPAN,
+        );
+        let param = |name: &str, role| Param {
+            name: name.into(),
+            ty: s.clone(),
+            role,
+            span: SPAN,
+        };
+        Module {
+            structs: vec![StructDecl {
+                name: "S".into(),
+                fields: vec![FieldDecl {
+                    name: "v".into(),
+                    ty: Type::Array {
+                        elem: Box::new(float),
+                        len: 2,
+                    },
+                }],
+            }],
+            kernels: vec![Kernel {
+                name: "pick".into(),
+                kind: KernelKind::Reduce,
+                params: vec![param("a", ParamRole::Input), param("r", ParamRole::Reduce)],
+                group_size: None,
+                locals,
+                exprs,
+                body,
+                span: SPAN,
+            }],
+        }
+    }
+
+    #[test]
+    fn an_unsupported_construct_is_an_error_naming_kernel_and_construct() {
+        let module = array_in_reduction();
+        let variant = Variant {
+            rank: 1,
+            inputs: vec![Some(InputMode::Direct), None],
+            unit_stride: true,
+        };
+        let error = compile(&module, 0, &variant).expect_err("refused");
+        let text = error.to_string();
+        assert!(text.contains("kernel `pick`"), "{text}");
+        assert!(text.contains("array indexed by a computed value"), "{text}");
+        assert!(matches!(error, CompileError::Unsupported { .. }));
+    }
+}
