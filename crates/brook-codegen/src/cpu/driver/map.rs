@@ -7,6 +7,7 @@
 
 use super::{carry, load_region, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{BlockLayout, Variant};
+use crate::cpu::lower::simd::{self, Simd};
 use crate::cpu::lower::{bind_params, Flow, Lower, PTR};
 use crate::cpu::CompileError;
 use brook_ir::{Kernel, Stmt};
@@ -58,9 +59,20 @@ pub fn build(
             .ins()
             .ushr_imm_u(count, UNROLL.trailing_zeros() as i64);
         let rest = lower.b.ins().band_imm_u(count, UNROLL as i64 - 1);
+        let vector = simd::vectorizable(lower.kernel, variant).then(|| Simd::new(lower));
         counted_loop(lower, blocks, |lower| {
-            for _ in 0..UNROLL {
-                instance(lower, &memory_locals, track, true)?;
+            match &vector {
+                Some(vector) => {
+                    vector.body(lower)?;
+                    for _ in 0..UNROLL {
+                        lower.advance_cursors(true);
+                    }
+                }
+                None => {
+                    for _ in 0..UNROLL {
+                        instance(lower, &memory_locals, track, true)?;
+                    }
+                }
             }
             Ok(())
         })?;
@@ -96,8 +108,8 @@ pub fn build(
     Ok(())
 }
 
-/// Instances per iteration of the unrolled loop (a power of two).
-const UNROLL: u64 = 4;
+/// Instances per iteration of the unrolled loop (a power of two; the SIMD width).
+const UNROLL: u64 = simd::LANES;
 
 /// Small bodies without loops are unrolled: the loop's own work then weighs less, and the
 /// cursor steps fold into address offsets. Larger bodies would only cost compile time.

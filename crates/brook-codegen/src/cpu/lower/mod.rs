@@ -13,6 +13,7 @@ mod expr;
 mod math;
 mod ops;
 mod place;
+pub mod simd;
 mod stmt;
 
 pub use stmt::count_barriers;
