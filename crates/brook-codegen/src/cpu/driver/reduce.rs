@@ -431,22 +431,10 @@ pub fn build_range(
         .flatten()
         .is_some_and(|m| m.is_iterator());
     let source = if is_iterator {
-        let floats = |l: &mut Lower<'_, '_>, from: u32, width: usize| -> Vec<Value> {
-            (0..width)
-                .map(|c| {
-                    l.b.ins().load(
-                        types::F32,
-                        MemFlagsData::trusted(),
-                        block,
-                        (from + 4 * c as u32) as i32,
-                    )
-                })
-                .collect()
-        };
         let width = crate::cpu::layout::leaf_count(lower.module, &roles.ty);
         Source::Iterator {
-            start: floats(lower, at + record::ITER_START, width),
-            end: floats(lower, at + record::ITER_END, width),
+            start: lower.block_floats(block, at + record::ITER_START, width),
+            end: lower.block_floats(block, at + record::ITER_END, width),
             shape: lower.block_axes(block, at + record::SHAPE, rank),
         }
     } else {

@@ -225,6 +225,18 @@ impl<'a, 'f> Lower<'a, 'f> {
         )
     }
 
+    /// `count` consecutive `f32`s of the block.
+    pub fn block_floats(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
+        (0..count)
+            .map(|c| {
+                let flags = MemFlagsData::trusted().with_readonly();
+                self.b
+                    .ins()
+                    .load(types::F32, flags, block, (at + 4 * c as u32) as i32)
+            })
+            .collect()
+    }
+
     /// `count` consecutive `u64`s of the block.
     pub fn block_axes(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
         (0..count)
@@ -373,21 +385,9 @@ pub fn bind_params(
                     Type::Value(v) => usize::from(v.width),
                     _ => 1,
                 };
-                let floats = |l: &mut Lower<'_, '_>, from: u32| -> Vec<Value> {
-                    (0..width)
-                        .map(|c| {
-                            l.b.ins().load(
-                                types::F32,
-                                MemFlagsData::trusted(),
-                                block,
-                                (from + 4 * c as u32) as i32,
-                            )
-                        })
-                        .collect()
-                };
                 Binding::Iterator {
-                    start: floats(lower, at + record::ITER_START),
-                    end: floats(lower, at + record::ITER_END),
+                    start: lower.block_floats(block, at + record::ITER_START, width),
+                    end: lower.block_floats(block, at + record::ITER_END, width),
                     shape: lower.block_axes(block, at + record::SHAPE, variant.rank),
                     resized: m.is_resized(),
                 }
