@@ -2,7 +2,7 @@
 //! parameter block (`brook_codegen::abi`).
 
 use super::buffer::CpuBuffer;
-use crate::launch::{Bound, Launch};
+use crate::launch::{check_constant, check_extent, Bound, Launch};
 use brook_codegen::abi::{header, record, BlockLayout, InputMode, ParamBlock, Variant};
 use brook_ir::{KernelKind, ParamRole};
 
@@ -72,13 +72,7 @@ pub fn param_block(launch: &Launch, layout: &BlockLayout) -> Result<ParamBlock, 
         let element_size = launch.module.layout(&param.ty).size as usize;
         match arg {
             Bound::Constant(bytes) => {
-                if bytes.len() != element_size {
-                    return Err(format!(
-                        "constant `{}` has {} bytes, not {element_size}",
-                        param.name,
-                        bytes.len()
-                    ));
-                }
+                check_constant(&param.name, bytes, element_size)?;
                 block.put_bytes(at, bytes);
             }
             Bound::Iterator { iter, shape } => {
@@ -101,15 +95,16 @@ pub fn param_block(launch: &Launch, layout: &BlockLayout) -> Result<ParamBlock, 
                     expect_rank(&param.name, shape, rank)?;
                 }
                 let buffer = cpu_buffer(stream.buffer().as_ref())?;
-                let last: Vec<usize> = shape.iter().map(|&n| n.saturating_sub(1)).collect();
-                let end = (addressing.element(&last) + 1) * element_size;
-                if shape.contains(&0) || end > buffer.len_bytes() {
-                    return Err(format!(
-                        "stream `{}` ({} bytes) is smaller than its shape {shape:?} needs ({end} bytes)",
-                        param.name,
-                        buffer.len_bytes()
-                    ));
+                if shape.contains(&0) {
+                    return Err(format!("stream `{}` has an empty axis", param.name));
                 }
+                check_extent(
+                    &param.name,
+                    shape,
+                    addressing,
+                    element_size,
+                    buffer.len_bytes(),
+                )?;
                 block.put_u64(at + record::ADDRESS, buffer.ptr() as u64);
                 block.put_u64(at + record::OFFSET, addressing.offset as u64);
                 block.put_axes(at + record::SHAPE, shape);

@@ -11,7 +11,7 @@ mod reduce;
 mod run;
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
-use crate::error::{LaunchProblem, RuntimeError};
+use crate::error::{range_error, LaunchProblem, RuntimeError};
 use crate::launch::Launch;
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
@@ -78,14 +78,6 @@ impl CpuDevice {
 impl Default for CpuDevice {
     fn default() -> Self {
         CpuDevice::new()
-    }
-}
-
-fn range_error(what: &'static str, offset: usize, len: usize, size: usize) -> RuntimeError {
-    RuntimeError::HostLength {
-        operation: what,
-        expected: size.saturating_sub(offset),
-        found: len,
     }
 }
 

@@ -7,27 +7,8 @@
 
 use super::eval::{Context, InputData, Memory, OutputData, StreamData};
 use super::{exec, interp_buffer, reduce, value, InterpBuffer};
-use crate::launch::{Bound, Launch};
-use crate::stream::Addressing;
+use crate::launch::{check_constant, check_extent, Bound, Launch};
 use std::sync::MutexGuard;
-
-/// Checks that every element of `shape` under `addressing` lies within `bytes`.
-fn check_extent(
-    name: &str,
-    shape: &[usize],
-    addressing: &Addressing,
-    element_size: usize,
-    bytes: usize,
-) -> Result<(), String> {
-    let last: Vec<usize> = shape.iter().map(|&n| n.saturating_sub(1)).collect();
-    let end = (addressing.element(&last) + 1) * element_size;
-    if end > bytes {
-        return Err(format!(
-            "stream `{name}` ({bytes} bytes) is smaller than its shape {shape:?} needs ({end} bytes)"
-        ));
-    }
-    Ok(())
-}
 
 /// Runs a launch on interpreter buffers.
 pub fn run_launch(launch: &Launch) -> Result<(), String> {
@@ -87,13 +68,7 @@ pub fn run_launch(launch: &Launch) -> Result<(), String> {
         let (mut input, mut output, mut constant) = (None, None, None);
         match arg {
             Bound::Constant(bytes) => {
-                if bytes.len() != element_size {
-                    return Err(format!(
-                        "constant `{}` has {} bytes, not {element_size}",
-                        param.name,
-                        bytes.len()
-                    ));
-                }
+                check_constant(&param.name, bytes, element_size)?;
                 constant = Some(layouts.decode(&launch.module, &param.ty, bytes));
             }
             Bound::Iterator { iter, shape } => {

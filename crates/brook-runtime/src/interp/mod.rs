@@ -17,7 +17,7 @@ mod value;
 pub use single::{apply_map, combine};
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
-use crate::error::{LaunchProblem, RuntimeError};
+use crate::error::{range_error, LaunchProblem, RuntimeError};
 use crate::launch::Launch;
 use crate::queue::Queue;
 use std::any::Any;
@@ -70,14 +70,6 @@ fn interp_buffer(buffer: &dyn Buffer) -> Result<&InterpBuffer, String> {
         .as_any()
         .downcast_ref::<InterpBuffer>()
         .ok_or_else(|| "the buffer belongs to another device".to_string())
-}
-
-fn range_error(what: &'static str, offset: usize, len: usize, size: usize) -> RuntimeError {
-    RuntimeError::HostLength {
-        operation: what,
-        expected: size.saturating_sub(offset),
-        found: len,
-    }
 }
 
 impl InterpDevice {

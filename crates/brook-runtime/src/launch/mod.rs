@@ -220,3 +220,33 @@ fn submit(device: Arc<dyn crate::Device>, launch: Launch, outputs: Vec<RawStream
         stream.note_job(ticket);
     }
 }
+
+/// Checks that every element of `shape` under `addressing` lies within `bytes`.
+pub(crate) fn check_extent(
+    name: &str,
+    shape: &[usize],
+    addressing: &Addressing,
+    element_size: usize,
+    bytes: usize,
+) -> Result<(), String> {
+    let last: Vec<usize> = shape.iter().map(|&n| n.saturating_sub(1)).collect();
+    let end = (addressing.element(&last) + 1) * element_size;
+    if end > bytes {
+        return Err(format!(
+            "stream `{name}` ({bytes} bytes) is smaller than its shape {shape:?} needs ({end} bytes)"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that a constant's bytes have the size of its parameter's type.
+pub(crate) fn check_constant(name: &str, bytes: &[u8], element_size: usize) -> Result<(), String> {
+    if bytes.len() == element_size {
+        Ok(())
+    } else {
+        Err(format!(
+            "constant `{name}` has {} bytes, not {element_size}",
+            bytes.len()
+        ))
+    }
+}

@@ -15,7 +15,7 @@
 //! `fn(block, left, right)` is one combine step on values in memory, for the runtime to
 //! combine pieces.
 
-use super::{stack_locals, unravel, zero_locals, MemoryLocal};
+use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, record, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
@@ -208,16 +208,7 @@ impl Walk {
 
         lower.b.switch_to_block(wrap);
         let zero = lower.iconst(PTR, 0);
-        lower.b.def_var(self.u[last], zero);
-        let mut carry = lower.iconst(PTR, 1);
-        for k in (0..last).rev() {
-            let p = lower.b.use_var(self.u[k]);
-            let p = lower.b.ins().iadd(p, carry);
-            let wrapped = lower.b.ins().icmp(IntCC::Equal, p, self.tile[k]);
-            let p = lower.b.ins().select(wrapped, zero, p);
-            lower.b.def_var(self.u[k], p);
-            carry = lower.b.ins().uextend(PTR, wrapped);
-        }
+        carry(lower, &self.u, &vec![zero; self.u.len()], &self.tile);
         self.set_cursor(lower);
         lower.b.ins().jump(done, &[]);
         lower.b.switch_to_block(done);
