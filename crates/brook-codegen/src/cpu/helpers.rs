@@ -15,10 +15,9 @@ pub enum HelperSig {
     F64Binary,
 }
 
-/// A function compiled code may call.
+/// A function compiled code may call (through its address).
 #[derive(Clone, Copy, Debug)]
 pub struct Helper {
-    pub name: &'static str,
     pub sig: HelperSig,
     pub address: *const u8,
 }
@@ -86,13 +85,11 @@ pub fn math_helper(fun: MathFun, double: bool) -> Option<Helper> {
     };
     Some(if double {
         Helper {
-            name: helper_name(fun, true),
             sig: HelperSig::F64Unary,
             address: wide as *const u8,
         }
     } else {
         Helper {
-            name: helper_name(fun, false),
             sig: HelperSig::F32Unary,
             address: single as *const u8,
         }
@@ -110,13 +107,11 @@ fn binary_helper(fun: MathFun, double: bool) -> Helper {
     };
     if double {
         Helper {
-            name: helper_name(fun, true),
             sig: HelperSig::F64Binary,
             address: wide as *const u8,
         }
     } else {
         Helper {
-            name: helper_name(fun, false),
             sig: HelperSig::F32Binary,
             address: single as *const u8,
         }
@@ -126,68 +121,4 @@ fn binary_helper(fun: MathFun, double: bool) -> Helper {
 /// The float remainder (`%`, `fmod`): C `fmod`, the sign of the dividend.
 pub fn fmod_helper(double: bool) -> Helper {
     binary_helper(MathFun::Fmod, double)
-}
-
-fn helper_name(fun: MathFun, double: bool) -> &'static str {
-    let names: [(&str, &str); 13] = [
-        ("brook_acosf", "brook_acos"),
-        ("brook_asinf", "brook_asin"),
-        ("brook_atanf", "brook_atan"),
-        ("brook_cosf", "brook_cos"),
-        ("brook_sinf", "brook_sin"),
-        ("brook_tanf", "brook_tan"),
-        ("brook_expf", "brook_exp"),
-        ("brook_exp2f", "brook_exp2"),
-        ("brook_logf", "brook_log"),
-        ("brook_log2f", "brook_log2"),
-        ("brook_atan2f", "brook_atan2"),
-        ("brook_powf", "brook_pow"),
-        ("brook_fmodf", "brook_fmod"),
-    ];
-    let index = match fun {
-        MathFun::Acos => 0,
-        MathFun::Asin => 1,
-        MathFun::Atan => 2,
-        MathFun::Cos => 3,
-        MathFun::Sin => 4,
-        MathFun::Tan => 5,
-        MathFun::Exp => 6,
-        MathFun::Exp2 => 7,
-        MathFun::Log => 8,
-        MathFun::Log2 => 9,
-        MathFun::Atan2 => 10,
-        MathFun::Pow => 11,
-        _ => 12,
-    };
-    if double {
-        names[index].1
-    } else {
-        names[index].0
-    }
-}
-
-/// Every helper, for the JIT's symbol table.
-pub fn all_helpers() -> Vec<Helper> {
-    let funs = [
-        MathFun::Acos,
-        MathFun::Asin,
-        MathFun::Atan,
-        MathFun::Cos,
-        MathFun::Sin,
-        MathFun::Tan,
-        MathFun::Exp,
-        MathFun::Exp2,
-        MathFun::Log,
-        MathFun::Log2,
-        MathFun::Atan2,
-        MathFun::Pow,
-    ];
-    let mut all = Vec::new();
-    for double in [false, true] {
-        for fun in funs {
-            all.extend(math_helper(fun, double));
-        }
-        all.push(fmod_helper(double));
-    }
-    all
 }
