@@ -3,8 +3,12 @@
 //! - [`abi`]: the launch ABI shared by the native backends: the packed parameter block the
 //!   runtime fills for each launch, and the [`abi::Variant`] a kernel is specialised for.
 //! - [`cpu`]: IR to x86-64/AArch64 code through Cranelift, compiled in memory.
+//! - [`ptx`]: IR to PTX text for NVIDIA GPUs, compiled by the CUDA driver.
+//! - [`leaves`]: flattening IR types into scalar leaves (shared by both).
 //!
 //! Each backend exposes the same shape: an error type and `compile(&Module, kernel, &Variant)`.
 
 pub mod abi;
 pub mod cpu;
+pub mod leaves;
+pub mod ptx;

@@ -103,17 +103,54 @@ pub trait Device: Send + Sync {
     fn launch(&self, launch: &Launch) -> Result<(), crate::LaunchProblem>;
     /// Waits for all queued work.
     fn synchronize(&self) -> Result<(), RuntimeError>;
+    /// Waits for work the queue has handed to the hardware (a GPU runs it asynchronously);
+    /// called after the queue's jobs are done. Devices that finish work inside their jobs
+    /// have nothing to wait for.
+    fn settle(&self) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+    /// Whether the hardware has no unfinished work (see [`Device::settle`]).
+    fn idle(&self) -> bool {
+        true
+    }
 }
 
 /// The devices this build can use, in order of preference for the default device.
 pub fn devices() -> &'static [Arc<dyn Device>] {
     static DEVICES: OnceLock<Vec<Arc<dyn Device>>> = OnceLock::new();
     DEVICES.get_or_init(|| {
+        let gpus = cuda_devices();
         let cpu = Arc::new(crate::cpu::CpuDevice::new()) as Arc<dyn Device>;
         let interps = (0..crate::interp::INTERP_DEVICES)
             .map(|ordinal| Arc::new(crate::interp::InterpDevice::new(ordinal)) as Arc<dyn Device>);
-        std::iter::once(cpu).chain(interps).collect()
+        gpus.into_iter()
+            .chain(std::iter::once(cpu))
+            .chain(interps)
+            .collect()
     })
+}
+
+/// The GPUs of this machine; none (with the reason kept for [`cuda_unavailable`]) when the
+/// driver or a GPU is missing.
+fn cuda_devices() -> Vec<Arc<dyn Device>> {
+    match crate::cuda::discover() {
+        Ok(found) => found
+            .into_iter()
+            .map(|d| Arc::new(d) as Arc<dyn Device>)
+            .collect(),
+        Err(why) => {
+            let _ = CUDA_UNAVAILABLE.set(why);
+            Vec::new()
+        }
+    }
+}
+
+static CUDA_UNAVAILABLE: OnceLock<String> = OnceLock::new();
+
+/// Why this machine has no CUDA device (`None` when it has one, or before [`devices`] ran).
+pub fn cuda_unavailable() -> Option<&'static str> {
+    devices();
+    CUDA_UNAVAILABLE.get().map(String::as_str)
 }
 
 /// The devices of a type name (Brook+ `getDevices`): `all`, `interp`, `cpu`, `cuda` or `cal`

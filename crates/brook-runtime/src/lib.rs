@@ -17,6 +17,7 @@
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
 
 pub mod cpu;
+pub mod cuda;
 pub mod device;
 pub mod element;
 pub mod error;

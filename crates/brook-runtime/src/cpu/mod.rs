@@ -12,7 +12,7 @@ mod run;
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
 use crate::error::{range_error, LaunchProblem, RuntimeError};
-use crate::launch::Launch;
+use crate::launch::{block, Launch};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu::{compile, CompiledKernel, Entry};
@@ -137,10 +137,10 @@ impl Device for CpuDevice {
     }
 
     fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
-        let variant = bind::variant(launch);
+        let variant = block::variant(launch);
         let compiled = self.compiled(launch, &variant)?;
-        let block =
-            bind::param_block(launch, &compiled.layout).map_err(LaunchProblem::Execution)?;
+        let block = block::param_block(launch, &compiled.layout, &bind::address_of)
+            .map_err(LaunchProblem::Execution)?;
         let ptr = BlockPtr(block.as_ptr());
         let total: usize = launch.region.size.iter().product();
         let in_order = launch

@@ -7,6 +7,7 @@
 //! (an earlier queued operation failed), the launch is skipped and its outputs get the error, so
 //! errors propagate from inputs to outputs as Brook+ defines.
 
+pub mod block;
 mod check;
 mod reduce;
 mod region;

@@ -281,13 +281,16 @@ impl RawStream {
 
     /// Whether every queued operation on this stream has finished (Brook+ `isSync`).
     pub fn is_sync(&self) -> bool {
-        self.device().queue().is_done(self.last_job())
+        self.device().queue().is_done(self.last_job()) && self.device().idle()
     }
 
     /// Waits for every queued operation on this stream (Brook+ `finish`). Returns whether the
     /// stream is free of errors. Calling it again, or with nothing queued, returns at once.
     pub fn finish(&self) -> bool {
         self.device().queue().wait(self.last_job());
+        if let Err(e) = self.device().settle() {
+            self.record_error(crate::BError::Kernel, &e.to_string());
+        }
         self.error().is_none()
     }
 }

@@ -1,0 +1,94 @@
+//! Flattening IR types into scalar leaves, for every backend.
+//!
+//! Compiled code keeps every value as a flat list of scalars: a `float3` is three `f32`s, a
+//! struct is its fields' leaves in order, an array its elements' leaves. Each leaf also has its
+//! byte offset in the C layout, which is how the value lies in memory.
+
+use brook_ir::{Module, ScalarKind, Type};
+
+/// One scalar of a flattened value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    pub kind: ScalarKind,
+    /// Byte offset in the C layout of the whole value.
+    pub offset: u32,
+}
+
+/// The leaves of `ty`, in order.
+pub fn leaves(module: &Module, ty: &Type) -> Vec<Leaf> {
+    let mut out = Vec::new();
+    push_leaves(module, ty, 0, &mut out);
+    out
+}
+
+fn push_leaves(module: &Module, ty: &Type, base: u32, out: &mut Vec<Leaf>) {
+    match ty {
+        Type::Value(v) => {
+            for c in 0..u32::from(v.width) {
+                out.push(Leaf {
+                    kind: v.kind,
+                    offset: base + c * v.kind.size(),
+                });
+            }
+        }
+        Type::Struct(id) => {
+            let (_, offsets) = module.struct_layout(*id);
+            if let Some(decl) = module.struct_decl(*id) {
+                for (field, offset) in decl.fields.iter().zip(offsets) {
+                    push_leaves(module, &field.ty, base + offset, out);
+                }
+            }
+        }
+        Type::Array { elem, len } => {
+            let size = module.layout(elem).size;
+            for i in 0..*len {
+                push_leaves(module, elem, base + i * size, out);
+            }
+        }
+    }
+}
+
+/// How many leaves `ty` has.
+pub fn leaf_count(module: &Module, ty: &Type) -> usize {
+    match ty {
+        Type::Value(v) => usize::from(v.width),
+        Type::Struct(id) => module.struct_decl(*id).map_or(0, |d| {
+            d.fields.iter().map(|f| leaf_count(module, &f.ty)).sum()
+        }),
+        Type::Array { elem, len } => leaf_count(module, elem) * *len as usize,
+    }
+}
+
+/// The first leaf of field `index` of struct type `ty`, and the field's type.
+pub fn field_leaf(module: &Module, ty: &Type, index: u32) -> (usize, Type) {
+    let Type::Struct(id) = ty else {
+        return (0, ty.clone());
+    };
+    let Some(decl) = module.struct_decl(*id) else {
+        return (0, ty.clone());
+    };
+    let first = decl.fields[..index as usize]
+        .iter()
+        .map(|f| leaf_count(module, &f.ty))
+        .sum();
+    (first, decl.fields[index as usize].ty.clone())
+}
+
+/// The byte offset of field `index` of struct type `ty`.
+pub fn field_offset(module: &Module, ty: &Type, index: u32) -> u32 {
+    match ty {
+        Type::Struct(id) => module.struct_layout(*id).1[index as usize],
+        _ => 0,
+    }
+}
+
+/// Whether a value of `ty` contains an array (such locals live in memory).
+pub fn has_array(module: &Module, ty: &Type) -> bool {
+    match ty {
+        Type::Value(_) => false,
+        Type::Array { .. } => true,
+        Type::Struct(id) => module
+            .struct_decl(*id)
+            .is_some_and(|d| d.fields.iter().any(|f| has_array(module, &f.ty))),
+    }
+}

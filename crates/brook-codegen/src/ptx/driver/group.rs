@@ -1,0 +1,92 @@
+//! Thread-group kernels: one CTA per group of `group_size` instances (consecutive in the
+//! execution region, row-major), `shared` locals in `.shared` memory (zeroed when the group
+//! starts), and barriers as `bar.sync`. Threads past the region's end leave before the body.
+
+use super::{entry_text, load_region, special, unravel, ENTRY};
+use crate::abi::{BlockLayout, Variant};
+use crate::ptx::emit::Class;
+use crate::ptx::lower::{bind_params, LocalStore, Lower};
+use crate::ptx::CompileError;
+use brook_ir::{Kernel, Module};
+
+pub fn build(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    layout: &BlockLayout,
+    group_size: u32,
+) -> Result<(String, Vec<&'static str>), CompileError> {
+    let mut lower = Lower::new(module, kernel);
+    lower.place_locals(true);
+    bind_params(&mut lower, layout, variant);
+    let region = load_region(&mut lower, variant.rank);
+    let group = special(&mut lower, "%ctaid.x");
+    let tid = special(&mut lower, "%tid.x");
+    zero_shared(&mut lower, group_size);
+    let instance = lower.e.compute(Class::B64, |r| {
+        format!("mad.lo.u64 {r}, {group}, {group_size}, {tid}")
+    });
+    let outside = lower.e.compute(Class::Pred, |r| {
+        format!("setp.ge.u64 {r}, {instance}, {}", region.total)
+    });
+    let ret = lower.ret;
+    lower.e.bra_if(outside, ret);
+    lower.pos = (0..variant.rank).map(|_| lower.e.reg(Class::B64)).collect();
+    let pos = lower.pos.clone();
+    unravel(&mut lower, &pos, instance, &region.size, &region.origin);
+    lower.in_group = Some(tid);
+    lower.set_elements();
+    lower.zero_locals();
+    lower.body()?;
+    lower.e.at(ret);
+    lower.e.op("ret");
+    let helpers = std::mem::take(&mut lower.helpers);
+    let attributes = format!("\n.maxntid {group_size}, 1, 1");
+    Ok((
+        entry_text(ENTRY, layout.size(), lower.e.finish(), &attributes),
+        helpers,
+    ))
+}
+
+/// Every thread zeroes a strided share of the shared locals, then the group waits.
+fn zero_shared(lower: &mut Lower<'_>, group_size: u32) {
+    let tid = lower.e.compute(Class::B32, |r| {
+        "mov.u32 ".to_string() + &format!("{r}, %tid.x")
+    });
+    for store in lower.locals.clone() {
+        let LocalStore::Memory { addr, size } = store else {
+            continue;
+        };
+        let shared = lower
+            .kernel
+            .locals
+            .iter()
+            .zip(&lower.locals)
+            .any(|((_, l), s)| {
+                l.shared && matches!(s, LocalStore::Memory { addr: a, .. } if *a == addr)
+            });
+        if !shared {
+            continue;
+        }
+        let words = size / 4;
+        let word = lower.e.reg(Class::B32);
+        lower.e.mov(word, tid);
+        let (head, done) = (lower.e.label(), lower.e.label());
+        lower.e.at(head);
+        let finished = lower
+            .e
+            .compute(Class::Pred, |r| format!("setp.ge.u32 {r}, {word}, {words}"));
+        lower.e.bra_if(finished, done);
+        let wide = lower
+            .e
+            .compute(Class::B64, |r| format!("mul.wide.u32 {r}, {word}, 4"));
+        let at = lower
+            .e
+            .compute(Class::B64, |r| format!("add.u64 {r}, {addr}, {wide}"));
+        lower.e.op(format!("st.u32 [{at}], 0"));
+        lower.e.op(format!("add.u32 {word}, {word}, {group_size}"));
+        lower.e.bra(head);
+        lower.e.at(done);
+    }
+    lower.e.op("bar.sync 0");
+}

@@ -1,0 +1,433 @@
+//! Reductions in the canonical order of `brook_ir::reduce_order`, in passes.
+//!
+//! One entry does every pass. A thread reduces one aligned piece of one target's leaves,
+//! serially, with a binary-counter stack of aligned subtrees (level `k` holds a subtree of
+//! `2^k` leaves), which gives exactly the canonical tree of the piece. Threads are numbered
+//! target-fastest, so neighbouring threads read neighbouring targets (columns of a matrix lie
+//! side by side). A pass either writes each piece's value to a dense scratch array
+//! (`[piece][target]`) or, when a target has one piece, the target element; the next pass
+//! reduces the scratch array's pieces the same way. Because every piece is an aligned
+//! power-of-two subtree, combining pieces canonically gives the canonical result.
+//!
+//! Besides the parameter block, the entry takes `src` and `dst` (scratch addresses),
+//! `leaves` (leaves per target in this pass), `piece` (leaves per thread, a power of two),
+//! `pieces` (pieces per target) and `mode` (bit 0: leaves come from `src`; bit 1: results go
+//! to the targets).
+
+use super::{entry_text, special, ENTRY};
+use crate::abi::{header, record, BlockLayout, Variant};
+use crate::leaves::leaves;
+use crate::ptx::emit::{Class, Reg};
+use crate::ptx::lower::{bind_params, Binding, Lower, StreamRef};
+use crate::ptx::CompileError;
+use brook_ir::{Kernel, Module, ParamRole, Type};
+
+/// Levels of the counter stack: a thread reduces at most `2^LEVELS` leaves.
+pub const LEVELS: u32 = 22;
+/// The most leaves one thread reduces in a pass.
+pub const MAX_PIECE: u64 = 1 << LEVELS;
+
+/// Where a thread's leaves come from when they are the kernel's input.
+enum Source {
+    Stream(StreamRef),
+    Iterator {
+        start: Vec<Reg>,
+        end: Vec<Reg>,
+        shape: Vec<Reg>,
+    },
+}
+
+struct Reduction {
+    input: usize,
+    target: usize,
+    ty: Type,
+    value_size: u32,
+}
+
+pub fn build(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    layout: &BlockLayout,
+) -> Result<(String, Vec<&'static str>, u32), CompileError> {
+    let input = kernel
+        .params
+        .iter()
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
+    let target = kernel
+        .params
+        .iter()
+        .position(|p| p.role == ParamRole::Reduce);
+    let (Some(input), Some(target)) = (input, target) else {
+        return Err(CompileError::Unsupported {
+            kernel: kernel.name.clone(),
+            span: kernel.span,
+            construct: "a reduction without one input and one reduction target".into(),
+        });
+    };
+    let ty = kernel.params[target].ty.clone();
+    let r = Reduction {
+        input,
+        target,
+        value_size: module.layout(&ty).size,
+        ty,
+    };
+    let mut lower = Lower::new(module, kernel);
+    lower.place_locals(false);
+    bind_params(&mut lower, layout, variant);
+    emit(&mut lower, &r, variant, layout)?;
+    let helpers = std::mem::take(&mut lower.helpers);
+    let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
+    let text = entry_text(ENTRY, layout.size(), lower.e.finish(), "");
+    // The extra parameters follow the block in the signature.
+    let text = text.replacen(")\n{", &format!("{extra})\n{{"), 1);
+    Ok((text, helpers, r.value_size))
+}
+
+fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {
+    lower
+        .e
+        .compute(Class::B64, |r| format!("ld.param.u64 {r}, [{name}]"))
+}
+
+fn emit(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    variant: &Variant,
+    layout: &BlockLayout,
+) -> Result<(), CompileError> {
+    let rank = variant.rank;
+    let domain = lower.param_axes(header::DOMAIN, rank);
+    let tile = lower.param_axes(header::TILE, rank);
+    let src = extra_u64(lower, "src");
+    let dst = extra_u64(lower, "dst");
+    let leaves_per_target = extra_u64(lower, "leaves");
+    let piece = extra_u64(lower, "piece");
+    let pieces = extra_u64(lower, "pieces");
+    let mode = lower
+        .e
+        .compute(Class::B32, |reg| format!("ld.param.u32 {reg}, [mode]"));
+    let mut targets = lower.u64_imm(1);
+    for &d in &domain {
+        targets = lower.e.compute(Class::B64, |reg| {
+            format!("mul.lo.u64 {reg}, {targets}, {d}")
+        });
+    }
+    let ctaid = special(lower, "%ctaid.x");
+    let ntid = special(lower, "%ntid.x");
+    let tid = special(lower, "%tid.x");
+    let g = lower.e.compute(Class::B64, |reg| {
+        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
+    });
+    let threads = lower.e.compute(Class::B64, |reg| {
+        format!("mul.lo.u64 {reg}, {targets}, {pieces}")
+    });
+    let ret = lower.ret;
+    let outside = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {g}, {threads}")
+    });
+    lower.e.bra_if(outside, ret);
+    let t = lower
+        .e
+        .compute(Class::B64, |reg| format!("rem.u64 {reg}, {g}, {targets}"));
+    let j = lower
+        .e
+        .compute(Class::B64, |reg| format!("div.u64 {reg}, {g}, {targets}"));
+    let lo = lower
+        .e
+        .compute(Class::B64, |reg| format!("mul.lo.u64 {reg}, {j}, {piece}"));
+    let end = lower
+        .e
+        .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {piece}"));
+    let hi = lower.e.compute(Class::B64, |reg| {
+        format!("min.u64 {reg}, {end}, {leaves_per_target}")
+    });
+    let count = lower
+        .e
+        .compute(Class::B64, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    // The target's position and, for input leaves, the tile's first position.
+    let tpos = unravel_fresh(lower, t, &domain);
+    let from_scratch = {
+        let bit = lower
+            .e
+            .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, 1"));
+        lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"))
+    };
+    let to_target = {
+        let bit = lower
+            .e
+            .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, 2"));
+        lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"))
+    };
+    let source = input_source(lower, r, layout, variant);
+    let leaf_leaves = leaves(lower.module, &r.ty);
+    let value: Vec<Reg> = leaf_leaves
+        .iter()
+        .map(|l| lower.e.reg(Class::of(l.kind)))
+        .collect();
+    let slots: Vec<Vec<Reg>> = (0..LEVELS)
+        .map(|_| {
+            leaf_leaves
+                .iter()
+                .map(|l| lower.e.reg(Class::of(l.kind)))
+                .collect()
+        })
+        .collect();
+    // Position of the current leaf inside the tile (input leaves only).
+    let lpos: Vec<Reg> = (0..rank).map(|_| lower.e.reg(Class::B64)).collect();
+    let first = unravel_fresh(lower, lo, &tile);
+    for (p, f) in lpos.iter().zip(&first) {
+        lower.e.mov(*p, *f);
+    }
+    let n = lower.e.mov_imm(Class::B64, 0);
+    let (head, done) = (lower.e.label(), lower.e.label());
+    lower.e.at(head);
+    let finished = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {n}, {count}")
+    });
+    lower.e.bra_if(finished, done);
+    // Load leaf `lo + n`.
+    let (from_input, loaded) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(from_scratch, from_input);
+    {
+        let leaf = lower
+            .e
+            .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {n}"));
+        let slot = lower.e.compute(Class::B64, |reg| {
+            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
+        });
+        let addr = lower.element_address(src, slot, r.value_size);
+        let v = lower.load_value(&r.ty, addr, "global", true);
+        for (d, s) in value.iter().zip(&v) {
+            lower.e.mov(*d, *s);
+        }
+        lower.e.bra(loaded);
+    }
+    lower.e.at(from_input);
+    {
+        let pos: Vec<Reg> = (0..rank)
+            .map(|k| {
+                let (tp, tl, lp) = (tpos[k], tile[k], lpos[k]);
+                lower.e.compute(Class::B64, |reg| {
+                    format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}")
+                })
+            })
+            .collect();
+        let v = match &source {
+            Source::Stream(s) => {
+                let index = lower.element_index(s.offset, &pos, &s.pitch);
+                let addr = lower.element_address(s.base, index, s.size);
+                let input_ty = lower.kernel.params[r.input].ty.clone();
+                lower.load_value(&input_ty, addr, "global", true)
+            }
+            Source::Iterator { start, end, shape } => lower.iterator_value(start, end, shape, &pos),
+        };
+        for (d, s) in value.iter().zip(&v) {
+            lower.e.mov(*d, *s);
+        }
+        advance(lower, &lpos, &tile);
+    }
+    lower.e.at(loaded);
+    insert(lower, r, &value, &slots, n)?;
+    lower.e.op(format!("add.u64 {n}, {n}, 1"));
+    lower.e.bra(head);
+    lower.e.at(done);
+    let result = finish_stack(lower, r, &slots, count)?;
+    // Write the piece's value.
+    let (to_scratch, written) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(to_target, to_scratch);
+    {
+        let target = target_ref(lower, r, layout, rank);
+        let index = lower.element_index(target.offset, &tpos, &target.pitch);
+        let addr = lower.element_address(target.base, index, target.size);
+        lower.store_value(&r.ty.clone(), &result, addr, "global", true);
+        lower.e.bra(written);
+    }
+    lower.e.at(to_scratch);
+    {
+        let slot = lower.e.compute(Class::B64, |reg| {
+            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
+        });
+        let addr = lower.element_address(dst, slot, r.value_size);
+        lower.store_value(&r.ty.clone(), &result, addr, "global", true);
+    }
+    lower.e.at(written);
+    lower.e.at(ret);
+    lower.e.op("ret");
+    Ok(())
+}
+
+/// `linear` unravelled row-major in a box of `size` (fresh registers, slowest first).
+fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) -> Vec<Reg> {
+    let pos: Vec<Reg> = (0..size.len()).map(|_| lower.e.reg(Class::B64)).collect();
+    let zero: Vec<Reg> = (0..size.len()).map(|_| lower.u64_imm(0)).collect();
+    super::unravel(lower, &pos, linear, size, &zero);
+    pos
+}
+
+/// Moves a position one step in row-major order inside a box of `size` (branch-free carry).
+fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
+    let Some(last) = pos.len().checked_sub(1) else {
+        return;
+    };
+    let mut carry: Option<Reg> = None;
+    for k in (0..=last).rev() {
+        let p = pos[k];
+        let step = match carry {
+            None => lower.u64_imm(1),
+            Some(c) => lower
+                .e
+                .compute(Class::B64, |reg| format!("selp.u64 {reg}, 1, 0, {c}")),
+        };
+        lower.e.op(format!("add.u64 {p}, {p}, {step}"));
+        let s = size[k];
+        let wrapped = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {p}, {s}"));
+        if k > 0 {
+            lower.e.op(format!("@{wrapped} mov.u64 {p}, 0"));
+        }
+        carry = Some(wrapped);
+    }
+}
+
+fn input_source(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    variant: &Variant,
+) -> Source {
+    let rank = variant.rank;
+    let param = &lower.kernel.params[r.input];
+    let at = layout.param_offset(r.input);
+    let iterator = variant
+        .inputs
+        .get(r.input)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.is_iterator());
+    if iterator {
+        let width = match &param.ty {
+            Type::Value(v) => usize::from(v.width),
+            _ => 1,
+        };
+        return Source::Iterator {
+            start: lower.param_floats(at + record::ITER_START, width),
+            end: lower.param_floats(at + record::ITER_END, width),
+            shape: lower.param_axes(at + record::SHAPE, rank),
+        };
+    }
+    let size = lower.module.layout(&param.ty).size;
+    Source::Stream(lower.stream_ref(at, rank, size))
+}
+
+fn target_ref(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    rank: usize,
+) -> StreamRef {
+    let at = layout.param_offset(r.target);
+    lower.stream_ref(at, rank, r.value_size)
+}
+
+/// `dest = combine(left, right)`: the kernel body with the accumulator `dest` starting as
+/// `left` and the input bound to `right`.
+fn combine(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    dest: &[Reg],
+    left: &[Reg],
+    right: &[Reg],
+) -> Result<(), CompileError> {
+    let right: Vec<Reg> = right
+        .iter()
+        .map(|&v| {
+            let copy = lower.e.reg(v.class);
+            lower.e.mov(copy, v);
+            copy
+        })
+        .collect();
+    for (d, l) in dest.iter().zip(left) {
+        lower.e.mov(*d, *l);
+    }
+    lower.bindings[r.target] = Binding::Vars(dest.to_vec());
+    lower.bindings[r.input] = Binding::Values(right);
+    lower.zero_locals();
+    let end = lower.e.label();
+    lower.ret = end;
+    lower.body()?;
+    lower.e.at(end);
+    Ok(())
+}
+
+/// Pushes leaf number `n` (value `value`) onto the counter stack: while the levels below are
+/// full, the new subtree is combined with them (the older subtree on the left).
+fn insert(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    value: &[Reg],
+    slots: &[Vec<Reg>],
+    n: Reg,
+) -> Result<(), CompileError> {
+    let stored = lower.e.label();
+    for (level, slot) in slots.iter().enumerate() {
+        let (place, next) = (lower.e.label(), lower.e.label());
+        let bit = lower.e.compute(Class::B64, |reg| {
+            format!("and.b64 {reg}, {n}, {}", 1u64 << level)
+        });
+        let empty = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
+        lower.e.bra_if(empty, place);
+        combine(lower, r, value, slot, value)?;
+        lower.e.bra(next);
+        lower.e.at(place);
+        for (d, s) in slot.iter().zip(value) {
+            lower.e.mov(*d, *s);
+        }
+        lower.e.bra(stored);
+        lower.e.at(next);
+    }
+    lower.e.at(stored);
+    Ok(())
+}
+
+/// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
+/// the canonical value of `count` leaves.
+fn finish_stack(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    slots: &[Vec<Reg>],
+    count: Reg,
+) -> Result<Vec<Reg>, CompileError> {
+    let result: Vec<Reg> = slots[0].iter().map(|s| lower.e.reg(s.class)).collect();
+    let has = lower.e.reg(Class::Pred);
+    let no = lower.pred_const(false);
+    lower.e.mov(has, no);
+    for (level, slot) in slots.iter().enumerate() {
+        let (skip, first) = (lower.e.label(), lower.e.label());
+        let bit = lower.e.compute(Class::B64, |reg| {
+            format!("and.b64 {reg}, {count}, {}", 1u64 << level)
+        });
+        let empty = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
+        lower.e.bra_if(empty, skip);
+        lower.e.bra_unless(has, first);
+        combine(lower, r, &result, slot, &result)?;
+        lower.e.bra(skip);
+        lower.e.at(first);
+        for (d, s) in result.iter().zip(slot) {
+            lower.e.mov(*d, *s);
+        }
+        let yes = lower.pred_const(true);
+        lower.e.mov(has, yes);
+        lower.e.at(skip);
+    }
+    Ok(result)
+}

@@ -1,0 +1,228 @@
+//! PTX text under construction: virtual registers, labels and instructions.
+//!
+//! PTX has as many virtual registers as a function declares; `ptxas` allocates the real ones.
+//! So every value gets fresh registers, a variable is a register that `mov`s overwrite, and
+//! the declarations are written once the body is known.
+
+use brook_ir::ScalarKind;
+use std::fmt::{self, Write};
+
+/// A register class: what `.reg` type declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Pred,
+    /// 32-bit integers; `char`, `short` and their unsigned kinds too, kept sign- or
+    /// zero-extended from their width.
+    B32,
+    B64,
+    F32,
+    F64,
+}
+
+const CLASSES: [Class; 5] = [Class::Pred, Class::B32, Class::B64, Class::F32, Class::F64];
+
+impl Class {
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            Class::Pred => "%p",
+            Class::B32 => "%r",
+            Class::B64 => "%rd",
+            Class::F32 => "%f",
+            Class::F64 => "%fd",
+        }
+    }
+
+    fn decl(self) -> &'static str {
+        match self {
+            Class::Pred => ".pred",
+            Class::B32 => ".b32",
+            Class::B64 => ".b64",
+            Class::F32 => ".f32",
+            Class::F64 => ".f64",
+        }
+    }
+
+    /// The class holding a scalar of `kind`.
+    pub fn of(kind: ScalarKind) -> Class {
+        match kind {
+            ScalarKind::Bool => Class::Pred,
+            ScalarKind::I64 | ScalarKind::U64 => Class::B64,
+            ScalarKind::F32 => Class::F32,
+            ScalarKind::F64 => Class::F64,
+            _ => Class::B32,
+        }
+    }
+}
+
+/// A virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reg {
+    pub class: Class,
+    n: u32,
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.class.prefix(), self.n)
+    }
+}
+
+/// A branch target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Label(u32);
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$L{}", self.0)
+    }
+}
+
+/// The instruction type of arithmetic on `kind` (narrow integers compute in 32 bits).
+pub fn op_type(kind: ScalarKind) -> &'static str {
+    match kind {
+        ScalarKind::Bool => "pred",
+        ScalarKind::I8 | ScalarKind::I16 | ScalarKind::I32 => "s32",
+        ScalarKind::U8 | ScalarKind::U16 | ScalarKind::U32 => "u32",
+        ScalarKind::I64 => "s64",
+        ScalarKind::U64 => "u64",
+        ScalarKind::F32 => "f32",
+        ScalarKind::F64 => "f64",
+    }
+}
+
+/// The memory type of `kind` (loads extend narrow kinds into 32-bit registers).
+pub fn mem_type(kind: ScalarKind) -> &'static str {
+    match kind {
+        ScalarKind::Bool | ScalarKind::U8 => "u8",
+        ScalarKind::I8 => "s8",
+        ScalarKind::I16 => "s16",
+        ScalarKind::U16 => "u16",
+        ScalarKind::I32 => "s32",
+        ScalarKind::U32 => "u32",
+        ScalarKind::I64 => "s64",
+        ScalarKind::U64 => "u64",
+        ScalarKind::F32 => "f32",
+        ScalarKind::F64 => "f64",
+    }
+}
+
+/// The text of one function body.
+#[derive(Default)]
+pub struct Emitter {
+    text: String,
+    counts: [u32; 5],
+    labels: u32,
+    /// `.local` and `.shared` declarations of the function.
+    memory: String,
+    memories: u32,
+}
+
+impl Emitter {
+    pub fn reg(&mut self, class: Class) -> Reg {
+        let n = self.counts[class.index()];
+        self.counts[class.index()] += 1;
+        Reg { class, n }
+    }
+
+    /// One instruction (without its `;`).
+    pub fn op(&mut self, text: impl AsRef<str>) {
+        self.text.push('\t');
+        self.text.push_str(text.as_ref());
+        self.text.push_str(";\n");
+    }
+
+    pub fn label(&mut self) -> Label {
+        self.labels += 1;
+        Label(self.labels)
+    }
+
+    /// Places `label` here.
+    pub fn at(&mut self, label: Label) {
+        let _ = writeln!(self.text, "{label}:");
+    }
+
+    pub fn bra(&mut self, to: Label) {
+        self.op(format!("bra {to}"));
+    }
+
+    /// Branches to `to` when `pred` holds.
+    pub fn bra_if(&mut self, pred: Reg, to: Label) {
+        self.op(format!("@{pred} bra {to}"));
+    }
+
+    /// Branches to `to` when `pred` does not hold.
+    pub fn bra_unless(&mut self, pred: Reg, to: Label) {
+        self.op(format!("@!{pred} bra {to}"));
+    }
+
+    /// A new register holding `value` (`mov.<ty>`).
+    pub fn mov_imm(&mut self, class: Class, value: impl fmt::Display) -> Reg {
+        let r = self.reg(class);
+        let ty = match class {
+            Class::Pred => "pred",
+            Class::B32 => "b32",
+            Class::B64 => "b64",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+        };
+        self.op(format!("mov.{ty} {r}, {value}"));
+        r
+    }
+
+    /// Copies `from` into the existing register `to`.
+    pub fn mov(&mut self, to: Reg, from: Reg) {
+        if to == from {
+            return;
+        }
+        let ty = match to.class {
+            Class::Pred => "pred",
+            Class::B32 => "b32",
+            Class::B64 => "b64",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+        };
+        self.op(format!("mov.{ty} {to}, {from}"));
+    }
+
+    /// A new register of `class` computed by `f(dest)` (the instruction text).
+    pub fn compute(&mut self, class: Class, f: impl FnOnce(Reg) -> String) -> Reg {
+        let r = self.reg(class);
+        let text = f(r);
+        self.op(text);
+        r
+    }
+
+    /// Declares `bytes` of `.local` (or `.shared`) memory; returns its symbol.
+    pub fn memory(&mut self, shared: bool, bytes: u32, align: u32) -> String {
+        self.memories += 1;
+        let (space, name) = if shared {
+            (".shared", format!("shared_{}", self.memories))
+        } else {
+            (".local", format!("local_{}", self.memories))
+        };
+        let _ = writeln!(
+            self.memory,
+            "\t{space} .align {} .b8 {name}[{}];",
+            align.max(4),
+            bytes.max(1)
+        );
+        name
+    }
+
+    /// The finished body: memory and register declarations, then the instructions.
+    pub fn finish(self) -> String {
+        let mut out = self.memory;
+        for class in CLASSES {
+            let n = self.counts[class.index()];
+            if n > 0 {
+                let _ = writeln!(out, "\t.reg {} {}<{n}>;", class.decl(), class.prefix());
+            }
+        }
+        out.push_str(&self.text);
+        out
+    }
+}

@@ -1,0 +1,290 @@
+//! The intrinsic library (seed 003 section 5), component-wise unless the function says
+//! otherwise. Exact functions (`sqrt`, `floor`, `min`, `dot`, ...) are inline instructions in
+//! the interpreter's operation order; transcendental functions and `fmod` call the helper
+//! functions of [`crate::ptx::helpers`].
+
+use super::Lower;
+use crate::ptx::emit::{op_type, Class, Reg};
+use crate::ptx::helpers::{math_helper, FMOD_F64};
+use crate::ptx::CompileError;
+use brook_ir::{BinaryOp, Expr, Handle, MathFun, ScalarKind};
+
+impl Lower<'_> {
+    /// Calls the helper function `name` (registering it for the module).
+    pub fn call_helper(&mut self, name: &'static str, class: Class, args: &[Reg]) -> Reg {
+        if !self.helpers.contains(&name) {
+            self.helpers.push(name);
+        }
+        let r = self.e.reg(class);
+        let list = args
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.e.op(format!("call.uni ({r}), {name}, ({list})"));
+        r
+    }
+
+    /// `fmod` (exact): computed in `f64` for both kinds, where every `f32` result is exact.
+    pub fn fmod(&mut self, kind: ScalarKind, a: Reg, b: Reg) -> Reg {
+        if kind == ScalarKind::F64 {
+            return self.call_helper(FMOD_F64, Class::F64, &[a, b]);
+        }
+        let wa = self
+            .e
+            .compute(Class::F64, |r| format!("cvt.f64.f32 {r}, {a}"));
+        let wb = self
+            .e
+            .compute(Class::F64, |r| format!("cvt.f64.f32 {r}, {b}"));
+        let m = self.call_helper(FMOD_F64, Class::F64, &[wa, wb]);
+        self.e
+            .compute(Class::F32, |r| format!("cvt.rn.f32.f64 {r}, {m}"))
+    }
+
+    pub fn math(
+        &mut self,
+        h: Handle<Expr>,
+        fun: MathFun,
+        args: &[Handle<Expr>],
+    ) -> Result<Vec<Reg>, CompileError> {
+        let kind = self.expr_kind(args[0]);
+        let mut values = Vec::with_capacity(args.len());
+        for &a in args {
+            values.push(self.expr(a)?);
+        }
+        if let Some(helper) = math_helper(fun, kind == ScalarKind::F64) {
+            if !kind.is_float() {
+                return Err(self.unsupported(h, format!("`{}` of integers", fun.name())));
+            }
+            let width = values[0].len();
+            let class = Class::of(kind);
+            return Ok((0..width)
+                .map(|i| {
+                    let lane: Vec<Reg> = values.iter().map(|v| v[i]).collect();
+                    self.call_helper(helper, class, &lane)
+                })
+                .collect());
+        }
+        Ok(self.exact_math(fun, kind, &values))
+    }
+
+    fn float_const(&mut self, kind: ScalarKind, value: f64) -> Reg {
+        if kind == ScalarKind::F64 {
+            self.e
+                .mov_imm(Class::F64, format!("0d{:016X}", value.to_bits()))
+        } else {
+            self.e
+                .mov_imm(Class::F32, format!("0f{:08X}", (value as f32).to_bits()))
+        }
+    }
+
+    /// One instruction `name.<type>` on the operands, giving a value of `a`'s class.
+    fn inst(&mut self, name: &str, kind: ScalarKind, operands: &[Reg]) -> Reg {
+        let t = op_type(kind);
+        let list = operands
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let types = if name.starts_with("cvt.") {
+            format!("{t}.{t}")
+        } else {
+            t.to_string()
+        };
+        self.e
+            .compute(Class::of(kind), |r| format!("{name}.{types} {r}, {list}"))
+    }
+
+    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Reg>]) -> Vec<Reg> {
+        let a = v[0].clone();
+        let n = a.len();
+        let mut out = Vec::with_capacity(n);
+        match fun {
+            MathFun::Dot => return vec![self.dot(kind, &a, &v[1])],
+            MathFun::Length => return vec![self.length(kind, &a)],
+            MathFun::Distance => {
+                let diff: Vec<Reg> = (0..n)
+                    .map(|i| self.binary(BinaryOp::Sub, kind, a[i], v[1][i]))
+                    .collect();
+                return vec![self.length(kind, &diff)];
+            }
+            MathFun::Normalize => {
+                let len = self.length(kind, &a);
+                return (0..n)
+                    .map(|i| self.binary(BinaryOp::Div, kind, a[i], len))
+                    .collect();
+            }
+            MathFun::Cross => {
+                let b = &v[1];
+                let term = |l: &mut Self, i: usize, j: usize| {
+                    let left = l.binary(BinaryOp::Mul, kind, a[i], b[j]);
+                    let right = l.binary(BinaryOp::Mul, kind, a[j], b[i]);
+                    l.binary(BinaryOp::Sub, kind, left, right)
+                };
+                return vec![term(self, 1, 2), term(self, 2, 0), term(self, 0, 1)];
+            }
+            _ => {}
+        }
+        for i in 0..n {
+            let x = a[i];
+            let r = match fun {
+                MathFun::Abs => self.abs(kind, x),
+                MathFun::Ceil => self.inst("cvt.rpi", kind, &[x]),
+                MathFun::Floor => self.inst("cvt.rmi", kind, &[x]),
+                MathFun::Sqrt => self.inst("sqrt.rn", kind, &[x]),
+                MathFun::Rsqrt => {
+                    let root = self.inst("sqrt.rn", kind, &[x]);
+                    let one = self.float_const(kind, 1.0);
+                    self.binary(BinaryOp::Div, kind, one, root)
+                }
+                MathFun::Round => {
+                    let half = self.float_const(kind, 0.5);
+                    let shifted = self.binary(BinaryOp::Add, kind, x, half);
+                    self.inst("cvt.rzi", kind, &[shifted])
+                }
+                MathFun::Frac => {
+                    let floor = self.inst("cvt.rmi", kind, &[x]);
+                    self.binary(BinaryOp::Sub, kind, x, floor)
+                }
+                MathFun::Fmod => self.fmod(kind, x, v[1][i]),
+                MathFun::Max => self.min_max(kind, x, v[1][i], true),
+                MathFun::Min => self.min_max(kind, x, v[1][i], false),
+                MathFun::Clamp => {
+                    let low = self.min_max(kind, x, v[1][i], true);
+                    self.min_max(kind, low, v[2][i], false)
+                }
+                MathFun::Lerp => {
+                    let diff = self.binary(BinaryOp::Sub, kind, v[1][i], x);
+                    let scaled = self.binary(BinaryOp::Mul, kind, diff, v[2][i]);
+                    self.binary(BinaryOp::Add, kind, x, scaled)
+                }
+                MathFun::Sign => self.sign(kind, x),
+                MathFun::IsNan => {
+                    let t = op_type(kind);
+                    self.e
+                        .compute(Class::Pred, |r| format!("setp.nan.{t} {r}, {x}, {x}"))
+                }
+                MathFun::IsInf | MathFun::IsFinite => {
+                    let t = op_type(kind);
+                    let magnitude = self.inst("abs", kind, &[x]);
+                    let inf = self.float_const(kind, f64::INFINITY);
+                    let cc = if fun == MathFun::IsInf { "eq" } else { "lt" };
+                    self.e.compute(Class::Pred, |r| {
+                        format!("setp.{cc}.{t} {r}, {magnitude}, {inf}")
+                    })
+                }
+                // Transcendental functions are helper calls (handled by the caller).
+                _ => x,
+            };
+            out.push(r);
+        }
+        out
+    }
+
+    fn abs(&mut self, kind: ScalarKind, x: Reg) -> Reg {
+        if kind.is_float() {
+            return self.inst("abs", kind, &[x]);
+        }
+        if !kind.is_signed() {
+            return x;
+        }
+        let a = self.inst("abs", kind, &[x]);
+        self.normalize(kind, a)
+    }
+
+    /// `max` (`max == true`) or `min`. For floats: a NaN operand gives the other operand (the
+    /// second if both are NaN), and `-0 < +0`; integers compare by their kind's order.
+    fn min_max(&mut self, kind: ScalarKind, a: Reg, b: Reg, max: bool) -> Reg {
+        let name = if max { "max" } else { "min" };
+        if !kind.is_float() {
+            return self.inst(name, kind, &[a, b]);
+        }
+        let t = op_type(kind);
+        let (bits_class, bits) = if kind == ScalarKind::F64 {
+            (Class::B64, "b64")
+        } else {
+            (Class::B32, "b32")
+        };
+        // Equal operands: their bits and-ed (max: +0 wins) or or-ed (min: -0 wins).
+        let ai = self
+            .e
+            .compute(bits_class, |r| format!("mov.{bits} {r}, {a}"));
+        let bi = self
+            .e
+            .compute(bits_class, |r| format!("mov.{bits} {r}, {b}"));
+        let join = if max { "and" } else { "or" };
+        let tie_bits = self
+            .e
+            .compute(bits_class, |r| format!("{join}.{bits} {r}, {ai}, {bi}"));
+        let tie = self
+            .e
+            .compute(a.class, |r| format!("mov.{bits} {r}, {tie_bits}"));
+        let (a_wins, b_wins) = if max { ("gt", "lt") } else { ("lt", "gt") };
+        let pa = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.{a_wins}.{t} {r}, {a}, {b}"));
+        let pb = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.{b_wins}.{t} {r}, {a}, {b}"));
+        let r = self.select(pa, a, tie);
+        let r = self.select(pb, b, r);
+        let b_nan = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.nan.{t} {r}, {b}, {b}"));
+        let a_nan = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.nan.{t} {r}, {a}, {a}"));
+        let r = self.select(b_nan, a, r);
+        self.select(a_nan, b, r)
+    }
+
+    /// -1, 0 or 1 of the kind; float zeros keep their sign and NaN stays NaN.
+    fn sign(&mut self, kind: ScalarKind, x: Reg) -> Reg {
+        let t = op_type(kind);
+        if kind.is_float() {
+            let zero = self.float_const(kind, 0.0);
+            let one = self.float_const(kind, 1.0);
+            let minus_one = self.float_const(kind, -1.0);
+            let same = self.binary(BinaryOp::Mul, kind, x, zero);
+            let negative = self
+                .e
+                .compute(Class::Pred, |r| format!("setp.lt.{t} {r}, {x}, {zero}"));
+            let positive = self
+                .e
+                .compute(Class::Pred, |r| format!("setp.gt.{t} {r}, {x}, {zero}"));
+            let r = self.select(negative, minus_one, same);
+            return self.select(positive, one, r);
+        }
+        let class = Class::of(kind);
+        let bits = if class == Class::B64 { "b64" } else { "b32" };
+        let nonzero = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.ne.{t} {r}, {x}, 0"));
+        let one = self
+            .e
+            .compute(class, |r| format!("selp.{bits} {r}, 1, 0, {nonzero}"));
+        if !kind.is_signed() {
+            return one;
+        }
+        let negative = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.lt.{t} {r}, {x}, 0"));
+        self.e
+            .compute(class, |r| format!("selp.{bits} {r}, -1, {one}, {negative}"))
+    }
+
+    /// The sum of lane products, left to right, without fused operations.
+    fn dot(&mut self, kind: ScalarKind, a: &[Reg], b: &[Reg]) -> Reg {
+        let mut sum = self.binary(BinaryOp::Mul, kind, a[0], b[0]);
+        for i in 1..a.len() {
+            let product = self.binary(BinaryOp::Mul, kind, a[i], b[i]);
+            sum = self.binary(BinaryOp::Add, kind, sum, product);
+        }
+        sum
+    }
+
+    fn length(&mut self, kind: ScalarKind, a: &[Reg]) -> Reg {
+        let d = self.dot(kind, a, a);
+        self.inst("sqrt.rn", kind, &[d])
+    }
+}

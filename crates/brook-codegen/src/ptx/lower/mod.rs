@@ -1,0 +1,472 @@
+//! Lowering a kernel body to PTX instructions inside one entry function.
+//!
+//! A [`Lower`] holds the [`Emitter`] and what the body needs: how each parameter is bound
+//! ([`Binding`]), where each local lives ([`LocalStore`]), the current domain position, and
+//! the loop and return targets. The drivers ([`crate::ptx::driver`]) set these up and lower
+//! the body where they need it.
+//!
+//! Values are flat lists of scalar leaves ([`crate::leaves`]) in registers of their
+//! [`Class`]. Expressions are evaluated when their statement runs and memoised for the rest of
+//! that statement, as in the CPU backend.
+
+mod expr;
+mod math;
+mod ops;
+mod place;
+mod stmt;
+
+use super::emit::{mem_type, Class, Emitter, Label, Reg};
+use super::CompileError;
+use crate::abi::{record, BlockLayout, Variant};
+use crate::leaves::{has_array, leaves, Leaf};
+use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
+use std::collections::HashMap;
+
+/// The name of the parameter block in every entry's signature.
+pub const PARAMS: &str = "params";
+
+/// How a parameter is reached.
+#[derive(Clone, Debug)]
+pub enum Binding {
+    /// Nothing to read (a parameter this entry does not use).
+    Unbound,
+    /// The element at the (global) address in a register, set for each instance: inputs of
+    /// the domain's shape and outputs.
+    Element { addr: Reg },
+    /// An input of another shape, read through implicit resize.
+    Resized { stream: StreamRef },
+    /// An iterator; `resized` when its shape differs from the domain.
+    Iterator {
+        start: Vec<Reg>,
+        end: Vec<Reg>,
+        shape: Vec<Reg>,
+        resized: bool,
+    },
+    /// A gather or scatter array.
+    Array { stream: StreamRef },
+    /// A constant's leaves.
+    Constant(Vec<Reg>),
+    /// A value held in registers that stores overwrite (a reduction's accumulator).
+    Vars(Vec<Reg>),
+    /// A read-only value (a reduction's right operand).
+    Values(Vec<Reg>),
+}
+
+/// A stream's address, element offset, shape and pitches, loaded from its record (`u64`s).
+#[derive(Clone, Debug)]
+pub struct StreamRef {
+    pub base: Reg,
+    pub offset: Reg,
+    pub shape: Vec<Reg>,
+    pub pitch: Vec<Reg>,
+    pub size: u32,
+}
+
+/// Where a local lives.
+#[derive(Clone, Debug)]
+pub enum LocalStore {
+    /// One register per leaf.
+    Vars(Vec<Reg>),
+    /// In `.local` or `.shared` memory at this generic address, in C layout.
+    Memory { addr: Reg, size: u32 },
+}
+
+/// The lowering state of one entry function.
+pub struct Lower<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub e: Emitter,
+    pub bindings: Vec<Binding>,
+    pub locals: Vec<LocalStore>,
+    /// The domain's extents (slowest first), for implicit resize.
+    pub domain: Vec<Reg>,
+    /// The current position in the domain (slowest first), `u64`.
+    pub pos: Vec<Reg>,
+    /// The position inside the thread group (`u64`).
+    pub in_group: Option<Reg>,
+    /// Where `return` goes.
+    pub ret: Label,
+    /// Element bindings and their streams, whose addresses follow the position.
+    pub elements: Vec<(Reg, StreamRef)>,
+    loops: Vec<(Label, Label)>,
+    memo: HashMap<Handle<Expr>, Vec<Reg>>,
+    /// Helper functions (`.func`) the body calls, by name.
+    pub helpers: Vec<&'static str>,
+}
+
+impl<'a> Lower<'a> {
+    pub fn new(module: &'a Module, kernel: &'a Kernel) -> Self {
+        let mut e = Emitter::default();
+        let ret = e.label();
+        Lower {
+            module,
+            kernel,
+            e,
+            bindings: vec![Binding::Unbound; kernel.params.len()],
+            locals: Vec::new(),
+            domain: Vec::new(),
+            pos: Vec::new(),
+            in_group: None,
+            ret,
+            elements: Vec::new(),
+            loops: Vec::new(),
+            memo: HashMap::new(),
+            helpers: Vec::new(),
+        }
+    }
+
+    /// Lowers the kernel body where the emitter stands; `return` jumps to `self.ret`.
+    pub fn body(&mut self) -> Result<(), CompileError> {
+        let body = &self.kernel.body;
+        self.block(body)
+    }
+
+    pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        CompileError::Unsupported {
+            kernel: self.kernel.name.clone(),
+            span: self.kernel.exprs.span(h),
+            construct: what,
+        }
+    }
+
+    /// A new `u64` register holding `value`.
+    pub fn u64_imm(&mut self, value: u64) -> Reg {
+        self.e.mov_imm(Class::B64, value)
+    }
+
+    /// The zero of a scalar kind.
+    pub fn zero(&mut self, kind: ScalarKind) -> Reg {
+        match Class::of(kind) {
+            Class::Pred => self.pred_const(false),
+            Class::F32 => self.e.mov_imm(Class::F32, "0f00000000"),
+            Class::F64 => self.e.mov_imm(Class::F64, "0d0000000000000000"),
+            class => self.e.mov_imm(class, 0),
+        }
+    }
+
+    /// A predicate register holding `value`.
+    pub fn pred_const(&mut self, value: bool) -> Reg {
+        let word = self.e.mov_imm(Class::B32, u32::from(value));
+        self.e
+            .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {word}, 0"))
+    }
+
+    /// Loads one scalar from `[addr + offset]` in `space` (`global` or generic `""`).
+    pub fn load_scalar(&mut self, kind: ScalarKind, addr: Reg, offset: u32, space: &str) -> Reg {
+        let dot = if space.is_empty() { "" } else { "." };
+        let ty = mem_type(kind);
+        if kind == ScalarKind::Bool {
+            let byte = self.e.compute(Class::B32, |r| {
+                format!("ld{dot}{space}.u8 {r}, [{addr}+{offset}]")
+            });
+            return self
+                .e
+                .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
+        }
+        self.e.compute(Class::of(kind), |r| {
+            format!("ld{dot}{space}.{ty} {r}, [{addr}+{offset}]")
+        })
+    }
+
+    pub fn store_scalar(
+        &mut self,
+        kind: ScalarKind,
+        value: Reg,
+        addr: Reg,
+        offset: u32,
+        space: &str,
+    ) {
+        let dot = if space.is_empty() { "" } else { "." };
+        let ty = match kind {
+            ScalarKind::Bool | ScalarKind::I8 | ScalarKind::U8 => "u8",
+            ScalarKind::I16 | ScalarKind::U16 => "u16",
+            k => mem_type(k),
+        };
+        let value = if kind == ScalarKind::Bool {
+            self.e
+                .compute(Class::B32, |r| format!("selp.u32 {r}, 1, 0, {value}"))
+        } else {
+            value
+        };
+        self.e
+            .op(format!("st{dot}{space}.{ty} [{addr}+{offset}], {value}"));
+    }
+
+    /// Loads a whole value of `ty` from `addr`; whole vectors of 4-byte (or two 8-byte)
+    /// components use one vector load when `aligned` (stream elements are).
+    pub fn load_value(&mut self, ty: &Type, addr: Reg, space: &str, aligned: bool) -> Vec<Reg> {
+        if let Some(regs) = self.vector_access(ty, addr, space, aligned, None) {
+            return regs;
+        }
+        leaves(self.module, ty)
+            .into_iter()
+            .map(|leaf| self.load_scalar(leaf.kind, addr, leaf.offset, space))
+            .collect()
+    }
+
+    /// Stores the leaves `values` of a value laid out as `layout` at `addr`.
+    pub fn store_leaves(&mut self, layout: &[Leaf], values: &[Reg], addr: Reg, space: &str) {
+        for (leaf, &value) in layout.iter().zip(values) {
+            self.store_scalar(leaf.kind, value, addr, leaf.offset, space);
+        }
+    }
+
+    /// Stores a whole value of `ty` at `addr` (a vector store when `aligned` allows).
+    pub fn store_value(
+        &mut self,
+        ty: &Type,
+        values: &[Reg],
+        addr: Reg,
+        space: &str,
+        aligned: bool,
+    ) {
+        if self
+            .vector_access(ty, addr, space, aligned, Some(values))
+            .is_some()
+        {
+            return;
+        }
+        let layout = leaves(self.module, ty);
+        self.store_leaves(&layout, values, addr, space);
+    }
+
+    /// A `ld.v2`/`ld.v4` (or, with `store`, `st.v*`) of a whole vector value, when its type
+    /// and alignment allow.
+    fn vector_access(
+        &mut self,
+        ty: &Type,
+        addr: Reg,
+        space: &str,
+        aligned: bool,
+        store: Option<&[Reg]>,
+    ) -> Option<Vec<Reg>> {
+        let Type::Value(v) = ty else { return None };
+        let width = usize::from(v.width);
+        let fits = matches!((v.kind.size(), width), (4, 2) | (4, 4) | (8, 2));
+        if !aligned || !fits || v.kind == ScalarKind::Bool {
+            return None;
+        }
+        let dot = if space.is_empty() { "" } else { "." };
+        let ty = mem_type(v.kind);
+        let regs: Vec<Reg> = match store {
+            Some(values) => values.to_vec(),
+            None => (0..width).map(|_| self.e.reg(Class::of(v.kind))).collect(),
+        };
+        let list = regs
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if store.is_some() {
+            self.e
+                .op(format!("st{dot}{space}.v{width}.{ty} [{addr}], {{{list}}}"));
+        } else {
+            self.e
+                .op(format!("ld{dot}{space}.v{width}.{ty} {{{list}}}, [{addr}]"));
+        }
+        Some(regs)
+    }
+
+    /// A `u64` field of the parameter block.
+    pub fn param_u64(&mut self, at: u32) -> Reg {
+        self.e
+            .compute(Class::B64, |r| format!("ld.param.u64 {r}, [{PARAMS}+{at}]"))
+    }
+
+    /// `count` consecutive `u64`s of the block.
+    pub fn param_axes(&mut self, at: u32, count: usize) -> Vec<Reg> {
+        (0..count)
+            .map(|k| self.param_u64(at + 8 * k as u32))
+            .collect()
+    }
+
+    /// `count` consecutive `f32`s of the block.
+    pub fn param_floats(&mut self, at: u32, count: usize) -> Vec<Reg> {
+        (0..count)
+            .map(|c| {
+                let at = at + 4 * c as u32;
+                self.e
+                    .compute(Class::F32, |r| format!("ld.param.f32 {r}, [{PARAMS}+{at}]"))
+            })
+            .collect()
+    }
+
+    /// A stream record's address, offset, and `rank` axes of shape and pitch.
+    pub fn stream_ref(&mut self, at: u32, rank: usize, size: u32) -> StreamRef {
+        StreamRef {
+            base: self.param_u64(at + record::ADDRESS),
+            offset: self.param_u64(at + record::OFFSET),
+            shape: self.param_axes(at + record::SHAPE, rank),
+            pitch: self.param_axes(at + record::PITCH, rank),
+            size,
+        }
+    }
+
+    /// `offset + sum(index[k] * pitch[k])`: an element index.
+    pub fn element_index(&mut self, offset: Reg, index: &[Reg], pitch: &[Reg]) -> Reg {
+        let mut sum = offset;
+        for (&i, &p) in index.iter().zip(pitch) {
+            sum = self
+                .e
+                .compute(Class::B64, |r| format!("mad.lo.u64 {r}, {i}, {p}, {sum}"));
+        }
+        sum
+    }
+
+    /// `base + index * size`: an element's address.
+    pub fn element_address(&mut self, base: Reg, index: Reg, size: u32) -> Reg {
+        self.e.compute(Class::B64, |r| {
+            format!("mad.lo.u64 {r}, {index}, {size}, {base}")
+        })
+    }
+
+    /// Points every element binding at the element of the current position.
+    pub fn set_elements(&mut self) {
+        let pos = self.pos.clone();
+        for (addr, s) in self.elements.clone() {
+            let index = self.element_index(s.offset, &pos, &s.pitch);
+            let a = self.element_address(s.base, index, s.size);
+            self.e.mov(addr, a);
+        }
+    }
+
+    /// Forgets memoised expression values (at each statement).
+    pub fn forget(&mut self) {
+        self.memo.clear();
+    }
+
+    /// Places every local: registers, or `.local` memory for locals holding arrays (and
+    /// `.shared` memory for `shared` locals of a thread-group kernel when `groups`).
+    pub fn place_locals(&mut self, groups: bool) {
+        let mut stores = Vec::new();
+        for (_, local) in self.kernel.locals.iter() {
+            if local.shared || has_array(self.module, &local.ty) {
+                let layout = self.module.layout(&local.ty);
+                let size = layout.size.next_multiple_of(4).max(4);
+                let shared = local.shared && groups;
+                let name = self.e.memory(shared, size, layout.align.max(8));
+                let space = if shared { "shared" } else { "local" };
+                let raw = self.e.mov_imm(Class::B64, &name);
+                let addr = self
+                    .e
+                    .compute(Class::B64, |r| format!("cvta.{space}.u64 {r}, {raw}"));
+                stores.push(LocalStore::Memory { addr, size });
+            } else {
+                let regs = leaves(self.module, &local.ty)
+                    .iter()
+                    .map(|leaf| self.e.reg(Class::of(leaf.kind)))
+                    .collect();
+                stores.push(LocalStore::Vars(regs));
+            }
+        }
+        self.locals = stores;
+    }
+
+    /// Zeroes every private local (at the start of each instance). Shared locals are zeroed
+    /// by the group driver.
+    pub fn zero_locals(&mut self) {
+        for (index, (_, local)) in self.kernel.locals.iter().enumerate() {
+            match self.locals[index].clone() {
+                LocalStore::Vars(regs) => {
+                    for (reg, leaf) in regs.iter().zip(leaves(self.module, &local.ty)) {
+                        let zero = self.zero(leaf.kind);
+                        self.e.mov(*reg, zero);
+                    }
+                }
+                LocalStore::Memory { addr, size } if !local.shared => {
+                    self.zero_memory(addr, size, "")
+                }
+                LocalStore::Memory { .. } => {}
+            }
+        }
+    }
+
+    /// Zeroes `size` bytes (a multiple of 4) at `addr`.
+    pub fn zero_memory(&mut self, addr: Reg, size: u32, space: &str) {
+        let dot = if space.is_empty() { "" } else { "." };
+        for at in (0..size).step_by(4) {
+            self.e.op(format!("st{dot}{space}.u32 [{addr}+{at}], 0"));
+        }
+    }
+}
+
+/// The stream record's rank that a launch of `variant` binds for parameter `role`.
+pub fn bound_rank(variant: &Variant, role: &brook_ir::ParamRole) -> usize {
+    match role {
+        brook_ir::ParamRole::Gather { dims } => dims.len(),
+        brook_ir::ParamRole::Scatter { rank } => usize::from(*rank),
+        _ => variant.rank,
+    }
+}
+
+/// Reads the records of the parameter block into bindings. Inputs and outputs of the
+/// domain's shape get an element address register (set by [`Lower::set_elements`]);
+/// reduction parameters are left for the reduction driver.
+pub fn bind_params(lower: &mut Lower<'_>, layout: &BlockLayout, variant: &Variant) {
+    use brook_ir::ParamRole;
+    let module = lower.module;
+    for (index, param) in lower.kernel.params.iter().enumerate() {
+        let at = layout.param_offset(index);
+        let size = module.layout(&param.ty).size;
+        let mode = variant.inputs.get(index).copied().flatten();
+        let binding = match (&param.role, mode) {
+            (ParamRole::Constant, _) => {
+                let values = leaves(module, &param.ty)
+                    .iter()
+                    .map(|leaf| param_scalar(lower, leaf.kind, at + leaf.offset))
+                    .collect();
+                Binding::Constant(values)
+            }
+            (ParamRole::Gather { .. } | ParamRole::Scatter { .. }, _) => {
+                let rank = bound_rank(variant, &param.role);
+                Binding::Array {
+                    stream: lower.stream_ref(at, rank, size),
+                }
+            }
+            (ParamRole::Reduce, _) => Binding::Unbound,
+            (ParamRole::Input | ParamRole::Iterator, _)
+                if lower.kernel.kind == brook_ir::KernelKind::Reduce =>
+            {
+                Binding::Unbound
+            }
+            (_, Some(m)) if m.is_iterator() => {
+                let width = match &param.ty {
+                    Type::Value(v) => usize::from(v.width),
+                    _ => 1,
+                };
+                Binding::Iterator {
+                    start: lower.param_floats(at + record::ITER_START, width),
+                    end: lower.param_floats(at + record::ITER_END, width),
+                    shape: lower.param_axes(at + record::SHAPE, variant.rank),
+                    resized: m.is_resized(),
+                }
+            }
+            (_, Some(m)) if m.is_resized() => Binding::Resized {
+                stream: lower.stream_ref(at, variant.rank, size),
+            },
+            _ => {
+                let stream = lower.stream_ref(at, variant.rank, size);
+                let addr = lower.e.reg(Class::B64);
+                lower.elements.push((addr, stream));
+                Binding::Element { addr }
+            }
+        };
+        lower.bindings[index] = binding;
+    }
+}
+
+/// One scalar of a constant in the parameter block.
+fn param_scalar(lower: &mut Lower<'_>, kind: ScalarKind, at: u32) -> Reg {
+    if kind == ScalarKind::Bool {
+        let byte = lower
+            .e
+            .compute(Class::B32, |r| format!("ld.param.u8 {r}, [{PARAMS}+{at}]"));
+        return lower
+            .e
+            .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
+    }
+    let ty = mem_type(kind);
+    lower.e.compute(Class::of(kind), |r| {
+        format!("ld.param.{ty} {r}, [{PARAMS}+{at}]")
+    })
+}

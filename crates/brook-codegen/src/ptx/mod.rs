@@ -1,0 +1,134 @@
+//! The PTX backend: kernel IR to PTX text, which the CUDA driver compiles for the GPU.
+//!
+//! [`compile`] turns one kernel, specialised for a launch [`Variant`], into a PTX module with
+//! one entry function, `brook_main` ([`driver`]), taking the launch's parameter block
+//! ([`crate::abi`]) as a `.param` byte array. Arithmetic follows the exact rules of
+//! `../shared/SEMANTICS.md`: every float operation is written with `.rn` (so `ptxas` never
+//! contracts `a*b+c` into an `fma`), no flush-to-zero, integer division never traps.
+//! No CUDA toolkit is needed: the text is written here and JIT-compiled by the driver.
+
+mod driver;
+mod emit;
+mod helpers;
+mod lower;
+
+pub use driver::reduce::MAX_PIECE;
+
+use crate::abi::{BlockLayout, Variant};
+use brook_ir::{KernelKind, Module, SourceSpan};
+use std::time::{Duration, Instant};
+
+/// The GPU a module is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// Compute capability as `major * 10 + minor` (`90` for an H100/H200).
+    pub sm: u32,
+}
+
+impl Target {
+    /// The PTX ISA version written in the module: the oldest that knows `sm`.
+    pub fn ptx_version(&self) -> &'static str {
+        match self.sm {
+            120.. => "8.7",
+            100.. => "8.6",
+            90.. => "7.8",
+            89 => "7.8",
+            86..=88 => "7.1",
+            80..=85 => "7.0",
+            75..=79 => "6.3",
+            _ => "6.0",
+        }
+    }
+}
+
+/// Why a kernel cannot be written as PTX.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("kernel `{kernel}`: the CUDA backend does not support {construct}")]
+    Unsupported {
+        kernel: String,
+        span: SourceSpan,
+        construct: String,
+    },
+}
+
+/// What kind of launch the entry expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// One thread per instance (any grid; the entry loops over the region).
+    Map,
+    /// One CTA of `group_size` threads per group of instances.
+    Group { group_size: u32 },
+    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value.
+    Reduce { value_size: u32 },
+}
+
+/// A kernel written as a PTX module.
+#[derive(Clone, Debug)]
+pub struct PtxKernel {
+    /// The module's text (readable: `brcc --emit ptx` prints it).
+    pub text: String,
+    pub entry: EntryKind,
+    pub layout: BlockLayout,
+    /// How long writing the text took.
+    pub generate_time: Duration,
+}
+
+impl PtxKernel {
+    /// The name of the module's entry function.
+    pub fn entry_name(&self) -> &'static str {
+        driver::ENTRY
+    }
+}
+
+/// Writes kernel `kernel` of `module`, specialised for `variant`, as PTX for `target`.
+pub fn compile(
+    module: &Module,
+    kernel: usize,
+    variant: &Variant,
+    target: Target,
+) -> Result<PtxKernel, CompileError> {
+    let started = Instant::now();
+    let k = &module.kernels[kernel];
+    let layout = BlockLayout::new(module, k);
+    let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
+        (KernelKind::Reduce, _) => {
+            let (text, helpers, value_size) = driver::reduce::build(module, k, variant, &layout)?;
+            (text, helpers, EntryKind::Reduce { value_size })
+        }
+        (KernelKind::Map, Some(size)) => {
+            let group_size = size.iter().product::<u32>().max(1);
+            let (text, helpers) = driver::group::build(module, k, variant, &layout, group_size)?;
+            (text, helpers, EntryKind::Group { group_size })
+        }
+        (KernelKind::Map, None) => {
+            let (text, helpers) = driver::map::build(module, k, variant, &layout)?;
+            (text, helpers, EntryKind::Map)
+        }
+    };
+    let mut text = format!(
+        "// Brook kernel `{}` (rank {}), written by brook-codegen\n.version {}\n.target sm_{}\n.address_size 64\n",
+        k.name,
+        variant.rank,
+        target.ptx_version(),
+        target.sm
+    );
+    for name in helper_names {
+        let Some(helper) = helpers::helper_text(name) else {
+            return Err(CompileError::Unsupported {
+                kernel: k.name.clone(),
+                span: k.span,
+                construct: format!("the intrinsic behind `{name}` yet"),
+            });
+        };
+        text.push_str(helper);
+    }
+    text.push('\n');
+    text.push_str(&entry_text);
+    Ok(PtxKernel {
+        text,
+        entry,
+        layout,
+        generate_time: started.elapsed(),
+    })
+}

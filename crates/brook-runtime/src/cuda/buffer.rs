@@ -1,0 +1,81 @@
+//! Device memory on a GPU: stream-ordered allocations (`cuMemAllocAsync`), zeroed when made
+//! and freed on the device's stream after the work queued before the free.
+
+use super::driver::{check, Handles};
+use crate::device::Buffer;
+use cudarc::driver::sys;
+use std::any::Any;
+
+pub struct CudaBuffer {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    handles: Handles,
+}
+
+impl CudaBuffer {
+    /// `bytes` zeroed bytes of device memory.
+    pub fn new(handles: Handles, bytes: usize) -> Result<CudaBuffer, String> {
+        handles.bind()?;
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer; the stream belongs to the bound context.
+        unsafe {
+            check(
+                sys::cuMemAllocAsync(&mut ptr, bytes.max(1), handles.stream),
+                &format!("allocating {bytes} bytes on the GPU"),
+            )?;
+            check(
+                sys::cuMemsetD8Async(ptr, 0, bytes.max(1), handles.stream),
+                "cuMemsetD8Async",
+            )?;
+        }
+        Ok(CudaBuffer {
+            ptr,
+            len: bytes,
+            handles,
+        })
+    }
+
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The device address of byte `offset` when `len` bytes from there lie in the buffer.
+    pub fn range(&self, offset: usize, len: usize) -> Option<u64> {
+        (offset.checked_add(len)? <= self.len).then(|| self.ptr + offset as u64)
+    }
+}
+
+impl Buffer for CudaBuffer {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        if self.handles.bind().is_ok() {
+            // SAFETY: the pointer came from cuMemAllocAsync on this stream; the free is ordered
+            // after every job queued on it. A failure leaks the memory, nothing worse.
+            unsafe {
+                let _ = sys::cuMemFreeAsync(self.ptr, self.handles.stream);
+            }
+        }
+    }
+}
+
+/// A CUDA buffer's address and length, for [`crate::launch::block::param_block`].
+pub fn address_of(buffer: &dyn Buffer) -> Result<(u64, usize), String> {
+    let buffer = cuda_buffer(buffer)?;
+    Ok((buffer.ptr(), buffer.len()))
+}
+
+pub fn cuda_buffer(buffer: &dyn Buffer) -> Result<&CudaBuffer, String> {
+    buffer
+        .as_any()
+        .downcast_ref::<CudaBuffer>()
+        .ok_or_else(|| "a stream's buffer belongs to another device".to_string())
+}

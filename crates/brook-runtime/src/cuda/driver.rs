@@ -1,0 +1,244 @@
+//! A thin layer over the CUDA driver API (`cudarc::driver::sys`, loaded at run time): calls
+//! that return `Result<_, String>` with the driver's error name and text, and the few
+//! handles the device keeps.
+//!
+//! Nothing here is called before [`driver_library_present`] has said the library exists,
+//! because loading a missing library inside `cudarc` panics.
+
+use cudarc::driver::sys::{self, CUresult};
+use std::ffi::{c_void, CStr};
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_library_present() -> bool {
+    // SAFETY: only tries to open the library by its known names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The driver's name and description of an error code.
+pub fn describe(code: CUresult) -> String {
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: the driver returns static strings (or leaves the pointers null).
+    unsafe {
+        sys::cuGetErrorName(code, &mut name);
+        sys::cuGetErrorString(code, &mut text);
+        let name = if name.is_null() {
+            format!("{code:?}")
+        } else {
+            CStr::from_ptr(name).to_string_lossy().into_owned()
+        };
+        if text.is_null() {
+            name
+        } else {
+            format!("{name}: {}", CStr::from_ptr(text).to_string_lossy())
+        }
+    }
+}
+
+/// `Ok` for `CUDA_SUCCESS`, else the error described, after `what`.
+pub fn check(code: CUresult, what: &str) -> Result<(), String> {
+    if code == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what}: {}", describe(code)))
+    }
+}
+
+/// One GPU's primary context and the in-order stream the device uses.
+#[derive(Clone, Copy, Debug)]
+pub struct Handles {
+    pub context: sys::CUcontext,
+    pub stream: sys::CUstream,
+}
+
+// SAFETY: driver handles may be used from any thread once the context is made current there.
+unsafe impl Send for Handles {}
+// SAFETY: as above; the driver serialises use of a stream.
+unsafe impl Sync for Handles {}
+
+impl Handles {
+    /// Makes the context current on the calling thread.
+    pub fn bind(&self) -> Result<(), String> {
+        // SAFETY: the context was retained at creation and lives as long as the process.
+        check(
+            unsafe { sys::cuCtxSetCurrent(self.context) },
+            "cuCtxSetCurrent",
+        )
+    }
+
+    /// Waits for the stream's work; a fault of earlier work is returned here.
+    pub fn synchronize(&self) -> Result<(), String> {
+        self.bind()?;
+        // SAFETY: the stream belongs to the current context.
+        check(unsafe { sys::cuStreamSynchronize(self.stream) }, "the GPU")
+    }
+
+    /// Whether the stream has no unfinished work.
+    pub fn idle(&self) -> bool {
+        // SAFETY: as above.
+        self.bind().is_ok() && unsafe { sys::cuStreamQuery(self.stream) } == CUresult::CUDA_SUCCESS
+    }
+}
+
+/// Initialises the driver and returns the number of GPUs.
+pub fn device_count() -> Result<usize, String> {
+    // SAFETY: plain driver calls with valid out-pointers.
+    unsafe {
+        check(sys::cuInit(0), "cuInit")?;
+        let mut count = 0;
+        check(sys::cuDeviceGetCount(&mut count), "cuDeviceGetCount")?;
+        Ok(count.max(0) as usize)
+    }
+}
+
+/// What the device reports about itself.
+#[derive(Clone, Debug)]
+pub struct Properties {
+    pub name: String,
+    /// Compute capability, `major * 10 + minor`.
+    pub sm: u32,
+    pub multiprocessors: u32,
+    pub max_threads_per_block: u32,
+}
+
+fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32, String> {
+    let mut value = 0;
+    // SAFETY: valid out-pointer and device handle.
+    check(
+        unsafe { sys::cuDeviceGetAttribute(&mut value, attr, device) },
+        "cuDeviceGetAttribute",
+    )?;
+    Ok(value.max(0) as u32)
+}
+
+/// Opens GPU `ordinal`: its primary context and a new stream.
+pub fn open(ordinal: usize) -> Result<(Handles, Properties), String> {
+    use sys::CUdevice_attribute as A;
+    let mut device = 0;
+    // SAFETY: plain driver calls with valid out-pointers.
+    unsafe {
+        check(sys::cuDeviceGet(&mut device, ordinal as i32), "cuDeviceGet")?;
+    }
+    let mut name = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 bytes.
+    unsafe {
+        check(
+            sys::cuDeviceGetName(name.as_mut_ptr(), 256, device),
+            "cuDeviceGetName",
+        )?;
+    }
+    // SAFETY: the driver wrote a NUL-terminated string.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let properties = Properties {
+        name,
+        sm: attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? * 10
+            + attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        multiprocessors: attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        max_threads_per_block: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+    };
+    let mut context = std::ptr::null_mut();
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: valid out-pointers; the stream is created in the retained context.
+    unsafe {
+        check(
+            sys::cuDevicePrimaryCtxRetain(&mut context, device),
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        check(sys::cuCtxSetCurrent(context), "cuCtxSetCurrent")?;
+        // CU_STREAM_NON_BLOCKING: no implicit ordering with the legacy default stream.
+        check(sys::cuStreamCreate(&mut stream, 1), "cuStreamCreate")?;
+    }
+    Ok((Handles { context, stream }, properties))
+}
+
+/// The entry function of a loaded module (modules stay loaded for the process's life).
+#[derive(Debug)]
+pub struct Function {
+    pub function: sys::CUfunction,
+    /// Registers per thread and the most threads per block this function can run with.
+    pub registers: u32,
+    pub max_threads: u32,
+}
+
+// SAFETY: module and function handles are plain driver handles usable from any thread.
+unsafe impl Send for Function {}
+// SAFETY: as above.
+unsafe impl Sync for Function {}
+
+/// JIT-compiles PTX text and finds `entry`; a compile failure returns the JIT's log.
+pub fn load_ptx(ptx: &str, entry: &str) -> Result<Function, String> {
+    let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;
+    let mut log = vec![0u8; 16384];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    let mut module = std::ptr::null_mut();
+    // SAFETY: the options point at a live buffer of the size given; the text is NUL-ended.
+    let code = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            text.as_ptr().cast(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if code != CUresult::CUDA_SUCCESS {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
+        return Err(format!(
+            "the driver could not compile the kernel's PTX ({}): {log}",
+            describe(code)
+        ));
+    }
+    let name = std::ffi::CString::new(entry).map_err(|_| "bad entry name".to_string())?;
+    let mut function = std::ptr::null_mut();
+    // SAFETY: the module was just loaded; the name is NUL-ended.
+    check(
+        unsafe { sys::cuModuleGetFunction(&mut function, module, name.as_ptr()) },
+        "cuModuleGetFunction",
+    )?;
+    let get = |attr| {
+        let mut v = 0;
+        // SAFETY: valid function handle and out-pointer.
+        let code = unsafe { sys::cuFuncGetAttribute(&mut v, attr, function) };
+        check(code, "cuFuncGetAttribute").map(|_| v.max(0) as u32)
+    };
+    Ok(Function {
+        function,
+        registers: get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        max_threads: get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+    })
+}
+
+/// Launches `function` on `stream` with `params` (pointers to each parameter's bytes).
+pub fn launch(
+    function: &Function,
+    stream: sys::CUstream,
+    grid: u32,
+    block: u32,
+    params: &mut [*mut c_void],
+) -> Result<(), String> {
+    // SAFETY: `params` holds one pointer per entry parameter, each to bytes of its size that
+    // live until this call returns (the driver copies them).
+    let code = unsafe {
+        sys::cuLaunchKernel(
+            function.function,
+            grid,
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    check(code, "kernel launch")
+}

@@ -1,0 +1,232 @@
+//! The CUDA devices (`cuda:N`): kernels written as PTX by `brook_codegen::ptx`, compiled by
+//! the driver, and run on one in-order CUDA stream per GPU.
+//!
+//! The driver library is opened at run time; a machine without it, or without a GPU, simply
+//! has no CUDA devices ([`discover`] says why). Every device method runs on the device's
+//! queue worker (which makes the GPU's context current first), except `allocate`, which may
+//! run on any thread. Work on the GPU is asynchronous: a download waits for the stream, and
+//! [`Device::settle`] (used by `finish`) waits for everything queued.
+
+mod buffer;
+mod driver;
+mod run;
+
+use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
+use crate::error::{range_error, LaunchProblem, RuntimeError};
+use crate::launch::{block, Launch};
+use crate::queue::Queue;
+use brook_codegen::abi::Variant;
+use brook_codegen::ptx::{compile, EntryKind, PtxKernel, Target};
+use brook_ir::Module;
+use buffer::CudaBuffer;
+use cudarc::driver::sys;
+use driver::{check, Function, Handles, Properties};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A kernel loaded on the GPU.
+pub struct Loaded {
+    pub ptx: PtxKernel,
+    function: Function,
+}
+
+type CacheKey = (usize, usize, Variant);
+type CacheEntry = (Arc<Module>, Arc<Loaded>);
+
+pub struct CudaDevice {
+    info: DeviceInfo,
+    queue: Queue,
+    handles: Handles,
+    properties: Properties,
+    cache: Mutex<HashMap<CacheKey, CacheEntry>>,
+}
+
+/// The CUDA devices of this machine, or why there are none.
+pub fn discover() -> Result<Vec<CudaDevice>, String> {
+    if !driver::driver_library_present() {
+        return Err("the CUDA driver library (libcuda) is not installed".into());
+    }
+    let count = driver::device_count()?;
+    if count == 0 {
+        return Err("the CUDA driver reports no GPU".into());
+    }
+    (0..count).map(CudaDevice::open).collect()
+}
+
+impl CudaDevice {
+    fn open(ordinal: usize) -> Result<CudaDevice, String> {
+        let (handles, properties) = driver::open(ordinal)?;
+        Ok(CudaDevice {
+            info: DeviceInfo {
+                kind: DeviceKind::Cuda,
+                ordinal,
+                description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
+            },
+            queue: Queue::new(format!("brook-cuda-{ordinal}")),
+            handles,
+            properties,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn target(&self) -> Target {
+        Target {
+            sm: self.properties.sm,
+        }
+    }
+
+    fn buffer<'b>(&self, buffer: &'b dyn Buffer) -> Result<&'b CudaBuffer, RuntimeError> {
+        buffer::cuda_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))
+    }
+
+    fn fail(&self, e: String) -> RuntimeError {
+        RuntimeError::NoDevice(self.info.to_string(), e)
+    }
+
+    /// The loaded variant of a launch's kernel, written and loaded on first use.
+    pub fn loaded(&self, launch: &Launch, variant: &Variant) -> Result<Arc<Loaded>, LaunchProblem> {
+        let key = (
+            Arc::as_ptr(&launch.module) as usize,
+            launch.kernel,
+            variant.clone(),
+        );
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, loaded)) = cache.get(&key) {
+            return Ok(loaded.clone());
+        }
+        let ptx = compile(&launch.module, launch.kernel, variant, self.target())
+            .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
+        if std::env::var_os("BROOK_DUMP_PTX").is_some() {
+            eprintln!("{}", ptx.text);
+        }
+        let function =
+            driver::load_ptx(&ptx.text, ptx.entry_name()).map_err(LaunchProblem::Execution)?;
+        let loaded = Arc::new(Loaded { ptx, function });
+        cache.insert(key, (launch.module.clone(), loaded.clone()));
+        Ok(loaded)
+    }
+}
+
+impl Device for CudaDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        Ok(Arc::new(
+            CudaBuffer::new(self.handles, bytes).map_err(|e| self.fail(e))?,
+        ))
+    }
+
+    fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        let buffer = self.buffer(buffer)?;
+        let target = buffer
+            .range(offset, bytes.len())
+            .ok_or_else(|| range_error("Stream Read", offset, bytes.len(), buffer.len()))?;
+        // SAFETY: the range is inside the buffer; from pageable memory the call returns once
+        // the bytes are staged, so `bytes` may go away afterwards.
+        let code = unsafe {
+            sys::cuMemcpyHtoDAsync_v2(
+                target,
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                self.handles.stream,
+            )
+        };
+        check(code, "copying to the GPU").map_err(|e| self.fail(e))
+    }
+
+    fn download(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        let buffer = self.buffer(buffer)?;
+        let source = buffer
+            .range(offset, out.len())
+            .ok_or_else(|| range_error("Stream Write", offset, out.len(), buffer.len()))?;
+        // SAFETY: the range is inside the buffer; the stream is synchronised before `out` is
+        // used.
+        let code = unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                out.as_mut_ptr().cast(),
+                source,
+                out.len(),
+                self.handles.stream,
+            )
+        };
+        check(code, "copying from the GPU").map_err(|e| self.fail(e))?;
+        self.handles.synchronize().map_err(|e| self.fail(e))
+    }
+
+    fn copy(
+        &self,
+        from: &dyn Buffer,
+        from_offset: usize,
+        to: &dyn Buffer,
+        to_offset: usize,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
+        let out_of_range = || range_error("Stream Copy", to_offset, bytes, to.len());
+        let source = from.range(from_offset, bytes).ok_or_else(out_of_range)?;
+        let target = to.range(to_offset, bytes).ok_or_else(out_of_range)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges lie in their buffers (overlap within one buffer is allowed by
+        // the driver for device-to-device copies on one stream).
+        let code = unsafe { sys::cuMemcpyDtoDAsync_v2(target, source, bytes, self.handles.stream) };
+        check(code, "copying on the GPU").map_err(|e| self.fail(e))
+    }
+
+    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+        self.handles.bind().map_err(LaunchProblem::Execution)?;
+        let variant = block::variant(launch);
+        let loaded = self.loaded(launch, &variant)?;
+        let params = block::param_block(launch, &loaded.ptx.layout, &buffer::address_of)
+            .map_err(LaunchProblem::Execution)?;
+        let total: usize = launch.region.size.iter().product();
+        let f = &loaded.function;
+        match loaded.ptx.entry {
+            EntryKind::Map => run::run_map(f, &self.handles, params.as_ptr(), total),
+            EntryKind::Group { group_size } => run::run_groups(
+                f,
+                &self.handles,
+                &self.properties,
+                params.as_ptr(),
+                total,
+                group_size,
+            ),
+            EntryKind::Reduce { value_size } => run::run_reduction(
+                f,
+                &self.handles,
+                &self.properties,
+                launch,
+                params.as_ptr(),
+                value_size,
+            ),
+        }
+    }
+
+    fn synchronize(&self) -> Result<(), RuntimeError> {
+        self.queue.wait_all();
+        self.handles.synchronize().map_err(|e| self.fail(e))
+    }
+
+    fn settle(&self) -> Result<(), RuntimeError> {
+        self.handles.synchronize().map_err(|e| self.fail(e))
+    }
+
+    fn idle(&self) -> bool {
+        self.handles.idle()
+    }
+}

@@ -1,0 +1,193 @@
+//! Launching compiled kernels: grid shapes, device limits, and the passes of a reduction.
+
+use super::buffer::CudaBuffer;
+use super::driver::{launch, Function, Handles, Properties};
+use crate::error::LaunchProblem;
+use crate::launch::Launch;
+use brook_codegen::ptx::MAX_PIECE;
+use std::ffi::c_void;
+
+/// Threads per block of map and reduction launches.
+const BLOCK: u32 = 256;
+
+fn blocks(threads: usize, per_block: u32) -> u32 {
+    threads.div_ceil(per_block as usize).min(i32::MAX as usize) as u32
+}
+
+/// Runs a map kernel over the execution region.
+pub fn run_map(
+    function: &Function,
+    handles: &Handles,
+    block: *const u8,
+    total: usize,
+) -> Result<(), LaunchProblem> {
+    if total == 0 {
+        return Ok(());
+    }
+    let mut params = [block as *mut c_void];
+    launch(
+        function,
+        handles.stream,
+        blocks(total, BLOCK),
+        BLOCK,
+        &mut params,
+    )
+    .map_err(LaunchProblem::Execution)
+}
+
+/// Runs a thread-group kernel: one block per group, after checking the group fits.
+pub fn run_groups(
+    function: &Function,
+    handles: &Handles,
+    properties: &Properties,
+    block: *const u8,
+    total: usize,
+    group_size: u32,
+) -> Result<(), LaunchProblem> {
+    let limit = properties.max_threads_per_block.min(function.max_threads);
+    if group_size > limit {
+        let why = if function.max_threads < properties.max_threads_per_block {
+            format!(
+                "the kernel uses {} registers per thread, which allows at most {} threads per group on {}",
+                function.registers, function.max_threads, properties.name
+            )
+        } else {
+            format!(
+                "{} runs at most {} threads per group",
+                properties.name, properties.max_threads_per_block
+            )
+        };
+        return Err(LaunchProblem::NotSupported(format!(
+            "thread group of {group_size} threads is too large: {why}"
+        )));
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    let mut params = [block as *mut c_void];
+    launch(
+        function,
+        handles.stream,
+        blocks(total, group_size),
+        group_size,
+        &mut params,
+    )
+    .map_err(LaunchProblem::Execution)
+}
+
+/// Leaves per target that one thread reduces in a final pass without further splitting.
+const SINGLE_PASS: u64 = 1024;
+
+/// The shape of one reduction pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub leaves: u64,
+    pub piece: u64,
+    pub pieces: u64,
+}
+
+/// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
+/// on a GPU that keeps about `want` threads busy.
+pub fn plan_pass(leaves: u64, targets: u64, want: u64) -> Pass {
+    let per_thread = (leaves * targets).div_ceil(want.max(1)).max(32);
+    let mut piece = per_thread.next_power_of_two().min(MAX_PIECE);
+    // A short tail of pieces is not worth another pass.
+    if piece >= leaves || leaves <= SINGLE_PASS {
+        piece = leaves.next_power_of_two().min(MAX_PIECE);
+    }
+    Pass {
+        leaves,
+        piece,
+        pieces: leaves.div_ceil(piece),
+    }
+}
+
+/// Runs a reduction in passes (see `brook_codegen::ptx`'s reduction driver).
+pub fn run_reduction(
+    function: &Function,
+    handles: &Handles,
+    properties: &Properties,
+    launch_info: &Launch,
+    block: *const u8,
+    value_size: u32,
+) -> Result<(), LaunchProblem> {
+    let targets: u64 = launch_info.domain.iter().product::<usize>() as u64;
+    let tile: u64 = launch_info
+        .reduction_tile
+        .as_ref()
+        .map_or(0, |t| t.iter().product::<usize>() as u64);
+    if targets == 0 || tile == 0 {
+        return Ok(());
+    }
+    let want = u64::from(properties.multiprocessors.max(1)) * 2048;
+    let mut leaves = tile;
+    let mut source: Option<CudaBuffer> = None;
+    loop {
+        let pass = plan_pass(leaves, targets, want);
+        let last = pass.pieces == 1;
+        let target_out = if last {
+            None
+        } else {
+            let bytes = (pass.pieces * targets) as usize * value_size as usize;
+            Some(CudaBuffer::new(*handles, bytes).map_err(LaunchProblem::Execution)?)
+        };
+        let mut src = source.as_ref().map_or(0, CudaBuffer::ptr);
+        let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
+        let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
+        let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
+        let mut params = [
+            block as *mut c_void,
+            (&mut src as *mut u64).cast(),
+            (&mut dst as *mut u64).cast(),
+            (&mut leaves_p as *mut u64).cast(),
+            (&mut piece as *mut u64).cast(),
+            (&mut pieces as *mut u64).cast(),
+            (&mut mode as *mut u32).cast(),
+        ];
+        let threads = (targets * pass.pieces) as usize;
+        launch(
+            function,
+            handles.stream,
+            blocks(threads, BLOCK),
+            BLOCK,
+            &mut params,
+        )
+        .map_err(LaunchProblem::Execution)?;
+        if last {
+            return Ok(());
+        }
+        // The previous scratch array is freed after this pass on the stream.
+        source = target_out;
+        leaves = pass.pieces;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_end_with_one_piece_per_target() {
+        for (leaves, targets) in [
+            (1u64 << 28, 1u64),
+            (8192, 8192),
+            (3, 5),
+            (1000, 1),
+            (1 << 20, 4),
+        ] {
+            let mut l = leaves;
+            let mut passes = 0;
+            loop {
+                let p = plan_pass(l, targets, 132 * 2048);
+                assert!(p.piece.is_power_of_two() && p.piece * p.pieces >= l);
+                passes += 1;
+                if p.pieces == 1 {
+                    break;
+                }
+                assert!(p.pieces < l, "no progress at {l}");
+                l = p.pieces;
+            }
+            assert!(passes <= 4, "{leaves} x {targets}: {passes} passes");
+        }
+    }
+}

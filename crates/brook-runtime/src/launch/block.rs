@@ -1,0 +1,119 @@
+//! From a validated launch to what compiled code reads, for the native devices: the kernel
+//! variant it needs and the parameter block (`brook_codegen::abi`).
+
+use super::{check_constant, check_extent, Bound, Launch};
+use brook_codegen::abi::{header, record, BlockLayout, InputMode, ParamBlock, Variant};
+use brook_ir::{KernelKind, ParamRole};
+
+/// A device's view of one of its buffers: its address and its length in bytes.
+pub type AddressOf = dyn Fn(&dyn crate::Buffer) -> Result<(u64, usize), String>;
+
+/// The variant of the launch's kernel that this launch runs.
+pub fn variant(launch: &Launch) -> Variant {
+    let kernel = launch.kernel();
+    let reduce = kernel.kind == KernelKind::Reduce;
+    let inputs = kernel
+        .params
+        .iter()
+        .zip(&launch.args)
+        .map(|(param, arg)| {
+            if !matches!(param.role, ParamRole::Input | ParamRole::Iterator) {
+                return None;
+            }
+            let (iterator, shape) = match arg {
+                Bound::Stream { shape, .. } => (false, shape),
+                Bound::Iterator { shape, .. } => (true, shape),
+                Bound::Constant(_) => return None,
+            };
+            let resized = !reduce && *shape != launch.domain;
+            Some(match (iterator, resized) {
+                (false, false) => InputMode::Direct,
+                (false, true) => InputMode::Resized,
+                (true, false) => InputMode::Iterator,
+                (true, true) => InputMode::IteratorResized,
+            })
+        })
+        .collect();
+    let unit_stride = kernel
+        .params
+        .iter()
+        .zip(&launch.args)
+        .filter(|(p, _)| matches!(p.role, ParamRole::Input | ParamRole::Output))
+        .all(|(_, arg)| match arg {
+            Bound::Stream { addressing, .. } => addressing.pitches.last() == Some(&1),
+            _ => true,
+        });
+    Variant {
+        rank: launch.domain.len(),
+        inputs,
+        unit_stride,
+    }
+}
+
+/// The parameter block of a launch. Every stream's elements (of its bound shape) are checked
+/// to lie inside its buffer, so compiled code never addresses outside one.
+pub fn param_block(
+    launch: &Launch,
+    layout: &BlockLayout,
+    address_of: &AddressOf,
+) -> Result<ParamBlock, String> {
+    let kernel = launch.kernel();
+    let rank = launch.domain.len();
+    let mut block = ParamBlock::new(layout);
+    block.put_axes(header::DOMAIN, &launch.domain);
+    block.put_axes(header::REGION_ORIGIN, &launch.region.origin);
+    block.put_axes(header::REGION_SIZE, &launch.region.size);
+    if let Some(tile) = &launch.reduction_tile {
+        block.put_axes(header::TILE, tile);
+    }
+    for (index, (param, arg)) in kernel.params.iter().zip(&launch.args).enumerate() {
+        let at = layout.param_offset(index);
+        let element_size = launch.module.layout(&param.ty).size as usize;
+        match arg {
+            Bound::Constant(bytes) => {
+                check_constant(&param.name, bytes, element_size)?;
+                block.put_bytes(at, bytes);
+            }
+            Bound::Iterator { iter, shape } => {
+                expect_rank(&param.name, shape, rank)?;
+                block.put_axes(at + record::SHAPE, shape);
+                for (k, (s, e)) in iter.start().iter().zip(iter.end()).enumerate() {
+                    block.put_f32(at + record::ITER_START + 4 * k as u32, *s);
+                    block.put_f32(at + record::ITER_END + 4 * k as u32, e);
+                }
+            }
+            Bound::Stream {
+                stream,
+                shape,
+                addressing,
+            } => {
+                if !matches!(
+                    param.role,
+                    ParamRole::Gather { .. } | ParamRole::Scatter { .. }
+                ) {
+                    expect_rank(&param.name, shape, rank)?;
+                }
+                let (address, len_bytes) = address_of(stream.buffer().as_ref())?;
+                if shape.contains(&0) {
+                    return Err(format!("stream `{}` has an empty axis", param.name));
+                }
+                check_extent(&param.name, shape, addressing, element_size, len_bytes)?;
+                block.put_u64(at + record::ADDRESS, address);
+                block.put_u64(at + record::OFFSET, addressing.offset as u64);
+                block.put_axes(at + record::SHAPE, shape);
+                block.put_axes(at + record::PITCH, &addressing.pitches);
+            }
+        }
+    }
+    Ok(block)
+}
+
+fn expect_rank(name: &str, shape: &[usize], rank: usize) -> Result<(), String> {
+    if shape.len() == rank {
+        Ok(())
+    } else {
+        Err(format!(
+            "stream `{name}` of shape {shape:?} is bound to a domain of rank {rank}"
+        ))
+    }
+}
