@@ -11,6 +11,8 @@ brcc - the Brook compiler
 Usage:
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
+  brcc FILE.br --emit ptx      print the PTX the CUDA device writes for each kernel
+                               (1-D launch, sm_90)
   brcc -h | --help             print this message
   brcc --version               print the version
 

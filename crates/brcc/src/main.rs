@@ -29,13 +29,10 @@ fn main() -> ExitCode {
             eprint!("{}", args::HELP);
             ExitCode::from(2)
         }
-        Command::Compile if args.emit.as_deref() == Some("ir") => emit_ir(&args),
+        Command::Compile if args.emit.as_deref() == Some("ir") => emit(&args, Emit::Ir),
+        Command::Compile if args.emit.as_deref() == Some("ptx") => emit(&args, Emit::Ptx),
         Command::Compile => {
-            let what = match args.emit.as_deref() {
-                Some("ptx") => "emitting PTX",
-                _ => "generating C++ from a .br file",
-            };
-            eprintln!("brcc: {what} is not available in this version; `brcc check FILE.br` checks a file and `brcc FILE.br --emit ir` prints its IR");
+            eprintln!("brcc: generating C++ from a .br file is not available in this version; `brcc check FILE.br` checks a file and `brcc FILE.br --emit ir|ptx` prints its IR or PTX");
             ExitCode::from(2)
         }
     }
@@ -67,7 +64,42 @@ fn read_source(args: &Args) -> Result<(String, String), ExitCode> {
     }
 }
 
-fn emit_ir(args: &Args) -> ExitCode {
+/// What `--emit` prints.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Emit {
+    Ir,
+    Ptx,
+}
+
+/// The PTX of every kernel, as the CUDA device writes it for a launch over a 1-D domain with
+/// every input a stream (or iterator) of the domain's shape, for an sm_90 GPU.
+fn print_ptx(module: &brook_ir::Module) -> Result<(), String> {
+    use brook_codegen::abi::{InputMode, Variant};
+    use brook_ir::ParamRole;
+    for (index, kernel) in module.kernels.iter().enumerate() {
+        let inputs = kernel
+            .params
+            .iter()
+            .map(|p| match p.role {
+                ParamRole::Input => Some(InputMode::Direct),
+                ParamRole::Iterator => Some(InputMode::Iterator),
+                _ => None,
+            })
+            .collect();
+        let variant = Variant {
+            rank: 1,
+            inputs,
+            unit_stride: true,
+        };
+        let target = brook_codegen::ptx::Target { sm: 90 };
+        let ptx = brook_codegen::ptx::compile(module, index, &variant, target)
+            .map_err(|e| e.to_string())?;
+        println!("{}", ptx.text);
+    }
+    Ok(())
+}
+
+fn emit(args: &Args, what: Emit) -> ExitCode {
     let (path, text) = match read_source(args) {
         Ok(source) => source,
         Err(code) => return code,
@@ -77,10 +109,17 @@ fn emit_ir(args: &Args) -> ExitCode {
     eprint!("{}", checked.render_diagnostics());
     match compiled.module {
         Some(Ok(module)) => match brook_ir::validate(&module) {
-            Ok(()) => {
+            Ok(()) if what == Emit::Ir => {
                 print!("{}", brook_ir::print::print_module(&module));
                 ExitCode::SUCCESS
             }
+            Ok(()) => match print_ptx(&module) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{path}: {e}");
+                    ExitCode::FAILURE
+                }
+            },
             Err(e) => {
                 eprintln!("brcc: internal compiler error: {e}");
                 ExitCode::FAILURE

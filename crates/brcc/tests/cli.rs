@@ -129,3 +129,21 @@ fn emit_ir_prints_the_kernel_ir() {
     let out = brcc(&[&file, "--emit", "wasm"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn emit_ptx_prints_one_module_per_kernel() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sum.br");
+    let out = brcc(&[&example.to_string_lossy(), "--emit", "ptx"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(".target sm_90") && text.contains(".visible .entry brook_main"));
+    assert!(
+        text.contains("add.rn.f32"),
+        "float additions keep their rounding mode"
+    );
+}
