@@ -92,3 +92,44 @@ pub fn has_array(module: &Module, ty: &Type) -> bool {
             .is_some_and(|d| d.fields.iter().any(|f| has_array(module, &f.ty))),
     }
 }
+
+/// Walks a place's path through a value held as leaves: the first leaf of the part reached,
+/// with `ty` set to its type. Array indices must be integer literals (clamped to the array);
+/// a computed index is returned as the error.
+pub fn leaf_path(
+    kernel: &brook_ir::Kernel,
+    module: &Module,
+    ty: &mut Type,
+    path: &[brook_ir::Access],
+) -> Result<usize, brook_ir::Handle<brook_ir::Expr>> {
+    use brook_ir::{Access, ExprKind};
+    let mut first = 0usize;
+    for access in path {
+        match *access {
+            Access::Field(f) => {
+                let (leaf, field_ty) = field_leaf(module, ty, f);
+                first += leaf;
+                *ty = field_ty;
+            }
+            Access::Component(c) => {
+                if let Type::Value(v) = ty {
+                    first += usize::from(c);
+                    *ty = Type::Value(brook_ir::ValueType::scalar(v.kind));
+                }
+            }
+            Access::Index(h) => {
+                let Type::Array { elem, len } = ty.clone() else {
+                    continue;
+                };
+                let i = match &kernel.exprs[h].kind {
+                    ExprKind::Literal(lit) if lit.kind.is_integer() => lit.bits as i64,
+                    _ => return Err(h),
+                };
+                let i = i.clamp(0, i64::from(len) - 1) as usize;
+                first += i * leaf_count(module, &elem);
+                *ty = *elem;
+            }
+        }
+    }
+    Ok(first)
+}

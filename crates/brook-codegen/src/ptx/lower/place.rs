@@ -5,7 +5,7 @@ use super::{Binding, LocalStore, Lower};
 use crate::leaves::{field_leaf, field_offset, leaf_count, leaves, Leaf};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::CompileError;
-use brook_ir::{Access, Expr, ExprKind, Handle, Place, PlaceRoot, Type};
+use brook_ir::{Access, Place, PlaceRoot, Type};
 
 /// A place with its root found and its path walked.
 enum Resolved {
@@ -254,43 +254,13 @@ impl Lower<'_> {
         Ok((addr, offset))
     }
 
-    /// Walks a path through leaves: the first leaf. Array indices must be constants here.
+    /// Walks a path through leaves: the first leaf ([`crate::leaves::leaf_path`]).
     fn walk_leaves(&mut self, ty: &mut Type, path: &[Access]) -> Result<usize, CompileError> {
-        let mut first = 0usize;
-        for access in path {
-            match *access {
-                Access::Field(f) => {
-                    let (leaf, field_ty) = field_leaf(self.module, ty, f);
-                    first += leaf;
-                    *ty = field_ty;
-                }
-                Access::Component(c) => {
-                    if let Type::Value(v) = ty {
-                        first += usize::from(c);
-                        *ty = Type::Value(brook_ir::ValueType::scalar(v.kind));
-                    }
-                }
-                Access::Index(h) => {
-                    let Type::Array { elem, len } = ty.clone() else {
-                        continue;
-                    };
-                    let i = self.constant_index(h)?;
-                    let i = i.clamp(0, i64::from(len) - 1) as usize;
-                    first += i * leaf_count(self.module, &elem);
-                    *ty = *elem;
-                }
-            }
-        }
-        Ok(first)
-    }
-
-    fn constant_index(&self, h: Handle<Expr>) -> Result<i64, CompileError> {
-        match &self.kernel.exprs[h].kind {
-            ExprKind::Literal(lit) if lit.kind.is_integer() => Ok(lit.bits as i64),
-            _ => Err(self.unsupported(
+        crate::leaves::leaf_path(self.kernel, self.module, ty, path).map_err(|h| {
+            self.unsupported(
                 h,
                 "an array indexed by a computed value inside a reduction's value".into(),
-            )),
-        }
+            )
+        })
     }
 }
