@@ -11,4 +11,5 @@
 pub mod abi;
 pub mod cpu;
 pub mod leaves;
+pub mod mathlib;
 pub mod ptx;

@@ -1,6 +1,9 @@
-//! Helper functions (`.func`) that generated code calls: `fmod`, and the transcendental
-//! intrinsics. Each is PTX text written here once and appended to a module that uses it.
+//! Helper functions (`.func`) that generated code calls: `fmod` (PTX text written here) and
+//! the transcendental intrinsics (written from [`crate::mathlib`] by [`libm`]). A module gets
+//! the helpers its kernel calls, after the 2/pi table if one of them reads it.
 
+use super::libm;
+use crate::mathlib::Fun;
 use brook_ir::MathFun;
 
 /// `fmod` of two `f64`s, exact (the integer long division of musl's `fmod`).
@@ -38,12 +41,39 @@ pub fn math_helper(fun: MathFun, double: bool) -> Option<&'static str> {
     Some(name)
 }
 
+/// The library function behind an IR intrinsic, if it is one.
+fn library_fun(fun: MathFun) -> Option<Fun> {
+    Fun::ALL
+        .into_iter()
+        .find(|f| MathFun::from_name(f.name()) == Some(fun))
+}
+
+/// A helper's PTX text, and whether it reads the 2/pi table ([`libm::table_text`]).
+pub struct HelperText {
+    pub text: String,
+    pub uses_table: bool,
+}
+
 /// The PTX text of helper `name`, if this backend has it.
-pub fn helper_text(name: &str) -> Option<&'static str> {
-    match name {
-        FMOD_F64 => Some(FMOD_F64_TEXT),
-        _ => None,
+pub fn helper_text(name: &str) -> Option<HelperText> {
+    if name == FMOD_F64 {
+        return Some(HelperText {
+            text: FMOD_F64_TEXT.to_string(),
+            uses_table: false,
+        });
     }
+    for math in MathFun::ALL {
+        for double in [false, true] {
+            if math_helper(math, double) == Some(name) {
+                let fun = library_fun(math)?;
+                return Some(HelperText {
+                    text: libm::function_text(name, fun, double),
+                    uses_table: fun.uses_table(),
+                });
+            }
+        }
+    }
+    None
 }
 
 const FMOD_F64_TEXT: &str = r"
@@ -88,12 +118,12 @@ $XSCAN:
 	@%p2 bra $XSCANNED;
 	sub.s32 %ex, %ex, 1;
 	shl.b64 %i, %i, 1;
-	bra.uni $XSCAN;
+	bra $XSCAN;
 $XSCANNED:
 	neg.s32 %s, %ex;
 	add.s32 %s, %s, 1;
 	shl.b64 %ux, %ux, %s;
-	bra.uni $YSTART;
+	bra $YSTART;
 $XNORMAL:
 	and.b64 %ux, %ux, 4503599627370495;
 	or.b64 %ux, %ux, 4503599627370496;
@@ -106,12 +136,12 @@ $YSCAN:
 	@%p2 bra $YSCANNED;
 	sub.s32 %ey, %ey, 1;
 	shl.b64 %i, %i, 1;
-	bra.uni $YSCAN;
+	bra $YSCAN;
 $YSCANNED:
 	neg.s32 %s, %ey;
 	add.s32 %s, %s, 1;
 	shl.b64 %uy, %uy, %s;
-	bra.uni $DIVIDE;
+	bra $DIVIDE;
 $YNORMAL:
 	and.b64 %uy, %uy, 4503599627370495;
 	or.b64 %uy, %uy, 4503599627370496;
@@ -127,7 +157,7 @@ $DIVIDE:
 $SHIFT:
 	shl.b64 %ux, %ux, 1;
 	sub.s32 %ex, %ex, 1;
-	bra.uni $DIVIDE;
+	bra $DIVIDE;
 $LAST:
 	sub.u64 %i, %ux, %uy;
 	setp.lt.s64 %p2, %i, 0;
@@ -141,7 +171,7 @@ $RENORM:
 	@%p1 bra $SCALE;
 	shl.b64 %ux, %ux, 1;
 	sub.s32 %ex, %ex, 1;
-	bra.uni $RENORM;
+	bra $RENORM;
 $SCALE:
 	setp.gt.s32 %p1, %ex, 0;
 	@!%p1 bra $SUBNORMAL;
@@ -149,7 +179,7 @@ $SCALE:
 	cvt.u64.u32 %t, %ex;
 	shl.b64 %t, %t, 52;
 	or.b64 %ux, %ux, %t;
-	bra.uni $SIGN;
+	bra $SIGN;
 $SUBNORMAL:
 	neg.s32 %s, %ex;
 	add.s32 %s, %s, 1;

@@ -10,6 +10,7 @@
 mod driver;
 mod emit;
 mod helpers;
+mod libm;
 mod lower;
 
 pub use driver::reduce::MAX_PIECE;
@@ -113,15 +114,22 @@ pub fn compile(
         target.ptx_version(),
         target.sm
     );
+    let mut bodies = Vec::new();
     for name in helper_names {
         let Some(helper) = helpers::helper_text(name) else {
             return Err(CompileError::Unsupported {
                 kernel: k.name.clone(),
                 span: k.span,
-                construct: format!("the intrinsic behind `{name}` yet"),
+                construct: format!("the intrinsic behind `{name}`"),
             });
         };
-        text.push_str(helper);
+        if helper.uses_table && !bodies.iter().any(|b: &helpers::HelperText| b.uses_table) {
+            text.push_str(&libm::table_text());
+        }
+        bodies.push(helper);
+    }
+    for helper in &bodies {
+        text.push_str(&helper.text);
     }
     text.push('\n');
     text.push_str(&entry_text);

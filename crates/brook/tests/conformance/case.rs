@@ -107,6 +107,9 @@ pub struct Run {
 #[derive(Clone, Debug, Default)]
 pub struct Case {
     pub flags: Vec<String>,
+    /// `ulp: N`: outputs of other devices may differ from the interpreter's by N units in the
+    /// last place per float component (transcendental intrinsics); otherwise bit-identical.
+    pub ulp: Option<u64>,
     pub source: String,
     pub runs: Vec<Run>,
 }
@@ -126,6 +129,12 @@ pub fn parse(text: &str) -> Result<Case, String> {
         }
         if let Some(flags) = trimmed.strip_prefix("flags:") {
             case.flags = flags.split_whitespace().map(String::from).collect();
+        } else if let Some(ulp) = trimmed.strip_prefix("ulp:") {
+            case.ulp = Some(
+                ulp.trim()
+                    .parse()
+                    .or_else(|_| err(n, format!("bad ulp count `{}`", ulp.trim())))?,
+            );
         } else if trimmed == "source:" {
             while let Some((_, l)) = lines.next_if(|(_, l)| !l.starts_with("run ")) {
                 case.source.push_str(l);

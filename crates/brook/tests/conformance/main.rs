@@ -410,6 +410,79 @@ fn run_on(program: &Program, run: &Run, device: &Device) -> Result<Outcome, Stri
     Ok(Outcome { outputs })
 }
 
+/// Distance in units in the last place of `kind` between two float components.
+fn ulps(kind: ScalarKind, a: f64, b: f64) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let order = |v: f64| -> i64 {
+        let bits = if kind == ScalarKind::F32 {
+            i64::from((v as f32).to_bits() as i32)
+        } else {
+            v.to_bits() as i64
+        };
+        let sign = if kind == ScalarKind::F32 {
+            i64::from(i32::MIN)
+        } else {
+            i64::MIN
+        };
+        if bits < 0 {
+            sign.wrapping_sub(bits)
+        } else {
+            bits
+        }
+    };
+    order(a).abs_diff(order(b))
+}
+
+/// Whether a device's outputs equal the interpreter's: bit-identical, or with `ulp`, float
+/// components within that many ulps (other components still identical).
+fn same_outputs(
+    run: &Run,
+    program: &Program,
+    ulp: Option<u64>,
+    expected: &HashMap<String, Vec<u8>>,
+    found: &Outcome,
+) -> Result<(), String> {
+    if *expected == found.outputs {
+        return Ok(());
+    }
+    let Some(ulp) = ulp else {
+        return Err("not bit-identical".to_string());
+    };
+    for (name, want) in expected {
+        let got = &found.outputs[name];
+        let ty = spec_type(run, name).ok_or(format!("no type for `{name}`"))?;
+        let element = element_type(program, &ty)?;
+        let mut parts = Vec::new();
+        components(&element, 0, &mut parts);
+        for e in 0..want.len() / element.size() {
+            for &(kind, offset) in &parts {
+                let at = e * element.size() + offset;
+                let (a, b) = (
+                    decode_component(kind, &want[at..]),
+                    decode_component(kind, &got[at..]),
+                );
+                let close = if kind.is_float() {
+                    ulps(kind, a, b) <= ulp
+                } else {
+                    a == b
+                };
+                if !close {
+                    return Err(format!(
+                        "`{name}` element {e}: {a} vs {b} (allowed {ulp} ulp)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(), String> {
     for Expectation {
         name,
@@ -506,8 +579,8 @@ fn conformance() {
                 if device.kind() == DeviceKind::Interp {
                     reference.insert(r, outcome.outputs);
                 } else if let Some(expected) = reference.get(&r) {
-                    if *expected != outcome.outputs {
-                        failures.push(format!("{at}: outputs differ from the interpreter's"));
+                    if let Err(e) = same_outputs(run, &program, case.ulp, expected, &outcome) {
+                        failures.push(format!("{at}: outputs differ from the interpreter's: {e}"));
                     }
                 }
             }

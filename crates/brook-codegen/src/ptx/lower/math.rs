@@ -21,7 +21,7 @@ impl Lower<'_> {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        self.e.op(format!("call.uni ({r}), {name}, ({list})"));
+        self.e.op(format!("call ({r}), {name}, ({list})"));
         r
     }
 
