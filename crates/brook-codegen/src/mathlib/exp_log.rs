@@ -115,7 +115,7 @@ fn log_dd<A: Arith>(a: &mut A, x: A::F) -> Dd<A::F> {
     let one_bits = a.int(1023i64 << 52);
     let mbits = a.iand(bits, mant_mask);
     let mbits = a.ior(mbits, one_bits);
-    let m = a.from_bits(mbits);
+    let m = a.bits_to_float(mbits);
     let sqrt2 = a.num(std::f64::consts::SQRT_2);
     let big = a.cmp(Cmp::Gt, m, sqrt2);
     let half = a.num(0.5);

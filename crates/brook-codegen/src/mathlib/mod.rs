@@ -6,6 +6,7 @@
 //! - [`native::Native`] evaluates the operations on the host. Tests use it to measure each
 //!   function's error against the system libm over many inputs, without a GPU.
 //! - `ptx::libm` writes them as PTX instructions, one `.func` per function.
+//!
 //! Both give the same bits for the same input, because every operation is exactly specified.
 //!
 //! The algorithms are branch-free (every path computed, the answer selected), so one trace of
@@ -63,7 +64,7 @@ pub trait Arith {
     fn select_int(&mut self, p: Self::P, a: Self::I, b: Self::I) -> Self::I;
 
     fn to_bits(&mut self, a: Self::F) -> Self::I;
-    fn from_bits(&mut self, a: Self::I) -> Self::F;
+    fn bits_to_float(&mut self, a: Self::I) -> Self::F;
     fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn isub(&mut self, a: Self::I, b: Self::I) -> Self::I;
     /// The low 64 bits of the product.
@@ -228,7 +229,7 @@ pub(crate) fn pow2<A: Arith>(a: &mut A, k: A::I) -> A::F {
     let biased = a.iadd(k, bias);
     let at = a.int(52);
     let bits = a.shl(biased, at);
-    a.from_bits(bits)
+    a.bits_to_float(bits)
 }
 
 /// Taylor coefficients `sign^n / denominator(n)` for `n` in `range`.

@@ -98,7 +98,7 @@ impl Arith for Native {
     fn to_bits(&mut self, a: f64) -> i64 {
         a.to_bits() as i64
     }
-    fn from_bits(&mut self, a: i64) -> f64 {
+    fn bits_to_float(&mut self, a: i64) -> f64 {
         f64::from_bits(a as u64)
     }
     fn iadd(&mut self, a: i64, b: i64) -> i64 {

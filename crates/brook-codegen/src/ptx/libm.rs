@@ -191,7 +191,7 @@ impl Arith for PtxArith {
         self.line(format_args!("mov.b64 {d}, {a}"));
         d
     }
-    fn from_bits(&mut self, a: IReg) -> FReg {
+    fn bits_to_float(&mut self, a: IReg) -> FReg {
         let d = self.float();
         self.line(format_args!("mov.b64 {d}, {a}"));
         d
