@@ -19,6 +19,101 @@ kernel void saxpy4(float4 a, float4 x<>, float4 y<>, out float4 r<>) { r = a * x
 kernel void nothing(out float r<>) { r = 1.0f; }
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 reduce void sum4(float4 a<>, reduce float4 s<>) { s += a; }
+
+// Seed 001 section 1.3: the simple gather matrix multiply.
+kernel void simple_matmult(float Width, float A[][], float B[][], out float result<>)
+{
+    float2 vPos = indexof(result).xy;
+    float4 index = float4(vPos.x, 0.0f, 0.0f, vPos.y);
+    float4 step = float4(0.0f, 1.0f, 1.0f, 0.0f);
+    float accumulator = 0.0f;
+    float i0 = Width;
+    while (i0 > 0.0f) {
+        accumulator += A[index.zw] * B[index.xy];
+        index += step;
+        i0 = i0 - 1.0f;
+    }
+    result = accumulator;
+}
+
+// Seed 001 section 1.3: the 8x4-blocked multiply. A_i holds rows i, i+8, ... of A as float4s
+// of 4 consecutive k; B_j holds rows j, j+4, ... of B as float4s of 4 consecutive columns.
+kernel void optimized_matmult(float loopVar0,
+    float4 A1[][], float4 A2[][], float4 A3[][], float4 A4[][],
+    float4 A5[][], float4 A6[][], float4 A7[][], float4 A8[][],
+    float4 B1[][], float4 B2[][], float4 B3[][], float4 B4[][],
+    out float4 C1<>, out float4 C2<>, out float4 C3<>, out float4 C4<>,
+    out float4 C5<>, out float4 C6<>, out float4 C7<>, out float4 C8<>)
+{
+    float2 vPos = indexof(C1).xy;
+    float4 index = float4(vPos.x, vPos.y, 0.0f, 0.0f);
+    float4 step = float4(0.0f, 0.0f, 0.0f, 1.0f);
+    float4 accumulator1 = float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 accumulator2 = accumulator1;
+    float4 accumulator3 = accumulator1;
+    float4 accumulator4 = accumulator1;
+    float4 accumulator5 = accumulator1;
+    float4 accumulator6 = accumulator1;
+    float4 accumulator7 = accumulator1;
+    float4 accumulator8 = accumulator1;
+    float i0 = loopVar0;
+    while (i0 > 0.0f) {
+        float4 A11 = A1[index.wy];
+        float4 A22 = A2[index.wy];
+        float4 A33 = A3[index.wy];
+        float4 A44 = A4[index.wy];
+        float4 A55 = A5[index.wy];
+        float4 A66 = A6[index.wy];
+        float4 A77 = A7[index.wy];
+        float4 A88 = A8[index.wy];
+        float4 B11 = B1[index.xw];
+        float4 B22 = B2[index.xw];
+        float4 B33 = B3[index.xw];
+        float4 B44 = B4[index.xw];
+        accumulator1 += A11.xxxx * B11 + A11.yyyy * B22 + A11.zzzz * B33 + A11.wwww * B44;
+        accumulator2 += A22.xxxx * B11 + A22.yyyy * B22 + A22.zzzz * B33 + A22.wwww * B44;
+        accumulator3 += A33.xxxx * B11 + A33.yyyy * B22 + A33.zzzz * B33 + A33.wwww * B44;
+        accumulator4 += A44.xxxx * B11 + A44.yyyy * B22 + A44.zzzz * B33 + A44.wwww * B44;
+        accumulator5 += A55.xxxx * B11 + A55.yyyy * B22 + A55.zzzz * B33 + A55.wwww * B44;
+        accumulator6 += A66.xxxx * B11 + A66.yyyy * B22 + A66.zzzz * B33 + A66.wwww * B44;
+        accumulator7 += A77.xxxx * B11 + A77.yyyy * B22 + A77.zzzz * B33 + A77.wwww * B44;
+        accumulator8 += A88.xxxx * B11 + A88.yyyy * B22 + A88.zzzz * B33 + A88.wwww * B44;
+        index += step;
+        i0 = i0 - 1.0f;
+    }
+    C1 = accumulator1;
+    C2 = accumulator2;
+    C3 = accumulator3;
+    C4 = accumulator4;
+    C5 = accumulator5;
+    C6 = accumulator6;
+    C7 = accumulator7;
+    C8 = accumulator8;
+}
+
+// Seed 001: binary search of sorted keys.
+kernel void binary_search(float searchValue<>, float array[], out float index<>,
+                          float arraySize, int lgWidth)
+{
+    float stride;
+    float compareValue, dir;
+    float idx = stride = floor((arraySize * 0.5f) + 0.5f);
+    int i;
+    for (i = 0; i < lgWidth; ++i) {
+        stride = floor((stride * 0.5f) + 0.5f);
+        compareValue = array[idx];
+        dir = (searchValue <= compareValue) ? -1.0f : 1.0f;
+        idx = idx + dir * stride;
+    }
+    compareValue = array[idx];
+    idx = idx + ((searchValue <= compareValue) ? -1.0f : 1.0f);
+    compareValue = array[idx];
+    idx = idx + ((searchValue <= compareValue) ? 0.0f : 1.0f);
+    if (idx < 0.0f) { idx = 0.0f; }
+    compareValue = array[idx];
+    idx = (searchValue == compareValue) ? idx : -1.0f;
+    index = idx;
+}
 "#;
 
 fn median(mut times: Vec<f64>) -> f64 {
@@ -171,6 +266,8 @@ fn main() -> Result<(), brook::Error> {
         bytes: 4.0 * (side * side) as f64,
     });
 
+    let compute = compute_rows(&program, &device)?;
+
     // Launch overhead: many launches of a one-element kernel, then one wait.
     let nothing = program.kernel("nothing")?;
     let one = Stream::<f32>::new(&device, &[1])?;
@@ -228,6 +325,12 @@ fn main() -> Result<(), brook::Error> {
             rate / 1e9
         ));
     }
+    for (what, ms, rate, unit) in &compute {
+        println!("{what:<30} {ms:>10.3} {rate:>10.1} {unit}");
+        json.push(format!(
+            "{{\"what\": \"{what}\", \"ms\": {ms:.4}, \"{unit}\": {rate:.2}}}"
+        ));
+    }
     println!(
         "{:<30} {:>10.2} us",
         "launch overhead (1 element)", overhead_us
@@ -248,4 +351,149 @@ fn main() -> Result<(), brook::Error> {
         std::fs::write(&path, text).map_err(|e| brook::Error::Usage(format!("{path}: {e}")))?;
     }
     Ok(())
+}
+
+/// Matrix multiplies (GFLOP/s) and binary search (G keys/s): (what, ms, rate, unit).
+fn compute_rows(
+    program: &Program,
+    device: &Device,
+) -> Result<Vec<(String, f64, f64, &'static str)>, brook::Error> {
+    let mut rows = Vec::new();
+    let n = 4096usize;
+    let a = pseudo_random(n * n, 5);
+    let b = pseudo_random(n * n, 6);
+    let flops = 2.0 * (n as f64).powi(3);
+    // The simple multiply: one thread per element of C, gathering a row of A and a column of B.
+    let sa = Stream::from_slice(device, &[n, n], &a)?;
+    let sb = Stream::from_slice(device, &[n, n], &b)?;
+    let sc = Stream::<f32>::new(device, &[n, n])?;
+    let simple = program.kernel("simple_matmult")?;
+    let t = measure(|| {
+        simple
+            .launch(args![n as f32, &sa, &sb, &sc])
+            .expect("simple_matmult");
+        sc.finish().expect("finish");
+    });
+    let c = sc.to_vec()?;
+    check_product(&a, &b, n, |i, j| c[i * n + j], "simple_matmult");
+    rows.push((
+        "simple gather matmul 4096^3".to_string(),
+        t * 1e3,
+        flops / t / 1e9,
+        "GFLOP/s",
+    ));
+    drop((sa, sb, sc));
+    // The 8x4-blocked multiply.
+    let quads = |m: &[f32], rows_of: usize, step: usize, first: usize| -> Vec<[f32; 4]> {
+        (0..rows_of)
+            .flat_map(|r| {
+                let row = &m[(r * step + first) * n..][..n];
+                row.chunks_exact(4)
+                    .map(|q| [q[0], q[1], q[2], q[3]])
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let a_parts: Vec<Stream<[f32; 4]>> = (0..8)
+        .map(|i| Stream::from_slice(device, &[n / 8, n / 4], &quads(&a, n / 8, 8, i)))
+        .collect::<Result<_, _>>()?;
+    let b_parts: Vec<Stream<[f32; 4]>> = (0..4)
+        .map(|j| Stream::from_slice(device, &[n / 4, n / 4], &quads(&b, n / 4, 4, j)))
+        .collect::<Result<_, _>>()?;
+    let c_parts: Vec<Stream<[f32; 4]>> = (0..8)
+        .map(|_| Stream::new(device, &[n / 8, n / 4]))
+        .collect::<Result<_, _>>()?;
+    let blocked = program.kernel("optimized_matmult")?;
+    let (ap, bp, cp) = (&a_parts, &b_parts, &c_parts);
+    let t = measure(|| {
+        blocked
+            .launch(args![
+                (n / 4) as f32,
+                &ap[0],
+                &ap[1],
+                &ap[2],
+                &ap[3],
+                &ap[4],
+                &ap[5],
+                &ap[6],
+                &ap[7],
+                &bp[0],
+                &bp[1],
+                &bp[2],
+                &bp[3],
+                &cp[0],
+                &cp[1],
+                &cp[2],
+                &cp[3],
+                &cp[4],
+                &cp[5],
+                &cp[6],
+                &cp[7]
+            ])
+            .expect("optimized_matmult");
+        cp[0].finish().expect("finish");
+    });
+    let c: Vec<Vec<[f32; 4]>> = c_parts
+        .iter()
+        .map(Stream::to_vec)
+        .collect::<Result<_, _>>()?;
+    check_product(
+        &a,
+        &b,
+        n,
+        |i, j| c[i % 8][(i / 8) * (n / 4) + j / 4][j % 4],
+        "optimized_matmult",
+    );
+    rows.push((
+        "8x4-blocked matmul 4096^3".to_string(),
+        t * 1e3,
+        flops / t / 1e9,
+        "GFLOP/s",
+    ));
+    // Binary search: 2^24 sorted keys, 2^24 queries (half of them present).
+    let count = 1usize << 24;
+    let keys: Vec<f32> = (0..count).map(|i| i as f32).collect();
+    let queries: Vec<f32> = (0..count as u64)
+        .map(|i| (i * 2_654_435_761 % count as u64) as f32 + if i % 2 == 0 { 0.0 } else { 0.5 })
+        .collect();
+    let sk = Stream::from_slice(device, &[count], &keys)?;
+    let sq = Stream::from_slice(device, &[count], &queries)?;
+    let found = Stream::<f32>::new(device, &[count])?;
+    let search = program.kernel("binary_search")?;
+    let t = measure(|| {
+        search
+            .launch(args![&sq, &sk, &found, count as f32, 24i32])
+            .expect("binary_search");
+        found.finish().expect("finish");
+    });
+    let at = found.to_vec()?;
+    for i in (0..count).step_by(9973) {
+        let want = if queries[i].fract() == 0.0 {
+            queries[i]
+        } else {
+            -1.0
+        };
+        assert_eq!(at[i], want, "binary_search of {}", queries[i]);
+    }
+    rows.push((
+        "binary search 2^24 keys".to_string(),
+        t * 1e3,
+        count as f64 / t / 1e9,
+        "Gkeys/s",
+    ));
+    Ok(rows)
+}
+
+/// Checks a few elements of a product against the host.
+fn check_product(a: &[f32], b: &[f32], n: usize, c: impl Fn(usize, usize) -> f32, what: &str) {
+    for (i, j) in [(0, 0), (1, 2), (n - 1, n - 1), (777, 3001), (4000, 5)] {
+        let want: f64 = (0..n)
+            .map(|k| f64::from(a[i * n + k]) * f64::from(b[k * n + j]))
+            .sum();
+        let got = f64::from(c(i, j));
+        assert!(
+            (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+            "{what}: C[{i}][{j}] = {got}, expected {want}"
+        );
+    }
 }

@@ -3,8 +3,9 @@
 use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
-use crate::launch::Launch;
+use crate::launch::{Bound, Launch};
 use brook_codegen::ptx::MAX_PIECE;
+use brook_ir::ParamRole;
 use std::ffi::c_void;
 
 /// Threads per block of map and reduction launches.
@@ -84,22 +85,73 @@ pub struct Pass {
     pub leaves: u64,
     pub piece: u64,
     pub pieces: u64,
+    /// One warp per piece (leaves consecutive in memory), else one thread per piece.
+    pub cooperative: bool,
 }
 
+/// Leaves per target from which a warp per piece pays off.
+const COOPERATIVE_MIN: u64 = 512;
+
 /// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
-/// on a GPU that keeps about `want` threads busy.
-pub fn plan_pass(leaves: u64, targets: u64, want: u64) -> Pass {
-    let per_thread = (leaves * targets).div_ceil(want.max(1)).max(32);
-    let mut piece = per_thread.next_power_of_two().min(MAX_PIECE);
+/// on a GPU that keeps about `want` threads busy. `contiguous`: each target's leaves lie
+/// consecutively in memory, so warps may share pieces.
+pub fn plan_pass(leaves: u64, targets: u64, want: u64, contiguous: bool) -> Pass {
+    let cooperative = contiguous && leaves >= COOPERATIVE_MIN;
+    let (workers, least) = if cooperative {
+        ((want / 32).max(1), COOPERATIVE_MIN)
+    } else {
+        (want.max(1), 32)
+    };
+    let per_worker = (leaves * targets).div_ceil(workers).max(least);
+    let mut piece = per_worker.next_power_of_two().min(MAX_PIECE);
     // A short tail of pieces is not worth another pass.
-    if piece >= leaves || leaves <= SINGLE_PASS {
+    if piece >= leaves || (!cooperative && leaves <= SINGLE_PASS) {
         piece = leaves.next_power_of_two().min(MAX_PIECE);
     }
     Pass {
         leaves,
         piece,
         pieces: leaves.div_ceil(piece),
+        cooperative,
     }
+}
+
+/// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
+/// tile's row-major order: the tile is 1 on the outer axes, then one partial axis, then whole
+/// dense axes.
+fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
+    let kernel = launch.kernel();
+    let input = kernel
+        .params
+        .iter()
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
+    let Some(Bound::Stream {
+        shape, addressing, ..
+    }) = input.map(|i| &launch.args[i])
+    else {
+        return false;
+    };
+    let Some(first) = tile.iter().position(|&t| t > 1) else {
+        return true;
+    };
+    let mut dense = 1;
+    for axis in (first..tile.len()).rev() {
+        if addressing.pitches[axis] != dense || (axis > first && tile[axis] != shape[axis]) {
+            return false;
+        }
+        dense *= shape[axis];
+    }
+    true
+}
+
+/// Whether the kernel has the cooperative path (its input is a stream, not an iterator).
+fn input_is_stream(launch: &Launch) -> bool {
+    let kernel = launch.kernel();
+    kernel
+        .params
+        .iter()
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator))
+        .is_some_and(|i| matches!(launch.args[i], Bound::Stream { .. }))
 }
 
 /// Runs a reduction in passes (see `brook_codegen::ptx`'s reduction driver).
@@ -120,10 +172,13 @@ pub fn run_reduction(
         return Ok(());
     }
     let want = u64::from(properties.multiprocessors.max(1)) * 2048;
+    let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
+    let mut contiguous = tile_is_contiguous(launch_info, tile_shape);
+    let stream_input = input_is_stream(launch_info);
     let mut leaves = tile;
     let mut source: Option<CudaBuffer> = None;
     loop {
-        let pass = plan_pass(leaves, targets, want);
+        let pass = plan_pass(leaves, targets, want, contiguous);
         let last = pass.pieces == 1;
         let target_out = if last {
             None
@@ -134,7 +189,9 @@ pub fn run_reduction(
         let mut src = source.as_ref().map_or(0, CudaBuffer::ptr);
         let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
         let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
-        let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
+        let mut mode: u32 = u32::from(source.is_some())
+            | if last { 2 } else { 0 }
+            | if pass.cooperative { 4 } else { 0 };
         let mut params = [
             block as *mut c_void,
             (&mut src as *mut u64).cast(),
@@ -144,7 +201,8 @@ pub fn run_reduction(
             (&mut pieces as *mut u64).cast(),
             (&mut mode as *mut u32).cast(),
         ];
-        let threads = (targets * pass.pieces) as usize;
+        let lanes = if pass.cooperative { 32 } else { 1 };
+        let threads = (targets * pass.pieces * lanes) as usize;
         launch(
             function,
             handles.stream,
@@ -159,6 +217,8 @@ pub fn run_reduction(
         // The previous scratch array is freed after this pass on the stream.
         source = target_out;
         leaves = pass.pieces;
+        // The scratch array is `[piece][target]`: one target's pieces are consecutive.
+        contiguous = stream_input && targets == 1;
     }
 }
 
@@ -178,7 +238,7 @@ mod tests {
             let mut l = leaves;
             let mut passes = 0;
             loop {
-                let p = plan_pass(l, targets, 132 * 2048);
+                let p = plan_pass(l, targets, 132 * 2048, targets == 1);
                 assert!(p.piece.is_power_of_two() && p.piece * p.pieces >= l);
                 passes += 1;
                 if p.pieces == 1 {

@@ -12,7 +12,8 @@
 //! Besides the parameter block, the entry takes `src` and `dst` (scratch addresses),
 //! `leaves` (leaves per target in this pass), `piece` (leaves per thread, a power of two),
 //! `pieces` (pieces per target) and `mode` (bit 0: leaves come from `src`; bit 1: results go
-//! to the targets).
+//! to the targets; bit 2: the cooperative path of [`super::reduce_warp`], where a warp
+//! reduces a piece whose leaves are consecutive in memory).
 
 use super::{entry_text, special, ENTRY};
 use crate::abi::{header, record, BlockLayout, Variant};
@@ -28,7 +29,7 @@ pub const LEVELS: u32 = 22;
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
 /// Where a thread's leaves come from when they are the kernel's input.
-enum Source {
+pub(super) enum Source {
     Stream(StreamRef),
     Iterator {
         start: Vec<Reg>,
@@ -37,11 +38,11 @@ enum Source {
     },
 }
 
-struct Reduction {
-    input: usize,
-    target: usize,
-    ty: Type,
-    value_size: u32,
+pub(super) struct Reduction {
+    pub input: usize,
+    pub target: usize,
+    pub ty: Type,
+    pub value_size: u32,
 }
 
 pub fn build(
@@ -113,6 +114,32 @@ fn emit(
             format!("mul.lo.u64 {reg}, {targets}, {d}")
         });
     }
+    let ret = lower.ret;
+    let source = input_source(lower, r, layout, variant);
+    if let Source::Stream(stream) = &source {
+        let bit = lower
+            .e
+            .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, 4"));
+        let cooperative = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"));
+        let serial = lower.e.label();
+        lower.e.bra_unless(cooperative, serial);
+        let pass = super::reduce_warp::Pass {
+            src,
+            dst,
+            leaves_per_target,
+            piece,
+            pieces,
+            mode,
+            targets,
+            domain: domain.clone(),
+            tile: tile.clone(),
+            ret,
+        };
+        super::reduce_warp::emit(lower, r, layout, &pass, stream)?;
+        lower.e.at(serial);
+    }
     let ctaid = special(lower, "%ctaid.x");
     let ntid = special(lower, "%ntid.x");
     let tid = special(lower, "%tid.x");
@@ -122,7 +149,6 @@ fn emit(
     let threads = lower.e.compute(Class::B64, |reg| {
         format!("mul.lo.u64 {reg}, {targets}, {pieces}")
     });
-    let ret = lower.ret;
     let outside = lower.e.compute(Class::Pred, |reg| {
         format!("setp.ge.u64 {reg}, {g}, {threads}")
     });
@@ -163,7 +189,6 @@ fn emit(
             .e
             .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"))
     };
-    let source = input_source(lower, r, layout, variant);
     let leaf_leaves = leaves(lower.module, &r.ty);
     let value: Vec<Reg> = leaf_leaves
         .iter()
@@ -237,32 +262,63 @@ fn emit(
     lower.e.bra(head);
     lower.e.at(done);
     let result = finish_stack(lower, r, &slots, count)?;
-    // Write the piece's value.
-    let (to_scratch, written) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(to_target, to_scratch);
-    {
-        let target = target_ref(lower, r, layout, rank);
-        let index = lower.element_index(target.offset, &tpos, &target.pitch);
-        let addr = lower.element_address(target.base, index, target.size);
-        lower.store_value(&r.ty.clone(), &result, addr, "global", true);
-        lower.e.bra(written);
-    }
-    lower.e.at(to_scratch);
-    {
-        let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
-        });
-        let addr = lower.element_address(dst, slot, r.value_size);
-        lower.store_value(&r.ty.clone(), &result, addr, "global", true);
-    }
-    lower.e.at(written);
+    let written = Written {
+        to_target,
+        dst,
+        tpos: &tpos,
+        piece_index: j,
+        target_index: t,
+        targets,
+    };
+    write_result(lower, r, layout, rank, &written, &result);
     lower.e.at(ret);
     lower.e.op("ret");
     Ok(())
 }
 
+/// Where a piece's value goes.
+pub(super) struct Written<'a> {
+    pub to_target: Reg,
+    pub dst: Reg,
+    pub tpos: &'a [Reg],
+    pub piece_index: Reg,
+    pub target_index: Reg,
+    pub targets: Reg,
+}
+
+/// Stores a piece's value: into the target element when the pass is the last, else into the
+/// scratch array at `[piece][target]`.
+pub(super) fn write_result(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    rank: usize,
+    w: &Written<'_>,
+    result: &[Reg],
+) {
+    let (to_scratch, written) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(w.to_target, to_scratch);
+    {
+        let target = target_ref(lower, r, layout, rank);
+        let index = lower.element_index(target.offset, w.tpos, &target.pitch);
+        let addr = lower.element_address(target.base, index, target.size);
+        lower.store_value(&r.ty.clone(), result, addr, "global", true);
+        lower.e.bra(written);
+    }
+    lower.e.at(to_scratch);
+    {
+        let (j, targets, t) = (w.piece_index, w.targets, w.target_index);
+        let slot = lower.e.compute(Class::B64, |reg| {
+            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
+        });
+        let addr = lower.element_address(w.dst, slot, r.value_size);
+        lower.store_value(&r.ty.clone(), result, addr, "global", true);
+    }
+    lower.e.at(written);
+}
+
 /// `linear` unravelled row-major in a box of `size` (fresh registers, slowest first).
-fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) -> Vec<Reg> {
+pub(super) fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) -> Vec<Reg> {
     let pos: Vec<Reg> = (0..size.len()).map(|_| lower.e.reg(Class::B64)).collect();
     let zero: Vec<Reg> = (0..size.len()).map(|_| lower.u64_imm(0)).collect();
     super::unravel(lower, &pos, linear, size, &zero);
@@ -295,7 +351,7 @@ fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
     }
 }
 
-fn input_source(
+pub(super) fn input_source(
     lower: &mut Lower<'_>,
     r: &Reduction,
     layout: &BlockLayout,
@@ -325,7 +381,7 @@ fn input_source(
     Source::Stream(lower.stream_ref(at, rank, size))
 }
 
-fn target_ref(
+pub(super) fn target_ref(
     lower: &mut Lower<'_>,
     r: &Reduction,
     layout: &BlockLayout,
@@ -337,7 +393,7 @@ fn target_ref(
 
 /// `dest = combine(left, right)`: the kernel body with the accumulator `dest` starting as
 /// `left` and the input bound to `right`.
-fn combine(
+pub(super) fn combine(
     lower: &mut Lower<'_>,
     r: &Reduction,
     dest: &[Reg],
@@ -367,7 +423,7 @@ fn combine(
 
 /// Pushes leaf number `n` (value `value`) onto the counter stack: while the levels below are
 /// full, the new subtree is combined with them (the older subtree on the left).
-fn insert(
+pub(super) fn insert(
     lower: &mut Lower<'_>,
     r: &Reduction,
     value: &[Reg],
@@ -409,6 +465,20 @@ fn finish_stack(
     let has = lower.e.reg(Class::Pred);
     let no = lower.pred_const(false);
     lower.e.mov(has, no);
+    finish_stack_onto(lower, r, slots, count, &result, has)?;
+    Ok(result)
+}
+
+/// [`finish_stack`] onto `result`, a value right of every subtree of the stack when `has`
+/// holds (else `result` is empty). Leaves the value in `result`.
+pub(super) fn finish_stack_onto(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    slots: &[Vec<Reg>],
+    count: Reg,
+    result: &[Reg],
+    has: Reg,
+) -> Result<(), CompileError> {
     for (level, slot) in slots.iter().enumerate() {
         let (skip, first) = (lower.e.label(), lower.e.label());
         let bit = lower.e.compute(Class::B64, |reg| {
@@ -419,7 +489,7 @@ fn finish_stack(
             .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
         lower.e.bra_if(empty, skip);
         lower.e.bra_unless(has, first);
-        combine(lower, r, &result, slot, &result)?;
+        combine(lower, r, result, slot, result)?;
         lower.e.bra(skip);
         lower.e.at(first);
         for (d, s) in result.iter().zip(slot) {
@@ -429,5 +499,5 @@ fn finish_stack(
         lower.e.mov(has, yes);
         lower.e.at(skip);
     }
-    Ok(result)
+    Ok(())
 }
