@@ -96,7 +96,7 @@ impl CudaDevice {
         }
         let ptx = compile(&launch.module, launch.kernel, variant, self.target())
             .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
-        if std::env::var_os("BROOK_DUMP_PTX").is_some() {
+        if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
         let function =

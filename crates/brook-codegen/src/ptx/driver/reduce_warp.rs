@@ -2,14 +2,14 @@
 //! consecutive in memory (a whole-stream or row reduction of a dense stream, or a scratch
 //! array of one target).
 //!
-//! A warp takes its piece in chunks of 128 leaves. Lane `l` loads leaves `l`, `l + 32`,
-//! `l + 64` and `l + 96` of the chunk (each load instruction reads 128 consecutive leaves
-//! of the warp: fully coalesced). Five butterfly shuffle levels combine neighbouring lanes,
-//! which builds, in each of the four registers, the canonical tree of 32 consecutive leaves;
-//! `(T0 + T1) + (T2 + T3)` completes the chunk's tree. Every lane ends with the same bits, so
-//! all lanes keep the same binary-counter stack of chunk subtrees (see [`super::reduce`]). A
-//! last, partial chunk is the same tree with its missing leaves pruned, which is the canonical
-//! tree of its leaf count; it is combined right of the stack. Lane 0 writes the result.
+//! A warp takes its piece in chunks of 256 leaves. Lane `l` reduces the run of 8 leaves
+//! `8l .. 8l + 8` of the chunk in registers (the run's canonical tree; 4- and 8-byte scalars
+//! arrive in two or four 16-byte loads when the run is aligned), then five butterfly shuffle
+//! levels combine the runs of neighbouring lanes into the chunk's tree. Every lane ends with
+//! the same bits, so all lanes keep the same binary-counter stack of chunk subtrees (see
+//! [`super::reduce`]). A last, partial chunk is the same tree with its missing leaves pruned,
+//! which is the canonical tree of its leaf count; it is combined right of the stack. Lane 0
+//! writes the result. No combine ever runs on a missing leaf.
 
 use super::reduce::{
     combine, finish_stack_onto, insert, unravel_fresh, write_result, Reduction, Written,
@@ -23,8 +23,10 @@ use crate::ptx::CompileError;
 
 /// Chunks of a piece in the stack: a warp reduces at most `2^LEVELS * 128` leaves per pass.
 const LEVELS: usize = 16;
+/// Leaves of a lane's run.
+const RUN: u64 = 8;
 /// Leaves of a chunk.
-const CHUNK: u64 = 128;
+const CHUNK: u64 = 32 * RUN;
 
 /// The pass parameters the entry has loaded.
 pub struct Pass {
@@ -46,6 +48,8 @@ struct Leaves {
     base: Reg,
     input_size: u32,
     from_scratch: Reg,
+    /// Whether `base` is 16-byte aligned (runs may use packed loads).
+    aligned: Reg,
 }
 
 fn bit_set(lower: &mut Lower<'_>, word: Reg, bit: u32) -> Reg {
@@ -119,12 +123,12 @@ pub fn emit(
     lower.e.bra_if(finished, done);
     let left = u64_op(lower, |reg| format!("sub.u64 {reg}, {count}, {offset}"));
     let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {left}, {CHUNK}"));
-    let value = chunk_value(lower, r, &source, lane, offset, valid)?;
     let full = lower.e.compute(Class::Pred, |reg| {
         format!("setp.eq.u64 {reg}, {valid}, {CHUNK}")
     });
     let push = lower.e.label();
     lower.e.bra_if(full, push);
+    let value = partial_chunk(lower, r, &source, lane, offset, valid)?;
     for (d, s) in tail.iter().zip(&value) {
         lower.e.mov(*d, *s);
     }
@@ -132,6 +136,7 @@ pub fn emit(
     lower.e.mov(has_tail, yes);
     lower.e.bra(done);
     lower.e.at(push);
+    let value = full_chunk(lower, r, &source, lane, offset)?;
     insert(lower, r, &value, &slots, c)?;
     lower.e.op(format!("add.u64 {c}, {c}, 1"));
     lower.e.bra(head);
@@ -183,10 +188,15 @@ fn leaves_of_piece(
     let at = lower.element_address(input.base, index, input.size);
     lower.e.mov(base, at);
     lower.e.at(known);
+    let low = u64_op(lower, |reg| format!("and.b64 {reg}, {base}, 15"));
+    let aligned = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {low}, 0"));
     Leaves {
         base,
         input_size: input.size,
         from_scratch,
+        aligned,
     }
 }
 
@@ -210,8 +220,101 @@ fn load_leaf(lower: &mut Lower<'_>, r: &Reduction, source: &Leaves, i: Reg, into
     lower.e.at(loaded);
 }
 
-/// The canonical value of the `valid` (1..=128) leaves of the chunk at `offset`, in every lane.
-fn chunk_value(
+fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
+    leaves(lower.module, &r.ty)
+        .iter()
+        .map(|l| lower.e.reg(Class::of(l.kind)))
+        .collect()
+}
+
+/// The class of a type that is one 4- or 8-byte scalar (runs of it load packed).
+fn packable(lower: &Lower<'_>, ty: &brook_ir::Type) -> Option<Class> {
+    let parts = leaves(lower.module, ty);
+    match parts.as_slice() {
+        [leaf] if matches!(leaf.kind.size(), 4 | 8) && Class::of(leaf.kind) != Class::Pred => {
+            Some(Class::of(leaf.kind))
+        }
+        _ => None,
+    }
+}
+
+/// Loads the `RUN` leaves from leaf `first` on: packed 16-byte loads when the leaf type is a
+/// 4- or 8-byte scalar (input and scratch alike) and the piece is aligned, else one load each.
+fn load_run(lower: &mut Lower<'_>, r: &Reduction, source: &Leaves, first: Reg) -> Vec<Vec<Reg>> {
+    let run: Vec<Vec<Reg>> = (0..RUN).map(|_| fresh_value(lower, r)).collect();
+    let input_ty = lower.kernel.params[r.input].ty.clone();
+    let packed_class = match (packable(lower, &input_ty), packable(lower, &r.ty)) {
+        (Some(a), Some(b)) if a == b && source.input_size == r.value_size => Some(a),
+        _ => None,
+    };
+    let (one_by_one, loaded) = (lower.e.label(), lower.e.label());
+    if let Some(class) = packed_class {
+        lower.e.bra_unless(source.aligned, one_by_one);
+        let per_load = (16 / r.value_size) as usize;
+        let addr = lower.element_address(source.base, first, r.value_size);
+        let (suffix, ty) = if r.value_size == 4 {
+            ("v4", "b32")
+        } else {
+            ("v2", "b64")
+        };
+        for (k, group) in run.chunks(per_load).enumerate() {
+            let list = group
+                .iter()
+                .map(|v| v[0].to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            debug_assert!(group.iter().all(|v| v[0].class == class));
+            lower.e.op(format!(
+                "ld.global.{suffix}.{ty} {{{list}}}, [{addr}+{}]",
+                16 * k
+            ));
+        }
+        lower.e.bra(loaded);
+    }
+    lower.e.at(one_by_one);
+    for (k, value) in run.iter().enumerate() {
+        let i = u64_op(lower, |reg| format!("add.u64 {reg}, {first}, {k}"));
+        load_leaf(lower, r, source, i, value);
+    }
+    lower.e.at(loaded);
+    run
+}
+
+/// The canonical value of a whole chunk at `offset`, in every lane.
+fn full_chunk(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    source: &Leaves,
+    lane: Reg,
+    offset: Reg,
+) -> Result<Vec<Reg>, CompileError> {
+    let first = u64_op(lower, |reg| {
+        format!("mad.lo.u64 {reg}, {lane}, {RUN}, {offset}")
+    });
+    let mut level = load_run(lower, r, source, first);
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len() / 2);
+        for pair in level.chunks(2) {
+            let out = fresh_value(lower, r);
+            combine(lower, r, &out, &pair[0], &pair[1])?;
+            next.push(out);
+        }
+        level = next;
+    }
+    let mut value = level.pop().expect("a run has leaves");
+    for k in 0..5u32 {
+        let half = 1u64 << k;
+        let (lower_half, upper_half) = butterfly(lower, lane, half, &value);
+        let out = fresh_value(lower, r);
+        combine(lower, r, &out, &lower_half, &upper_half)?;
+        value = out;
+    }
+    Ok(value)
+}
+
+/// The canonical value of the first `valid` (< 256) leaves of the chunk at `offset`, in every
+/// lane: the chunk's tree with the missing leaves pruned.
+fn partial_chunk(
     lower: &mut Lower<'_>,
     r: &Reduction,
     source: &Leaves,
@@ -219,59 +322,67 @@ fn chunk_value(
     offset: Reg,
     valid: Reg,
 ) -> Result<Vec<Reg>, CompileError> {
-    let kinds = leaves(lower.module, &r.ty);
-    let mut quarters = Vec::with_capacity(4);
-    for s in 0..4u64 {
-        let regs: Vec<Reg> = kinds
-            .iter()
-            .map(|l| lower.e.reg(Class::of(l.kind)))
-            .collect();
-        let within = u64_op(lower, |reg| format!("add.u64 {reg}, {lane}, {}", 32 * s));
-        let present = lower.e.compute(Class::Pred, |reg| {
-            format!("setp.lt.u64 {reg}, {within}, {valid}")
-        });
+    let own = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {lane}, {RUN}"));
+    // Leaf `own + k` is present when it is below `valid`.
+    let present = |lower: &mut Lower<'_>, k: u64| {
+        let at = u64_op(lower, |reg| format!("add.u64 {reg}, {own}, {k}"));
+        lower.e.compute(Class::Pred, |reg| {
+            format!("setp.lt.u64 {reg}, {at}, {valid}")
+        })
+    };
+    let mut level = Vec::with_capacity(RUN as usize);
+    for k in 0..RUN {
+        let value = fresh_value(lower, r);
+        let here = present(lower, k);
         let skip = lower.e.label();
-        lower.e.bra_unless(present, skip);
-        let i = u64_op(lower, |reg| format!("add.u64 {reg}, {offset}, {within}"));
-        load_leaf(lower, r, source, i, &regs);
+        lower.e.bra_unless(here, skip);
+        let i = u64_op(lower, |reg| format!("add.u64 {reg}, {offset}, {own}"));
+        let i = u64_op(lower, |reg| format!("add.u64 {reg}, {i}, {k}"));
+        load_leaf(lower, r, source, i, &value);
         lower.e.at(skip);
-        quarters.push(regs);
+        level.push(value);
     }
-    for level in 0..5u32 {
-        let half = 1u64 << level;
-        let upper_me = {
-            let b = u64_op(lower, |reg| format!("and.b64 {reg}, {lane}, {half}"));
-            lower
-                .e
-                .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {b}, 0"))
-        };
+    let mut width = 1;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len() / 2);
+        for (p, pair) in level.chunks(2).enumerate() {
+            let right_first = (2 * p as u64 + 1) * width;
+            let right_here = present(lower, right_first);
+            next.push(pruned_combine(lower, r, right_here, &pair[0], &pair[1])?);
+        }
+        level = next;
+        width *= 2;
+    }
+    let mut value = level.pop().expect("a run has leaves");
+    for k in 0..5u32 {
+        let half = 1u64 << k;
+        let (lower_half, upper_half) = butterfly(lower, lane, half, &value);
+        // The upper block's first lane is (lane & !(2 half - 1)) + half.
         let block = u64_op(lower, |reg| {
             format!("and.b64 {reg}, {lane}, {}", !(2 * half - 1))
         });
-        for (s, quarter) in quarters.iter_mut().enumerate() {
-            let partner: Vec<Reg> = quarter.iter().map(|&v| shuffle(lower, v, half)).collect();
-            let lower_half = select_all(lower, upper_me, &partner, quarter);
-            let upper_half = select_all(lower, upper_me, quarter, &partner);
-            let first_upper = u64_op(lower, |reg| {
-                format!("add.u64 {reg}, {block}, {}", half + 32 * s as u64)
-            });
-            let upper_present = lower.e.compute(Class::Pred, |reg| {
-                format!("setp.lt.u64 {reg}, {first_upper}, {valid}")
-            });
-            *quarter = pruned_combine(lower, r, upper_present, &lower_half, &upper_half)?;
-        }
+        let first = u64_op(lower, |reg| format!("add.u64 {reg}, {block}, {half}"));
+        let first_leaf = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {first}, {RUN}"));
+        let upper_here = lower.e.compute(Class::Pred, |reg| {
+            format!("setp.lt.u64 {reg}, {first_leaf}, {valid}")
+        });
+        value = pruned_combine(lower, r, upper_here, &lower_half, &upper_half)?;
     }
-    let present = |lower: &mut Lower<'_>, first: u64| {
-        lower.e.compute(Class::Pred, |reg| {
-            format!("setp.lt.u64 {reg}, {first}, {valid}")
-        })
+    Ok(value)
+}
+
+/// Exchanges `value` with lane `lane ^ half`: the lower and the upper lane's values.
+fn butterfly(lower: &mut Lower<'_>, lane: Reg, half: u64, value: &[Reg]) -> (Vec<Reg>, Vec<Reg>) {
+    let upper_me = {
+        let b = u64_op(lower, |reg| format!("and.b64 {reg}, {lane}, {half}"));
+        lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {b}, 0"))
     };
-    let p1 = present(lower, 32);
-    let a = pruned_combine(lower, r, p1, &quarters[0], &quarters[1])?;
-    let p3 = present(lower, 96);
-    let b = pruned_combine(lower, r, p3, &quarters[2], &quarters[3])?;
-    let p2 = present(lower, 64);
-    pruned_combine(lower, r, p2, &a, &b)
+    let partner: Vec<Reg> = value.iter().map(|&v| shuffle(lower, v, half)).collect();
+    let lower_half = select_all(lower, upper_me, &partner, value);
+    let upper_half = select_all(lower, upper_me, value, &partner);
+    (lower_half, upper_half)
 }
 
 /// `present ? left + right : left` (the tree with an empty right subtree pruned).
