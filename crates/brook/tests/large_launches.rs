@@ -22,6 +22,8 @@ kernel void shade(float scale, float small<>, float big<>, out float r<>, out in
 }
 
 reduce void sum(float a<>, reduce float s<>) { s += a; }
+reduce void sum_double(double a<>, reduce double s<>) { s += a; }
+reduce void hash(uint a<>, reduce uint h<>) { h = (h ^ (h >> 3u)) * 31u + a; }
 
 reduce void product(float4 a<>, reduce float4 m<>)
 {
@@ -168,6 +170,46 @@ fn many_thread_groups_with_barriers() {
                 .launch(args![&a, &r])
                 .expect("launch");
             bits(&r.to_vec().expect("r"))
+        });
+    }
+}
+
+#[test]
+fn reductions_of_every_width_and_alignment() {
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let n = 300_007;
+    let singles = wobbly(n, 7);
+    let doubles: Vec<f64> = singles.iter().map(|&v| f64::from(v) * 1e-3 + 1e5).collect();
+    let words: Vec<u32> = singles.iter().map(|v| v.to_bits()).collect();
+    for device in other_devices() {
+        same_on(&device, |d| {
+            let sum = program.kernel("sum").expect("sum");
+            let sum_double = program.kernel("sum_double").expect("sum_double");
+            let hash = program.kernel("hash").expect("hash");
+            let mut out = Vec::new();
+            // Aligned rows (4096 leaves) and a view starting at an odd element.
+            let grid = Stream::from_slice(d, &[64, 4096], &singles[..64 * 4096]).expect("grid");
+            let rows = Stream::<f32>::new(d, &[64]).expect("rows");
+            sum.launch(args![&grid, &rows]).expect("rows");
+            out.push(bits(&rows.to_vec().expect("rows")));
+            let whole = Stream::from_slice(d, &[n], &singles).expect("whole");
+            let view = whole.domain(&[3], &[n - 5]).expect("view");
+            let mut total = 0.0f32;
+            sum.launch(args![&view, host_var(&mut total)])
+                .expect("view sum");
+            out.push(vec![total.to_bits()]);
+            // 8-byte leaves and a non-commutative integer combine.
+            let dd = Stream::from_slice(d, &[n], &doubles).expect("doubles");
+            let mut dt = 0.0f64;
+            sum_double
+                .launch(args![&dd, host_var(&mut dt)])
+                .expect("double sum");
+            out.push(vec![dt.to_bits() as u32, (dt.to_bits() >> 32) as u32]);
+            let ww = Stream::from_slice(d, &[n], &words).expect("words");
+            let mut h = 0u32;
+            hash.launch(args![&ww, host_var(&mut h)]).expect("hash");
+            out.push(vec![h]);
+            out
         });
     }
 }
