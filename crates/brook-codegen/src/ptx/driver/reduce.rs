@@ -25,6 +25,8 @@ use brook_ir::{Kernel, Module, ParamRole, Type};
 
 /// Levels of the counter stack: a thread reduces at most `2^LEVELS` leaves.
 pub const LEVELS: u32 = 22;
+/// Leaves a serial thread loads together (a power of two).
+const BATCH: u64 = 8;
 /// The most leaves one thread reduces in a pass.
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
@@ -209,57 +211,68 @@ fn emit(
         lower.e.mov(*p, *f);
     }
     let n = lower.e.mov_imm(Class::B64, 0);
-    let (head, done) = (lower.e.label(), lower.e.label());
-    lower.e.at(head);
+    let leaf_source = SerialLeaves {
+        from_scratch,
+        src,
+        lo,
+        targets,
+        t,
+        tpos: &tpos,
+        tile: &tile,
+        lpos: &lpos,
+        source: &source,
+    };
+    // Batches of BATCH leaves while they last: their loads are independent (in flight
+    // together), and each batch is an aligned subtree inserted above the levels it fills.
+    let (batch_head, single_head, done) = (lower.e.label(), lower.e.label(), lower.e.label());
+    lower.e.at(batch_head);
+    let next = lower
+        .e
+        .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {BATCH}"));
+    let short = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.gt.u64 {reg}, {next}, {count}")
+    });
+    lower.e.bra_if(short, single_head);
+    let mut level: Vec<Vec<Reg>> = Vec::with_capacity(BATCH as usize);
+    for k in 0..BATCH {
+        let at = lower
+            .e
+            .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {k}"));
+        let v: Vec<Reg> = value.iter().map(|v| lower.e.reg(v.class)).collect();
+        load_serial_leaf(lower, r, &leaf_source, at, &v);
+        level.push(v);
+    }
+    while level.len() > 1 {
+        let mut up = Vec::with_capacity(level.len() / 2);
+        for pair in level.chunks(2) {
+            let out: Vec<Reg> = pair[0].iter().map(|v| lower.e.reg(v.class)).collect();
+            combine(lower, r, &out, &pair[0], &pair[1])?;
+            up.push(out);
+        }
+        level = up;
+    }
+    let batches = lower.e.compute(Class::B64, |reg| {
+        format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
+    });
+    insert(
+        lower,
+        r,
+        &level[0],
+        &slots[BATCH.trailing_zeros() as usize..],
+        batches,
+    )?;
+    lower.e.mov(n, next);
+    lower.e.bra(batch_head);
+    // The rest, one leaf at a time.
+    lower.e.at(single_head);
     let finished = lower.e.compute(Class::Pred, |reg| {
         format!("setp.ge.u64 {reg}, {n}, {count}")
     });
     lower.e.bra_if(finished, done);
-    // Load leaf `lo + n`.
-    let (from_input, loaded) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(from_scratch, from_input);
-    {
-        let leaf = lower
-            .e
-            .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {n}"));
-        let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
-        });
-        let addr = lower.element_address(src, slot, r.value_size);
-        let v = lower.load_value(&r.ty, addr, "global", true);
-        for (d, s) in value.iter().zip(&v) {
-            lower.e.mov(*d, *s);
-        }
-        lower.e.bra(loaded);
-    }
-    lower.e.at(from_input);
-    {
-        let pos: Vec<Reg> = (0..rank)
-            .map(|k| {
-                let (tp, tl, lp) = (tpos[k], tile[k], lpos[k]);
-                lower.e.compute(Class::B64, |reg| {
-                    format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}")
-                })
-            })
-            .collect();
-        let v = match &source {
-            Source::Stream(s) => {
-                let index = lower.element_index(s.offset, &pos, &s.pitch);
-                let addr = lower.element_address(s.base, index, s.size);
-                let input_ty = lower.kernel.params[r.input].ty.clone();
-                lower.load_value(&input_ty, addr, "global", true)
-            }
-            Source::Iterator { start, end, shape } => lower.iterator_value(start, end, shape, &pos),
-        };
-        for (d, s) in value.iter().zip(&v) {
-            lower.e.mov(*d, *s);
-        }
-        advance(lower, &lpos, &tile);
-    }
-    lower.e.at(loaded);
+    load_serial_leaf(lower, r, &leaf_source, n, &value);
     insert(lower, r, &value, &slots, n)?;
     lower.e.op(format!("add.u64 {n}, {n}, 1"));
-    lower.e.bra(head);
+    lower.e.bra(single_head);
     lower.e.at(done);
     let result = finish_stack(lower, r, &slots, count)?;
     let written = Written {
@@ -315,6 +328,72 @@ pub(super) fn write_result(
         lower.store_value(&r.ty.clone(), result, addr, "global", true);
     }
     lower.e.at(written);
+}
+
+/// Where a serial thread's leaves come from.
+struct SerialLeaves<'a> {
+    from_scratch: Reg,
+    src: Reg,
+    lo: Reg,
+    targets: Reg,
+    t: Reg,
+    tpos: &'a [Reg],
+    tile: &'a [Reg],
+    /// The position of the next input leaf in the tile (advanced by each load).
+    lpos: &'a [Reg],
+    source: &'a Source,
+}
+
+/// Loads leaf `lo + n` into `into`: from the scratch array, or the next input leaf.
+fn load_serial_leaf(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    l: &SerialLeaves<'_>,
+    n: Reg,
+    into: &[Reg],
+) {
+    let (from_input, loaded) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(l.from_scratch, from_input);
+    {
+        let (lo, targets, t) = (l.lo, l.targets, l.t);
+        let leaf = lower
+            .e
+            .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {n}"));
+        let slot = lower.e.compute(Class::B64, |reg| {
+            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
+        });
+        let addr = lower.element_address(l.src, slot, r.value_size);
+        let v = lower.load_value(&r.ty, addr, "global", true);
+        for (d, s) in into.iter().zip(&v) {
+            lower.e.mov(*d, *s);
+        }
+        lower.e.bra(loaded);
+    }
+    lower.e.at(from_input);
+    {
+        let pos: Vec<Reg> = (0..l.tpos.len())
+            .map(|k| {
+                let (tp, tl, lp) = (l.tpos[k], l.tile[k], l.lpos[k]);
+                lower.e.compute(Class::B64, |reg| {
+                    format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}")
+                })
+            })
+            .collect();
+        let v = match l.source {
+            Source::Stream(s) => {
+                let index = lower.element_index(s.offset, &pos, &s.pitch);
+                let addr = lower.element_address(s.base, index, s.size);
+                let input_ty = lower.kernel.params[r.input].ty.clone();
+                lower.load_value(&input_ty, addr, "global", true)
+            }
+            Source::Iterator { start, end, shape } => lower.iterator_value(start, end, shape, &pos),
+        };
+        for (d, s) in into.iter().zip(&v) {
+            lower.e.mov(*d, *s);
+        }
+        advance(lower, l.lpos, l.tile);
+    }
+    lower.e.at(loaded);
 }
 
 /// `linear` unravelled row-major in a box of `size` (fresh registers, slowest first).
