@@ -29,13 +29,21 @@ struct State {
     /// Every ticket up to this one has finished.
     completed: u64,
     worker_started: bool,
+    /// The worker sleeps on `work` (so a submission must wake it).
+    worker_idle: bool,
+    /// Callers sleeping on `done`.
+    waiters: usize,
 }
 
+/// The shared state and its two signals. Each is sent only when someone sleeps on it, so a
+/// busy queue costs no wake-up system calls per job (launch overhead).
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
-    /// Signalled when a job is queued (for the worker) and when one finishes (for waiters).
-    changed: Condvar,
+    /// Signalled when a job is queued while the worker is idle.
+    work: Condvar,
+    /// Signalled when a job finishes while callers wait.
+    done: Condvar,
 }
 
 impl Shared {
@@ -79,8 +87,11 @@ impl Queue {
         state.jobs.push_back(Box::new(job));
         state.submitted += 1;
         let ticket = Ticket(state.submitted);
+        let wake = state.worker_idle;
         drop(state);
-        self.shared.changed.notify_all();
+        if wake {
+            self.shared.work.notify_one();
+        }
         ticket
     }
 
@@ -102,11 +113,13 @@ impl Queue {
     pub fn wait(&self, ticket: Ticket) {
         let mut state = self.shared.lock();
         while state.completed < ticket.0 {
+            state.waiters += 1;
             state = self
                 .shared
-                .changed
+                .done
                 .wait(state)
                 .unwrap_or_else(|p| p.into_inner());
+            state.waiters -= 1;
         }
     }
 
@@ -138,16 +151,20 @@ fn serve(shared: &Shared) {
                 if let Some(job) = state.jobs.pop_front() {
                     break job;
                 }
-                state = shared
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(|p| p.into_inner());
+                state.worker_idle = true;
+                state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
+                state.worker_idle = false;
             }
         };
         // A panicking job must not stop the queue or leave its waiters hanging.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        shared.lock().completed += 1;
-        shared.changed.notify_all();
+        let mut state = shared.lock();
+        state.completed += 1;
+        let wake = state.waiters > 0;
+        drop(state);
+        if wake {
+            shared.done.notify_all();
+        }
     }
 }
 

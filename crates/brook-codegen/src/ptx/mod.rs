@@ -56,8 +56,9 @@ pub enum CompileError {
 /// What kind of launch the entry expects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
-    /// One thread per instance (any grid; the entry loops over the region).
-    Map,
+    /// A grid-stride loop over the region (any grid works); `per_thread` instances per
+    /// thread make full use of the unrolled loop.
+    Map { per_thread: u64 },
     /// One CTA of `group_size` threads per group of instances.
     Group { group_size: u32 },
     /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value.
@@ -103,8 +104,8 @@ pub fn compile(
             (text, helpers, EntryKind::Group { group_size })
         }
         (KernelKind::Map, None) => {
-            let (text, helpers) = driver::map::build(module, k, variant, &layout)?;
-            (text, helpers, EntryKind::Map)
+            let (text, helpers, per_thread) = driver::map::build(module, k, variant, &layout)?;
+            (text, helpers, EntryKind::Map { per_thread })
         }
     };
     let mut text = format!(

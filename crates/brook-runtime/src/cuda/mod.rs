@@ -197,7 +197,9 @@ impl Device for CudaDevice {
         let total: usize = launch.region.size.iter().product();
         let f = &loaded.function;
         match loaded.ptx.entry {
-            EntryKind::Map => run::run_map(f, &self.handles, params.as_ptr(), total),
+            EntryKind::Map { per_thread } => {
+                run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
+            }
             EntryKind::Group { group_size } => run::run_groups(
                 f,
                 &self.handles,

@@ -21,15 +21,17 @@ pub fn run_map(
     handles: &Handles,
     block: *const u8,
     total: usize,
+    per_thread: u64,
 ) -> Result<(), LaunchProblem> {
     if total == 0 {
         return Ok(());
     }
     let mut params = [block as *mut c_void];
+    let threads = total.div_ceil(per_thread.max(1) as usize);
     launch(
         function,
         handles.stream,
-        blocks(total, BLOCK),
+        blocks(threads, BLOCK),
         BLOCK,
         &mut params,
     )

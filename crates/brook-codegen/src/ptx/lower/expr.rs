@@ -195,12 +195,14 @@ impl Lower<'_> {
     fn input(&mut self, p: ParamId) -> Vec<Reg> {
         let ty = self.kernel.params[p.0 as usize].ty.clone();
         match self.bindings[p.0 as usize].clone() {
-            Binding::Element { addr } => self.load_value(&ty, addr, "global", true),
+            // Inputs are never written by the kernel (aliased streams are copied first): the
+            // read-only path lets ptxas move these loads ahead of stores.
+            Binding::Element { addr } => self.load_value(&ty, addr, "global.nc", true),
             Binding::Resized { stream } => {
                 let at = self.resized(&stream.shape);
                 let index = self.element_index(stream.offset, &at, &stream.pitch);
                 let addr = self.element_address(stream.base, index, stream.size);
-                self.load_value(&ty, addr, "global", true)
+                self.load_value(&ty, addr, "global.nc", true)
             }
             Binding::Iterator {
                 start,
@@ -385,6 +387,6 @@ impl Lower<'_> {
         };
         let index = self.clamped_element(&stream, indices)?;
         let addr = self.element_address(stream.base, index, stream.size);
-        Ok(self.load_value(&ty, addr, "global", true))
+        Ok(self.load_value(&ty, addr, "global.nc", true))
     }
 }
