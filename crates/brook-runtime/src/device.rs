@@ -113,6 +113,15 @@ pub trait Device: Send + Sync {
     fn idle(&self) -> bool {
         true
     }
+    /// The device's own time for the work `work` queues (GPU events around it), after that
+    /// work finished; `None` where the device has no such clock (the CPU and the interpreter).
+    fn gpu_time(
+        &self,
+        work: &mut dyn FnMut(),
+    ) -> Option<Result<std::time::Duration, RuntimeError>> {
+        let _ = work;
+        None
+    }
 }
 
 /// The devices this build can use, in order of preference for the default device.

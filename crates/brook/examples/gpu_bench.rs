@@ -121,23 +121,35 @@ fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-/// The median time of `run` in seconds, after one warm-up run.
-fn measure(mut run: impl FnMut()) -> f64 {
+/// Median times of `run` in seconds, after one warm-up run: on the GPU's clock (CUDA events
+/// around the work, as the peers are timed) and on the host's (launch to finished).
+struct Timing {
+    gpu: f64,
+    host: f64,
+}
+
+fn measure(device: &Device, mut run: impl FnMut()) -> Timing {
     run();
-    median(
-        (0..REPEATS)
-            .map(|_| {
-                let start = Instant::now();
-                run();
-                start.elapsed().as_secs_f64()
-            })
-            .collect(),
-    )
+    let mut gpu = Vec::with_capacity(REPEATS);
+    let mut host = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        let start = Instant::now();
+        let t = device
+            .gpu_time(&mut run)
+            .expect("a CUDA device has a GPU clock")
+            .expect("GPU events");
+        host.push(start.elapsed().as_secs_f64());
+        gpu.push(t.as_secs_f64());
+    }
+    Timing {
+        gpu: median(gpu),
+        host: median(host),
+    }
 }
 
 struct Row {
     what: String,
-    ms: f64,
+    time: Timing,
     /// Bytes moved through device memory (each input read once, each output written once).
     bytes: f64,
 }
@@ -169,14 +181,15 @@ fn main() -> Result<(), brook::Error> {
     let x = Stream::from_slice(&device, &[n], &pseudo_random(n, 1))?;
     let y = Stream::from_slice(&device, &[n], &pseudo_random(n, 2))?;
     let r = Stream::<f32>::new(&device, &[n])?;
-    let copy = measure(|| {
+    let copy = measure(&device, || {
         r.assign(&x).expect("copy");
         r.finish().expect("finish");
     });
     let copy_bytes = 2.0 * 4.0 * n as f64;
+    let copy_rate = copy_bytes / copy.gpu;
     rows.push(Row {
         what: "copy 2^26 floats (assign)".into(),
-        ms: copy * 1e3,
+        time: Timing { ..copy },
         bytes: copy_bytes,
     });
 
@@ -186,13 +199,13 @@ fn main() -> Result<(), brook::Error> {
     saxpy.launch(args![2.0f32, &x, &y, &r])?;
     r.finish()?;
     let first = start.elapsed().as_secs_f64();
-    let t = measure(|| {
+    let t = measure(&device, || {
         saxpy.launch(args![2.0f32, &x, &y, &r]).expect("saxpy");
         r.finish().expect("finish");
     });
     rows.push(Row {
         what: "saxpy 2^26 float".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 12.0 * n as f64,
     });
 
@@ -201,7 +214,7 @@ fn main() -> Result<(), brook::Error> {
     let y4 = Stream::<[f32; 4]>::new(&device, &[n4])?;
     let r4 = Stream::<[f32; 4]>::new(&device, &[n4])?;
     let saxpy4 = program.kernel("saxpy4")?;
-    let t = measure(|| {
+    let t = measure(&device, || {
         saxpy4
             .launch(args![[2.0f32; 4], &x4, &y4, &r4])
             .expect("saxpy4");
@@ -209,7 +222,7 @@ fn main() -> Result<(), brook::Error> {
     });
     rows.push(Row {
         what: "saxpy 2^26 float4".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 48.0 * n4 as f64,
     });
 
@@ -218,13 +231,13 @@ fn main() -> Result<(), brook::Error> {
     let big = 1usize << 28;
     let values = Stream::from_slice(&device, &[big], &pseudo_random(big, 3))?;
     let mut total = 0.0f32;
-    let t = measure(|| {
+    let t = measure(&device, || {
         sum.launch(args![&values, host_var(&mut total)])
             .expect("sum");
     });
     rows.push(Row {
         what: "sum 2^28 floats".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 4.0 * big as f64,
     });
     drop(values);
@@ -232,13 +245,13 @@ fn main() -> Result<(), brook::Error> {
     let small = 1usize << 20;
     let v4 = Stream::<[f32; 4]>::new(&device, &[small])?;
     let mut total4 = [0.0f32; 4];
-    let t = measure(|| {
+    let t = measure(&device, || {
         sum4.launch(args![&v4, host_var(&mut total4)])
             .expect("sum4");
     });
     rows.push(Row {
         what: "sum 2^20 float4".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 16.0 * small as f64,
     });
 
@@ -247,22 +260,22 @@ fn main() -> Result<(), brook::Error> {
     let m = Stream::from_slice(&device, &[side, side], &pseudo_random(side * side, 4))?;
     let rows_out = Stream::<f32>::new(&device, &[side])?;
     let cols_out = Stream::<f32>::new(&device, &[1, side])?;
-    let t = measure(|| {
+    let t = measure(&device, || {
         sum.launch(args![&m, &rows_out]).expect("row sums");
         rows_out.finish().expect("finish");
     });
     rows.push(Row {
         what: "row sums 8192x8192".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 4.0 * (side * side) as f64,
     });
-    let t = measure(|| {
+    let t = measure(&device, || {
         sum.launch(args![&m, &cols_out]).expect("column sums");
         cols_out.finish().expect("finish");
     });
     rows.push(Row {
         what: "column sums 8192x8192".into(),
-        ms: t * 1e3,
+        time: t,
         bytes: 4.0 * (side * side) as f64,
     });
 
@@ -272,13 +285,13 @@ fn main() -> Result<(), brook::Error> {
     let nothing = program.kernel("nothing")?;
     let one = Stream::<f32>::new(&device, &[1])?;
     let launches = 2000;
-    let t = measure(|| {
+    let t = measure(&device, || {
         for _ in 0..launches {
             nothing.launch(args![&one]).expect("nothing");
         }
         one.finish().expect("finish");
     });
-    let overhead_us = t / launches as f64 * 1e6;
+    let overhead_us = t.host / launches as f64 * 1e6;
 
     // PTX generation for saxpy.
     let index = program
@@ -302,33 +315,38 @@ fn main() -> Result<(), brook::Error> {
             .collect(),
     );
 
-    println!("CUDA device {}, median of {REPEATS} runs", device.info());
     println!(
-        "{:<30} {:>10} {:>10} {:>10}",
-        "what", "ms", "GB/s", "% copy"
+        "CUDA device {}, median of {REPEATS} runs; ms on the GPU clock (CUDA events), host ms from launch to finished",
+        device.info()
     );
-    let copy_rate = copy_bytes / copy;
+    println!(
+        "{:<30} {:>10} {:>10} {:>10} {:>10}",
+        "what", "ms", "host ms", "GB/s", "% copy"
+    );
     let mut json = Vec::new();
     for row in &rows {
-        let rate = row.bytes / (row.ms / 1e3);
+        let rate = row.bytes / row.time.gpu;
         println!(
-            "{:<30} {:>10.3} {:>10.0} {:>9.1}%",
+            "{:<30} {:>10.3} {:>10.3} {:>10.0} {:>9.1}%",
             row.what,
-            row.ms,
+            row.time.gpu * 1e3,
+            row.time.host * 1e3,
             rate / 1e9,
             100.0 * rate / copy_rate
         );
         json.push(format!(
-            "{{\"what\": \"{}\", \"ms\": {:.4}, \"gbps\": {:.1}}}",
+            "{{\"what\": \"{}\", \"ms\": {:.4}, \"host_ms\": {:.4}, \"gbps\": {:.1}}}",
             row.what,
-            row.ms,
+            row.time.gpu * 1e3,
+            row.time.host * 1e3,
             rate / 1e9
         ));
     }
-    for (what, ms, rate, unit) in &compute {
-        println!("{what:<30} {ms:>10.3} {rate:>10.1} {unit}");
+    for (what, time, rate, unit) in &compute {
+        let (ms, host) = (time.gpu * 1e3, time.host * 1e3);
+        println!("{what:<30} {ms:>10.3} {host:>10.3} {rate:>10.1} {unit}");
         json.push(format!(
-            "{{\"what\": \"{what}\", \"ms\": {ms:.4}, \"{unit}\": {rate:.2}}}"
+            "{{\"what\": \"{what}\", \"ms\": {ms:.4}, \"host_ms\": {host:.4}, \"{unit}\": {rate:.2}}}"
         ));
     }
     println!(
@@ -353,11 +371,11 @@ fn main() -> Result<(), brook::Error> {
     Ok(())
 }
 
-/// Matrix multiplies (GFLOP/s) and binary search (G keys/s): (what, ms, rate, unit).
+/// Matrix multiplies (GFLOP/s) and binary search (G keys/s): (what, times, rate, unit).
 fn compute_rows(
     program: &Program,
     device: &Device,
-) -> Result<Vec<(String, f64, f64, &'static str)>, brook::Error> {
+) -> Result<Vec<(String, Timing, f64, &'static str)>, brook::Error> {
     let mut rows = Vec::new();
     let n = 4096usize;
     let a = pseudo_random(n * n, 5);
@@ -368,7 +386,7 @@ fn compute_rows(
     let sb = Stream::from_slice(device, &[n, n], &b)?;
     let sc = Stream::<f32>::new(device, &[n, n])?;
     let simple = program.kernel("simple_matmult")?;
-    let t = measure(|| {
+    let t = measure(&device, || {
         simple
             .launch(args![n as f32, &sa, &sb, &sc])
             .expect("simple_matmult");
@@ -376,10 +394,11 @@ fn compute_rows(
     });
     let c = sc.to_vec()?;
     check_product(&a, &b, n, |i, j| c[i * n + j], "simple_matmult");
+    let rate = flops / t.gpu / 1e9;
     rows.push((
         "simple gather matmul 4096^3".to_string(),
-        t * 1e3,
-        flops / t / 1e9,
+        t,
+        rate,
         "GFLOP/s",
     ));
     drop((sa, sb, sc));
@@ -405,7 +424,7 @@ fn compute_rows(
         .collect::<Result<_, _>>()?;
     let blocked = program.kernel("optimized_matmult")?;
     let (ap, bp, cp) = (&a_parts, &b_parts, &c_parts);
-    let t = measure(|| {
+    let t = measure(&device, || {
         blocked
             .launch(args![
                 (n / 4) as f32,
@@ -444,12 +463,8 @@ fn compute_rows(
         |i, j| c[i % 8][(i / 8) * (n / 4) + j / 4][j % 4],
         "optimized_matmult",
     );
-    rows.push((
-        "8x4-blocked matmul 4096^3".to_string(),
-        t * 1e3,
-        flops / t / 1e9,
-        "GFLOP/s",
-    ));
+    let rate = flops / t.gpu / 1e9;
+    rows.push(("8x4-blocked matmul 4096^3".to_string(), t, rate, "GFLOP/s"));
     // Binary search: 2^24 sorted keys, 2^24 queries (half of them present).
     let count = 1usize << 24;
     let keys: Vec<f32> = (0..count).map(|i| i as f32).collect();
@@ -460,7 +475,7 @@ fn compute_rows(
     let sq = Stream::from_slice(device, &[count], &queries)?;
     let found = Stream::<f32>::new(device, &[count])?;
     let search = program.kernel("binary_search")?;
-    let t = measure(|| {
+    let t = measure(&device, || {
         search
             .launch(args![&sq, &sk, &found, count as f32, 24i32])
             .expect("binary_search");
@@ -475,12 +490,8 @@ fn compute_rows(
         };
         assert_eq!(at[i], want, "binary_search of {}", queries[i]);
     }
-    rows.push((
-        "binary search 2^24 keys".to_string(),
-        t * 1e3,
-        count as f64 / t / 1e9,
-        "Gkeys/s",
-    ));
+    let rate = count as f64 / t.gpu / 1e9;
+    rows.push(("binary search 2^24 keys".to_string(), t, rate, "Gkeys/s"));
     Ok(rows)
 }
 

@@ -77,6 +77,18 @@ impl Device {
     pub fn raw(&self) -> &Arc<dyn brook_runtime::Device> {
         &self.raw
     }
+
+    /// The GPU's own time for the work `work` queues on this device, measured with CUDA events
+    /// around it (so host overheads are left out), once that work has finished. `None` for
+    /// devices without such a clock (`cpu`, `interp`).
+    pub fn gpu_time(
+        &self,
+        mut work: impl FnMut(),
+    ) -> Option<Result<std::time::Duration, crate::Error>> {
+        self.raw
+            .gpu_time(&mut work)
+            .map(|r| r.map_err(crate::Error::from))
+    }
 }
 
 /// Sets the devices the calling thread uses (Brook+ `useDevices`); [`Device::current`] is the

@@ -256,3 +256,25 @@ fn dimensions_can_be_given_fastest_first() {
         ]
     );
 }
+
+#[test]
+fn gpu_time_measures_gpu_work_and_is_absent_elsewhere() {
+    let program = copy_program();
+    let copy = program.kernel("copy").expect("copy");
+    for device in Device::all() {
+        let a = Stream::from_slice(&device, &[1 << 16], &vec![1.5f32; 1 << 16]).expect("a");
+        let b = Stream::<f32>::new(&device, &[1 << 16]).expect("b");
+        let timed = device.gpu_time(|| {
+            copy.launch(args![&a, &b]).expect("launch");
+        });
+        match (device.type_name(), timed) {
+            ("cuda", Some(Ok(t))) => {
+                assert!(t.as_secs_f64() > 0.0 && t.as_secs_f64() < 1.0, "{t:?}");
+                assert_eq!(b.to_vec().expect("b")[12345], 1.5);
+            }
+            ("cuda", other) => panic!("{}: {other:?}", device.info()),
+            (_, None) => {}
+            (_, Some(r)) => panic!("{} has no GPU clock: {r:?}", device.info()),
+        }
+    }
+}

@@ -242,3 +242,66 @@ pub fn launch(
     };
     check(code, "kernel launch")
 }
+
+/// A pair of CUDA events timing the work queued on a stream between them.
+pub struct EventPair {
+    start: sys::CUevent,
+    end: sys::CUevent,
+}
+
+// SAFETY: events may be used from any thread with the context current; the driver
+// serialises calls on one event.
+unsafe impl Send for EventPair {}
+// SAFETY: as above.
+unsafe impl Sync for EventPair {}
+
+impl EventPair {
+    /// Two new events in the current context.
+    pub fn new() -> Result<EventPair, String> {
+        let mut start = std::ptr::null_mut();
+        let mut end = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; flags 0 = timing events.
+        unsafe {
+            check(sys::cuEventCreate(&mut start, 0), "cuEventCreate")?;
+            if let Err(e) = check(sys::cuEventCreate(&mut end, 0), "cuEventCreate") {
+                sys::cuEventDestroy_v2(start);
+                return Err(e);
+            }
+        }
+        Ok(EventPair { start, end })
+    }
+
+    /// Records the start (`at_end` false) or the end event on `stream`.
+    pub fn record(&self, stream: sys::CUstream, at_end: bool) -> Result<(), String> {
+        let event = if at_end { self.end } else { self.start };
+        // SAFETY: the event and the stream belong to the current context.
+        check(
+            unsafe { sys::cuEventRecord(event, stream) },
+            "cuEventRecord",
+        )
+    }
+
+    /// Waits for the end event; the time between the two, in milliseconds.
+    pub fn elapsed_ms(&self) -> Result<f32, String> {
+        let mut ms = 0.0f32;
+        // SAFETY: both events were recorded; the out-pointer is valid.
+        unsafe {
+            check(sys::cuEventSynchronize(self.end), "cuEventSynchronize")?;
+            check(
+                sys::cuEventElapsedTime(&mut ms, self.start, self.end),
+                "cuEventElapsedTime",
+            )?;
+        }
+        Ok(ms)
+    }
+}
+
+impl Drop for EventPair {
+    fn drop(&mut self) {
+        // SAFETY: the events were created by `new` and are not used after this.
+        unsafe {
+            sys::cuEventDestroy_v2(self.start);
+            sys::cuEventDestroy_v2(self.end);
+        }
+    }
+}

@@ -23,6 +23,7 @@ use cudarc::driver::sys;
 use driver::{check, Function, Handles, Properties};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A kernel loaded on the GPU.
 pub struct Loaded {
@@ -230,5 +231,31 @@ impl Device for CudaDevice {
 
     fn idle(&self) -> bool {
         self.handles.idle()
+    }
+
+    fn gpu_time(&self, work: &mut dyn FnMut()) -> Option<Result<Duration, RuntimeError>> {
+        Some(self.time_with_events(work))
+    }
+}
+
+impl CudaDevice {
+    /// Records an event on the stream before and after the jobs `work` queues.
+    fn time_with_events(&self, work: &mut dyn FnMut()) -> Result<Duration, RuntimeError> {
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        let events = Arc::new(driver::EventPair::new().map_err(|e| self.fail(e))?);
+        let record = |at_end: bool| {
+            let (events, handles) = (events.clone(), self.handles);
+            self.queue
+                .run(move || {
+                    handles.bind()?;
+                    events.record(handles.stream, at_end)
+                })
+                .unwrap_or_else(|| Err("the device queue stopped".into()))
+        };
+        record(false).map_err(|e| self.fail(e))?;
+        work();
+        record(true).map_err(|e| self.fail(e))?;
+        let ms = events.elapsed_ms().map_err(|e| self.fail(e))?;
+        Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
     }
 }
