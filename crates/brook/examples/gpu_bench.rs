@@ -386,7 +386,7 @@ fn compute_rows(
     let sb = Stream::from_slice(device, &[n, n], &b)?;
     let sc = Stream::<f32>::new(device, &[n, n])?;
     let simple = program.kernel("simple_matmult")?;
-    let t = measure(&device, || {
+    let t = measure(device, || {
         simple
             .launch(args![n as f32, &sa, &sb, &sc])
             .expect("simple_matmult");
@@ -424,7 +424,7 @@ fn compute_rows(
         .collect::<Result<_, _>>()?;
     let blocked = program.kernel("optimized_matmult")?;
     let (ap, bp, cp) = (&a_parts, &b_parts, &c_parts);
-    let t = measure(&device, || {
+    let t = measure(device, || {
         blocked
             .launch(args![
                 (n / 4) as f32,
@@ -475,7 +475,7 @@ fn compute_rows(
     let sq = Stream::from_slice(device, &[count], &queries)?;
     let found = Stream::<f32>::new(device, &[count])?;
     let search = program.kernel("binary_search")?;
-    let t = measure(&device, || {
+    let t = measure(device, || {
         search
             .launch(args![&sq, &sk, &found, count as f32, 24i32])
             .expect("binary_search");
