@@ -246,6 +246,16 @@ fn main() -> Result<(), brook::Error> {
         time: t,
         bytes: 4.0 * big as f64,
     });
+    let mut scalar = 0.0f32;
+    let t = measure_batched(&device, 1, || {
+        sum.launch(args![&values, host_var(&mut scalar)])
+            .expect("sum to a host float");
+    });
+    rows.push(Row {
+        what: "sum 2^28 floats to host".into(),
+        time: t,
+        bytes: 4.0 * big as f64,
+    });
     drop(values);
     let sum4 = program.kernel("sum4")?;
     let small = 1usize << 20;
