@@ -198,6 +198,20 @@ fn reductions_of_every_width_and_alignment() {
             sum.launch(args![&view, host_var(&mut total)])
                 .expect("view sum");
             out.push(vec![total.to_bits()]);
+            // Column sums, four columns per thread: aligned, and through a view whose rows
+            // start off 16-byte boundaries; integer columns with a non-commutative combine.
+            let tall = Stream::from_slice(d, &[64, 4100], &singles[..64 * 4100]).expect("tall");
+            let cols = Stream::<f32>::new(d, &[1, 4100]).expect("cols");
+            sum.launch(args![&tall, &cols]).expect("columns");
+            out.push(bits(&cols.to_vec().expect("cols")));
+            let shifted = tall.domain(&[0, 1], &[64, 4097]).expect("shifted view");
+            let cols = Stream::<f32>::new(d, &[1, 4096]).expect("cols");
+            sum.launch(args![&shifted, &cols]).expect("shifted columns");
+            out.push(bits(&cols.to_vec().expect("cols")));
+            let grid = Stream::from_slice(d, &[3000, 64], &words[..3000 * 64]).expect("grid");
+            let hashes = Stream::<u32>::new(d, &[1, 64]).expect("hashes");
+            hash.launch(args![&grid, &hashes]).expect("column hashes");
+            out.push(hashes.to_vec().expect("hashes"));
             // 8-byte leaves and a non-commutative integer combine.
             let dd = Stream::from_slice(d, &[n], &doubles).expect("doubles");
             let mut dt = 0.0f64;

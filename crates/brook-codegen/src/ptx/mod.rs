@@ -13,7 +13,7 @@ mod helpers;
 mod libm;
 mod lower;
 
-pub use driver::reduce::MAX_PIECE;
+pub use driver::reduce::{Paths as ReducePaths, MAX_PIECE};
 
 use crate::abi::{BlockLayout, Variant};
 use brook_ir::{KernelKind, Module, SourceSpan};
@@ -61,8 +61,9 @@ pub enum EntryKind {
     Map { per_thread: u64 },
     /// One CTA of `group_size` threads per group of instances.
     Group { group_size: u32 },
-    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value.
-    Reduce { value_size: u32 },
+    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `paths`: the
+    /// faster paths the entry has besides the serial one.
+    Reduce { value_size: u32, paths: ReducePaths },
 }
 
 /// A kernel written as a PTX module.
@@ -95,8 +96,9 @@ pub fn compile(
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
         (KernelKind::Reduce, _) => {
-            let (text, helpers, value_size) = driver::reduce::build(module, k, variant, &layout)?;
-            (text, helpers, EntryKind::Reduce { value_size })
+            let (text, helpers, value_size, paths) =
+                driver::reduce::build(module, k, variant, &layout)?;
+            (text, helpers, EntryKind::Reduce { value_size, paths })
         }
         (KernelKind::Map, Some(size)) => {
             let group_size = size.iter().product::<u32>().max(1);

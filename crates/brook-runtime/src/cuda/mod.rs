@@ -209,13 +209,14 @@ impl Device for CudaDevice {
                 total,
                 group_size,
             ),
-            EntryKind::Reduce { value_size } => run::run_reduction(
+            EntryKind::Reduce { value_size, paths } => run::run_reduction(
                 f,
                 &self.handles,
                 &self.properties,
                 launch,
                 params.as_ptr(),
                 value_size,
+                paths,
             ),
         }
     }

@@ -4,7 +4,7 @@ use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
 use crate::launch::{Bound, Launch};
-use brook_codegen::ptx::MAX_PIECE;
+use brook_codegen::ptx::{ReducePaths, MAX_PIECE};
 use brook_ir::ParamRole;
 use std::ffi::c_void;
 
@@ -89,6 +89,17 @@ pub struct Pass {
     pub pieces: u64,
     /// One warp per piece (leaves consecutive in memory), else one thread per piece.
     pub cooperative: bool,
+    /// One thread per four neighbouring targets (and piece).
+    pub columns: bool,
+}
+
+/// What the layout of a pass's leaves allows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shape {
+    /// Each target's leaves are consecutive in memory.
+    pub contiguous: bool,
+    /// Four neighbouring targets' leaves lie side by side (16 bytes per leaf).
+    pub side_by_side: bool,
 }
 
 /// Leaves per target from which a warp per piece pays off.
@@ -97,10 +108,13 @@ const COOPERATIVE_MIN: u64 = 512;
 /// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
 /// on a GPU that keeps about `want` threads busy. `contiguous`: each target's leaves lie
 /// consecutively in memory, so warps may share pieces.
-pub fn plan_pass(leaves: u64, targets: u64, want: u64, contiguous: bool) -> Pass {
-    let cooperative = contiguous && leaves >= COOPERATIVE_MIN;
+pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
+    let cooperative = shape.contiguous && leaves >= COOPERATIVE_MIN;
+    let columns = !cooperative && shape.side_by_side;
     let (workers, least) = if cooperative {
         ((want / 32).max(1), COOPERATIVE_MIN)
+    } else if columns {
+        ((want / 4).max(1), 32)
     } else {
         (want.max(1), 32)
     };
@@ -115,6 +129,7 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, contiguous: bool) -> Pass
         piece,
         pieces: leaves.div_ceil(piece),
         cooperative,
+        columns,
     }
 }
 
@@ -146,14 +161,20 @@ fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
     true
 }
 
-/// Whether the kernel has the cooperative path (its input is a stream, not an iterator).
-fn input_is_stream(launch: &Launch) -> bool {
+/// Whether neighbouring targets' tiles of the input lie side by side: groups of four targets
+/// along the last axis, each tile one element wide there, with unit pitch.
+fn tiles_side_by_side(launch: &Launch, tile: &[usize]) -> bool {
     let kernel = launch.kernel();
-    kernel
+    let input = kernel
         .params
         .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator))
-        .is_some_and(|i| matches!(launch.args[i], Bound::Stream { .. }))
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
+    let Some(Bound::Stream { addressing, .. }) = input.map(|i| &launch.args[i]) else {
+        return false;
+    };
+    launch.domain.last().is_some_and(|&d| d % 4 == 0)
+        && tile.last() == Some(&1)
+        && addressing.pitches.last() == Some(&1)
 }
 
 /// Runs a reduction in passes (see `brook_codegen::ptx`'s reduction driver).
@@ -164,6 +185,7 @@ pub fn run_reduction(
     launch_info: &Launch,
     block: *const u8,
     value_size: u32,
+    paths: ReducePaths,
 ) -> Result<(), LaunchProblem> {
     let targets: u64 = launch_info.domain.iter().product::<usize>() as u64;
     let tile: u64 = launch_info
@@ -175,12 +197,15 @@ pub fn run_reduction(
     }
     let want = u64::from(properties.multiprocessors.max(1)) * 2048;
     let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
-    let mut contiguous = tile_is_contiguous(launch_info, tile_shape);
-    let stream_input = input_is_stream(launch_info);
+    let side_by_side_targets = launch_info.domain.last().is_some_and(|&d| d % 4 == 0);
+    let mut shape = Shape {
+        contiguous: paths.cooperative && tile_is_contiguous(launch_info, tile_shape),
+        side_by_side: paths.columns && tiles_side_by_side(launch_info, tile_shape),
+    };
     let mut leaves = tile;
     let mut source: Option<CudaBuffer> = None;
     loop {
-        let pass = plan_pass(leaves, targets, want, contiguous);
+        let pass = plan_pass(leaves, targets, want, shape);
         let last = pass.pieces == 1;
         let target_out = if last {
             None
@@ -193,7 +218,8 @@ pub fn run_reduction(
         let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
         let mut mode: u32 = u32::from(source.is_some())
             | if last { 2 } else { 0 }
-            | if pass.cooperative { 4 } else { 0 };
+            | if pass.cooperative { 4 } else { 0 }
+            | if pass.columns { 8 } else { 0 };
         let mut params = [
             block as *mut c_void,
             (&mut src as *mut u64).cast(),
@@ -203,8 +229,13 @@ pub fn run_reduction(
             (&mut pieces as *mut u64).cast(),
             (&mut mode as *mut u32).cast(),
         ];
-        let lanes = if pass.cooperative { 32 } else { 1 };
-        let threads = (targets * pass.pieces * lanes) as usize;
+        let threads = if pass.cooperative {
+            targets * pass.pieces * 32
+        } else if pass.columns {
+            targets / 4 * pass.pieces
+        } else {
+            targets * pass.pieces
+        } as usize;
         launch(
             function,
             handles.stream,
@@ -219,8 +250,12 @@ pub fn run_reduction(
         // The previous scratch array is freed after this pass on the stream.
         source = target_out;
         leaves = pass.pieces;
-        // The scratch array is `[piece][target]`: one target's pieces are consecutive.
-        contiguous = stream_input && targets == 1;
+        // The scratch array is `[piece][target]`: one target's pieces are consecutive, and
+        // neighbouring targets' pieces lie side by side.
+        shape = Shape {
+            contiguous: paths.cooperative && targets == 1,
+            side_by_side: paths.columns && side_by_side_targets,
+        };
     }
 }
 
@@ -240,7 +275,11 @@ mod tests {
             let mut l = leaves;
             let mut passes = 0;
             loop {
-                let p = plan_pass(l, targets, 132 * 2048, targets == 1);
+                let shape = Shape {
+                    contiguous: targets == 1,
+                    side_by_side: targets % 4 == 0,
+                };
+                let p = plan_pass(l, targets, 132 * 2048, shape);
                 assert!(p.piece.is_power_of_two() && p.piece * p.pieces >= l);
                 passes += 1;
                 if p.pieces == 1 {

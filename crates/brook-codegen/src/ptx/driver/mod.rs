@@ -10,6 +10,7 @@
 pub mod group;
 pub mod map;
 pub mod reduce;
+mod reduce_columns;
 mod reduce_warp;
 
 use super::emit::{Class, Reg};

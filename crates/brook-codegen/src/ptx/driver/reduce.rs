@@ -13,7 +13,8 @@
 //! `leaves` (leaves per target in this pass), `piece` (leaves per thread, a power of two),
 //! `pieces` (pieces per target) and `mode` (bit 0: leaves come from `src`; bit 1: results go
 //! to the targets; bit 2: the cooperative path of [`super::reduce_warp`], where a warp
-//! reduces a piece whose leaves are consecutive in memory).
+//! reduces a piece whose leaves are consecutive in memory; bit 3: the path of
+//! [`super::reduce_columns`], a thread per four neighbouring targets).
 
 use super::{entry_text, special, ENTRY};
 use crate::abi::{header, record, BlockLayout, Variant};
@@ -26,7 +27,7 @@ use brook_ir::{Kernel, Module, ParamRole, Type};
 /// Levels of the counter stack: a thread reduces at most `2^LEVELS` leaves.
 pub const LEVELS: u32 = 22;
 /// Leaves a serial thread loads together (a power of two).
-const BATCH: u64 = 8;
+pub(super) const BATCH: u64 = 8;
 /// The most leaves one thread reduces in a pass.
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
@@ -47,12 +48,21 @@ pub(super) struct Reduction {
     pub value_size: u32,
 }
 
+/// Which faster paths besides the serial one an entry has (the runtime picks per pass).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Paths {
+    /// [`super::reduce_warp`]: a warp per piece of consecutive leaves.
+    pub cooperative: bool,
+    /// [`super::reduce_columns`]: a thread per four neighbouring targets.
+    pub columns: bool,
+}
+
 pub fn build(
     module: &Module,
     kernel: &Kernel,
     variant: &Variant,
     layout: &BlockLayout,
-) -> Result<(String, Vec<&'static str>, u32), CompileError> {
+) -> Result<(String, Vec<&'static str>, u32, Paths), CompileError> {
     let input = kernel
         .params
         .iter()
@@ -78,13 +88,13 @@ pub fn build(
     let mut lower = Lower::new(module, kernel);
     lower.place_locals(false);
     bind_params(&mut lower, layout, variant);
-    emit(&mut lower, &r, variant, layout)?;
+    let paths = emit(&mut lower, &r, variant, layout)?;
     let helpers = std::mem::take(&mut lower.helpers);
     let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
     let text = entry_text(ENTRY, layout.size(), lower.e.finish(), "");
     // The extra parameters follow the block in the signature.
     let text = text.replacen(")\n{", &format!("{extra})\n{{"), 1);
-    Ok((text, helpers, r.value_size))
+    Ok((text, helpers, r.value_size, paths))
 }
 
 fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {
@@ -98,7 +108,7 @@ fn emit(
     r: &Reduction,
     variant: &Variant,
     layout: &BlockLayout,
-) -> Result<(), CompileError> {
+) -> Result<Paths, CompileError> {
     let rank = variant.rank;
     let domain = lower.param_axes(header::DOMAIN, rank);
     let tile = lower.param_axes(header::TILE, rank);
@@ -118,16 +128,9 @@ fn emit(
     }
     let ret = lower.ret;
     let source = input_source(lower, r, layout, variant);
+    let mut paths = Paths::default();
     if let Source::Stream(stream) = &source {
-        let bit = lower
-            .e
-            .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, 4"));
-        let cooperative = lower
-            .e
-            .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"));
-        let serial = lower.e.label();
-        lower.e.bra_unless(cooperative, serial);
-        let pass = super::reduce_warp::Pass {
+        let pass = Pass {
             src,
             dst,
             leaves_per_target,
@@ -139,8 +142,20 @@ fn emit(
             tile: tile.clone(),
             ret,
         };
+        let cooperative = mode_bit(lower, mode, 4);
+        let next = lower.e.label();
+        lower.e.bra_unless(cooperative, next);
         super::reduce_warp::emit(lower, r, layout, &pass, stream)?;
-        lower.e.at(serial);
+        lower.e.at(next);
+        paths.cooperative = true;
+        if super::reduce_columns::applies(lower, r) {
+            let columns = mode_bit(lower, mode, 8);
+            let serial = lower.e.label();
+            lower.e.bra_unless(columns, serial);
+            super::reduce_columns::emit(lower, r, layout, &pass, stream)?;
+            lower.e.at(serial);
+            paths.columns = true;
+        }
     }
     let ctaid = special(lower, "%ctaid.x");
     let ntid = special(lower, "%ntid.x");
@@ -286,7 +301,31 @@ fn emit(
     write_result(lower, r, layout, rank, &written, &result);
     lower.e.at(ret);
     lower.e.op("ret");
-    Ok(())
+    Ok(paths)
+}
+
+/// The pass parameters the entry has loaded (shared by the faster paths).
+pub(super) struct Pass {
+    pub src: Reg,
+    pub dst: Reg,
+    pub leaves_per_target: Reg,
+    pub piece: Reg,
+    pub pieces: Reg,
+    pub mode: Reg,
+    pub targets: Reg,
+    pub domain: Vec<Reg>,
+    pub tile: Vec<Reg>,
+    pub ret: crate::ptx::emit::Label,
+}
+
+/// Whether `bit` of the `mode` parameter is set.
+pub(super) fn mode_bit(lower: &mut Lower<'_>, mode: Reg, bit: u32) -> Reg {
+    let b = lower
+        .e
+        .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, {bit}"));
+    lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {b}, 0"))
 }
 
 /// Where a piece's value goes.
@@ -405,7 +444,7 @@ pub(super) fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) ->
 }
 
 /// Moves a position one step in row-major order inside a box of `size` (branch-free carry).
-fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
+pub(super) fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
     let Some(last) = pos.len().checked_sub(1) else {
         return;
     };

@@ -12,12 +12,13 @@
 //! writes the result. No combine ever runs on a missing leaf.
 
 use super::reduce::{
-    combine, finish_stack_onto, insert, unravel_fresh, write_result, Reduction, Written,
+    combine, finish_stack_onto, insert, mode_bit, unravel_fresh, write_result, Pass, Reduction,
+    Written,
 };
 use super::special;
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
-use crate::ptx::emit::{Class, Label, Reg};
+use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
 use crate::ptx::CompileError;
 
@@ -28,20 +29,6 @@ const RUN: u64 = 8;
 /// Leaves of a chunk.
 const CHUNK: u64 = 32 * RUN;
 
-/// The pass parameters the entry has loaded.
-pub struct Pass {
-    pub src: Reg,
-    pub dst: Reg,
-    pub leaves_per_target: Reg,
-    pub piece: Reg,
-    pub pieces: Reg,
-    pub mode: Reg,
-    pub targets: Reg,
-    pub domain: Vec<Reg>,
-    pub tile: Vec<Reg>,
-    pub ret: Label,
-}
-
 /// Where leaf `i` of the piece lies: `base + i * stride`, read as the input's type or (from
 /// a scratch array) as the target's.
 struct Leaves {
@@ -50,15 +37,6 @@ struct Leaves {
     from_scratch: Reg,
     /// Whether `base` is 16-byte aligned (runs may use packed loads).
     aligned: Reg,
-}
-
-fn bit_set(lower: &mut Lower<'_>, word: Reg, bit: u32) -> Reg {
-    let b = lower
-        .e
-        .compute(Class::B32, |reg| format!("and.b32 {reg}, {word}, {bit}"));
-    lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {b}, 0"))
 }
 
 fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
@@ -97,8 +75,8 @@ pub fn emit(
     let hi = u64_op(lower, |reg| format!("min.u64 {reg}, {end}, {all}"));
     let count = u64_op(lower, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
     let tpos = unravel_fresh(lower, t, &p.domain);
-    let from_scratch = bit_set(lower, p.mode, 1);
-    let to_target = bit_set(lower, p.mode, 2);
+    let from_scratch = mode_bit(lower, p.mode, 1);
+    let to_target = mode_bit(lower, p.mode, 2);
     let source = leaves_of_piece(lower, r, p, input, &tpos, lo, from_scratch);
     let kinds = leaves(lower.module, &r.ty);
     let fresh = |lower: &mut Lower<'_>| -> Vec<Reg> {

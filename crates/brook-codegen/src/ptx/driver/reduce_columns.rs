@@ -1,0 +1,262 @@
+//! The column path: one thread reduces four neighbouring targets at once, for reductions
+//! whose targets' leaves lie side by side (column sums: each target is a column, so the four
+//! leaves of one row for four neighbouring columns are 16 consecutive bytes).
+//!
+//! The thread does what the serial path does (see [`super::reduce`]: batches of leaves, a
+//! binary-counter stack, the canonical tree of its piece) for four targets with four stacks,
+//! loading each row's four leaves with one 16-byte load when aligned. A warp then reads 512
+//! consecutive bytes per load instead of 128, and the address arithmetic is shared by four
+//! targets. The runtime chooses this path when the value is one 4-byte scalar, the domain's
+//! last axis is a multiple of 4, and (reading the input) each target's tile is one element
+//! wide on the last axis, which has unit pitch. Scratch arrays (`[piece][target]`) always
+//! qualify.
+
+use super::reduce::{
+    advance, combine, finish_stack_onto, insert, mode_bit, unravel_fresh, Pass, Reduction, BATCH,
+    LEVELS,
+};
+use super::special;
+use crate::abi::BlockLayout;
+use crate::leaves::leaves;
+use crate::ptx::emit::{Class, Reg};
+use crate::ptx::lower::{Lower, StreamRef};
+use crate::ptx::CompileError;
+
+/// Targets per thread.
+const WIDTH: u64 = 4;
+
+/// Whether the reduction's values (input and target alike) are one 4-byte scalar.
+pub fn applies(lower: &Lower<'_>, r: &Reduction) -> bool {
+    let input_ty = &lower.kernel.params[r.input].ty;
+    let one = |ty| match leaves(lower.module, ty).as_slice() {
+        [leaf] if leaf.kind.size() == 4 && Class::of(leaf.kind) != Class::Pred => Some(leaf.kind),
+        _ => None,
+    };
+    one(input_ty).is_some() && one(input_ty) == one(&r.ty)
+}
+
+fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
+    lower.e.compute(Class::B64, text)
+}
+
+/// What loading a row of four leaves needs.
+struct Quad<'a> {
+    r: &'a Reduction,
+    input: &'a StreamRef,
+    from_scratch: Reg,
+    src: Reg,
+    lo: Reg,
+    targets: Reg,
+    first_target: Reg,
+    tpos: &'a [Reg],
+    tile: &'a [Reg],
+    lpos: &'a [Reg],
+}
+
+pub fn emit(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    p: &Pass,
+    input: &StreamRef,
+) -> Result<(), CompileError> {
+    let ctaid = special(lower, "%ctaid.x");
+    let ntid = special(lower, "%ntid.x");
+    let tid = special(lower, "%tid.x");
+    let g = u64_op(lower, |reg| {
+        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
+    });
+    let (targets, pieces, piece) = (p.targets, p.pieces, p.piece);
+    let quads = u64_op(lower, |reg| format!("shr.u64 {reg}, {targets}, 2"));
+    let threads = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {quads}, {pieces}"));
+    let outside = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {g}, {threads}")
+    });
+    lower.e.bra_if(outside, p.ret);
+    let q = u64_op(lower, |reg| format!("rem.u64 {reg}, {g}, {quads}"));
+    let j = u64_op(lower, |reg| format!("div.u64 {reg}, {g}, {quads}"));
+    let t = u64_op(lower, |reg| format!("shl.b64 {reg}, {q}, 2"));
+    let lo = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {piece}"));
+    let end = u64_op(lower, |reg| format!("add.u64 {reg}, {lo}, {piece}"));
+    let all = p.leaves_per_target;
+    let hi = u64_op(lower, |reg| format!("min.u64 {reg}, {end}, {all}"));
+    let count = u64_op(lower, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    let tpos = unravel_fresh(lower, t, &p.domain);
+    let from_scratch = mode_bit(lower, p.mode, 1);
+    let to_target = mode_bit(lower, p.mode, 2);
+    let class = Class::of(leaves(lower.module, &r.ty)[0].kind);
+    let slots: Vec<Vec<Vec<Reg>>> = (0..WIDTH)
+        .map(|_| (0..LEVELS).map(|_| vec![lower.e.reg(class)]).collect())
+        .collect();
+    let lpos: Vec<Reg> = (0..p.tile.len()).map(|_| lower.e.reg(Class::B64)).collect();
+    let first = unravel_fresh(lower, lo, &p.tile);
+    for (l, f) in lpos.iter().zip(&first) {
+        lower.e.mov(*l, *f);
+    }
+    let quad = Quad {
+        r,
+        input,
+        from_scratch,
+        src: p.src,
+        lo,
+        targets,
+        first_target: t,
+        tpos: &tpos,
+        tile: &p.tile,
+        lpos: &lpos,
+    };
+    let n = lower.e.mov_imm(Class::B64, 0);
+    let (batch_head, single_head, done) = (lower.e.label(), lower.e.label(), lower.e.label());
+    lower.e.at(batch_head);
+    let next = u64_op(lower, |reg| format!("add.u64 {reg}, {n}, {BATCH}"));
+    let short = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.gt.u64 {reg}, {next}, {count}")
+    });
+    lower.e.bra_if(short, single_head);
+    let rows: Vec<Vec<Reg>> = (0..BATCH)
+        .map(|k| {
+            let at = u64_op(lower, |reg| format!("add.u64 {reg}, {n}, {k}"));
+            load_quad(lower, &quad, at, class)
+        })
+        .collect();
+    let batches = u64_op(lower, |reg| {
+        format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
+    });
+    for (c, stack) in slots.iter().enumerate() {
+        let mut level: Vec<Vec<Reg>> = rows.iter().map(|row| vec![row[c]]).collect();
+        while level.len() > 1 {
+            let mut up = Vec::with_capacity(level.len() / 2);
+            for pair in level.chunks(2) {
+                let out = vec![lower.e.reg(class)];
+                combine(lower, r, &out, &pair[0], &pair[1])?;
+                up.push(out);
+            }
+            level = up;
+        }
+        let skip = BATCH.trailing_zeros() as usize;
+        insert(lower, r, &level[0], &stack[skip..], batches)?;
+    }
+    lower.e.mov(n, next);
+    lower.e.bra(batch_head);
+    lower.e.at(single_head);
+    let finished = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {n}, {count}")
+    });
+    lower.e.bra_if(finished, done);
+    let row = load_quad(lower, &quad, n, class);
+    for (c, stack) in slots.iter().enumerate() {
+        insert(lower, r, &[row[c]], stack, n)?;
+    }
+    lower.e.op(format!("add.u64 {n}, {n}, 1"));
+    lower.e.bra(single_head);
+    lower.e.at(done);
+    for (c, stack) in slots.iter().enumerate() {
+        let result = vec![lower.e.reg(class)];
+        let has = lower.e.reg(Class::Pred);
+        let no = lower.pred_const(false);
+        lower.e.mov(has, no);
+        finish_stack_onto(lower, r, stack, count, &result, has)?;
+        write_one(
+            lower,
+            r,
+            layout,
+            p,
+            (&tpos, t, j, c as u64),
+            to_target,
+            &result,
+        );
+    }
+    lower.e.bra(p.ret);
+    Ok(())
+}
+
+/// Loads leaf `lo + n` of the four targets (one 16-byte load when aligned).
+fn load_quad(lower: &mut Lower<'_>, q: &Quad<'_>, n: Reg, class: Class) -> Vec<Reg> {
+    let row: Vec<Reg> = (0..WIDTH).map(|_| lower.e.reg(class)).collect();
+    let addr = lower.e.reg(Class::B64);
+    let (from_input, have_address) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(q.from_scratch, from_input);
+    {
+        let (lo, targets, t) = (q.lo, q.targets, q.first_target);
+        let leaf = u64_op(lower, |reg| format!("add.u64 {reg}, {lo}, {n}"));
+        let slot = u64_op(lower, |reg| {
+            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
+        });
+        let at = lower.element_address(q.src, slot, q.r.value_size);
+        lower.e.mov(addr, at);
+        lower.e.bra(have_address);
+    }
+    lower.e.at(from_input);
+    {
+        let pos: Vec<Reg> = (0..q.tpos.len())
+            .map(|k| {
+                let (tp, tl, lp) = (q.tpos[k], q.tile[k], q.lpos[k]);
+                u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}"))
+            })
+            .collect();
+        let index = lower.element_index(q.input.offset, &pos, &q.input.pitch);
+        let at = lower.element_address(q.input.base, index, q.input.size);
+        lower.e.mov(addr, at);
+        advance(lower, q.lpos, q.tile);
+    }
+    lower.e.at(have_address);
+    let low = u64_op(lower, |reg| format!("and.b64 {reg}, {addr}, 15"));
+    let aligned = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {low}, 0"));
+    let (one_by_one, loaded) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(aligned, one_by_one);
+    let list = row
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    lower.e.op(format!("ld.global.v4.b32 {{{list}}}, [{addr}]"));
+    lower.e.bra(loaded);
+    lower.e.at(one_by_one);
+    let kind = leaves(lower.module, &q.r.ty)[0].kind;
+    for (c, &reg) in row.iter().enumerate() {
+        let v = lower.load_scalar(kind, addr, 4 * c as u32, "global");
+        lower.e.mov(reg, v);
+    }
+    lower.e.at(loaded);
+    row
+}
+
+/// Stores target `first + c`'s value: into its element on the last pass, else into the
+/// scratch array.
+fn write_one(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    p: &Pass,
+    (tpos, t, j, c): (&[Reg], Reg, Reg, u64),
+    to_target: Reg,
+    value: &[Reg],
+) {
+    let (to_scratch, written) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(to_target, to_scratch);
+    {
+        let mut pos = tpos.to_vec();
+        if let Some(last) = pos.last_mut() {
+            let base = *last;
+            *last = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {c}"));
+        }
+        let target = super::reduce::target_ref(lower, r, layout, pos.len());
+        let index = lower.element_index(target.offset, &pos, &target.pitch);
+        let addr = lower.element_address(target.base, index, target.size);
+        lower.store_value(&r.ty.clone(), value, addr, "global", true);
+        lower.e.bra(written);
+    }
+    lower.e.at(to_scratch);
+    {
+        let targets = p.targets;
+        let slot = u64_op(lower, |reg| {
+            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
+        });
+        let slot = u64_op(lower, |reg| format!("add.u64 {reg}, {slot}, {c}"));
+        let addr = lower.element_address(p.dst, slot, r.value_size);
+        lower.store_value(&r.ty.clone(), value, addr, "global", true);
+    }
+    lower.e.at(written);
+}
