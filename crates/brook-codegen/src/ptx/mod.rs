@@ -13,7 +13,8 @@ mod helpers;
 mod libm;
 mod lower;
 
-pub use driver::reduce::{Paths as ReducePaths, MAX_PIECE};
+pub use driver::reduce::{Paths as ReducePaths, COLUMNS_ENTRY, MAX_PIECE, WARP_ENTRY};
+pub use driver::reduce_columns::MAX_PIECE as MAX_COLUMN_PIECE;
 
 use crate::abi::{BlockLayout, Variant};
 use brook_ir::{KernelKind, Module, SourceSpan};
@@ -78,9 +79,19 @@ pub struct PtxKernel {
 }
 
 impl PtxKernel {
-    /// The name of the module's entry function.
-    pub fn entry_name(&self) -> &'static str {
-        driver::ENTRY
+    /// The names of the module's entry functions: the main one first, then (reductions) the
+    /// warp and the column entries it has, in that order.
+    pub fn entry_names(&self) -> Vec<&'static str> {
+        let mut names = vec![driver::ENTRY];
+        if let EntryKind::Reduce { paths, .. } = self.entry {
+            if paths.cooperative {
+                names.push(WARP_ENTRY);
+            }
+            if paths.columns {
+                names.push(COLUMNS_ENTRY);
+            }
+        }
+        names
     }
 }
 

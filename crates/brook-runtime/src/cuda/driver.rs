@@ -167,8 +167,8 @@ unsafe impl Send for Function {}
 // SAFETY: as above.
 unsafe impl Sync for Function {}
 
-/// JIT-compiles PTX text and finds `entry`; a compile failure returns the JIT's log.
-pub fn load_ptx(ptx: &str, entry: &str) -> Result<Function, String> {
+/// JIT-compiles PTX text and finds its `entries`; a compile failure returns the JIT's log.
+pub fn load_ptx(ptx: &str, entries: &[&str]) -> Result<Vec<Function>, String> {
     let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;
     let mut log = vec![0u8; 16384];
     let mut options = [
@@ -195,9 +195,17 @@ pub fn load_ptx(ptx: &str, entry: &str) -> Result<Function, String> {
             describe(code)
         ));
     }
+    entries
+        .iter()
+        .map(|entry| function_of(module, entry))
+        .collect()
+}
+
+/// The entry `entry` of a loaded module, with its register count and thread limit.
+fn function_of(module: sys::CUmodule, entry: &str) -> Result<Function, String> {
     let name = std::ffi::CString::new(entry).map_err(|_| "bad entry name".to_string())?;
     let mut function = std::ptr::null_mut();
-    // SAFETY: the module was just loaded; the name is NUL-ended.
+    // SAFETY: the module is loaded; the name is NUL-ended.
     check(
         unsafe { sys::cuModuleGetFunction(&mut function, module, name.as_ptr()) },
         "cuModuleGetFunction",

@@ -28,7 +28,8 @@ use std::time::Duration;
 /// A kernel loaded on the GPU.
 pub struct Loaded {
     pub ptx: PtxKernel,
-    function: Function,
+    /// The module's entries, in the order of [`PtxKernel::entry_names`].
+    functions: Vec<Function>,
 }
 
 type CacheKey = (usize, usize, Variant);
@@ -100,9 +101,9 @@ impl CudaDevice {
         if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
-        let function =
-            driver::load_ptx(&ptx.text, ptx.entry_name()).map_err(LaunchProblem::Execution)?;
-        let loaded = Arc::new(Loaded { ptx, function });
+        let functions =
+            driver::load_ptx(&ptx.text, &ptx.entry_names()).map_err(LaunchProblem::Execution)?;
+        let loaded = Arc::new(Loaded { ptx, functions });
         cache.insert(key, (launch.module.clone(), loaded.clone()));
         Ok(loaded)
     }
@@ -196,7 +197,7 @@ impl Device for CudaDevice {
         let params = block::param_block(launch, &loaded.ptx.layout, &buffer::address_of)
             .map_err(LaunchProblem::Execution)?;
         let total: usize = launch.region.size.iter().product();
-        let f = &loaded.function;
+        let f = &loaded.functions[0];
         match loaded.ptx.entry {
             EntryKind::Map { per_thread } => {
                 run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
@@ -209,14 +210,13 @@ impl Device for CudaDevice {
                 total,
                 group_size,
             ),
-            EntryKind::Reduce { value_size, paths } => run::run_reduction(
-                f,
+            EntryKind::Reduce { value_size, .. } => run::run_reduction(
+                &run::ReduceEntries::new(&loaded.ptx, &loaded.functions),
                 &self.handles,
                 &self.properties,
                 launch,
                 params.as_ptr(),
                 value_size,
-                paths,
             ),
         }
     }

@@ -4,7 +4,7 @@ use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
 use crate::launch::{Bound, Launch};
-use brook_codegen::ptx::{ReducePaths, MAX_PIECE};
+use brook_codegen::ptx::{PtxKernel, COLUMNS_ENTRY, MAX_COLUMN_PIECE, MAX_PIECE, WARP_ENTRY};
 use brook_ir::ParamRole;
 use std::ffi::c_void;
 
@@ -119,10 +119,11 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
         (want.max(1), 32)
     };
     let per_worker = (leaves * targets).div_ceil(workers).max(least);
-    let mut piece = per_worker.next_power_of_two().min(MAX_PIECE);
+    let most = if columns { MAX_COLUMN_PIECE } else { MAX_PIECE };
+    let mut piece = per_worker.next_power_of_two().min(most);
     // A short tail of pieces is not worth another pass.
     if piece >= leaves || (!cooperative && leaves <= SINGLE_PASS) {
-        piece = leaves.next_power_of_two().min(MAX_PIECE);
+        piece = leaves.next_power_of_two().min(most);
     }
     Pass {
         leaves,
@@ -177,15 +178,38 @@ fn tiles_side_by_side(launch: &Launch, tile: &[usize]) -> bool {
         && addressing.pitches.last() == Some(&1)
 }
 
+/// The entries of a reduction module: the serial one, and the faster ones it has.
+pub struct ReduceEntries<'a> {
+    serial: &'a Function,
+    warp: Option<&'a Function>,
+    columns: Option<&'a Function>,
+}
+
+impl<'a> ReduceEntries<'a> {
+    /// Picks the entries out of `functions` (loaded in the order of `entry_names`).
+    pub fn new(ptx: &PtxKernel, functions: &'a [Function]) -> ReduceEntries<'a> {
+        let named = |name: &str| {
+            ptx.entry_names()
+                .iter()
+                .position(|n| *n == name)
+                .and_then(|i| functions.get(i))
+        };
+        ReduceEntries {
+            serial: &functions[0],
+            warp: named(WARP_ENTRY),
+            columns: named(COLUMNS_ENTRY),
+        }
+    }
+}
+
 /// Runs a reduction in passes (see `brook_codegen::ptx`'s reduction driver).
 pub fn run_reduction(
-    function: &Function,
+    entries: &ReduceEntries<'_>,
     handles: &Handles,
     properties: &Properties,
     launch_info: &Launch,
     block: *const u8,
     value_size: u32,
-    paths: ReducePaths,
 ) -> Result<(), LaunchProblem> {
     let targets: u64 = launch_info.domain.iter().product::<usize>() as u64;
     let tile: u64 = launch_info
@@ -198,9 +222,10 @@ pub fn run_reduction(
     let want = u64::from(properties.multiprocessors.max(1)) * 2048;
     let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
     let side_by_side_targets = launch_info.domain.last().is_some_and(|&d| d % 4 == 0);
+    let (has_warp, has_columns) = (entries.warp.is_some(), entries.columns.is_some());
     let mut shape = Shape {
-        contiguous: paths.cooperative && tile_is_contiguous(launch_info, tile_shape),
-        side_by_side: paths.columns && tiles_side_by_side(launch_info, tile_shape),
+        contiguous: has_warp && tile_is_contiguous(launch_info, tile_shape),
+        side_by_side: has_columns && tiles_side_by_side(launch_info, tile_shape),
     };
     let mut leaves = tile;
     let mut source: Option<CudaBuffer> = None;
@@ -216,10 +241,12 @@ pub fn run_reduction(
         let mut src = source.as_ref().map_or(0, CudaBuffer::ptr);
         let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
         let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
-        let mut mode: u32 = u32::from(source.is_some())
-            | if last { 2 } else { 0 }
-            | if pass.cooperative { 4 } else { 0 }
-            | if pass.columns { 8 } else { 0 };
+        let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
+        let function = match (pass.cooperative, pass.columns) {
+            (true, _) => entries.warp.unwrap_or(entries.serial),
+            (_, true) => entries.columns.unwrap_or(entries.serial),
+            _ => entries.serial,
+        };
         let mut params = [
             block as *mut c_void,
             (&mut src as *mut u64).cast(),
@@ -253,8 +280,8 @@ pub fn run_reduction(
         // The scratch array is `[piece][target]`: one target's pieces are consecutive, and
         // neighbouring targets' pieces lie side by side.
         shape = Shape {
-            contiguous: paths.cooperative && targets == 1,
-            side_by_side: paths.columns && side_by_side_targets,
+            contiguous: has_warp && targets == 1,
+            side_by_side: has_columns && side_by_side_targets,
         };
     }
 }

@@ -10,7 +10,7 @@
 pub mod group;
 pub mod map;
 pub mod reduce;
-mod reduce_columns;
+pub mod reduce_columns;
 mod reduce_warp;
 
 use super::emit::{Class, Reg};

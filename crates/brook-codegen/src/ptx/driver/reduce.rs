@@ -12,9 +12,9 @@
 //! Besides the parameter block, the entry takes `src` and `dst` (scratch addresses),
 //! `leaves` (leaves per target in this pass), `piece` (leaves per thread, a power of two),
 //! `pieces` (pieces per target) and `mode` (bit 0: leaves come from `src`; bit 1: results go
-//! to the targets; bit 2: the cooperative path of [`super::reduce_warp`], where a warp
-//! reduces a piece whose leaves are consecutive in memory; bit 3: the path of
-//! [`super::reduce_columns`], a thread per four neighbouring targets).
+//! to the targets). Two more entries with the same parameters serve layouts that allow
+//! more: [`WARP_ENTRY`] ([`super::reduce_warp`]: a warp per piece of consecutive leaves) and
+//! [`COLUMNS_ENTRY`] ([`super::reduce_columns`]: a thread per four neighbouring targets).
 
 use super::{entry_text, special, ENTRY};
 use crate::abi::{header, record, BlockLayout, Variant};
@@ -48,13 +48,27 @@ pub(super) struct Reduction {
     pub value_size: u32,
 }
 
-/// Which faster paths besides the serial one an entry has (the runtime picks per pass).
+/// Which entries a reduction module has besides the serial one (the runtime picks one per
+/// pass; separate entries keep each path's register count its own).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Paths {
-    /// [`super::reduce_warp`]: a warp per piece of consecutive leaves.
+    /// [`WARP_ENTRY`] ([`super::reduce_warp`]): a warp per piece of consecutive leaves.
     pub cooperative: bool,
-    /// [`super::reduce_columns`]: a thread per four neighbouring targets.
+    /// [`COLUMNS_ENTRY`] ([`super::reduce_columns`]): a thread per four neighbouring targets.
     pub columns: bool,
+}
+
+/// The entry of the cooperative path.
+pub const WARP_ENTRY: &str = "brook_warp";
+/// The entry of the column path.
+pub const COLUMNS_ENTRY: &str = "brook_columns";
+
+/// The paths, one entry each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Serial,
+    Warp,
+    Columns,
 }
 
 pub fn build(
@@ -85,15 +99,41 @@ pub fn build(
         value_size: module.layout(&ty).size,
         ty,
     };
-    let mut lower = Lower::new(module, kernel);
-    lower.place_locals(false);
-    bind_params(&mut lower, layout, variant);
-    let paths = emit(&mut lower, &r, variant, layout)?;
-    let helpers = std::mem::take(&mut lower.helpers);
-    let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
-    let text = entry_text(ENTRY, layout.size(), lower.e.finish(), "");
-    // The extra parameters follow the block in the signature.
-    let text = text.replacen(")\n{", &format!("{extra})\n{{"), 1);
+    let stream_input = !variant
+        .inputs
+        .get(input)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.is_iterator());
+    let paths = Paths {
+        cooperative: stream_input,
+        columns: stream_input && super::reduce_columns::applies(module, kernel, &r),
+    };
+    let mut chosen = vec![(Path::Serial, ENTRY)];
+    if paths.cooperative {
+        chosen.push((Path::Warp, WARP_ENTRY));
+    }
+    if paths.columns {
+        chosen.push((Path::Columns, COLUMNS_ENTRY));
+    }
+    let mut text = String::new();
+    let mut helpers: Vec<&'static str> = Vec::new();
+    for (path, name) in chosen {
+        let mut lower = Lower::new(module, kernel);
+        lower.place_locals(false);
+        bind_params(&mut lower, layout, variant);
+        emit(&mut lower, &r, variant, layout, path)?;
+        for h in std::mem::take(&mut lower.helpers) {
+            if !helpers.contains(&h) {
+                helpers.push(h);
+            }
+        }
+        let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
+        let entry = entry_text(name, layout.size(), lower.e.finish(), "");
+        // The extra parameters follow the block in the signature.
+        text.push_str(&entry.replacen(")\n{", &format!("{extra})\n{{"), 1));
+        text.push('\n');
+    }
     Ok((text, helpers, r.value_size, paths))
 }
 
@@ -108,7 +148,8 @@ fn emit(
     r: &Reduction,
     variant: &Variant,
     layout: &BlockLayout,
-) -> Result<Paths, CompileError> {
+    path: Path,
+) -> Result<(), CompileError> {
     let rank = variant.rank;
     let domain = lower.param_axes(header::DOMAIN, rank);
     let tile = lower.param_axes(header::TILE, rank);
@@ -128,8 +169,7 @@ fn emit(
     }
     let ret = lower.ret;
     let source = input_source(lower, r, layout, variant);
-    let mut paths = Paths::default();
-    if let Source::Stream(stream) = &source {
+    if let (Source::Stream(stream), Path::Warp | Path::Columns) = (&source, path) {
         let pass = Pass {
             src,
             dst,
@@ -142,20 +182,14 @@ fn emit(
             tile: tile.clone(),
             ret,
         };
-        let cooperative = mode_bit(lower, mode, 4);
-        let next = lower.e.label();
-        lower.e.bra_unless(cooperative, next);
-        super::reduce_warp::emit(lower, r, layout, &pass, stream)?;
-        lower.e.at(next);
-        paths.cooperative = true;
-        if super::reduce_columns::applies(lower, r) {
-            let columns = mode_bit(lower, mode, 8);
-            let serial = lower.e.label();
-            lower.e.bra_unless(columns, serial);
+        if path == Path::Warp {
+            super::reduce_warp::emit(lower, r, layout, &pass, stream)?;
+        } else {
             super::reduce_columns::emit(lower, r, layout, &pass, stream)?;
-            lower.e.at(serial);
-            paths.columns = true;
         }
+        lower.e.at(ret);
+        lower.e.op("ret");
+        return Ok(());
     }
     let ctaid = special(lower, "%ctaid.x");
     let ntid = special(lower, "%ntid.x");
@@ -301,7 +335,7 @@ fn emit(
     write_result(lower, r, layout, rank, &written, &result);
     lower.e.at(ret);
     lower.e.op("ret");
-    Ok(paths)
+    Ok(())
 }
 
 /// The pass parameters the entry has loaded (shared by the faster paths).

@@ -13,7 +13,6 @@
 
 use super::reduce::{
     advance, combine, finish_stack_onto, insert, mode_bit, unravel_fresh, Pass, Reduction, BATCH,
-    LEVELS,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -24,11 +23,16 @@ use crate::ptx::CompileError;
 
 /// Targets per thread.
 const WIDTH: u64 = 4;
+/// Levels of each stack: a thread reduces at most `2^LEVELS` leaves per target in a pass
+/// (four stacks of 22 levels would cost occupancy).
+const LEVELS: u32 = 14;
+/// The most leaves per target one thread of this path reduces in a pass.
+pub const MAX_PIECE: u64 = 1 << LEVELS;
 
 /// Whether the reduction's values (input and target alike) are one 4-byte scalar.
-pub fn applies(lower: &Lower<'_>, r: &Reduction) -> bool {
-    let input_ty = &lower.kernel.params[r.input].ty;
-    let one = |ty| match leaves(lower.module, ty).as_slice() {
+pub(super) fn applies(module: &brook_ir::Module, kernel: &brook_ir::Kernel, r: &Reduction) -> bool {
+    let input_ty = &kernel.params[r.input].ty;
+    let one = |ty| match leaves(module, ty).as_slice() {
         [leaf] if leaf.kind.size() == 4 && Class::of(leaf.kind) != Class::Pred => Some(leaf.kind),
         _ => None,
     };
@@ -53,7 +57,7 @@ struct Quad<'a> {
     lpos: &'a [Reg],
 }
 
-pub fn emit(
+pub(super) fn emit(
     lower: &mut Lower<'_>,
     r: &Reduction,
     layout: &BlockLayout,
