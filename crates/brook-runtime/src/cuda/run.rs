@@ -114,7 +114,8 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let (workers, least) = if cooperative {
         ((want / 32).max(1), COOPERATIVE_MIN)
     } else if columns {
-        ((want / 4).max(1), 32)
+        // A thread covers four targets' pieces.
+        (want.max(1) * 4, 32)
     } else {
         (want.max(1), 32)
     };
