@@ -3,14 +3,19 @@
 //!
 //! A small loop-free kernel runs [`UNROLL`] instances per step while they are all inside the
 //! region (one basic block: the loads of all of them are in flight together, which a single
-//! instance per thread does not give the memory system enough of), then single steps.
+//! instance per thread does not give the memory system enough of), then single steps. On a
+//! one-dimensional domain with unit-stride streams the step's instances are consecutive
+//! ([`quads`]): each 4-byte input is read for all four with one 16-byte load.
 
 use super::{entry_text, load_region, special, unravel, Region, ENTRY};
+use crate::abi::InputMode;
 use crate::abi::{BlockLayout, Variant};
+use crate::leaves::leaves;
 use crate::ptx::emit::{Class, Reg};
+use crate::ptx::lower::Binding;
 use crate::ptx::lower::{bind_params, Lower};
 use crate::ptx::CompileError;
-use brook_ir::{Block, Kernel, Module, Stmt};
+use brook_ir::{Block, Kernel, Module, ParamRole, Stmt};
 
 /// Instances per step of the unrolled loop.
 const UNROLL: u64 = 4;
@@ -39,9 +44,13 @@ pub fn build(
         .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {nctaid}, {ntid}"));
     lower.pos = (0..variant.rank).map(|_| lower.e.reg(Class::B64)).collect();
     let (head, single, done) = (lower.e.label(), lower.e.label(), lower.e.label());
-    lower.e.at(head);
     let unrolled = worth_unrolling(kernel);
-    if unrolled {
+    if unrolled && vectorizable(variant) {
+        quads(&mut lower, index, stride, &region)?;
+        lower.e.bra(single);
+    }
+    lower.e.at(head);
+    if unrolled && !vectorizable(variant) {
         let last = lower.e.compute(Class::B64, |r| {
             format!("mad.lo.u64 {r}, {stride}, {}, {index}", UNROLL - 1)
         });
@@ -101,4 +110,121 @@ fn worth_unrolling(kernel: &Kernel) -> bool {
         })
     }
     kernel.exprs.len() <= SMALL && loop_free(&kernel.body)
+}
+
+/// One-dimensional, unit pitch, every stream input read directly (no resize).
+fn vectorizable(variant: &Variant) -> bool {
+    variant.rank == 1
+        && variant.unit_stride
+        && variant
+            .inputs
+            .iter()
+            .flatten()
+            .all(|m| matches!(m, InputMode::Direct | InputMode::Iterator))
+}
+
+/// Runs the region in steps of four consecutive instances (thread `index`, then every
+/// `stride`-th quad), then leaves `index` at the first instance after the last whole quad
+/// for the single steps. 4-byte scalar inputs are loaded once per quad (16 bytes when aligned).
+fn quads(
+    lower: &mut Lower<'_>,
+    index: Reg,
+    stride: Reg,
+    region: &Region,
+) -> Result<(), CompileError> {
+    let total = region.total;
+    let thread = lower.e.reg(Class::B64);
+    lower.e.mov(thread, index);
+    let whole = lower
+        .e
+        .compute(Class::B64, |r| format!("shr.u64 {r}, {total}, 2"));
+    let (head, done) = (lower.e.label(), lower.e.label());
+    lower.e.at(head);
+    let finished = lower.e.compute(Class::Pred, |r| {
+        format!("setp.ge.u64 {r}, {index}, {whole}")
+    });
+    lower.e.bra_if(finished, done);
+    let first = lower
+        .e
+        .compute(Class::B64, |r| format!("shl.b64 {r}, {index}, 2"));
+    let pos = lower.pos.clone();
+    unravel(lower, &pos, first, &region.size, &region.origin);
+    lower.set_elements();
+    let preloaded = preload(lower);
+    for k in 0..UNROLL {
+        if k > 0 {
+            let at = lower
+                .e
+                .compute(Class::B64, |r| format!("add.u64 {r}, {first}, {k}"));
+            unravel(lower, &pos, at, &region.size, &region.origin);
+            lower.set_elements();
+        }
+        for (param, _, values) in &preloaded {
+            lower.bindings[*param] = Binding::Values(vec![values[k as usize]]);
+        }
+        lower.zero_locals();
+        lower.ret = lower.e.label();
+        lower.body()?;
+        let end = lower.ret;
+        lower.e.at(end);
+    }
+    for (param, addr, _) in preloaded {
+        lower.bindings[param] = Binding::Element { addr };
+    }
+    lower.e.op(format!("add.u64 {index}, {index}, {stride}"));
+    lower.e.bra(head);
+    lower.e.at(done);
+    // The last (up to three) instances.
+    lower
+        .e
+        .op(format!("mad.lo.u64 {index}, {whole}, 4, {thread}"));
+    Ok(())
+}
+
+/// Loads the four consecutive elements of each 4-byte scalar input read directly (at the
+/// quad's first element): the parameter, its element address register and the values.
+fn preload(lower: &mut Lower<'_>) -> Vec<(usize, Reg, Vec<Reg>)> {
+    let mut out = Vec::new();
+    for (i, param) in lower.kernel.params.iter().enumerate() {
+        if param.role != ParamRole::Input {
+            continue;
+        }
+        let Binding::Element { addr } = lower.bindings[i].clone() else {
+            continue;
+        };
+        let kind = match leaves(lower.module, &param.ty).as_slice() {
+            [leaf] if leaf.kind.size() == 4 && Class::of(leaf.kind) != Class::Pred => leaf.kind,
+            _ => continue,
+        };
+        out.push((i, addr, kind));
+    }
+    out.into_iter()
+        .map(|(i, addr, kind)| {
+            let values: Vec<Reg> = (0..UNROLL).map(|_| lower.e.reg(Class::of(kind))).collect();
+            let low = lower
+                .e
+                .compute(Class::B64, |r| format!("and.b64 {r}, {addr}, 15"));
+            let aligned = lower
+                .e
+                .compute(Class::Pred, |r| format!("setp.eq.u64 {r}, {low}, 0"));
+            let (one_by_one, loaded) = (lower.e.label(), lower.e.label());
+            lower.e.bra_unless(aligned, one_by_one);
+            let list = values
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            lower
+                .e
+                .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{addr}]"));
+            lower.e.bra(loaded);
+            lower.e.at(one_by_one);
+            for (c, &v) in values.iter().enumerate() {
+                let got = lower.load_scalar(kind, addr, 4 * c as u32, "global.nc");
+                lower.e.mov(v, got);
+            }
+            lower.e.at(loaded);
+            (i, addr, values)
+        })
+        .collect()
 }
