@@ -45,12 +45,13 @@ pub fn build(
     lower.pos = (0..variant.rank).map(|_| lower.e.reg(Class::B64)).collect();
     let (head, single, done) = (lower.e.label(), lower.e.label(), lower.e.label());
     let unrolled = worth_unrolling(kernel);
-    if unrolled && vectorizable(variant) {
+    let consecutive = unrolled && vectorizable(module, kernel, variant);
+    if consecutive {
         quads(&mut lower, index, stride, &region)?;
         lower.e.bra(single);
     }
     lower.e.at(head);
-    if unrolled && !vectorizable(variant) {
+    if unrolled && !consecutive {
         let last = lower.e.compute(Class::B64, |r| {
             format!("mad.lo.u64 {r}, {stride}, {}, {index}", UNROLL - 1)
         });
@@ -112,9 +113,17 @@ fn worth_unrolling(kernel: &Kernel) -> bool {
     kernel.exprs.len() <= SMALL && loop_free(&kernel.body)
 }
 
-/// One-dimensional, unit pitch, every stream input read directly (no resize).
-fn vectorizable(variant: &Variant) -> bool {
-    variant.rank == 1
+/// One-dimensional, unit pitch, every stream input read directly (no resize), and every
+/// input and output element at most 4 bytes (wider elements already load 16 bytes per
+/// instance; four consecutive ones per thread would leave the warp's accesses strided).
+fn vectorizable(module: &Module, kernel: &Kernel, variant: &Variant) -> bool {
+    let narrow = kernel
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, ParamRole::Input | ParamRole::Output))
+        .all(|p| module.layout(&p.ty).size <= 4);
+    narrow
+        && variant.rank == 1
         && variant.unit_stride
         && variant
             .inputs
