@@ -102,6 +102,9 @@ pub struct Shape {
     pub side_by_side: bool,
 }
 
+/// Nominal waves of warps a cooperative pass is split into.
+const WARP_WAVES: u64 = 8;
+
 /// Leaves per target from which a warp per piece pays off.
 const COOPERATIVE_MIN: u64 = 512;
 
@@ -112,7 +115,9 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let cooperative = shape.contiguous && leaves >= COOPERATIVE_MIN;
     let columns = !cooperative && shape.side_by_side;
     let (workers, least) = if cooperative {
-        ((want / 32).max(1), COOPERATIVE_MIN)
+        // Several waves of warps, so that the last, partial wave is a small part of the time
+        // (measured: 1.55 waves left the GPU half idle for a third of a sum).
+        ((want / 32).max(1) * WARP_WAVES, COOPERATIVE_MIN)
     } else if columns {
         // A thread covers four targets' pieces.
         (want.max(1) * 4, 32)

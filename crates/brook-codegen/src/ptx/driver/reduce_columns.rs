@@ -23,9 +23,10 @@ use crate::ptx::CompileError;
 
 /// Targets per thread.
 const WIDTH: u64 = 4;
-/// Levels of each stack: a thread reduces at most `2^LEVELS` leaves per target in a pass
-/// (four stacks of 22 levels would cost occupancy).
-const LEVELS: u32 = 14;
+/// Levels of each stack: a thread reduces at most `2^LEVELS` leaves per target in a pass.
+/// Four deep stacks would cost registers and so occupancy (measured: 110 registers, a
+/// quarter of the warps, at 14 levels); more passes over small scratch arrays cost less.
+const LEVELS: u32 = 8;
 /// The most leaves per target one thread of this path reduces in a pass.
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
