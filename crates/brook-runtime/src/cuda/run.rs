@@ -114,10 +114,14 @@ const COOPERATIVE_MIN: u64 = 512;
 pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let cooperative = shape.contiguous && leaves >= COOPERATIVE_MIN;
     let columns = !cooperative && shape.side_by_side;
+    let warps = (want / 32).max(1);
     let (workers, least) = if cooperative {
-        // Several waves of warps, so that the last, partial wave is a small part of the time
-        // (measured: 1.55 waves left the GPU half idle for a third of a sum).
-        ((want / 32).max(1) * WARP_WAVES, COOPERATIVE_MIN)
+        // When the targets are split anyway, split them into several waves of warps, so that
+        // the last, partial wave is a small part of the time (measured: 1.55 waves left the
+        // GPU half idle for a third of a sum). Splitting only for that costs a pass: no.
+        let splits = (leaves * targets).div_ceil(warps) < leaves;
+        let waves = if splits { WARP_WAVES } else { 1 };
+        (warps * waves, COOPERATIVE_MIN)
     } else if columns {
         // A thread covers four targets' pieces.
         (want.max(1) * 4, 32)
