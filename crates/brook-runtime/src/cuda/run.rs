@@ -116,10 +116,11 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let columns = !cooperative && shape.side_by_side;
     let warps = (want / 32).max(1);
     let (workers, least) = if cooperative {
-        // When the targets are split anyway, split them into several waves of warps, so that
-        // the last, partial wave is a small part of the time (measured: 1.55 waves left the
-        // GPU half idle for a third of a sum). Splitting only for that costs a pass: no.
-        let splits = (leaves * targets).div_ceil(warps) < leaves;
+        // Few targets (a whole-stream sum) are split into several waves of warps, so that the
+        // last, partial wave is a small part of the time (measured: 1.55 waves left the GPU
+        // half idle for a third of a sum). Many targets (row sums) fill the GPU unsplit, and
+        // splitting them would cost a pass.
+        let splits = targets < warps / 2;
         let waves = if splits { WARP_WAVES } else { 1 };
         (warps * waves, COOPERATIVE_MIN)
     } else if columns {
@@ -132,7 +133,8 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let most = if columns { MAX_COLUMN_PIECE } else { MAX_PIECE };
     let mut piece = per_worker.next_power_of_two().min(most);
     // A short tail of pieces is not worth another pass.
-    if piece >= leaves || (!cooperative && leaves <= SINGLE_PASS) {
+    // (The column path splits short columns too: a thread per four targets is few threads.)
+    if piece >= leaves || (!cooperative && !columns && leaves <= SINGLE_PASS) {
         piece = leaves.next_power_of_two().min(most);
     }
     Pass {
