@@ -4,7 +4,7 @@
 //! and must be within the library's documented bound of it (1 ulp; `tan` on doubles 2).
 
 use brook::{args, Device, Program, Stream};
-use brook_codegen::mathlib::{native::Native, Fun};
+use brook_codegen::mathlib::{native::Native, ulps, ulps_f32, Fun};
 
 fn source() -> String {
     let mut s = String::new();
@@ -75,44 +75,6 @@ fn arguments(fun: Fun) -> (Vec<f64>, Vec<f64>) {
         ys.push(y);
     }
     (xs, ys)
-}
-
-fn ulps(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let order = |v: f64| {
-        let bits = v.to_bits() as i64;
-        if bits < 0 {
-            i64::MIN.wrapping_sub(bits)
-        } else {
-            bits
-        }
-    };
-    order(a).abs_diff(order(b))
-}
-
-fn ulps_f32(a: f32, b: f32) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let order = |v: f32| {
-        let bits = v.to_bits() as i32;
-        if bits < 0 {
-            i32::MIN.wrapping_sub(bits)
-        } else {
-            bits
-        }
-    };
-    u64::from(order(a).abs_diff(order(b)))
 }
 
 /// 0 for the same bits (any NaN equals any NaN: payloads differ between machines), else the

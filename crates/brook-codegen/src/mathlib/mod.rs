@@ -242,5 +242,46 @@ pub(crate) fn inv_factorial(n: u32) -> f64 {
     1.0 / (1..=n).map(f64::from).product::<f64>()
 }
 
+/// The distance between two doubles in units in the last place (0 for two NaNs; a NaN and a
+/// number are as far apart as can be). Used to state and check the library's error bounds.
+pub fn ulps(a: f64, b: f64) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let order = |v: f64| {
+        let bits = v.to_bits() as i64;
+        if bits < 0 {
+            i64::MIN.wrapping_sub(bits)
+        } else {
+            bits
+        }
+    };
+    order(a).abs_diff(order(b))
+}
+
+/// [`ulps`] for floats.
+pub fn ulps_f32(a: f32, b: f32) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let order = |v: f32| {
+        let bits = v.to_bits() as i32;
+        if bits < 0 {
+            i32::MIN.wrapping_sub(bits)
+        } else {
+            bits
+        }
+    };
+    u64::from(order(a).abs_diff(order(b)))
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! number of random inputs per function (default 20000).
 
 use super::native::Native;
-use super::Fun;
+use super::{ulps, ulps_f32, Fun};
 
 /// The largest distance from glibc, in ulps, each function may have.
 fn bound(fun: Fun, double: bool) -> u64 {
@@ -48,45 +48,6 @@ fn reference_f32(fun: Fun, args: &[f32]) -> f32 {
         Fun::Log2 => x.log2(),
         Fun::Pow => x.powf(args[1]),
     }
-}
-
-/// Distance in ulps (NaNs equal to each other, far from everything else).
-pub fn ulps(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let order = |v: f64| {
-        let bits = v.to_bits() as i64;
-        if bits < 0 {
-            i64::MIN.wrapping_sub(bits)
-        } else {
-            bits
-        }
-    };
-    order(a).abs_diff(order(b))
-}
-
-fn ulps_f32(a: f32, b: f32) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let order = |v: f32| {
-        let bits = v.to_bits() as i32;
-        if bits < 0 {
-            i32::MIN.wrapping_sub(bits)
-        } else {
-            bits
-        }
-    };
-    u64::from(order(a).abs_diff(order(b)))
 }
 
 /// A small deterministic generator (xorshift64*).

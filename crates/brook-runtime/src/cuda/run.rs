@@ -4,6 +4,7 @@ use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
 use crate::launch::{Bound, Launch};
+use crate::stream::Addressing;
 use brook_codegen::ptx::{PtxKernel, COLUMNS_ENTRY, MAX_COLUMN_PIECE, MAX_PIECE, WARP_ENTRY};
 use brook_ir::ParamRole;
 use std::ffi::c_void;
@@ -146,19 +147,26 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     }
 }
 
+/// A reduction's input, when it is a stream: its bound shape and addressing.
+fn stream_input(launch: &Launch) -> Option<(&[usize], &Addressing)> {
+    let input = launch
+        .kernel()
+        .params
+        .iter()
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator))?;
+    match &launch.args[input] {
+        Bound::Stream {
+            shape, addressing, ..
+        } => Some((shape, addressing)),
+        _ => None,
+    }
+}
+
 /// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
 /// tile's row-major order: the tile is 1 on the outer axes, then one partial axis, then whole
 /// dense axes.
 fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
-    let kernel = launch.kernel();
-    let input = kernel
-        .params
-        .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
-    let Some(Bound::Stream {
-        shape, addressing, ..
-    }) = input.map(|i| &launch.args[i])
-    else {
+    let Some((shape, addressing)) = stream_input(launch) else {
         return false;
     };
     let Some(first) = tile.iter().position(|&t| t > 1) else {
@@ -177,12 +185,7 @@ fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
 /// Whether neighbouring targets' tiles of the input lie side by side: groups of four targets
 /// along the last axis, each tile one element wide there, with unit pitch.
 fn tiles_side_by_side(launch: &Launch, tile: &[usize]) -> bool {
-    let kernel = launch.kernel();
-    let input = kernel
-        .params
-        .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
-    let Some(Bound::Stream { addressing, .. }) = input.map(|i| &launch.args[i]) else {
+    let Some((_, addressing)) = stream_input(launch) else {
         return false;
     };
     launch.domain.last().is_some_and(|&d| d % 4 == 0)

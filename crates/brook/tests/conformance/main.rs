@@ -412,31 +412,11 @@ fn run_on(program: &Program, run: &Run, device: &Device) -> Result<Outcome, Stri
 
 /// Distance in units in the last place of `kind` between two float components.
 fn ulps(kind: ScalarKind, a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
+    if kind == ScalarKind::F32 {
+        brook_codegen::mathlib::ulps_f32(a as f32, b as f32)
+    } else {
+        brook_codegen::mathlib::ulps(a, b)
     }
-    let order = |v: f64| -> i64 {
-        let bits = if kind == ScalarKind::F32 {
-            i64::from((v as f32).to_bits() as i32)
-        } else {
-            v.to_bits() as i64
-        };
-        let sign = if kind == ScalarKind::F32 {
-            i64::from(i32::MIN)
-        } else {
-            i64::MIN
-        };
-        if bits < 0 {
-            sign.wrapping_sub(bits)
-        } else {
-            bits
-        }
-    };
-    order(a).abs_diff(order(b))
 }
 
 /// Whether a device's outputs equal the interpreter's: bit-identical except that any NaN

@@ -197,31 +197,12 @@ fn emit(
     let g = lower.e.compute(Class::B64, |reg| {
         format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
     });
-    let threads = lower.e.compute(Class::B64, |reg| {
-        format!("mul.lo.u64 {reg}, {targets}, {pieces}")
-    });
-    let outside = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.ge.u64 {reg}, {g}, {threads}")
-    });
-    lower.e.bra_if(outside, ret);
-    let t = lower
-        .e
-        .compute(Class::B64, |reg| format!("rem.u64 {reg}, {g}, {targets}"));
-    let j = lower
-        .e
-        .compute(Class::B64, |reg| format!("div.u64 {reg}, {g}, {targets}"));
-    let lo = lower
-        .e
-        .compute(Class::B64, |reg| format!("mul.lo.u64 {reg}, {j}, {piece}"));
-    let end = lower
-        .e
-        .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {piece}"));
-    let hi = lower.e.compute(Class::B64, |reg| {
-        format!("min.u64 {reg}, {end}, {leaves_per_target}")
-    });
-    let count = lower
-        .e
-        .compute(Class::B64, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    let Share {
+        unit: t,
+        piece_index: j,
+        lo,
+        count,
+    } = share(lower, g, targets, pieces, piece, leaves_per_target, ret);
     // The target's position and, for input leaves, the tile's first position.
     let tpos = unravel_fresh(lower, t, &domain);
     let from_scratch = {
@@ -350,6 +331,52 @@ pub(super) struct Pass {
     pub domain: Vec<Reg>,
     pub tile: Vec<Reg>,
     pub ret: crate::ptx::emit::Label,
+}
+
+/// A worker's share of a pass.
+pub(super) struct Share {
+    /// The target (or group of targets) it reduces.
+    pub unit: Reg,
+    /// Which piece of the unit's leaves, and where that piece starts and how long it is.
+    pub piece_index: Reg,
+    pub lo: Reg,
+    pub count: Reg,
+}
+
+/// Worker `worker` of `units * pieces` takes unit `worker % units`, piece `worker / units`;
+/// workers past the end leave (to `ret`).
+pub(super) fn share(
+    lower: &mut Lower<'_>,
+    worker: Reg,
+    units: Reg,
+    pieces: Reg,
+    piece: Reg,
+    leaves_per_target: Reg,
+    ret: crate::ptx::emit::Label,
+) -> Share {
+    let op =
+        |lower: &mut Lower<'_>, text: &dyn Fn(Reg) -> String| lower.e.compute(Class::B64, text);
+    let workers = op(lower, &|reg| format!("mul.lo.u64 {reg}, {units}, {pieces}"));
+    let outside = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {worker}, {workers}")
+    });
+    lower.e.bra_if(outside, ret);
+    let unit = op(lower, &|reg| format!("rem.u64 {reg}, {worker}, {units}"));
+    let piece_index = op(lower, &|reg| format!("div.u64 {reg}, {worker}, {units}"));
+    let lo = op(lower, &|reg| {
+        format!("mul.lo.u64 {reg}, {piece_index}, {piece}")
+    });
+    let end = op(lower, &|reg| format!("add.u64 {reg}, {lo}, {piece}"));
+    let hi = op(lower, &|reg| {
+        format!("min.u64 {reg}, {end}, {leaves_per_target}")
+    });
+    let count = op(lower, &|reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    Share {
+        unit,
+        piece_index,
+        lo,
+        count,
+    }
 }
 
 /// Whether `bit` of the `mode` parameter is set.

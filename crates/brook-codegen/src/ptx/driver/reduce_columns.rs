@@ -12,7 +12,8 @@
 //! qualify.
 
 use super::reduce::{
-    advance, combine, finish_stack_onto, insert, mode_bit, unravel_fresh, Pass, Reduction, BATCH,
+    advance, combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, Pass, Reduction,
+    Share, BATCH,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -71,21 +72,23 @@ pub(super) fn emit(
     let g = u64_op(lower, |reg| {
         format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
     });
-    let (targets, pieces, piece) = (p.targets, p.pieces, p.piece);
+    let targets = p.targets;
     let quads = u64_op(lower, |reg| format!("shr.u64 {reg}, {targets}, 2"));
-    let threads = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {quads}, {pieces}"));
-    let outside = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.ge.u64 {reg}, {g}, {threads}")
-    });
-    lower.e.bra_if(outside, p.ret);
-    let q = u64_op(lower, |reg| format!("rem.u64 {reg}, {g}, {quads}"));
-    let j = u64_op(lower, |reg| format!("div.u64 {reg}, {g}, {quads}"));
+    let Share {
+        unit: q,
+        piece_index: j,
+        lo,
+        count,
+    } = share(
+        lower,
+        g,
+        quads,
+        p.pieces,
+        p.piece,
+        p.leaves_per_target,
+        p.ret,
+    );
     let t = u64_op(lower, |reg| format!("shl.b64 {reg}, {q}, 2"));
-    let lo = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {piece}"));
-    let end = u64_op(lower, |reg| format!("add.u64 {reg}, {lo}, {piece}"));
-    let all = p.leaves_per_target;
-    let hi = u64_op(lower, |reg| format!("min.u64 {reg}, {end}, {all}"));
-    let count = u64_op(lower, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
     let tpos = unravel_fresh(lower, t, &p.domain);
     let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);

@@ -12,8 +12,8 @@
 //! writes the result. No combine ever runs on a missing leaf.
 
 use super::reduce::{
-    combine, finish_stack_onto, insert, mode_bit, unravel_fresh, write_result, Pass, Reduction,
-    Written,
+    combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
+    Reduction, Share, Written,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -59,21 +59,21 @@ pub fn emit(
     });
     let lane = u64_op(lower, |reg| format!("and.b64 {reg}, {g}, 31"));
     let warp = u64_op(lower, |reg| format!("shr.u64 {reg}, {g}, 5"));
-    let (targets, pieces, piece) = (p.targets, p.pieces, p.piece);
-    let warps = u64_op(lower, |reg| {
-        format!("mul.lo.u64 {reg}, {targets}, {pieces}")
-    });
-    let outside = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.ge.u64 {reg}, {warp}, {warps}")
-    });
-    lower.e.bra_if(outside, p.ret);
-    let t = u64_op(lower, |reg| format!("rem.u64 {reg}, {warp}, {targets}"));
-    let j = u64_op(lower, |reg| format!("div.u64 {reg}, {warp}, {targets}"));
-    let lo = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {piece}"));
-    let end = u64_op(lower, |reg| format!("add.u64 {reg}, {lo}, {piece}"));
-    let all = p.leaves_per_target;
-    let hi = u64_op(lower, |reg| format!("min.u64 {reg}, {end}, {all}"));
-    let count = u64_op(lower, |reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    let targets = p.targets;
+    let Share {
+        unit: t,
+        piece_index: j,
+        lo,
+        count,
+    } = share(
+        lower,
+        warp,
+        targets,
+        p.pieces,
+        p.piece,
+        p.leaves_per_target,
+        p.ret,
+    );
     let tpos = unravel_fresh(lower, t, &p.domain);
     let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);
