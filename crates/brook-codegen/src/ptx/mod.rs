@@ -63,7 +63,7 @@ pub enum EntryKind {
     /// One CTA of `group_size` threads per group of instances.
     Group { group_size: u32 },
     /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `paths`: the
-    /// faster paths the entry has besides the serial one.
+    /// entries the module has besides the serial one ([`PtxKernel::entry_names`]).
     Reduce { value_size: u32, paths: ReducePaths },
 }
 
