@@ -167,6 +167,83 @@ unsafe impl Send for Function {}
 // SAFETY: as above.
 unsafe impl Sync for Function {}
 
+/// JIT-compiles PTX text to a GPU binary (cubin) for the current context's device; a compile
+/// failure returns the JIT's log.
+pub fn compile_ptx(ptx: &str) -> Result<Vec<u8>, String> {
+    let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;
+    let mut log = vec![0u8; 16384];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    let mut state = std::ptr::null_mut();
+    let failed = |code, log: &[u8]| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
+        format!(
+            "the driver could not compile the kernel's PTX ({}): {log}",
+            describe(code)
+        )
+    };
+    // SAFETY: the options point at a live log buffer of the size given; the text is NUL-ended
+    // and outlives the link; the image is copied before the link state is destroyed.
+    unsafe {
+        let code = sys::cuLinkCreate_v2(
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+            &mut state,
+        );
+        check(code, "cuLinkCreate")?;
+        let code = sys::cuLinkAddData_v2(
+            state,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            text.as_ptr() as *mut c_void,
+            text.as_bytes_with_nul().len(),
+            c"brook.ptx".as_ptr(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        if code != CUresult::CUDA_SUCCESS {
+            sys::cuLinkDestroy(state);
+            return Err(failed(code, &log));
+        }
+        let (mut image, mut size) = (std::ptr::null_mut(), 0usize);
+        let code = sys::cuLinkComplete(state, &mut image, &mut size);
+        if code != CUresult::CUDA_SUCCESS {
+            sys::cuLinkDestroy(state);
+            return Err(failed(code, &log));
+        }
+        let bytes = std::slice::from_raw_parts(image.cast::<u8>(), size).to_vec();
+        sys::cuLinkDestroy(state);
+        Ok(bytes)
+    }
+}
+
+/// Loads a GPU binary made by [`compile_ptx`] and finds its `entries`.
+pub fn load_image(image: &[u8], entries: &[&str]) -> Result<Vec<Function>, String> {
+    let mut module = std::ptr::null_mut();
+    // SAFETY: the image is a whole cubin in memory; the driver copies what it needs.
+    check(
+        unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
+        "loading a compiled module",
+    )?;
+    entries
+        .iter()
+        .map(|entry| function_of(module, entry))
+        .collect()
+}
+
+/// The driver's version (`major * 1000 + minor * 10`), or 0.
+pub fn driver_version() -> i32 {
+    let mut version = 0;
+    // SAFETY: a plain query with a valid out-pointer.
+    let _ = unsafe { sys::cuDriverGetVersion(&mut version) };
+    version
+}
+
 /// JIT-compiles PTX text and finds its `entries`; a compile failure returns the JIT's log.
 pub fn load_ptx(ptx: &str, entries: &[&str]) -> Result<Vec<Function>, String> {
     let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;

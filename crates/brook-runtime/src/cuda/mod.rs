@@ -8,6 +8,7 @@
 //! [`Device::settle`] (used by `finish`) waits for everything queued.
 
 mod buffer;
+pub mod disk_cache;
 mod driver;
 mod run;
 
@@ -101,8 +102,8 @@ impl CudaDevice {
         if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
-        let functions =
-            driver::load_ptx(&ptx.text, &ptx.entry_names()).map_err(LaunchProblem::Execution)?;
+        let functions = disk_cache::load(&ptx.text, self.target().sm, &ptx.entry_names())
+            .map_err(LaunchProblem::Execution)?;
         let loaded = Arc::new(Loaded { ptx, functions });
         cache.insert(key, (launch.module.clone(), loaded.clone()));
         Ok(loaded)
