@@ -25,7 +25,12 @@ fn entries(dir: &Path) -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
         .map(|d| {
             d.flatten()
                 .filter(|e| e.path().extension().is_some_and(|x| x == "cubin"))
-                .map(|e| (e.path(), e.metadata().and_then(|m| m.modified()).expect("mtime")))
+                .map(|e| {
+                    (
+                        e.path(),
+                        e.metadata().and_then(|m| m.modified()).expect("mtime"),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -52,6 +57,9 @@ fn compiled_modules_are_cached_on_disk_and_damage_is_repaired() {
     std::fs::write(&first[0].0, b"damaged").expect("damage");
     assert!(run_twice(&device).iter().all(|&v| v == 2.5));
     let repaired = std::fs::read(&first[0].0).expect("entry");
-    assert!(repaired.starts_with(b"BROOKCUBIN1\n"), "the entry is rewritten");
+    assert!(
+        repaired.starts_with(b"BROOKCUBIN1\n"),
+        "the entry is rewritten"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

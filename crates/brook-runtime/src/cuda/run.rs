@@ -107,7 +107,7 @@ pub struct Shape {
 const WARP_WAVES: u64 = 8;
 
 /// Leaves per target from which a warp per piece pays off.
-const COOPERATIVE_MIN: u64 = 512;
+const COOPERATIVE_MIN: u64 = 64;
 
 /// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
 /// on a GPU that keeps about `want` threads busy. `contiguous`: each target's leaves lie
@@ -236,7 +236,6 @@ pub fn run_reduction(
     }
     let want = u64::from(properties.multiprocessors.max(1)) * 2048;
     let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
-    let side_by_side_targets = launch_info.domain.last().is_some_and(|&d| d % 4 == 0);
     let (has_warp, has_columns) = (entries.warp.is_some(), entries.columns.is_some());
     let mut shape = Shape {
         contiguous: has_warp && tile_is_contiguous(launch_info, tile_shape),
@@ -292,11 +291,10 @@ pub fn run_reduction(
         // The previous scratch array is freed after this pass on the stream.
         source = target_out;
         leaves = pass.pieces;
-        // The scratch array is `[piece][target]`: one target's pieces are consecutive, and
-        // neighbouring targets' pieces lie side by side.
+        // The scratch array is `[target][piece]`: each target's pieces are consecutive.
         shape = Shape {
-            contiguous: has_warp && targets == 1,
-            side_by_side: has_columns && side_by_side_targets,
+            contiguous: has_warp,
+            side_by_side: false,
         };
     }
 }
@@ -318,8 +316,8 @@ mod tests {
             let mut passes = 0;
             loop {
                 let shape = Shape {
-                    contiguous: targets == 1,
-                    side_by_side: targets % 4 == 0,
+                    contiguous: passes > 0,
+                    side_by_side: passes == 0 && targets % 4 == 0,
                 };
                 let p = plan_pass(l, targets, 132 * 2048, shape);
                 assert!(p.piece.is_power_of_two() && p.piece * p.pieces >= l);

@@ -5,8 +5,9 @@
 //! `2^k` leaves), which gives exactly the canonical tree of the piece. Threads are numbered
 //! target-fastest, so neighbouring threads read neighbouring targets (columns of a matrix lie
 //! side by side). A pass either writes each piece's value to a dense scratch array
-//! (`[piece][target]`) or, when a target has one piece, the target element; the next pass
-//! reduces the scratch array's pieces the same way. Because every piece is an aligned
+//! (`[target][piece]`: each target's pieces consecutive, so later passes can use the warp
+//! entry) or, when a target has one piece, the target element; the next pass reduces the
+//! scratch array's pieces the same way. Because every piece is an aligned
 //! power-of-two subtree, combining pieces canonically gives the canonical result.
 //!
 //! Besides the parameter block, the entry takes `src` and `dst` (scratch addresses),
@@ -245,7 +246,7 @@ fn emit(
         from_scratch,
         src,
         lo,
-        targets,
+        leaves: leaves_per_target,
         t,
         tpos: &tpos,
         tile: &tile,
@@ -311,7 +312,7 @@ fn emit(
         tpos: &tpos,
         piece_index: j,
         target_index: t,
-        targets,
+        pieces,
     };
     write_result(lower, r, layout, rank, &written, &result);
     lower.e.at(ret);
@@ -396,11 +397,12 @@ pub(super) struct Written<'a> {
     pub tpos: &'a [Reg],
     pub piece_index: Reg,
     pub target_index: Reg,
-    pub targets: Reg,
+    /// Pieces per target (the scratch array's row length).
+    pub pieces: Reg,
 }
 
 /// Stores a piece's value: into the target element when the pass is the last, else into the
-/// scratch array at `[piece][target]`.
+/// scratch array at `[target][piece]`.
 pub(super) fn write_result(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -420,9 +422,9 @@ pub(super) fn write_result(
     }
     lower.e.at(to_scratch);
     {
-        let (j, targets, t) = (w.piece_index, w.targets, w.target_index);
+        let (j, pieces, t) = (w.piece_index, w.pieces, w.target_index);
         let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
+            format!("mad.lo.u64 {reg}, {t}, {pieces}, {j}")
         });
         let addr = lower.element_address(w.dst, slot, r.value_size);
         lower.store_value(&r.ty.clone(), result, addr, "global", true);
@@ -435,7 +437,8 @@ struct SerialLeaves<'a> {
     from_scratch: Reg,
     src: Reg,
     lo: Reg,
-    targets: Reg,
+    /// Leaves per target in this pass (the scratch array's row length).
+    leaves: Reg,
     t: Reg,
     tpos: &'a [Reg],
     tile: &'a [Reg],
@@ -455,12 +458,12 @@ fn load_serial_leaf(
     let (from_input, loaded) = (lower.e.label(), lower.e.label());
     lower.e.bra_unless(l.from_scratch, from_input);
     {
-        let (lo, targets, t) = (l.lo, l.targets, l.t);
+        let (lo, leaves, t) = (l.lo, l.leaves, l.t);
         let leaf = lower
             .e
             .compute(Class::B64, |reg| format!("add.u64 {reg}, {lo}, {n}"));
         let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
+            format!("mad.lo.u64 {reg}, {t}, {leaves}, {leaf}")
         });
         let addr = lower.element_address(l.src, slot, r.value_size);
         let v = lower.load_value(&r.ty, addr, "global", true);

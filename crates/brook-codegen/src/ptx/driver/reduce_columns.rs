@@ -6,10 +6,10 @@
 //! binary-counter stack, the canonical tree of its piece) for four targets with four stacks,
 //! loading each row's four leaves with one 16-byte load when aligned. A warp then reads 512
 //! consecutive bytes per load instead of 128, and the address arithmetic is shared by four
-//! targets. The runtime chooses this path when the value is one 4-byte scalar, the domain's
-//! last axis is a multiple of 4, and (reading the input) each target's tile is one element
-//! wide on the last axis, which has unit pitch. Scratch arrays (`[piece][target]`) always
-//! qualify.
+//! targets. The runtime chooses this path for a first pass (it reads the input, never a
+//! scratch array, whose `[target][piece]` rows suit the warp entry) when the value is one
+//! 4-byte scalar, the domain's last axis is a multiple of 4, and each target's tile is one
+//! element wide on the last axis, which has unit pitch.
 
 use super::reduce::{
     advance, combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, Pass, Reduction,
@@ -49,11 +49,6 @@ fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
 struct Quad<'a> {
     r: &'a Reduction,
     input: &'a StreamRef,
-    from_scratch: Reg,
-    src: Reg,
-    lo: Reg,
-    targets: Reg,
-    first_target: Reg,
     tpos: &'a [Reg],
     tile: &'a [Reg],
     lpos: &'a [Reg],
@@ -90,7 +85,6 @@ pub(super) fn emit(
     );
     let t = u64_op(lower, |reg| format!("shl.b64 {reg}, {q}, 2"));
     let tpos = unravel_fresh(lower, t, &p.domain);
-    let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);
     let class = Class::of(leaves(lower.module, &r.ty)[0].kind);
     let slots: Vec<Vec<Vec<Reg>>> = (0..WIDTH)
@@ -104,11 +98,6 @@ pub(super) fn emit(
     let quad = Quad {
         r,
         input,
-        from_scratch,
-        src: p.src,
-        lo,
-        targets,
-        first_target: t,
         tpos: &tpos,
         tile: &p.tile,
         lpos: &lpos,
@@ -121,12 +110,7 @@ pub(super) fn emit(
         format!("setp.gt.u64 {reg}, {next}, {count}")
     });
     lower.e.bra_if(short, single_head);
-    let rows: Vec<Vec<Reg>> = (0..BATCH)
-        .map(|k| {
-            let at = u64_op(lower, |reg| format!("add.u64 {reg}, {n}, {k}"));
-            load_quad(lower, &quad, at, class)
-        })
-        .collect();
+    let rows: Vec<Vec<Reg>> = (0..BATCH).map(|_| load_quad(lower, &quad, class)).collect();
     let batches = u64_op(lower, |reg| {
         format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
     });
@@ -151,7 +135,7 @@ pub(super) fn emit(
         format!("setp.ge.u64 {reg}, {n}, {count}")
     });
     lower.e.bra_if(finished, done);
-    let row = load_quad(lower, &quad, n, class);
+    let row = load_quad(lower, &quad, class);
     for (c, stack) in slots.iter().enumerate() {
         insert(lower, r, &[row[c]], stack, n)?;
     }
@@ -178,36 +162,18 @@ pub(super) fn emit(
     Ok(())
 }
 
-/// Loads leaf `lo + n` of the four targets (one 16-byte load when aligned).
-fn load_quad(lower: &mut Lower<'_>, q: &Quad<'_>, n: Reg, class: Class) -> Vec<Reg> {
+/// Loads the next input leaf of the four targets (one 16-byte load when aligned).
+fn load_quad(lower: &mut Lower<'_>, q: &Quad<'_>, class: Class) -> Vec<Reg> {
     let row: Vec<Reg> = (0..WIDTH).map(|_| lower.e.reg(class)).collect();
-    let addr = lower.e.reg(Class::B64);
-    let (from_input, have_address) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(q.from_scratch, from_input);
-    {
-        let (lo, targets, t) = (q.lo, q.targets, q.first_target);
-        let leaf = u64_op(lower, |reg| format!("add.u64 {reg}, {lo}, {n}"));
-        let slot = u64_op(lower, |reg| {
-            format!("mad.lo.u64 {reg}, {leaf}, {targets}, {t}")
-        });
-        let at = lower.element_address(q.src, slot, q.r.value_size);
-        lower.e.mov(addr, at);
-        lower.e.bra(have_address);
-    }
-    lower.e.at(from_input);
-    {
-        let pos: Vec<Reg> = (0..q.tpos.len())
-            .map(|k| {
-                let (tp, tl, lp) = (q.tpos[k], q.tile[k], q.lpos[k]);
-                u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}"))
-            })
-            .collect();
-        let index = lower.element_index(q.input.offset, &pos, &q.input.pitch);
-        let at = lower.element_address(q.input.base, index, q.input.size);
-        lower.e.mov(addr, at);
-        advance(lower, q.lpos, q.tile);
-    }
-    lower.e.at(have_address);
+    let pos: Vec<Reg> = (0..q.tpos.len())
+        .map(|k| {
+            let (tp, tl, lp) = (q.tpos[k], q.tile[k], q.lpos[k]);
+            u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}"))
+        })
+        .collect();
+    let index = lower.element_index(q.input.offset, &pos, &q.input.pitch);
+    let addr = lower.element_address(q.input.base, index, q.input.size);
+    advance(lower, q.lpos, q.tile);
     let low = u64_op(lower, |reg| format!("and.b64 {reg}, {addr}, 15"));
     let aligned = lower
         .e
@@ -258,11 +224,11 @@ fn write_one(
     }
     lower.e.at(to_scratch);
     {
-        let targets = p.targets;
+        let pieces = p.pieces;
+        let target = u64_op(lower, |reg| format!("add.u64 {reg}, {t}, {c}"));
         let slot = u64_op(lower, |reg| {
-            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
+            format!("mad.lo.u64 {reg}, {target}, {pieces}, {j}")
         });
-        let slot = u64_op(lower, |reg| format!("add.u64 {reg}, {slot}, {c}"));
         let addr = lower.element_address(p.dst, slot, r.value_size);
         lower.store_value(&r.ty.clone(), value, addr, "global", true);
     }

@@ -1,6 +1,6 @@
 //! The cooperative reduction path: one warp per piece, for pieces whose leaves are
-//! consecutive in memory (a whole-stream or row reduction of a dense stream, or a scratch
-//! array of one target).
+//! consecutive in memory (a whole-stream or row reduction of a dense stream, or any scratch
+//! array, whose layout is `[target][piece]`).
 //!
 //! A warp takes its piece in chunks of 256 leaves. Lane `l` reduces the run of 8 leaves
 //! `8l .. 8l + 8` of the chunk in registers (the run's canonical tree; 4- and 8-byte scalars
@@ -77,7 +77,7 @@ pub fn emit(
     let tpos = unravel_fresh(lower, t, &p.domain);
     let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);
-    let source = leaves_of_piece(lower, r, p, input, &tpos, lo, from_scratch);
+    let source = leaves_of_piece(lower, r, p, input, (&tpos, t, lo), from_scratch);
     let kinds = leaves(lower.module, &r.ty);
     let fresh = |lower: &mut Lower<'_>| -> Vec<Reg> {
         kinds
@@ -131,28 +131,31 @@ pub fn emit(
         tpos: &tpos,
         piece_index: j,
         target_index: t,
-        targets,
+        pieces: p.pieces,
     };
     write_result(lower, r, layout, rank, &written, &tail);
     lower.e.bra(p.ret);
     Ok(())
 }
 
-/// The address of the piece's first leaf: in the scratch array (one target: leaf `lo`), or
-/// in the input at the target's tile start plus `lo`.
+/// The address of the piece's first leaf: in the scratch array (`[target][piece]`: the
+/// target's row, leaf `lo`), or in the input at the target's tile start plus `lo`.
 fn leaves_of_piece(
     lower: &mut Lower<'_>,
     r: &Reduction,
     p: &Pass,
     input: &StreamRef,
-    tpos: &[Reg],
-    lo: Reg,
+    (tpos, t, lo): (&[Reg], Reg, Reg),
     from_scratch: Reg,
 ) -> Leaves {
     let base = lower.e.reg(Class::B64);
     let (from_input, known) = (lower.e.label(), lower.e.label());
     lower.e.bra_unless(from_scratch, from_input);
-    let at = lower.element_address(p.src, lo, r.value_size);
+    let leaves = p.leaves_per_target;
+    let slot = u64_op(lower, |reg| {
+        format!("mad.lo.u64 {reg}, {t}, {leaves}, {lo}")
+    });
+    let at = lower.element_address(p.src, slot, r.value_size);
     lower.e.mov(base, at);
     lower.e.bra(known);
     lower.e.at(from_input);
