@@ -108,6 +108,9 @@ const WARP_WAVES: u64 = 8;
 
 /// Leaves per target from which a warp per piece pays off.
 const COOPERATIVE_MIN: u64 = 64;
+/// The smallest piece a warp gets when a target's leaves are split (smaller pieces would only
+/// add passes).
+const COOPERATIVE_PIECE: u64 = 512;
 
 /// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
 /// on a GPU that keeps about `want` threads busy. `contiguous`: each target's leaves lie
@@ -123,7 +126,7 @@ pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
         // splitting them would cost a pass.
         let splits = targets < warps / 2;
         let waves = if splits { WARP_WAVES } else { 1 };
-        (warps * waves, COOPERATIVE_MIN)
+        (warps * waves, COOPERATIVE_PIECE)
     } else if columns {
         // A thread covers four targets' pieces.
         (want.max(1) * 4, 32)
