@@ -58,6 +58,17 @@ impl Kernel {
         kernel
     }
 
+    /// [`Kernel::with_domain`] as the Brook+ C++ `KernelInterface` gives it: `uint4`s, x-first,
+    /// components past the domain's rank 0 in `size`.
+    pub fn with_domain_x_first(&self, offset: [usize; 4], size: [usize; 4]) -> Kernel {
+        let mut kernel = self.clone();
+        kernel.options = LaunchOptions {
+            domain_offset: Some(offset),
+            domain_size: Some(size),
+        };
+        kernel
+    }
+
     /// Launches the kernel with arguments in parameter order (see [`crate::args!`]).
     ///
     /// The launch is checked at once (a refused launch is an `Err`, also recorded on the

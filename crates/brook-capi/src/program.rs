@@ -1,0 +1,97 @@
+//! Brook programs (a `.br` file's kernels) behind an opaque handle.
+
+use crate::{guard, text};
+use std::ffi::{c_char, c_int, CString};
+use std::sync::Mutex;
+
+/// A compiled program, and the message of its last failed launch.
+pub struct BrkProgram {
+    pub(crate) program: brook::Program,
+    pub(crate) message: Mutex<CString>,
+}
+
+impl BrkProgram {
+    /// Keeps `message` for [`brk_program_message`].
+    pub(crate) fn set_message(&self, message: &str) {
+        let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        *self.message.lock().unwrap_or_else(|p| p.into_inner()) = text;
+    }
+}
+
+/// Compiles the Brook source `source` (named `file` in messages); `relaxed` is `brcc -a`.
+/// On failure returns null and, when `error` is not null, stores the diagnostics there (free
+/// them with [`brk_string_free`]).
+///
+/// # Safety
+/// `file` and `source` are null or C strings; `error` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn brk_program_new(
+    file: *const c_char,
+    source: *const c_char,
+    relaxed: c_int,
+    error: *mut *mut c_char,
+) -> *mut BrkProgram {
+    let fail = |message: String| {
+        if !error.is_null() {
+            let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+            // SAFETY: the caller passes a writable pointer.
+            unsafe { *error = text.into_raw() };
+        }
+        std::ptr::null_mut()
+    };
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: as documented.
+        let (file, source) = unsafe { (text(file).unwrap_or("program.br"), text(source)) };
+        let Some(source) = source else {
+            return fail("brk_program_new: no source text (null or not UTF-8)".into());
+        };
+        let options = brook::CompileOptions {
+            strong_types: relaxed == 0,
+            ..brook::CompileOptions::default()
+        };
+        match brook::Program::compile(file, source, &options) {
+            Ok(program) => Box::into_raw(Box::new(BrkProgram {
+                program,
+                message: Mutex::new(CString::default()),
+            })),
+            Err(e) => fail(e.to_string()),
+        }
+    })
+}
+
+/// Releases a program.
+///
+/// # Safety
+/// `program` is null or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn brk_program_free(program: *mut BrkProgram) {
+    if !program.is_null() {
+        // SAFETY: a live handle given up by the caller.
+        guard((), || drop(unsafe { Box::from_raw(program) }));
+    }
+}
+
+/// The message of the program's last failed launch ("" if none), valid until the next launch.
+///
+/// # Safety
+/// `program` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_program_message(program: *const BrkProgram) -> *const c_char {
+    guard(c"".as_ptr(), || {
+        // SAFETY: a live handle.
+        let p = unsafe { &*program };
+        p.message.lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
+    })
+}
+
+/// Frees a string this library returned for the caller to own.
+///
+/// # Safety
+/// `text` is null or came from this library, and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn brk_string_free(text: *mut c_char) {
+    if !text.is_null() {
+        // SAFETY: made by `CString::into_raw` here.
+        drop(unsafe { CString::from_raw(text) });
+    }
+}

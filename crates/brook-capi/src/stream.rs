@@ -1,0 +1,455 @@
+//! Streams (Brook+ `Stream<T>`) behind an opaque handle.
+//!
+//! A declaration that fails (an unknown element type, a zero or too many dimensions, no
+//! memory) still gives a handle: a stream in the `BR_ERROR_DECLARATION` state on which every
+//! operation records another error, as Brook+ describes. Positions and dimensions are x-first
+//! (fastest axis first), as in the Brook+ C++ API.
+
+use crate::{guard, names, text};
+use brook_runtime::element::ElementType;
+use brook_runtime::{BError, PendingWrite, RawStream};
+use std::ffi::{c_char, c_int, CString};
+use std::sync::Mutex;
+
+/// A `write(ptr, "async")` waiting to be delivered into `to`.
+struct Pending {
+    write: PendingWrite,
+    to: usize,
+    len: usize,
+}
+
+/// A stream handle.
+pub struct BrkStream {
+    /// `None` when the declaration failed.
+    raw: Option<RawStream>,
+    element: Option<ElementType>,
+    /// Why the stream could not be made (its code and message), and whether `error()` has
+    /// reported it yet.
+    failure: Mutex<Option<(BError, String, bool)>>,
+    /// The text last returned by `errorLog()` (kept alive for the caller).
+    log: Mutex<CString>,
+    pending: Mutex<Vec<Pending>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl BrkStream {
+    fn new(
+        raw: Result<RawStream, (BError, String)>,
+        element: Option<ElementType>,
+    ) -> *mut BrkStream {
+        let (raw, failure) = match raw {
+            Ok(raw) => (Some(raw), None),
+            Err((code, message)) => (None, Some((code, message, false))),
+        };
+        Box::into_raw(Box::new(BrkStream {
+            raw,
+            element,
+            failure: Mutex::new(failure),
+            log: Mutex::new(CString::default()),
+            pending: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// The stream, or (for a failed declaration) records that `operation` cannot run.
+    fn usable(&self, operation: &str) -> Option<(&RawStream, &ElementType)> {
+        match (&self.raw, &self.element) {
+            (Some(raw), Some(element)) => Some((raw, element)),
+            _ => {
+                if let Some((_, message, reported)) = lock(&self.failure).as_mut() {
+                    message.push_str(&format!(
+                        "\n{operation}: the stream was not created (see the first error)"
+                    ));
+                    *reported = false;
+                }
+                None
+            }
+        }
+    }
+
+    /// The runtime stream, for launches.
+    pub(crate) fn raw(&self) -> Option<&RawStream> {
+        self.raw.as_ref()
+    }
+
+    /// Copies finished asynchronous writes to their host memory; with `wait`, all of them.
+    fn deliver(&self, wait: bool) {
+        let mut pending = lock(&self.pending);
+        let mut keep = Vec::new();
+        for p in pending.drain(..) {
+            if !wait && !p.write.is_done() {
+                keep.push(p);
+                continue;
+            }
+            if let Ok(bytes) = p.write.wait() {
+                let n = bytes.len().min(p.len);
+                // SAFETY: the caller of `write(ptr, "async")` keeps `ptr` valid (and of the
+                // stream's size) until `isSync()` is true or `finish()` returns, as Brook+
+                // requires; this runs inside one of those calls.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.to as *mut u8, n) };
+            }
+        }
+        *pending = keep;
+    }
+}
+
+/// Parses a `read`/`write` flag string: `"async"`, `"nocopy"`, separated by spaces.
+fn flags(raw: &RawStream, operation: &str, flags: *const c_char) -> Option<bool> {
+    // SAFETY: the caller passes null or a NUL-terminated string.
+    let Some(flags) = (unsafe { text(flags) }) else {
+        return Some(false);
+    };
+    let mut is_async = false;
+    for flag in flags.split_whitespace() {
+        match flag {
+            "async" => is_async = true,
+            // Host data is copied when `read` is called, so the memory may be reused at
+            // once: no pinning is needed for correctness.
+            "nocopy" => {}
+            other => {
+                raw.record_error(
+                    BError::InvalidParameter,
+                    &format!("{operation}: unknown flag `{other}` (expected `async` or `nocopy`)"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(is_async)
+}
+
+/// Declares a stream of the element type `type_name` (`"float4"`) with `rank` dimensions
+/// `dims` (x-first) on the calling thread's device. Never null.
+///
+/// # Safety
+/// `type_name` is null or a C string; `dims` points at `rank` values (or `rank` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_new(
+    type_name: *const c_char,
+    rank: u32,
+    dims: *const u32,
+) -> *mut BrkStream {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: as documented.
+        let name = unsafe { text(type_name) }.unwrap_or("");
+        let Some(element) = names::element_type(name) else {
+            let message = format!("Stream Declaration: unknown element type `{name}`");
+            return BrkStream::new(Err((BError::Declaration, message)), None);
+        };
+        if dims.is_null() || !(1..=4).contains(&rank) {
+            let message = format!("Stream Declaration: a stream has 1 to 4 dimensions, not {rank}");
+            return BrkStream::new(Err((BError::Declaration, message)), Some(element));
+        }
+        // SAFETY: `dims` holds `rank` values.
+        let x_first = unsafe { std::slice::from_raw_parts(dims, rank as usize) };
+        let slowest_first: Vec<usize> = x_first.iter().rev().map(|&d| d as usize).collect();
+        let device = brook_runtime::current_device();
+        let raw = RawStream::new(&device, element.clone(), &slowest_first)
+            .map_err(|e| (BError::Declaration, format!("Stream Declaration: {e}")));
+        BrkStream::new(raw, Some(element))
+    })
+}
+
+/// Another handle to the same stream (C++ copies share the stream, as in Brook+).
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_share(stream: *const BrkStream) -> *mut BrkStream {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        let raw = match &s.raw {
+            Some(raw) => Ok(raw.clone()),
+            None => Err(lock(&s.failure).as_ref().map_or_else(
+                || (BError::Declaration, String::new()),
+                |(code, m, _)| (*code, m.clone()),
+            )),
+        };
+        BrkStream::new(raw, s.element.clone())
+    })
+}
+
+/// Releases a handle (the stream's memory goes when its last handle and queued work do).
+///
+/// # Safety
+/// `stream` is null or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_free(stream: *mut BrkStream) {
+    if stream.is_null() {
+        return;
+    }
+    guard((), || {
+        // SAFETY: a live handle given up by the caller.
+        let s = unsafe { Box::from_raw(stream) };
+        s.deliver(true);
+    });
+}
+
+/// The number of dimensions.
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_rank(stream: *const BrkStream) -> u32 {
+    // SAFETY: a live handle.
+    guard(0, || {
+        unsafe { &*stream }
+            .raw
+            .as_ref()
+            .map_or(0, |r| r.shape().len() as u32)
+    })
+}
+
+/// Dimension `axis`, x-first (0 outside the rank).
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_dim(stream: *const BrkStream, axis: u32) -> u32 {
+    guard(0, || {
+        // SAFETY: a live handle.
+        let Some(raw) = &unsafe { &*stream }.raw else {
+            return 0;
+        };
+        let shape = raw.shape();
+        let axis = axis as usize;
+        if axis < shape.len() {
+            shape[shape.len() - 1 - axis] as u32
+        } else {
+            0
+        }
+    })
+}
+
+/// Brook+ `read(ptr, flags)`: copies the stream's size of host data from `ptr`.
+///
+/// # Safety
+/// `stream` is a live handle; `ptr` is null or points at the stream's size in bytes.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_read(
+    stream: *mut BrkStream,
+    ptr: *const u8,
+    flag_text: *const c_char,
+) {
+    guard((), || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        let Some((raw, element)) = s.usable("Stream Read") else {
+            return;
+        };
+        if flags(raw, "Stream Read", flag_text).is_none() {
+            return;
+        }
+        if ptr.is_null() {
+            raw.record_error(BError::Read, "Stream Read: the host pointer is null");
+            return;
+        }
+        let len = raw.len() * element.size();
+        // SAFETY: the caller provides the stream's size of data (seed 001: not checked).
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        let _ = raw.read_bytes(element, bytes);
+    })
+}
+
+/// Brook+ `write(ptr, flags)`: copies the stream to `ptr`, at once or (`"async"`) by the time
+/// `isSync()` is true or `finish()` returns.
+///
+/// # Safety
+/// `stream` is a live handle; `ptr` is null or points at the stream's size in bytes, valid
+/// until the write is delivered.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_write(
+    stream: *mut BrkStream,
+    ptr: *mut u8,
+    flag_text: *const c_char,
+) {
+    guard((), || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        let Some((raw, element)) = s.usable("Stream Write") else {
+            return;
+        };
+        let Some(is_async) = flags(raw, "Stream Write", flag_text) else {
+            return;
+        };
+        if ptr.is_null() {
+            raw.record_error(BError::Write, "Stream Write: the host pointer is null");
+            return;
+        }
+        let len = raw.len() * element.size();
+        if is_async {
+            if let Ok(write) = raw.write_async(element) {
+                lock(&s.pending).push(Pending {
+                    write,
+                    to: ptr as usize,
+                    len,
+                });
+            }
+            return;
+        }
+        // SAFETY: the caller provides the stream's size of memory.
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        let _ = raw.write_bytes(element, out);
+    })
+}
+
+/// Brook+ `isSync()`: whether every queued operation on the stream has finished (finished
+/// asynchronous writes are delivered).
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_is_sync(stream: *mut BrkStream) -> c_int {
+    guard(1, || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        s.deliver(false);
+        let idle = s.raw.as_ref().is_none_or(RawStream::is_sync);
+        c_int::from(idle && lock(&s.pending).is_empty())
+    })
+}
+
+/// Brook+ `finish()`: waits for the stream's queued operations; 1 when it holds no error.
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_finish(stream: *mut BrkStream) -> c_int {
+    guard(0, || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        s.deliver(true);
+        match &s.raw {
+            Some(raw) => c_int::from(raw.finish()),
+            None => 0,
+        }
+    })
+}
+
+/// Brook+ `error()`: the first error since the last call (`BR_NO_ERROR` = 0 if none), which
+/// it clears.
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_error(stream: *mut BrkStream) -> c_int {
+    guard(BError::InvalidParameter as c_int, || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        s.deliver(false);
+        if let Some((code, _, reported)) = lock(&s.failure).as_mut() {
+            let code = if *reported { BError::NoError } else { *code };
+            *reported = true;
+            return code as c_int;
+        }
+        s.raw
+            .as_ref()
+            .map_or(BError::NoError, RawStream::take_error) as c_int
+    })
+}
+
+/// Brook+ `errorLog()`: every error and warning recorded on the stream, as one C string,
+/// valid until the next `errorLog()` or the handle's release.
+///
+/// # Safety
+/// `stream` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_error_log(stream: *mut BrkStream) -> *const c_char {
+    guard(c"".as_ptr(), || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        let mut text = lock(&s.failure)
+            .as_ref()
+            .map_or_else(String::new, |(_, m, _)| format!("{m}\n"));
+        if let Some(raw) = &s.raw {
+            text.push_str(&raw.error_log());
+        }
+        let mut log = lock(&s.log);
+        *log = CString::new(text.replace('\0', " ")).unwrap_or_default();
+        log.as_ptr()
+    })
+}
+
+/// Brook+ `assign(source)`: copies `source` (same type and shape, any device) into `stream`.
+///
+/// # Safety
+/// Both are live handles.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_assign(stream: *mut BrkStream, source: *const BrkStream) {
+    guard((), || {
+        // SAFETY: live handles.
+        let (s, from) = unsafe { (&*stream, &*source) };
+        let Some((raw, _)) = s.usable("Stream Assign") else {
+            return;
+        };
+        match from.raw.as_ref() {
+            Some(source) => {
+                let _ = raw.assign(source);
+            }
+            None => raw.record_error(
+                BError::InvalidParameter,
+                "Stream Assign: the source stream was not created",
+            ),
+        }
+    })
+}
+
+/// Brook+ `domain(start, end)`: the view of the box from `start` to `end` (exclusive), both
+/// x-first with one value per dimension. A bad box gives a stream in `BR_ERROR_DOMAIN`.
+///
+/// # Safety
+/// `stream` is a live handle; `start` and `end` point at the stream's rank of values.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_domain(
+    stream: *const BrkStream,
+    start: *const u32,
+    end: *const u32,
+) -> *mut BrkStream {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: a live handle.
+        let s = unsafe { &*stream };
+        let Some((raw, element)) = s.usable("Domain Operator") else {
+            // SAFETY: a live handle.
+            return unsafe { brk_stream_share(stream) };
+        };
+        let rank = raw.shape().len();
+        if start.is_null() || end.is_null() {
+            let message = "Domain Operator: null start or end point".to_string();
+            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
+        }
+        // SAFETY: the caller provides `rank` values each.
+        let (start, end) = unsafe {
+            (
+                std::slice::from_raw_parts(start, rank),
+                std::slice::from_raw_parts(end, rank),
+            )
+        };
+        let widen = |v: &[u32]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
+        let view = raw
+            .domain(&widen(start), &widen(end))
+            .map_err(|e| (BError::Domain, e.to_string()));
+        BrkStream::new(view, Some(element.clone()))
+    })
+}
+
+/// Brook+ `setProperty(name, value)`: interoperability properties (DX) do not exist in this
+/// implementation, so this records `BR_ERROR_NOT_SUPPORTED` naming the property.
+///
+/// # Safety
+/// `stream` is a live handle; `name` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_set_property(stream: *mut BrkStream, name: *const c_char) {
+    guard((), || {
+        // SAFETY: a live handle and a C string, as documented.
+        let (s, name) = unsafe { (&*stream, text(name).unwrap_or("?")) };
+        if let Some((raw, _)) = s.usable("Stream setProperty") {
+            raw.record_error(
+                BError::NotSupported,
+                &format!("Stream setProperty(\"{name}\"): no interoperability (DX) properties exist in this implementation"),
+            );
+        }
+    })
+}

@@ -1,0 +1,113 @@
+//! The C++ API (`include/brook/brook.hpp` over this crate's C ABI), compiled with the system
+//! C++ compiler against `libbrook_capi.a` and run: each program's output must equal its
+//! `.expected` file. Without a C++ compiler the test says so and checks nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C++ compiler: `$CXX`, else the first of `c++`, `g++`, `clang++` that runs.
+fn compiler() -> Option<String> {
+    let candidates = std::env::var("CXX")
+        .ok()
+        .into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from));
+    candidates.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// `target/<profile>`: where cargo put this test and the static library.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Builds `libbrook_capi.a` (`cargo test` builds the crate only as a Rust library) in this
+/// test's target directory and profile, and returns its path.
+fn static_library() -> PathBuf {
+    let profile = profile_dir();
+    let target = profile.parent().expect("target directory");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "brook-capi",
+            "--lib",
+            "--target-dir",
+        ])
+        .arg(target);
+    if profile.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("run cargo");
+    assert!(status.success(), "building libbrook_capi.a failed");
+    let library = profile.join("libbrook_capi.a");
+    assert!(library.exists(), "{} is missing", library.display());
+    library
+}
+
+fn run_program(name: &str) {
+    let Some(cxx) = compiler() else {
+        println!("cpp: no C++ compiler ($CXX, c++, g++, clang++): C++ API not tested");
+        return;
+    };
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let include = here.join("../../include");
+    let source = here.join("tests/cpp").join(format!("{name}.cpp"));
+    let library = static_library();
+    let exe = std::env::temp_dir().join(format!("brook-cpp-{name}-{}", std::process::id()));
+    let compiled = Command::new(&cxx)
+        .args(["-std=c++11", "-Wall", "-Wextra", "-o"])
+        .arg(&exe)
+        .arg("-I")
+        .arg(&include)
+        .arg(&source)
+        .arg(&library)
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        compiled.status.success(),
+        "{cxx} failed on {name}.cpp:\n{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let expected = std::fs::read_to_string(here.join("tests/cpp").join(format!("{name}.expected")))
+        .expect("expected output");
+    // The program on every kind of device this machine has (BRT_RUNTIME picks the default).
+    let mut runtimes = vec!["cpu", "interp"];
+    if !brook::Device::of_type("cuda")
+        .unwrap_or_default()
+        .is_empty()
+    {
+        runtimes.push("cuda");
+    }
+    for runtime in runtimes {
+        let run = Command::new(&exe)
+            .env("BRT_RUNTIME", runtime)
+            .output()
+            .expect("run the program");
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success(),
+            "{name} on {runtime} exited with {}:\n{stdout}\n{}",
+            run.status,
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert_eq!(stdout, expected, "{name} on {runtime}: output differs");
+    }
+    let _ = std::fs::remove_file(&exe);
+}
+
+#[test]
+fn the_stream_api_from_cpp() {
+    run_program("stream_api");
+}

@@ -1,0 +1,226 @@
+// The Brook+ C++ API (seed 001 sections 1.7-1.10) over Brook's runtime (the C ABI of the
+// `brook-capi` crate, linked as libbrook_capi.a). brcc's generated C++ includes this header;
+// programs may use it directly.
+//
+// Dimensions and positions are x-first (fastest axis first), as in Brook+:
+//     unsigned int dims[2] = {width, height};
+//     brook::Stream<float> s(2, dims);
+// Errors never throw: they are recorded on the stream (error(), errorLog()).
+#ifndef BROOK_BROOK_HPP
+#define BROOK_BROOK_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+typedef struct BrkStream BrkStream;
+typedef struct BrkProgram BrkProgram;
+
+typedef struct BrkArg {
+    uint32_t kind; /* 0 stream, 1 value, 2 host reduction target */
+    const BrkStream* stream;
+    const char* type_name;
+    void* data;
+} BrkArg;
+
+BrkStream* brk_stream_new(const char* type_name, uint32_t rank, const uint32_t* dims);
+BrkStream* brk_stream_share(const BrkStream* stream);
+void brk_stream_free(BrkStream* stream);
+uint32_t brk_stream_rank(const BrkStream* stream);
+uint32_t brk_stream_dim(const BrkStream* stream, uint32_t axis);
+void brk_stream_read(BrkStream* stream, const void* ptr, const char* flags);
+void brk_stream_write(BrkStream* stream, void* ptr, const char* flags);
+int brk_stream_is_sync(BrkStream* stream);
+int brk_stream_finish(BrkStream* stream);
+int brk_stream_error(BrkStream* stream);
+const char* brk_stream_error_log(BrkStream* stream);
+void brk_stream_assign(BrkStream* stream, const BrkStream* source);
+BrkStream* brk_stream_domain(const BrkStream* stream, const uint32_t* start, const uint32_t* end);
+void brk_stream_set_property(BrkStream* stream, const char* name);
+
+BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
+void brk_program_free(BrkProgram* program);
+const char* brk_program_message(const BrkProgram* program);
+void brk_string_free(char* text);
+int brk_launch(const BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
+               const uint32_t* offset, const uint32_t* size);
+}
+
+namespace brook {
+
+/// Stream error codes (seed 001 section 1.7.1).
+enum BError {
+    BR_NO_ERROR = 0,
+    BR_ERROR_DECLARATION,
+    BR_ERROR_READ,
+    BR_ERROR_WRITE,
+    BR_ERROR_KERNEL,
+    BR_ERROR_DOMAIN,
+    BR_ERROR_INVALID_PARAMATER,
+    BR_ERROR_NOT_SUPPORTED
+};
+
+// Host vector types with Brook's layout: .x .y .z .w, a constructor from components, and one
+// that fills every component from one value.
+#define BROOK_VECTOR2(T, N)                                                                    \
+    struct N {                                                                                 \
+        T x, y;                                                                                \
+        N() : x(0), y(0) {}                                                                    \
+        explicit N(T v) : x(v), y(v) {}                                                        \
+        N(T x_, T y_) : x(x_), y(y_) {}                                                        \
+    };
+#define BROOK_VECTOR3(T, N)                                                                    \
+    struct N {                                                                                 \
+        T x, y, z;                                                                             \
+        N() : x(0), y(0), z(0) {}                                                              \
+        explicit N(T v) : x(v), y(v), z(v) {}                                                  \
+        N(T x_, T y_, T z_) : x(x_), y(y_), z(z_) {}                                           \
+    };
+#define BROOK_VECTOR4(T, N)                                                                    \
+    struct N {                                                                                 \
+        T x, y, z, w;                                                                          \
+        N() : x(0), y(0), z(0), w(0) {}                                                        \
+        explicit N(T v) : x(v), y(v), z(v), w(v) {}                                            \
+        N(T x_, T y_, T z_, T w_) : x(x_), y(y_), z(z_), w(w_) {}                              \
+    };
+#define BROOK_VECTORS(T, P)                                                                    \
+    BROOK_VECTOR2(T, P##2) BROOK_VECTOR3(T, P##3) BROOK_VECTOR4(T, P##4)
+
+BROOK_VECTORS(float, float)
+BROOK_VECTORS(double, double)
+BROOK_VECTORS(int32_t, int)
+BROOK_VECTORS(uint32_t, uint)
+BROOK_VECTORS(int8_t, char)
+BROOK_VECTORS(uint8_t, uchar)
+BROOK_VECTORS(int16_t, short)
+BROOK_VECTORS(uint16_t, ushort)
+
+namespace detail {
+/// The Brook name of a host element type.
+template <class T> struct TypeName;
+#define BROOK_TYPE_NAME(T, NAME)                                                               \
+    template <> struct TypeName<T> {                                                           \
+        static const char* get() { return NAME; }                                              \
+    };
+#define BROOK_TYPE_NAMES(T, P, NAME)                                                           \
+    BROOK_TYPE_NAME(T, NAME) BROOK_TYPE_NAME(P##2, NAME "2") BROOK_TYPE_NAME(P##3, NAME "3")     \
+        BROOK_TYPE_NAME(P##4, NAME "4")
+BROOK_TYPE_NAMES(float, float, "float")
+BROOK_TYPE_NAMES(double, double, "double")
+BROOK_TYPE_NAMES(int32_t, int, "int")
+BROOK_TYPE_NAMES(uint32_t, uint, "uint")
+BROOK_TYPE_NAMES(int8_t, char, "char")
+BROOK_TYPE_NAME(char, "char")
+BROOK_TYPE_NAMES(uint8_t, uchar, "uchar")
+BROOK_TYPE_NAMES(int16_t, short, "short")
+BROOK_TYPE_NAMES(uint16_t, ushort, "ushort")
+} // namespace detail
+
+/// A stream of `T` on the calling thread's device (Brook+ `brook::Stream<T>`). Copies share
+/// the stream, as Brook+ stream objects do.
+template <class T> class Stream {
+  public:
+    Stream(unsigned short rank, unsigned int* dimensions)
+        : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
+    /// The interoperability constructor: no interoperability type exists in this
+    /// implementation, so the stream is made as usual and `setProperty` reports that.
+    Stream(unsigned short rank, unsigned int* dimensions, const char* /*type*/)
+        : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
+    Stream(const Stream& other) : handle_(brk_stream_share(other.handle_)) {}
+    Stream& operator=(const Stream& other) {
+        if (this != &other) {
+            BrkStream* shared = brk_stream_share(other.handle_);
+            brk_stream_free(handle_);
+            handle_ = shared;
+        }
+        return *this;
+    }
+    ~Stream() { brk_stream_free(handle_); }
+
+    void read(const void* ptr, const char* flags = NULL) { brk_stream_read(handle_, ptr, flags); }
+    void write(void* ptr, const char* flags = NULL) const {
+        brk_stream_write(handle_, ptr, flags);
+    }
+    void assign(Stream<T> source) { brk_stream_assign(handle_, source.handle_); }
+    Stream<T> domain(unsigned int* start, unsigned int* end) const {
+        return Stream<T>(brk_stream_domain(handle_, start, end));
+    }
+    /// Interoperability properties (DX): none exist here, so this records
+    /// BR_ERROR_NOT_SUPPORTED on the stream.
+    void setProperty(const char* name, void* /*value*/) { brk_stream_set_property(handle_, name); }
+    bool isSync() { return brk_stream_is_sync(handle_) != 0; }
+    bool finish() { return brk_stream_finish(handle_) != 0; }
+    BError error() { return static_cast<BError>(brk_stream_error(handle_)); }
+    const char* errorLog() { return brk_stream_error_log(handle_); }
+
+    /// For generated code: the runtime's handle.
+    BrkStream* handle() const { return handle_; }
+    unsigned int rank() const { return brk_stream_rank(handle_); }
+    unsigned int dim(unsigned int axis) const { return brk_stream_dim(handle_, axis); }
+
+#ifdef USE_OLD_API
+    Stream<T> domain(int start, int end) const {
+        unsigned int s[1] = {static_cast<unsigned int>(start)};
+        unsigned int e[1] = {static_cast<unsigned int>(end)};
+        return domain(s, e);
+    }
+    Stream<T> domain(int2 start, int2 end) const {
+        unsigned int s[2] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y)};
+        unsigned int e[2] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y)};
+        return domain(s, e);
+    }
+    Stream<T> domain(int3 start, int3 end) const {
+        unsigned int s[3] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y),
+                             static_cast<unsigned int>(start.z)};
+        unsigned int e[3] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y),
+                             static_cast<unsigned int>(end.z)};
+        return domain(s, e);
+    }
+    Stream<T> domain(int4 start, int4 end) const {
+        unsigned int s[4] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y),
+                             static_cast<unsigned int>(start.z), static_cast<unsigned int>(start.w)};
+        unsigned int e[4] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y),
+                             static_cast<unsigned int>(end.z), static_cast<unsigned int>(end.w)};
+        return domain(s, e);
+    }
+    Stream<T> execDomain(int numThreads) const {
+        unsigned int s[1] = {0};
+        unsigned int e[1] = {static_cast<unsigned int>(numThreads)};
+        return domain(s, e);
+    }
+#endif
+
+  private:
+    explicit Stream(BrkStream* handle) : handle_(handle) {}
+    BrkStream* handle_;
+};
+
+#ifdef USE_OLD_API
+template <class T> void streamRead(Stream<T> stream, void* ptr) { stream.read(ptr); }
+template <class T> void streamWrite(Stream<T> stream, void* ptr) { stream.write(ptr); }
+#endif
+
+} // namespace brook
+
+using brook::BError;
+using brook::BR_NO_ERROR;
+using brook::BR_ERROR_DECLARATION;
+using brook::BR_ERROR_READ;
+using brook::BR_ERROR_WRITE;
+using brook::BR_ERROR_KERNEL;
+using brook::BR_ERROR_DOMAIN;
+using brook::BR_ERROR_INVALID_PARAMATER;
+using brook::BR_ERROR_NOT_SUPPORTED;
+
+#ifndef BROOK_NO_GLOBAL_TYPES
+using brook::float2; using brook::float3; using brook::float4;
+using brook::double2; using brook::double3; using brook::double4;
+using brook::int2; using brook::int3; using brook::int4;
+using brook::uint2; using brook::uint3; using brook::uint4;
+using brook::char2; using brook::char3; using brook::char4;
+using brook::uchar2; using brook::uchar3; using brook::uchar4;
+using brook::short2; using brook::short3; using brook::short4;
+using brook::ushort2; using brook::ushort3; using brook::ushort4;
+#endif
+
+#endif
