@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
 
 extern "C" {
 typedef struct BrkStream BrkStream;
@@ -116,10 +118,24 @@ BROOK_TYPE_NAMES(int16_t, short, "short")
 BROOK_TYPE_NAMES(uint16_t, ushort, "ushort")
 } // namespace detail
 
+/// Tags the constructor brcc's generated code uses for `float a<10, 20>;` (dimensions as
+/// declared, slowest first).
+struct Declared {};
+static const Declared declared = Declared();
+
 /// A stream of `T` on the calling thread's device (Brook+ `brook::Stream<T>`). Copies share
 /// the stream, as Brook+ stream objects do.
 template <class T> class Stream {
   public:
+    /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
+    Stream(Declared, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
+        unsigned int x_first[4] = {0, 0, 0, 0};
+        unsigned int rank = static_cast<unsigned int>(slowest_first.size());
+        unsigned int i = 0;
+        for (const unsigned int* d = slowest_first.begin(); d != slowest_first.end(); ++d, ++i)
+            if (i < 4) x_first[rank - 1 - i] = *d;
+        handle_ = brk_stream_new(detail::TypeName<T>::get(), rank, x_first);
+    }
     Stream(unsigned short rank, unsigned int* dimensions)
         : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
     /// The interoperability constructor: no interoperability type exists in this
@@ -194,6 +210,47 @@ template <class T> class Stream {
     explicit Stream(BrkStream* handle) : handle_(handle) {}
     BrkStream* handle_;
 };
+
+/// What every kernel object has (seed 001 section 1.9): the execution domain of its next
+/// launches. `domainOffset`/`domainSize` take x-first positions; unused components 0.
+class KernelInterface {
+  public:
+    KernelInterface() : has_offset_(false), has_size_(false) {
+        for (int i = 0; i < 4; i++) offset_[i] = size_[i] = 0;
+    }
+    void domainOffset(uint4 offset) {
+        offset_[0] = offset.x; offset_[1] = offset.y; offset_[2] = offset.z; offset_[3] = offset.w;
+        has_offset_ = true;
+    }
+    void domainSize(uint4 size) {
+        size_[0] = size.x; size_[1] = size.y; size_[2] = size.z; size_[3] = size.w;
+        has_size_ = true;
+    }
+
+  protected:
+    void launch_(BrkProgram* program, const char* kernel, const BrkArg* args, size_t count) const {
+        brk_launch(program, kernel, args, count, has_offset_ ? offset_ : NULL,
+                   has_size_ ? size_ : NULL);
+    }
+
+  private:
+    uint32_t offset_[4], size_[4];
+    bool has_offset_, has_size_;
+};
+
+namespace detail {
+/// Compiles a program's embedded Brook text (generated code calls it once); a failure, which
+/// brcc has already ruled out, is printed and its launches then fail with an error code.
+inline BrkProgram* compile(const char* file, const char* source, int relaxed) {
+    char* message = NULL;
+    BrkProgram* program = brk_program_new(file, source, relaxed, &message);
+    if (!program) {
+        std::fprintf(stderr, "brook: %s\n", message ? message : "the program does not compile");
+        brk_string_free(message);
+    }
+    return program;
+}
+} // namespace detail
 
 #ifdef USE_OLD_API
 template <class T> void streamRead(Stream<T> stream, void* ptr) { stream.read(ptr); }

@@ -42,8 +42,10 @@ pub unsafe extern "C" fn brk_launch(
     size: *const u32,
 ) -> c_int {
     guard(BError::Kernel as c_int, || {
-        // SAFETY: a live handle.
-        let program = unsafe { &*program };
+        // SAFETY: null or a live handle.
+        let Some(program) = (unsafe { program.as_ref() }) else {
+            return BError::InvalidParameter as c_int;
+        };
         // SAFETY: as documented.
         let result = unsafe { launch(program, kernel, args, count, offset, size) };
         match result {
@@ -117,7 +119,7 @@ unsafe fn convert(index: usize, arg: &BrkArg) -> Result<brook::Arg<'_>, (BError,
         if arg.stream.is_null() {
             return Err(invalid("a null stream".into()));
         }
-        // SAFETY: a live handle.
+        // SAFETY: a live handle (not null: checked above).
         let stream = unsafe { &*arg.stream };
         return stream
             .raw()

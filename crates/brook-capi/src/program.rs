@@ -78,8 +78,10 @@ pub unsafe extern "C" fn brk_program_free(program: *mut BrkProgram) {
 #[no_mangle]
 pub unsafe extern "C" fn brk_program_message(program: *const BrkProgram) -> *const c_char {
     guard(c"".as_ptr(), || {
-        // SAFETY: a live handle.
-        let p = unsafe { &*program };
+        // SAFETY: null or a live handle.
+        let Some(p) = (unsafe { program.as_ref() }) else {
+            return c"no program (it did not compile)".as_ptr();
+        };
         p.message.lock().unwrap_or_else(|e| e.into_inner()).as_ptr()
     })
 }

@@ -155,12 +155,14 @@ pub unsafe extern "C" fn brk_stream_new(
 /// Another handle to the same stream (C++ copies share the stream, as in Brook+).
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_share(stream: *const BrkStream) -> *mut BrkStream {
     guard(std::ptr::null_mut(), || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return std::ptr::null_mut();
+        };
         let raw = match &s.raw {
             Some(raw) => Ok(raw.clone()),
             None => Err(lock(&s.failure).as_ref().map_or_else(
@@ -191,14 +193,13 @@ pub unsafe extern "C" fn brk_stream_free(stream: *mut BrkStream) {
 /// The number of dimensions.
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_rank(stream: *const BrkStream) -> u32 {
-    // SAFETY: a live handle.
     guard(0, || {
-        unsafe { &*stream }
-            .raw
-            .as_ref()
+        // SAFETY: null or a live handle.
+        unsafe { stream.as_ref() }
+            .and_then(|s| s.raw.as_ref())
             .map_or(0, |r| r.shape().len() as u32)
     })
 }
@@ -206,12 +207,12 @@ pub unsafe extern "C" fn brk_stream_rank(stream: *const BrkStream) -> u32 {
 /// Dimension `axis`, x-first (0 outside the rank).
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_dim(stream: *const BrkStream, axis: u32) -> u32 {
     guard(0, || {
-        // SAFETY: a live handle.
-        let Some(raw) = &unsafe { &*stream }.raw else {
+        // SAFETY: null or a live handle.
+        let Some(raw) = unsafe { stream.as_ref() }.and_then(|s| s.raw.as_ref()) else {
             return 0;
         };
         let shape = raw.shape();
@@ -227,7 +228,7 @@ pub unsafe extern "C" fn brk_stream_dim(stream: *const BrkStream, axis: u32) -> 
 /// Brook+ `read(ptr, flags)`: copies the stream's size of host data from `ptr`.
 ///
 /// # Safety
-/// `stream` is a live handle; `ptr` is null or points at the stream's size in bytes.
+/// `stream` is null or a live handle; `ptr` is null or points at the stream's size in bytes.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_read(
     stream: *mut BrkStream,
@@ -235,8 +236,10 @@ pub unsafe extern "C" fn brk_stream_read(
     flag_text: *const c_char,
 ) {
     guard((), || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return ();
+        };
         let Some((raw, element)) = s.usable("Stream Read") else {
             return;
         };
@@ -258,7 +261,7 @@ pub unsafe extern "C" fn brk_stream_read(
 /// `isSync()` is true or `finish()` returns.
 ///
 /// # Safety
-/// `stream` is a live handle; `ptr` is null or points at the stream's size in bytes, valid
+/// `stream` is null or a live handle; `ptr` is null or points at the stream's size in bytes, valid
 /// until the write is delivered.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_write(
@@ -267,8 +270,10 @@ pub unsafe extern "C" fn brk_stream_write(
     flag_text: *const c_char,
 ) {
     guard((), || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return ();
+        };
         let Some((raw, element)) = s.usable("Stream Write") else {
             return;
         };
@@ -300,12 +305,14 @@ pub unsafe extern "C" fn brk_stream_write(
 /// asynchronous writes are delivered).
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_is_sync(stream: *mut BrkStream) -> c_int {
     guard(1, || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return 0;
+        };
         s.deliver(false);
         let idle = s.raw.as_ref().is_none_or(RawStream::is_sync);
         c_int::from(idle && lock(&s.pending).is_empty())
@@ -315,12 +322,14 @@ pub unsafe extern "C" fn brk_stream_is_sync(stream: *mut BrkStream) -> c_int {
 /// Brook+ `finish()`: waits for the stream's queued operations; 1 when it holds no error.
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_finish(stream: *mut BrkStream) -> c_int {
     guard(0, || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return 0;
+        };
         s.deliver(true);
         match &s.raw {
             Some(raw) => c_int::from(raw.finish()),
@@ -333,12 +342,14 @@ pub unsafe extern "C" fn brk_stream_finish(stream: *mut BrkStream) -> c_int {
 /// it clears.
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_error(stream: *mut BrkStream) -> c_int {
     guard(BError::InvalidParameter as c_int, || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return 0;
+        };
         s.deliver(false);
         if let Some((code, _, reported)) = lock(&s.failure).as_mut() {
             let code = if *reported { BError::NoError } else { *code };
@@ -355,12 +366,14 @@ pub unsafe extern "C" fn brk_stream_error(stream: *mut BrkStream) -> c_int {
 /// valid until the next `errorLog()` or the handle's release.
 ///
 /// # Safety
-/// `stream` is a live handle.
+/// `stream` is null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_error_log(stream: *mut BrkStream) -> *const c_char {
     guard(c"".as_ptr(), || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return c"".as_ptr();
+        };
         let mut text = lock(&s.failure)
             .as_ref()
             .map_or_else(String::new, |(_, m, _)| format!("{m}\n"));
@@ -380,8 +393,10 @@ pub unsafe extern "C" fn brk_stream_error_log(stream: *mut BrkStream) -> *const 
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_assign(stream: *mut BrkStream, source: *const BrkStream) {
     guard((), || {
-        // SAFETY: live handles.
-        let (s, from) = unsafe { (&*stream, &*source) };
+        // SAFETY: null or live handles.
+        let (Some(s), Some(from)) = (unsafe { (stream.as_ref(), source.as_ref()) }) else {
+            return;
+        };
         let Some((raw, _)) = s.usable("Stream Assign") else {
             return;
         };
@@ -401,7 +416,7 @@ pub unsafe extern "C" fn brk_stream_assign(stream: *mut BrkStream, source: *cons
 /// x-first with one value per dimension. A bad box gives a stream in `BR_ERROR_DOMAIN`.
 ///
 /// # Safety
-/// `stream` is a live handle; `start` and `end` point at the stream's rank of values.
+/// `stream` is null or a live handle; `start` and `end` point at the stream's rank of values.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_domain(
     stream: *const BrkStream,
@@ -409,10 +424,12 @@ pub unsafe extern "C" fn brk_stream_domain(
     end: *const u32,
 ) -> *mut BrkStream {
     guard(std::ptr::null_mut(), || {
-        // SAFETY: a live handle.
-        let s = unsafe { &*stream };
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return std::ptr::null_mut();
+        };
         let Some((raw, element)) = s.usable("Domain Operator") else {
-            // SAFETY: a live handle.
+            // SAFETY: null or a live handle.
             return unsafe { brk_stream_share(stream) };
         };
         let rank = raw.shape().len();
@@ -439,12 +456,14 @@ pub unsafe extern "C" fn brk_stream_domain(
 /// implementation, so this records `BR_ERROR_NOT_SUPPORTED` naming the property.
 ///
 /// # Safety
-/// `stream` is a live handle; `name` is null or a C string.
+/// `stream` is null or a live handle; `name` is null or a C string.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_set_property(stream: *mut BrkStream, name: *const c_char) {
     guard((), || {
         // SAFETY: a live handle and a C string, as documented.
-        let (s, name) = unsafe { (&*stream, text(name).unwrap_or("?")) };
+        let (Some(s), name) = (unsafe { (stream.as_ref(), text(name).unwrap_or("?")) }) else {
+            return;
+        };
         if let Some((raw, _)) = s.usable("Stream setProperty") {
             raw.record_error(
                 BError::NotSupported,

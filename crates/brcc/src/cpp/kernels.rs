@@ -1,0 +1,118 @@
+//! Kernel objects: each kernel of the program as a C++ functor deriving from
+//! `brook::KernelInterface`, so `add(a, b, c)` launches it and `add.domainOffset(...)` works as
+//! in Brook+. A reduction has two call operators: into a stream, or into a host variable.
+
+use brook_front::brook::ast::{TypeSpec, TypeSpecKind};
+use brook_ir::{Kernel, KernelKind, Module, ParamRole, ScalarKind, Type, ValueType};
+
+/// The C++ spelling of a Brook value type.
+fn cpp_value_type(v: ValueType) -> String {
+    if v.width > 1 {
+        return format!("::brook::{}", v);
+    }
+    match v.kind {
+        ScalarKind::F32 => "float",
+        ScalarKind::F64 => "double",
+        ScalarKind::I32 => "int",
+        ScalarKind::U32 => "unsigned int",
+        ScalarKind::I8 => "char",
+        ScalarKind::U8 => "unsigned char",
+        ScalarKind::I16 => "short",
+        ScalarKind::U16 => "unsigned short",
+        ScalarKind::I64 => "long long",
+        ScalarKind::U64 => "unsigned long long",
+        ScalarKind::Bool => "bool",
+    }
+    .to_string()
+}
+
+/// The C++ element type of a declaration's type, if it is a value type.
+pub fn cpp_type_of_spec(spec: &TypeSpec) -> Option<String> {
+    match &spec.kind {
+        TypeSpecKind::Value(v) => Some(cpp_value_type(*v)),
+        _ => None,
+    }
+}
+
+fn value_type(module: &Module, kernel: &Kernel, ty: &Type) -> Result<ValueType, String> {
+    match ty {
+        Type::Value(v) => Ok(*v),
+        other => Err(format!(
+            "kernel `{}`: a parameter of type `{}` (structs in generated C++ are not supported yet)",
+            kernel.name,
+            module.type_name(other)
+        )),
+    }
+}
+
+/// One C++ parameter and the `BrkArg` that passes it.
+struct Passed {
+    declaration: String,
+    arg: String,
+}
+
+fn stream_param(v: ValueType, name: &str) -> Passed {
+    Passed {
+        declaration: format!("const ::brook::Stream<{} >& {name}", cpp_value_type(v)),
+        arg: format!("{{0, {name}.handle(), 0, 0}}"),
+    }
+}
+
+fn value_param(v: ValueType, name: &str) -> Passed {
+    Passed {
+        declaration: format!("{} {name}", cpp_value_type(v)),
+        arg: format!("{{1, 0, \"{v}\", (void*)&{name}}}"),
+    }
+}
+
+fn host_target_param(v: ValueType, name: &str) -> Passed {
+    Passed {
+        declaration: format!("{}& {name}", cpp_value_type(v)),
+        arg: format!("{{2, 0, \"{v}\", (void*)&{name}}}"),
+    }
+}
+
+/// A call operator taking `params`, launching kernel `name`.
+fn operator(name: &str, params: &[Passed]) -> String {
+    let declarations: Vec<&str> = params.iter().map(|p| p.declaration.as_str()).collect();
+    let args: Vec<&str> = params.iter().map(|p| p.arg.as_str()).collect();
+    format!(
+        "void operator()({}) {{ BrkArg args_[{}] = {{{}}}; launch_(brook_program_(), \"{name}\", args_, {}); }}",
+        declarations.join(", "),
+        params.len().max(1),
+        if args.is_empty() { "{0, 0, 0, 0}".to_string() } else { args.join(", ") },
+        params.len()
+    )
+}
+
+/// The kernel object for `kernel`, on one line.
+pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String> {
+    let mut as_stream = Vec::new();
+    let mut as_host = Vec::new();
+    for (i, p) in kernel.params.iter().enumerate() {
+        let name = format!("p{i}_");
+        let v = value_type(module, kernel, &p.ty)?;
+        let (stream, host) = match p.role {
+            ParamRole::Constant => (value_param(v, &name), value_param(v, &name)),
+            ParamRole::Reduce => (stream_param(v, &name), host_target_param(v, &name)),
+            ParamRole::Iterator => {
+                return Err(format!(
+                    "kernel `{}`: iterator parameters (`iter`) in generated C++ are not supported yet",
+                    kernel.name
+                ))
+            }
+            _ => (stream_param(v, &name), stream_param(v, &name)),
+        };
+        as_stream.push(stream);
+        as_host.push(host);
+    }
+    let mut body = operator(&kernel.name, &as_stream);
+    if kernel.kind == KernelKind::Reduce {
+        body.push(' ');
+        body.push_str(&operator(&kernel.name, &as_host));
+    }
+    Ok(format!(
+        "static struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} }} {0};",
+        kernel.name
+    ))
+}

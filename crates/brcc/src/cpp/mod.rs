@@ -1,0 +1,160 @@
+//! C++ generation (seed 001 sections 1.2 and 1.4): a checked `.br` program becomes one C++
+//! file that includes `brook/brook.hpp` and links against `libbrook_capi.a`.
+//!
+//! The host code is copied as written, with two kinds of replacement: each kernel definition
+//! becomes a kernel object (a C++ functor with the Brook+ `KernelInterface` methods, callable
+//! with the kernel's arguments) and each stream declaration (`float a<10, 10>;`) becomes
+//! `::brook::Stream<float>` objects. Replacements keep their line count, so every line of the
+//! output is the line of the `.br` file (one `#line` directive after the prologue maps the
+//! C++ compiler's messages back with `-l`). The program's Brook text is embedded and compiled by
+//! the runtime on first use.
+
+mod kernels;
+
+use brook_front::brook::ast::{Item, StreamDecl};
+use brook_front::brook::Checked;
+use brook_ir::Module;
+use std::fmt::Write;
+
+/// How the C++ is written.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `-l`: a `#line` directive, so C++ messages name the `.br` file and line.
+    pub line_directives: bool,
+    /// `-a`: the runtime compiles the embedded source without strong type checking.
+    pub relaxed: bool,
+}
+
+/// Why a program cannot be written as C++.
+#[derive(Debug)]
+pub struct GenError {
+    pub span: brook_front::source::Span,
+    pub message: String,
+}
+
+/// The C++ of a checked program whose kernels lowered to `module`.
+pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result<String, GenError> {
+    let text = checked.file.text();
+    let mut replacements: Vec<(usize, usize, String)> = Vec::new();
+    for item in &checked.program.items {
+        match item {
+            Item::Kernel(kernel) => {
+                let start = kernel
+                    .attributes
+                    .iter()
+                    .map(|a| a.span.start)
+                    .chain([kernel.span.start])
+                    .min()
+                    .unwrap_or(kernel.span.start) as usize;
+                let end = kernel.span.end as usize;
+                let code = match (&kernel.body, module.kernels.iter().find(|k| k.name == kernel.name.name)) {
+                    (Some(_), Some(ir)) => kernels::kernel_object(module, ir)
+                        .map_err(|message| GenError { span: kernel.span, message })?,
+                    _ => String::new(),
+                };
+                replacements.push((start, end, keep_lines(&code, &text[start..end])));
+            }
+            Item::Host(host) => {
+                for group in declaration_groups(&host.streams) {
+                    let start = group[0].span.start as usize;
+                    let end = group.last().map_or(start, |d| d.span.end as usize);
+                    let code = declarations(text, group)?;
+                    replacements.push((start, end, keep_lines(&code, &text[start..end])));
+                }
+            }
+            Item::Struct(_) | Item::Typedef(_) => {}
+        }
+    }
+    replacements.sort_by_key(|r| r.0);
+    let mut out = prologue(checked, options);
+    let mut at = 0;
+    for (start, end, code) in replacements {
+        if start < at {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(&code);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `code` followed by as many newlines as `original` has, less its own (so lines stay put).
+fn keep_lines(code: &str, original: &str) -> String {
+    let code = code.trim_end_matches('\n');
+    let wanted = original.matches('\n').count();
+    let have = code.matches('\n').count();
+    let mut out = code.to_string();
+    out.push_str(&"\n".repeat(wanted.saturating_sub(have)));
+    out
+}
+
+/// Declarations written in one statement share its start (`float a<4>, b<8>;`).
+fn declaration_groups(decls: &[StreamDecl]) -> Vec<&[StreamDecl]> {
+    let mut groups = Vec::new();
+    let mut first = 0;
+    for i in 1..=decls.len() {
+        if i == decls.len() || decls[i].span.start != decls[first].span.start {
+            groups.push(&decls[first..i]);
+            first = i;
+        }
+    }
+    groups
+}
+
+/// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement.
+fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
+    let first = &group[0];
+    if first.iter.is_some() {
+        return Err(GenError {
+            span: first.span,
+            message: "iterator streams (`iter`) in generated C++ are not supported yet".into(),
+        });
+    }
+    let ty = kernels::cpp_type_of_spec(&first.ty).ok_or_else(|| GenError {
+        span: first.ty.span,
+        message: "streams of structs in generated C++ are not supported yet".into(),
+    })?;
+    let mut out = format!("::brook::Stream<{ty} > ");
+    for (i, decl) in group.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let dims: Vec<String> = decl
+            .dims
+            .iter()
+            .map(|d| format!("(unsigned int)({})", text[d.span.start as usize..d.span.end as usize].trim()))
+            .collect();
+        let _ = write!(out, "{}(::brook::declared, {{{}}})", decl.name.name, dims.join(", "));
+    }
+    Ok(out)
+}
+
+/// The lines before the program's own: the header, the embedded source, the program handle.
+fn prologue(checked: &Checked, options: &Options) -> String {
+    let path = checked.file.name();
+    let text = checked.file.text();
+    let mut delimiter = String::from("brook");
+    while text.contains(&format!("){delimiter}\"")) {
+        delimiter.push('_');
+    }
+    let mut out = format!(
+        "// Generated by brcc {} from {path}: edit the .br file, not this one.\n\
+         #define USE_OLD_API\n\
+         #include <brook/brook.hpp>\n\
+         static BrkProgram* brook_program_() {{\n\
+         \x20   static BrkProgram* program = ::brook::detail::compile({path:?}, R\"{delimiter}({text}){delimiter}\", {});\n\
+         \x20   return program;\n\
+         }}\n",
+        env!("CARGO_PKG_VERSION"),
+        i32::from(options.relaxed),
+    );
+    if options.line_directives {
+        let _ = writeln!(out, "#line 1 {path:?}");
+    }
+    out
+}
