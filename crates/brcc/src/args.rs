@@ -9,10 +9,18 @@ pub const HELP: &str = "\
 brcc - the Brook compiler
 
 Usage:
+  brcc FILE.br [flags]         write FILE.cpp (or PREFIX.cpp with -o PREFIX): the program as C++
+                               that includes brook/brook.hpp
+  brcc run FILE.br [-- ARGS]   build the program with the system C++ compiler and run it
+  brcc build FILE.br -o EXE    build the program into the executable EXE
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
   brcc FILE.br --emit ptx      print the PTX the CUDA device writes for each kernel
                                (1-D launch, sm_90)
+  brcc FILE.br --emit cpp      print the generated C++
+
+The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbrook_capi.a
+(built beside brcc by `cargo build`). BROOK_HOME names a checkout if brcc was moved.
   brcc -h | --help             print this message
   brcc --version               print the version
 
@@ -58,6 +66,8 @@ pub struct Args {
     pub extern_c: bool,
     /// `--emit ir|ptx|cpp`: what to print instead of generating C++.
     pub emit: Option<String>,
+    /// The program's own arguments, after `--` (`brcc run`).
+    pub run_args: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,6 +75,8 @@ pub enum Command {
     #[default]
     Compile,
     Check,
+    Build,
+    Run,
     Help,
     Version,
 }
@@ -90,6 +102,16 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         match arg {
             "check" if out.file.is_none() && out.command == Command::Compile => {
                 out.command = Command::Check
+            }
+            "build" if out.file.is_none() && out.command == Command::Compile => {
+                out.command = Command::Build
+            }
+            "run" if out.file.is_none() && out.command == Command::Compile => {
+                out.command = Command::Run
+            }
+            "--" => {
+                out.run_args = args[i + 1..].to_vec();
+                break;
             }
             "-h" | "--help" | "help" => out.command = Command::Help,
             "--version" | "-V" => out.command = Command::Version,
@@ -189,6 +211,18 @@ mod tests {
         assert_eq!(args.defines[1].value.as_deref(), Some("100"));
         assert_eq!(args.targets, [Target::Cuda, Target::Cpu]);
         assert_eq!(args.file.as_deref(), Some("f.br"));
+    }
+
+    #[test]
+    fn run_takes_the_program_arguments_after_a_double_dash() {
+        let args = parse_str("run -a f.br -- 3 -x").unwrap();
+        assert_eq!(args.command, Command::Run);
+        assert!(args.relaxed);
+        assert_eq!(args.run_args, ["3", "-x"]);
+        assert_eq!(
+            parse_str("build f.br -o f").unwrap().command,
+            Command::Build
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `brcc`, the Brook compiler driver.
 
 mod args;
+mod build;
+mod cpp;
 
 use args::{Args, Command};
 use brook_front::{check_source, compile_source, CheckOptions, SourceFile};
@@ -31,11 +33,75 @@ fn main() -> ExitCode {
         }
         Command::Compile if args.emit.as_deref() == Some("ir") => emit(&args, Emit::Ir),
         Command::Compile if args.emit.as_deref() == Some("ptx") => emit(&args, Emit::Ptx),
-        Command::Compile => {
-            eprintln!("brcc: generating C++ from a .br file is not available in this version; `brcc check FILE.br` checks a file and `brcc FILE.br --emit ir|ptx` prints its IR or PTX");
-            ExitCode::from(2)
+        Command::Compile | Command::Build | Command::Run => program(&args),
+    }
+}
+
+/// `brcc FILE.br` (write C++), `--emit cpp`, `brcc build` and `brcc run`.
+fn program(args: &Args) -> ExitCode {
+    let (path, cpp) = match generate(args) {
+        Ok(generated) => generated,
+        Err(code) => return code,
+    };
+    match (args.command, args.emit.as_deref()) {
+        (Command::Run, _) => build::run(&cpp, &path, &args.include_dirs, &args.run_args),
+        (Command::Build, _) => {
+            let Some(exe) = &args.output_prefix else {
+                eprintln!("brcc: `brcc build FILE.br -o EXE` needs -o");
+                return ExitCode::from(2);
+            };
+            match build::build(&cpp, &path, &args.include_dirs, std::path::Path::new(exe)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(code) => code,
+            }
+        }
+        (_, Some("cpp")) => {
+            print!("{cpp}");
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let prefix = args
+                .output_prefix
+                .clone()
+                .unwrap_or_else(|| path.strip_suffix(".br").unwrap_or(&path).to_string());
+            let out = format!("{prefix}.cpp");
+            match std::fs::write(&out, cpp) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("brcc: cannot write `{out}`: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
     }
+}
+
+/// The C++ of the file named on the command line, or the exit code after its diagnostics.
+fn generate(args: &Args) -> Result<(String, String), ExitCode> {
+    let (path, text) = read_source(args)?;
+    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
+    let checked = &compiled.checked;
+    eprint!("{}", checked.render_diagnostics());
+    let module = match compiled.module {
+        Some(Ok(module)) => module,
+        Some(Err(e)) => {
+            let (line, column) = checked.file.line_col(e.span.start as usize);
+            eprintln!("{path}:{line}:{column}: internal compiler error: {e}");
+            return Err(ExitCode::FAILURE);
+        }
+        None => return Err(ExitCode::FAILURE),
+    };
+    let options = cpp::Options {
+        line_directives: args.line_directives,
+        relaxed: args.relaxed,
+    };
+    cpp::generate(checked, &module, &options)
+        .map(|cpp| (path.clone(), cpp))
+        .map_err(|e| {
+            let (line, column) = checked.file.line_col(e.span.start as usize);
+            eprintln!("{path}:{line}:{column}: error: {}", e.message);
+            ExitCode::FAILURE
+        })
 }
 
 fn options(args: &Args) -> CheckOptions {

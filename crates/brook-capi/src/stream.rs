@@ -238,7 +238,7 @@ pub unsafe extern "C" fn brk_stream_read(
     guard((), || {
         // SAFETY: null or a live handle.
         let Some(s) = (unsafe { stream.as_ref() }) else {
-            return ();
+            return;
         };
         let Some((raw, element)) = s.usable("Stream Read") else {
             return;
@@ -272,7 +272,7 @@ pub unsafe extern "C" fn brk_stream_write(
     guard((), || {
         // SAFETY: null or a live handle.
         let Some(s) = (unsafe { stream.as_ref() }) else {
-            return ();
+            return;
         };
         let Some((raw, element)) = s.usable("Stream Write") else {
             return;

@@ -47,9 +47,16 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                     .min()
                     .unwrap_or(kernel.span.start) as usize;
                 let end = kernel.span.end as usize;
-                let code = match (&kernel.body, module.kernels.iter().find(|k| k.name == kernel.name.name)) {
-                    (Some(_), Some(ir)) => kernels::kernel_object(module, ir)
-                        .map_err(|message| GenError { span: kernel.span, message })?,
+                let code = match (
+                    &kernel.body,
+                    module.kernels.iter().find(|k| k.name == kernel.name.name),
+                ) {
+                    (Some(_), Some(ir)) => {
+                        kernels::kernel_object(module, ir).map_err(|message| GenError {
+                            span: kernel.span,
+                            message,
+                        })?
+                    }
                     _ => String::new(),
                 };
                 replacements.push((start, end, keep_lines(&code, &text[start..end])));
@@ -127,9 +134,19 @@ fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
         let dims: Vec<String> = decl
             .dims
             .iter()
-            .map(|d| format!("(unsigned int)({})", text[d.span.start as usize..d.span.end as usize].trim()))
+            .map(|d| {
+                format!(
+                    "(unsigned int)({})",
+                    text[d.span.start as usize..d.span.end as usize].trim()
+                )
+            })
             .collect();
-        let _ = write!(out, "{}(::brook::declared, {{{}}})", decl.name.name, dims.join(", "));
+        let _ = write!(
+            out,
+            "{}(::brook::declared, {{{}}})",
+            decl.name.name,
+            dims.join(", ")
+        );
     }
     Ok(out)
 }

@@ -1,0 +1,160 @@
+//! `brcc run` on every example program with an expected output (`examples/NAME.br` beside
+//! `examples/NAME.expected`): the program is generated as C++, compiled by the system C++
+//! compiler against `libbrook_capi.a`, run on each kind of device (`BRT_RUNTIME`), and its
+//! output must equal the file. Without a C++ compiler the test says so and checks nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn has_compiler() -> bool {
+    std::env::var("CXX")
+        .ok()
+        .into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from))
+        .any(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Builds `libbrook_capi.a` beside the brcc under test (`cargo test` builds no static library).
+fn build_library(brcc: &Path) {
+    let profile = brcc.parent().expect("target/<profile>");
+    let target = profile.parent().expect("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "brook-capi",
+            "--lib",
+            "--target-dir",
+        ])
+        .arg(target);
+    if profile.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    assert!(
+        build.status().expect("cargo").success(),
+        "building libbrook_capi.a"
+    );
+}
+
+fn examples() -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut found: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "br"))
+        .filter_map(|p| {
+            let expected = std::fs::read_to_string(p.with_extension("expected")).ok()?;
+            Some((p, expected))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn every_example_prints_its_expected_output_on_every_device() {
+    if !has_compiler() {
+        println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): examples not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    build_library(brcc);
+    let examples = examples();
+    assert!(
+        examples.len() >= 2,
+        "examples with expected output: {}",
+        examples.len()
+    );
+    let mut runtimes = vec!["cpu", "interp"];
+    if std::env::var("BROOK_TEST_CUDA").is_ok_and(|v| v == "1") {
+        runtimes.push("cuda");
+    }
+    for (path, expected) in examples {
+        let exe = std::env::temp_dir().join(format!(
+            "brcc-example-{}-{}",
+            path.file_stem().and_then(|s| s.to_str()).unwrap_or("x"),
+            std::process::id()
+        ));
+        let built = Command::new(brcc)
+            .arg("build")
+            .arg(&path)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("run brcc");
+        assert!(
+            built.status.success(),
+            "brcc build {}:\n{}",
+            path.display(),
+            String::from_utf8_lossy(&built.stderr)
+        );
+        for runtime in &runtimes {
+            let run = Command::new(&exe)
+                .env("BRT_RUNTIME", runtime)
+                .output()
+                .expect("run the example");
+            assert_eq!(
+                String::from_utf8_lossy(&run.stdout),
+                expected,
+                "{} on {runtime}",
+                path.display()
+            );
+        }
+        let _ = std::fs::remove_file(&exe);
+    }
+}
+
+#[test]
+fn brcc_run_passes_arguments_output_and_exit_code() {
+    if !has_compiler() {
+        println!("run_examples: no C++ compiler: not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    build_library(brcc);
+    let dir = std::env::temp_dir().join(format!("brcc-run-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let program = dir.join("args.br");
+    std::fs::write(
+        &program,
+        "#include <stdio.h>\n#include <stdlib.h>\n\
+         kernel void twice(float a<>, out float b<>) { b = a + a; }\n\
+         int main(int argc, char** argv) {\n\
+         \x20   float a<3>; float b<3>; float in[3] = {1, 2, 3}; float out[3];\n\
+         \x20   streamRead(a, in); twice(a, b); streamWrite(b, out);\n\
+         \x20   printf(\"%s %.0f %.0f %.0f\\n\", argv[1], out[0], out[1], out[2]);\n\
+         \x20   fprintf(stderr, \"to stderr\\n\");\n\
+         \x20   return atoi(argv[2]);\n\
+         }\n",
+    )
+    .expect("write the program");
+    let run = Command::new(brcc)
+        .arg("run")
+        .arg(&program)
+        .args(["--", "hello", "7"])
+        .output()
+        .expect("run brcc");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "hello 2 4 6\n");
+    assert!(String::from_utf8_lossy(&run.stderr).contains("to stderr"));
+    assert_eq!(run.status.code(), Some(7));
+    // A C++ error in host code is reported at the .br line (with -l).
+    std::fs::write(&program, "int main() {\n  return undefined_name;\n}\n").expect("write");
+    let run = Command::new(brcc)
+        .args(["run", "-l"])
+        .arg(&program)
+        .output()
+        .expect("run brcc");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("args.br:2"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
