@@ -95,10 +95,12 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
         let (stream, host) = match p.role {
             ParamRole::Constant => (value_param(v, &name), value_param(v, &name)),
             ParamRole::Reduce => (stream_param(v, &name), host_target_param(v, &name)),
-            ParamRole::Iterator => return Err(format!(
+            ParamRole::Iterator => {
+                return Err(format!(
                 "kernel `{}`: iterator parameters (`iter`) in generated C++ are not supported yet",
                 kernel.name
-            )),
+            ))
+            }
             _ => (stream_param(v, &name), stream_param(v, &name)),
         };
         as_stream.push(stream);
