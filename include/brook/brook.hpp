@@ -16,14 +16,21 @@
 
 extern "C" {
 typedef struct BrkStream BrkStream;
+typedef struct BrkIter BrkIter;
 typedef struct BrkProgram BrkProgram;
 
 typedef struct BrkArg {
-    uint32_t kind; /* 0 stream, 1 value, 2 host reduction target */
+    uint32_t kind; /* 0 stream, 1 value, 2 host reduction target, 3 iterator */
     const BrkStream* stream;
     const char* type_name;
     void* data;
+    const BrkIter* iter;
 } BrkArg;
+
+BrkIter* brk_iter_new(const char* type_name, uint32_t rank, const uint32_t* dims,
+                      const float* start, const float* end);
+BrkIter* brk_iter_share(const BrkIter* iter);
+void brk_iter_free(BrkIter* iter);
 
 BrkStream* brk_stream_new(const char* type_name, uint32_t rank, const uint32_t* dims);
 BrkStream* brk_stream_share(const BrkStream* stream);
@@ -210,6 +217,52 @@ template <class T> class Stream {
     explicit Stream(BrkStream* handle) : handle_(handle) {}
     BrkStream* handle_;
 };
+
+/// An iterator stream (`iter float2 s<4, 4> = iter(float2(0, 0), float2(4, 10));`): values
+/// from `start` to `end` over the dimensions, computed where a kernel reads them. `T` is float,
+/// float2, float3 or float4.
+template <class T> class Iter {
+  public:
+    Iter(Declared, std::initializer_list<unsigned int> slowest_first, T start, T end) {
+        unsigned int x_first[4] = {0, 0, 0, 0};
+        unsigned int rank = static_cast<unsigned int>(slowest_first.size());
+        unsigned int i = 0;
+        for (const unsigned int* d = slowest_first.begin(); d != slowest_first.end(); ++d, ++i)
+            if (i < 4) x_first[rank - 1 - i] = *d;
+        handle_ = brk_iter_new(detail::TypeName<T>::get(), rank, x_first,
+                               reinterpret_cast<const float*>(&start),
+                               reinterpret_cast<const float*>(&end));
+    }
+    Iter(const Iter& other) : handle_(brk_iter_share(other.handle_)) {}
+    Iter& operator=(const Iter& other) {
+        if (this != &other) {
+            BrkIter* shared = brk_iter_share(other.handle_);
+            brk_iter_free(handle_);
+            handle_ = shared;
+        }
+        return *this;
+    }
+    ~Iter() { brk_iter_free(handle_); }
+    const BrkIter* handle() const { return handle_; }
+
+  private:
+    BrkIter* handle_;
+};
+
+namespace detail {
+/// A kernel input: a stream or an iterator of the element type.
+template <class T> struct Input {
+    BrkArg arg;
+    Input(const Stream<T>& s) {
+        BrkArg a = {0, s.handle(), 0, 0, 0};
+        arg = a;
+    }
+    Input(const Iter<T>& i) {
+        BrkArg a = {3, 0, 0, 0, i.handle()};
+        arg = a;
+    }
+};
+} // namespace detail
 
 /// What every kernel object has (seed 001 section 1.9): the execution domain of its next
 /// launches. `domainOffset`/`domainSize` take x-first positions; unused components 0.

@@ -1,5 +1,6 @@
 //! Kernel launches.
 
+use crate::iter::BrkIter;
 use crate::program::BrkProgram;
 use crate::stream::BrkStream;
 use crate::{guard, names, text};
@@ -14,6 +15,9 @@ pub const BRK_ARG_VALUE: u32 = 1;
 /// A reduction into a host variable: `type_name` and `data` (written when the launch returns).
 pub const BRK_ARG_HOST_TARGET: u32 = 2;
 
+/// An argument is an iterator stream: `iter`.
+pub const BRK_ARG_ITERATOR: u32 = 3;
+
 /// One launch argument.
 #[repr(C)]
 pub struct BrkArg {
@@ -21,6 +25,7 @@ pub struct BrkArg {
     pub stream: *const BrkStream,
     pub type_name: *const c_char,
     pub data: *mut u8,
+    pub iter: *const BrkIter,
 }
 
 /// Launches kernel `kernel` of `program` with `count` arguments in parameter order; `offset`
@@ -125,6 +130,14 @@ unsafe fn convert(index: usize, arg: &BrkArg) -> Result<brook::Arg<'_>, (BError,
             .raw()
             .map(brook::Arg::Stream)
             .ok_or_else(|| invalid("the stream was not created".into()));
+    }
+    if arg.kind == BRK_ARG_ITERATOR {
+        // SAFETY: null or a live handle.
+        return match unsafe { arg.iter.as_ref() }.map(|i| &i.iter) {
+            Some(Ok(iter)) => Ok(brook::Arg::Iterator(iter)),
+            Some(Err(why)) => Err(invalid(why.clone())),
+            None => Err(invalid("a null iterator".into())),
+        };
     }
     // SAFETY: as documented.
     let type_name = unsafe { text(arg.type_name) }.unwrap_or("");

@@ -11,8 +11,10 @@
 //! - [`program`]: compiling Brook source, messages.
 //! - [`stream`]: streams (Brook+ `Stream<T>`): declare, read, write, `assign`, `domain`,
 //!   `isSync`, `finish`, `error`, `errorLog`.
-//! - [`launch`]: kernel launches with stream, value and host-variable arguments.
+//! - [`iter`]: iterator streams.
+//! - [`launch`]: kernel launches with stream, iterator, value and host-variable arguments.
 
+pub mod iter;
 pub mod launch;
 pub mod names;
 pub mod program;

@@ -58,6 +58,16 @@ fn stream_param(v: ValueType, name: &str) -> Passed {
     }
 }
 
+fn input_param(v: ValueType, name: &str) -> Passed {
+    Passed {
+        declaration: format!(
+            "const ::brook::detail::Input<{} >& {name}",
+            cpp_value_type(v)
+        ),
+        arg: format!("{name}.arg"),
+    }
+}
+
 fn value_param(v: ValueType, name: &str) -> Passed {
     Passed {
         declaration: format!("{} {name}", cpp_value_type(v)),
@@ -95,11 +105,8 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
         let (stream, host) = match p.role {
             ParamRole::Constant => (value_param(v, &name), value_param(v, &name)),
             ParamRole::Reduce => (stream_param(v, &name), host_target_param(v, &name)),
-            ParamRole::Iterator => {
-                return Err(format!(
-                "kernel `{}`: iterator parameters (`iter`) in generated C++ are not supported yet",
-                kernel.name
-            ))
+            ParamRole::Input | ParamRole::Iterator => {
+                (input_param(v, &name), input_param(v, &name))
             }
             _ => (stream_param(v, &name), stream_param(v, &name)),
         };

@@ -113,20 +113,20 @@ fn declaration_groups(decls: &[StreamDecl]) -> Vec<&[StreamDecl]> {
     groups
 }
 
-/// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement.
+/// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement
+/// (`::brook::Iter<T> s(::brook::declared, {d0}, start, end)` for `iter` declarations).
 fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
     let first = &group[0];
-    if first.iter.is_some() {
-        return Err(GenError {
-            span: first.span,
-            message: "iterator streams (`iter`) in generated C++ are not supported yet".into(),
-        });
-    }
     let ty = kernels::cpp_type_of_spec(&first.ty).ok_or_else(|| GenError {
         span: first.ty.span,
         message: "streams of structs in generated C++ are not supported yet".into(),
     })?;
-    let mut out = format!("::brook::Stream<{ty} > ");
+    let class = if first.iter.is_some() {
+        "Iter"
+    } else {
+        "Stream"
+    };
+    let mut out = format!("::brook::{class}<{ty} > ");
     for (i, decl) in group.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -141,9 +141,17 @@ fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
                 )
             })
             .collect();
+        let range = match (&decl.iter, &decl.init) {
+            (Some(_), Some((args, _))) if args.len() == 2 => format!(
+                ", {}, {}",
+                text[args[0].span.start as usize..args[0].span.end as usize].trim(),
+                text[args[1].span.start as usize..args[1].span.end as usize].trim()
+            ),
+            _ => String::new(),
+        };
         let _ = write!(
             out,
-            "{}(::brook::declared, {{{}}})",
+            "{}(::brook::declared, {{{}}}{range})",
             decl.name.name,
             dims.join(", ")
         );
