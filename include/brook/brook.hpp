@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <vector>
 
 extern "C" {
 typedef struct BrkStream BrkStream;
@@ -26,6 +27,11 @@ typedef struct BrkArg {
     void* data;
     const BrkIter* iter;
 } BrkArg;
+
+uint32_t brk_devices(const char* type_name, uint32_t* out, uint32_t capacity);
+const char* brk_device_type(uint32_t index);
+void brk_use_devices(const uint32_t* indices, uint32_t count);
+uint32_t brk_thread_devices(uint32_t* out, uint32_t capacity);
 
 BrkIter* brk_iter_new(const char* type_name, uint32_t rank, const uint32_t* dims,
                       const float* start, const float* end);
@@ -124,6 +130,54 @@ BROOK_TYPE_NAMES(uint8_t, uchar, "uchar")
 BROOK_TYPE_NAMES(int16_t, short, "short")
 BROOK_TYPE_NAMES(uint16_t, ushort, "ushort")
 } // namespace detail
+
+/// A device (seed 001 section 1.16): `getType()` is "cpu", "interp" or "cuda".
+class Device {
+  public:
+    Device() : index_(0) {}
+    explicit Device(unsigned int index) : index_(index) {}
+    const char* getType() const { return brk_device_type(index_); }
+    /// Interoperability bindings (DX): none in this implementation.
+    const char* getBindings() const { return ""; }
+    unsigned int index() const { return index_; }
+
+  private:
+    unsigned int index_;
+};
+
+namespace detail {
+inline Device* devices_in(std::vector<Device>& into, const std::vector<uint32_t>& indices) {
+    into.clear();
+    for (size_t i = 0; i < indices.size(); i++) into.push_back(Device(indices[i]));
+    return into.empty() ? NULL : &into[0];
+}
+} // namespace detail
+
+/// The devices of a type ("all", "cpu", "interp", "cuda", "cal"); the array belongs to the
+/// library and is valid until the next call on this thread.
+inline Device* getDevices(const char* deviceType, unsigned int* count) {
+    static thread_local std::vector<Device> found;
+    std::vector<uint32_t> indices(brk_devices(deviceType, NULL, 0));
+    uint32_t n = brk_devices(deviceType, indices.empty() ? NULL : &indices[0],
+                             static_cast<uint32_t>(indices.size()));
+    indices.resize(n < indices.size() ? n : indices.size());
+    if (count) *count = static_cast<unsigned int>(indices.size());
+    return detail::devices_in(found, indices);
+}
+
+/// Makes `devices` this thread's devices: streams declared and kernels launched afterwards
+/// use the first. Returns the previous ones (and their number) when `oldDeviceCount` is given.
+inline Device* useDevices(Device* devices, unsigned int count, unsigned int* oldDeviceCount) {
+    static thread_local std::vector<Device> previous;
+    std::vector<uint32_t> old(brk_thread_devices(NULL, 0));
+    if (!old.empty()) brk_thread_devices(&old[0], static_cast<uint32_t>(old.size()));
+    std::vector<uint32_t> chosen;
+    for (unsigned int i = 0; devices && i < count; i++) chosen.push_back(devices[i].index());
+    brk_use_devices(chosen.empty() ? NULL : &chosen[0], static_cast<uint32_t>(chosen.size()));
+    if (!oldDeviceCount) return NULL;
+    *oldDeviceCount = static_cast<unsigned int>(old.size());
+    return detail::devices_in(previous, old);
+}
 
 /// Tags the constructor brcc's generated code uses for `float a<10, 20>;` (dimensions as
 /// declared, slowest first).

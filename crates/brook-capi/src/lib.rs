@@ -11,9 +11,11 @@
 //! - [`program`]: compiling Brook source, messages.
 //! - [`stream`]: streams (Brook+ `Stream<T>`): declare, read, write, `assign`, `domain`,
 //!   `isSync`, `finish`, `error`, `errorLog`.
+//! - [`device`]: devices and the calling thread's choice of them.
 //! - [`iter`]: iterator streams.
 //! - [`launch`]: kernel launches with stream, iterator, value and host-variable arguments.
 
+pub mod device;
 pub mod iter;
 pub mod launch;
 pub mod names;
