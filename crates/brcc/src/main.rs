@@ -39,7 +39,7 @@ fn main() -> ExitCode {
 
 /// `brcc FILE.br` (write C++), `--emit cpp`, `brcc build` and `brcc run`.
 fn program(args: &Args) -> ExitCode {
-    let (path, cpp) = match generate(args) {
+    let (path, cpp, header) = match generate(args) {
         Ok(generated) => generated,
         Err(code) => return code,
     };
@@ -64,20 +64,23 @@ fn program(args: &Args) -> ExitCode {
                 .output_prefix
                 .clone()
                 .unwrap_or_else(|| path.strip_suffix(".br").unwrap_or(&path).to_string());
-            let out = format!("{prefix}.cpp");
-            match std::fs::write(&out, cpp) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
+            for (out, text) in [
+                (format!("{prefix}.cpp"), cpp),
+                (format!("{prefix}.h"), header),
+            ] {
+                if let Err(e) = std::fs::write(&out, text) {
                     eprintln!("brcc: cannot write `{out}`: {e}");
-                    ExitCode::from(2)
+                    return ExitCode::from(2);
                 }
             }
+            ExitCode::SUCCESS
         }
     }
 }
 
-/// The C++ of the file named on the command line, or the exit code after its diagnostics.
-fn generate(args: &Args) -> Result<(String, String), ExitCode> {
+/// The file named on the command line, its C++ program and its kernel-objects header, or the
+/// exit code after its diagnostics.
+fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
     let (path, text) = read_source(args)?;
     let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
     let checked = &compiled.checked;
@@ -95,13 +98,14 @@ fn generate(args: &Args) -> Result<(String, String), ExitCode> {
         line_directives: args.line_directives,
         relaxed: args.relaxed,
     };
-    cpp::generate(checked, &module, &options)
-        .map(|cpp| (path.clone(), cpp))
-        .map_err(|e| {
-            let (line, column) = checked.file.line_col(e.span.start as usize);
-            eprintln!("{path}:{line}:{column}: error: {}", e.message);
-            ExitCode::FAILURE
-        })
+    let report = |e: cpp::GenError| {
+        let (line, column) = checked.file.line_col(e.span.start as usize);
+        eprintln!("{path}:{line}:{column}: error: {}", e.message);
+        ExitCode::FAILURE
+    };
+    let program = cpp::generate(checked, &module, &options).map_err(report)?;
+    let header = cpp::generate_header(checked, &module, &options).map_err(report)?;
+    Ok((path.clone(), program, header))
 }
 
 fn options(args: &Args) -> CheckOptions {

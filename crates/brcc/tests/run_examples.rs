@@ -158,3 +158,50 @@ fn brcc_run_passes_arguments_output_and_exit_code() {
     assert!(stderr.contains("args.br:2"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_cpp_api_style_program_includes_the_generated_header() {
+    if !has_compiler() {
+        println!("run_examples: no C++ compiler: not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    build_library(brcc);
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpp_style");
+    let dir = std::env::temp_dir().join(format!("brcc-cpp-style-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let generated = Command::new(brcc)
+        .arg(here.join("search.br"))
+        .arg("-o")
+        .arg(dir.join("search"))
+        .output()
+        .expect("run brcc");
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let library = brcc.parent().expect("profile").join("libbrook_capi.a");
+    let exe = dir.join("main");
+    let compiled = Command::new(cxx)
+        .args(["-std=c++11", "-Wall", "-I"])
+        .arg(here.join("../../include"))
+        .arg("-I")
+        .arg(&dir)
+        .arg(here.join("main.cpp"))
+        .arg(&library)
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let run = Command::new(&exe).output().expect("run the program");
+    let expected = std::fs::read_to_string(here.join("main.expected")).expect("expected");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
