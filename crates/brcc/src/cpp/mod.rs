@@ -38,29 +38,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
     let mut replacements: Vec<(usize, usize, String)> = Vec::new();
     for item in &checked.program.items {
         match item {
-            Item::Kernel(kernel) => {
-                let start = kernel
-                    .attributes
-                    .iter()
-                    .map(|a| a.span.start)
-                    .chain([kernel.span.start])
-                    .min()
-                    .unwrap_or(kernel.span.start) as usize;
-                let end = kernel.span.end as usize;
-                let code = match (
-                    &kernel.body,
-                    module.kernels.iter().find(|k| k.name == kernel.name.name),
-                ) {
-                    (Some(_), Some(ir)) => {
-                        kernels::kernel_object(module, ir).map_err(|message| GenError {
-                            span: kernel.span,
-                            message,
-                        })?
-                    }
-                    _ => String::new(),
-                };
-                replacements.push((start, end, keep_lines(&code, &text[start..end])));
-            }
+            Item::Kernel(kernel) => replacements.push(kernel_replacement(text, module, kernel)?),
             Item::Host(host) => {
                 for group in declaration_groups(&host.streams) {
                     let start = group[0].span.start as usize;
@@ -88,6 +66,32 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         out.push('\n');
     }
     Ok(out)
+}
+
+/// A kernel definition (from its attributes to its closing brace) and its kernel object (a
+/// prototype gives nothing).
+fn kernel_replacement(
+    text: &str,
+    module: &Module,
+    kernel: &brook_front::brook::ast::Kernel,
+) -> Result<(usize, usize, String), GenError> {
+    let start = kernel
+        .attributes
+        .iter()
+        .map(|a| a.span.start)
+        .chain([kernel.span.start])
+        .min()
+        .unwrap_or(kernel.span.start) as usize;
+    let end = kernel.span.end as usize;
+    let ir = module.kernels.iter().find(|k| k.name == kernel.name.name);
+    let code = match (&kernel.body, ir) {
+        (Some(_), Some(ir)) => kernels::kernel_object(module, ir).map_err(|message| GenError {
+            span: kernel.span,
+            message,
+        })?,
+        _ => String::new(),
+    };
+    Ok((start, end, keep_lines(&code, &text[start..end])))
 }
 
 /// `code` followed by as many newlines as `original` has, less its own (so lines stay put).
