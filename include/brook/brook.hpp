@@ -190,12 +190,13 @@ template <class T> class Stream {
   public:
     /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
     Stream(Declared, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
-        unsigned int x_first[4] = {0, 0, 0, 0};
-        unsigned int rank = static_cast<unsigned int>(slowest_first.size());
-        unsigned int i = 0;
-        for (const unsigned int* d = slowest_first.begin(); d != slowest_first.end(); ++d, ++i)
-            if (i < 4) x_first[rank - 1 - i] = *d;
-        handle_ = brk_stream_new(detail::TypeName<T>::get(), rank, x_first);
+        declare(detail::TypeName<T>::get(), slowest_first);
+    }
+    /// The same for an element type described for the runtime (a struct of the program:
+    /// `"struct pair{a:float;b:float2}"`).
+    Stream(Declared, const char* description, std::initializer_list<unsigned int> slowest_first)
+        : handle_(NULL) {
+        declare(description, slowest_first);
     }
     Stream(unsigned short rank, unsigned int* dimensions)
         : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
@@ -269,6 +270,14 @@ template <class T> class Stream {
 
   private:
     explicit Stream(BrkStream* handle) : handle_(handle) {}
+    void declare(const char* type_name, std::initializer_list<unsigned int> slowest_first) {
+        unsigned int x_first[4] = {0, 0, 0, 0};
+        unsigned int rank = static_cast<unsigned int>(slowest_first.size());
+        unsigned int i = 0;
+        for (const unsigned int* d = slowest_first.begin(); d != slowest_first.end(); ++d, ++i)
+            if (i < 4) x_first[rank - 1 - i] = *d;
+        handle_ = brk_stream_new(type_name, rank, x_first);
+    }
     BrkStream* handle_;
 };
 

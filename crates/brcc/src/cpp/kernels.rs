@@ -34,15 +34,38 @@ pub fn cpp_type_of_spec(spec: &TypeSpec) -> Option<String> {
     }
 }
 
-fn value_type(module: &Module, kernel: &Kernel, ty: &Type) -> Result<ValueType, String> {
+/// A type's C++ spelling and its Brook description for the runtime (a value type's name, or
+/// `struct NAME{field:TYPE;...}`); `None` for arrays.
+pub fn spellings(module: &Module, ty: &Type) -> Option<(String, String)> {
     match ty {
-        Type::Value(v) => Ok(*v),
-        other => Err(format!(
-            "kernel `{}`: a parameter of type `{}` (structs in generated C++ are not supported yet)",
-            kernel.name,
-            module.type_name(other)
-        )),
+        Type::Value(v) => Some((cpp_value_type(*v), v.to_string())),
+        Type::Struct(id) => {
+            let decl = module.struct_decl(*id)?;
+            let fields = decl
+                .fields
+                .iter()
+                .map(|f| spellings(module, &f.ty).map(|(_, d)| format!("{}:{d}", f.name)))
+                .collect::<Option<Vec<_>>>()?;
+            Some((
+                decl.name.clone(),
+                format!("struct {}{{{}}}", decl.name, fields.join(";")),
+            ))
+        }
+        Type::Array { .. } => None,
     }
+}
+
+/// A C++ type and the runtime's description of it.
+type Types = (String, String);
+
+fn param_types(module: &Module, kernel: &Kernel, ty: &Type) -> Result<Types, String> {
+    spellings(module, ty).ok_or_else(|| {
+        format!(
+            "kernel `{}`: a parameter of type `{}` (arrays cannot be stream elements)",
+            kernel.name,
+            module.type_name(ty)
+        )
+    })
 }
 
 /// One C++ parameter and the `BrkArg` that passes it.
@@ -51,34 +74,31 @@ struct Passed {
     arg: String,
 }
 
-fn stream_param(v: ValueType, name: &str) -> Passed {
+fn stream_param((cpp, _): &Types, name: &str) -> Passed {
     Passed {
-        declaration: format!("const ::brook::Stream<{} >& {name}", cpp_value_type(v)),
+        declaration: format!("const ::brook::Stream<{cpp} >& {name}"),
         arg: format!("{{0, {name}.handle(), 0, 0}}"),
     }
 }
 
-fn input_param(v: ValueType, name: &str) -> Passed {
+fn input_param((cpp, _): &Types, name: &str) -> Passed {
     Passed {
-        declaration: format!(
-            "const ::brook::detail::Input<{} >& {name}",
-            cpp_value_type(v)
-        ),
+        declaration: format!("const ::brook::detail::Input<{cpp} >& {name}"),
         arg: format!("{name}.arg"),
     }
 }
 
-fn value_param(v: ValueType, name: &str) -> Passed {
+fn value_param((cpp, brook): &Types, name: &str) -> Passed {
     Passed {
-        declaration: format!("{} {name}", cpp_value_type(v)),
-        arg: format!("{{1, 0, \"{v}\", (void*)&{name}}}"),
+        declaration: format!("{cpp} {name}"),
+        arg: format!("{{1, 0, \"{brook}\", (void*)&{name}}}"),
     }
 }
 
-fn host_target_param(v: ValueType, name: &str) -> Passed {
+fn host_target_param((cpp, brook): &Types, name: &str) -> Passed {
     Passed {
-        declaration: format!("{}& {name}", cpp_value_type(v)),
-        arg: format!("{{2, 0, \"{v}\", (void*)&{name}}}"),
+        declaration: format!("{cpp}& {name}"),
+        arg: format!("{{2, 0, \"{brook}\", (void*)&{name}}}"),
     }
 }
 
@@ -101,14 +121,14 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
     let mut as_host = Vec::new();
     for (i, p) in kernel.params.iter().enumerate() {
         let name = format!("p{i}_");
-        let v = value_type(module, kernel, &p.ty)?;
+        let v = param_types(module, kernel, &p.ty)?;
         let (stream, host) = match p.role {
-            ParamRole::Constant => (value_param(v, &name), value_param(v, &name)),
-            ParamRole::Reduce => (stream_param(v, &name), host_target_param(v, &name)),
+            ParamRole::Constant => (value_param(&v, &name), value_param(&v, &name)),
+            ParamRole::Reduce => (stream_param(&v, &name), host_target_param(&v, &name)),
             ParamRole::Input | ParamRole::Iterator => {
-                (input_param(v, &name), input_param(v, &name))
+                (input_param(&v, &name), input_param(&v, &name))
             }
-            _ => (stream_param(v, &name), stream_param(v, &name)),
+            _ => (stream_param(&v, &name), stream_param(&v, &name)),
         };
         as_stream.push(stream);
         as_host.push(host);

@@ -43,7 +43,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                 for group in declaration_groups(&host.streams) {
                     let start = group[0].span.start as usize;
                     let end = group.last().map_or(start, |d| d.span.end as usize);
-                    let code = declarations(text, group)?;
+                    let code = declarations(text, module, group)?;
                     replacements.push((start, end, keep_lines(&code, &text[start..end])));
                 }
             }
@@ -119,12 +119,9 @@ fn declaration_groups(decls: &[StreamDecl]) -> Vec<&[StreamDecl]> {
 
 /// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement
 /// (`::brook::Iter<T> s(::brook::declared, {d0}, start, end)` for `iter` declarations).
-fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
+fn declarations(text: &str, module: &Module, group: &[StreamDecl]) -> Result<String, GenError> {
     let first = &group[0];
-    let ty = kernels::cpp_type_of_spec(&first.ty).ok_or_else(|| GenError {
-        span: first.ty.span,
-        message: "streams of structs in generated C++ are not supported yet".into(),
-    })?;
+    let (ty, description) = element_spelling(text, module, &first.ty)?;
     let class = if first.iter.is_some() {
         "Iter"
     } else {
@@ -155,12 +152,43 @@ fn declarations(text: &str, group: &[StreamDecl]) -> Result<String, GenError> {
         };
         let _ = write!(
             out,
-            "{}(::brook::declared, {{{}}}{range})",
+            "{}(::brook::declared, {description}{{{}}}{range})",
             decl.name.name,
             dims.join(", ")
         );
     }
     Ok(out)
+}
+
+/// A declared element type's C++ spelling and, for a struct, its description for the runtime
+/// as a constructor argument (`"struct pair{a:float;b:float2}", `).
+fn element_spelling(
+    text: &str,
+    module: &Module,
+    spec: &brook_front::brook::ast::TypeSpec,
+) -> Result<(String, String), GenError> {
+    if let Some(cpp) = kernels::cpp_type_of_spec(spec) {
+        return Ok((cpp, String::new()));
+    }
+    let written = text[spec.span.start as usize..spec.span.end as usize].trim();
+    let name = written.strip_prefix("struct").unwrap_or(written).trim();
+    let described = module
+        .structs
+        .iter()
+        .position(|s| s.name == name)
+        .and_then(|i| {
+            let ty = brook_ir::Type::Struct(brook_ir::StructId(i as u32));
+            kernels::spellings(module, &ty)
+        });
+    match described {
+        Some((_, description)) => Ok((written.to_string(), format!("{description:?}, "))),
+        None => Err(GenError {
+            span: spec.span,
+            message: format!(
+                "streams of `{written}` in generated C++: the elements must be value types or the program's structs without arrays"
+            ),
+        }),
+    }
 }
 
 /// The lines before the program's own: the header, the embedded source, the program handle.
