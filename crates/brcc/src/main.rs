@@ -97,6 +97,7 @@ fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
     let options = cpp::Options {
         line_directives: args.line_directives,
         relaxed: args.relaxed,
+        extern_c: args.extern_c,
     };
     let report = |e: cpp::GenError| {
         let (line, column) = checked.file.line_col(e.span.start as usize);

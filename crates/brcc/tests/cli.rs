@@ -147,3 +147,65 @@ fn emit_ptx_prints_one_module_per_kernel() {
         "float additions keep their rounding mode"
     );
 }
+
+#[test]
+fn generated_cpp_keeps_lines_and_marks_functions_extern_c_with_e() {
+    let source = "#include <stdio.h>\n\
+                  kernel void twice(float a<>, out float b<>)\n{\n    b = a + a;\n}\n\
+                  unsigned int helper(const char* text) { return (unsigned int)text[0]; }\n\
+                  static int hidden(void) { return 1; }\n\
+                  int main(void)\n{\n    float a<4, 2>;\n    return hidden();\n}\n";
+    let path = temp_file("gen.br", source);
+    let out = brcc(&[&path, "-e", "-l", "--emit", "cpp"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cpp = String::from_utf8_lossy(&out.stdout);
+    let body = cpp
+        .split_once("#line 1 ")
+        .expect("a #line directive with -l")
+        .1;
+    let lines: Vec<&str> = body.lines().skip(1).collect();
+    assert_eq!(
+        lines.len(),
+        source.lines().count(),
+        "line for line:\n{body}"
+    );
+    assert!(
+        lines[1].contains("struct brook_kernel_twice_"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[5].starts_with("extern \"C\" unsigned int helper"),
+        "{}",
+        lines[5]
+    );
+    assert!(lines[6].starts_with("static int hidden"), "{}", lines[6]);
+    assert!(
+        lines[9].contains(
+            "::brook::Stream<float > a(::brook::declared, {(unsigned int)(4), (unsigned int)(2)})"
+        ),
+        "{}",
+        lines[9]
+    );
+    let plain = brcc(&[&path, "--emit", "cpp"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("extern \"C\""));
+}
+
+#[test]
+fn a_program_with_errors_generates_nothing() {
+    let path = temp_file(
+        "arrays.br",
+        "typedef struct { float v[2]; } pair;\nkernel void f(pair p<>, out pair q<>) { q = p; }\n",
+    );
+    let prefix = path.trim_end_matches(".br").to_string();
+    let out = brcc(&[&path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("arrays.br:1:"), "{stderr}");
+    assert!(!Path::new(&format!("{prefix}.cpp")).exists());
+}

@@ -23,6 +23,8 @@ pub struct Options {
     pub line_directives: bool,
     /// `-a`: the runtime compiles the embedded source without strong type checking.
     pub relaxed: bool,
+    /// `-e`: `extern "C"` before each function the host code defines.
+    pub extern_c: bool,
 }
 
 /// Why a program cannot be written as C++.
@@ -50,6 +52,9 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
             Item::Struct(_) | Item::Typedef(_) => {}
         }
     }
+    if options.extern_c {
+        replacements.extend(extern_c_insertions(checked));
+    }
     replacements.sort_by_key(|r| r.0);
     let mut out = prologue(checked, options);
     let mut at = 0;
@@ -66,6 +71,38 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         out.push('\n');
     }
     Ok(out)
+}
+
+/// `extern "C" ` before each host function definition but `static` ones: at the first token of
+/// its declaration (the words, `*`, `&` and `::` before its name).
+fn extern_c_insertions(checked: &Checked) -> Vec<(usize, usize, String)> {
+    use brook_front::brook::token::{Punct, TokenKind};
+    let tokens = &checked.tokens;
+    checked
+        .program
+        .host_functions
+        .iter()
+        .filter_map(|name| {
+            let mut at = tokens.iter().position(|t| t.span == name.span)?;
+            while at > 0 {
+                let before = &tokens[at - 1];
+                let part_of_type = matches!(
+                    before.kind,
+                    TokenKind::Ident
+                        | TokenKind::Punct(Punct::Star | Punct::Amp | Punct::ColonColon)
+                );
+                if !part_of_type || tokens[at].line_start && before.kind == TokenKind::Directive {
+                    break;
+                }
+                at -= 1;
+            }
+            let start = tokens[at].span.start as usize;
+            let words = &checked.file.text()[start..name.span.start as usize];
+            // A `static` function has internal linkage: no language linkage to give it.
+            let internal = words.split_whitespace().any(|w| w == "static");
+            (!internal).then(|| (start, start, "extern \"C\" ".to_string()))
+        })
+        .collect()
 }
 
 /// A kernel definition (from its attributes to its closing brace) and its kernel object (a
