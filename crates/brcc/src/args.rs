@@ -26,7 +26,7 @@ The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbro
 
 Flags (seed 001, section 1.2.2):
   -h              Help (print this message).
-  -k              Keep generated device code.
+  -k              Keep generated device code: PREFIX.ir (kernel IR) and PREFIX.ptx.
   -r              Disable address virtualization (accepted; streams need none).
   -o <prefix>     Prefix prepended to all output files.
   -p <shader>     Target: cpu, cuda (cal and gpu are aliases); may be repeated.

@@ -64,10 +64,20 @@ fn program(args: &Args) -> ExitCode {
                 .output_prefix
                 .clone()
                 .unwrap_or_else(|| path.strip_suffix(".br").unwrap_or(&path).to_string());
-            for (out, text) in [
+            let mut files = vec![
                 (format!("{prefix}.cpp"), cpp),
                 (format!("{prefix}.h"), header),
-            ] {
+            ];
+            if args.keep_device_code {
+                match device_code(args) {
+                    Ok(kept) => files.extend(
+                        kept.into_iter()
+                            .map(|(ext, text)| (format!("{prefix}.{ext}"), text)),
+                    ),
+                    Err(code) => return code,
+                }
+            }
+            for (out, text) in files {
                 if let Err(e) = std::fs::write(&out, text) {
                     eprintln!("brcc: cannot write `{out}`: {e}");
                     return ExitCode::from(2);
@@ -76,6 +86,24 @@ fn program(args: &Args) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// `-k`: the device code the runtime will make, to keep: the kernel IR (`ir`) and the PTX of
+/// each kernel (`ptx`; what the CUDA device writes for a 1-D launch on sm_90).
+fn device_code(args: &Args) -> Result<Vec<(&'static str, String)>, ExitCode> {
+    let (path, text) = read_source(args)?;
+    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
+    let Some(Ok(module)) = compiled.module else {
+        return Err(ExitCode::FAILURE);
+    };
+    let ptx = ptx_text(&module).map_err(|e| {
+        eprintln!("{path}: {e}");
+        ExitCode::FAILURE
+    })?;
+    Ok(vec![
+        ("ir", brook_ir::print::print_module(&module)),
+        ("ptx", ptx),
+    ])
 }
 
 /// The file named on the command line, its C++ program and its kernel-objects header, or the
@@ -145,6 +173,12 @@ enum Emit {
 /// The PTX of every kernel, as the CUDA device writes it for a launch over a 1-D domain with
 /// every input a stream (or iterator) of the domain's shape, for an sm_90 GPU.
 fn print_ptx(module: &brook_ir::Module) -> Result<(), String> {
+    print!("{}", ptx_text(module)?);
+    Ok(())
+}
+
+fn ptx_text(module: &brook_ir::Module) -> Result<String, String> {
+    let mut out = String::new();
     use brook_codegen::abi::{InputMode, Variant};
     use brook_ir::ParamRole;
     for (index, kernel) in module.kernels.iter().enumerate() {
@@ -165,9 +199,10 @@ fn print_ptx(module: &brook_ir::Module) -> Result<(), String> {
         let target = brook_codegen::ptx::Target { sm: 90 };
         let ptx = brook_codegen::ptx::compile(module, index, &variant, target)
             .map_err(|e| e.to_string())?;
-        println!("{}", ptx.text);
+        out.push_str(&ptx.text);
+        out.push('\n');
     }
-    Ok(())
+    Ok(out)
 }
 
 fn emit(args: &Args, what: Emit) -> ExitCode {

@@ -209,3 +209,27 @@ fn a_program_with_errors_generates_nothing() {
     assert!(stderr.contains("arrays.br:1:"), "{stderr}");
     assert!(!Path::new(&format!("{prefix}.cpp")).exists());
 }
+
+#[test]
+fn k_keeps_the_device_code_beside_the_cpp() {
+    let path = temp_file(
+        "keep.br",
+        "kernel void twice(float a<>, out float b<>) { b = a + a; }\n",
+    );
+    let prefix = path.trim_end_matches(".br").replace("keep", "kept");
+    let out = brcc(&[&path, "-k", "-o", &prefix]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for ext in ["cpp", "h", "ir", "ptx"] {
+        let file = format!("{prefix}.{ext}");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{file} is missing"));
+        assert!(text.contains("twice"), "{file}");
+    }
+    assert!(std::fs::read_to_string(format!("{prefix}.ptx"))
+        .unwrap()
+        .contains(".entry brook_main"));
+}
