@@ -311,7 +311,8 @@ pub unsafe extern "C" fn brk_stream_is_sync(stream: *mut BrkStream) -> c_int {
     guard(1, || {
         // SAFETY: null or a live handle.
         let Some(s) = (unsafe { stream.as_ref() }) else {
-            return 0;
+            // Nothing is pending on no stream (a polling loop must end).
+            return 1;
         };
         s.deliver(false);
         let idle = s.raw.as_ref().is_none_or(RawStream::is_sync);

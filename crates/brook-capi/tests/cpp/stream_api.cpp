@@ -78,6 +78,16 @@ int main() {
     copy.write(out);
     std::printf("copy %.1f %.1f\n", out[0], out[11]);
 
+    // A stream released while a launch that reads it is queued: the launch still completes.
+    {
+        brook::Stream<float> temporary(2, dims);
+        temporary.read(left);
+        BrkArg args[3] = {stream(temporary.handle()), stream(b.handle()), stream(c.handle())};
+        launch(program, "add", args, 3);
+    }
+    c.write(out);
+    std::printf("after releasing an input: %.1f %.1f\n", out[0], out[11]);
+
     // Bad use: error codes and logs, never a crash.
     a.read(left, "sideways");
     std::printf("bad flag: %d\n", (int)a.error());
@@ -100,6 +110,10 @@ int main() {
     BrkArg too_few[1] = {stream(a.handle())};
     std::printf("wrong argument count: %d\n", brk_launch(program, "add", too_few, 1, NULL, NULL));
     std::printf("unknown kernel: %d\n", brk_launch(program, "nope", too_few, 1, NULL, NULL));
+    std::printf("no program: %d\n", brk_launch(NULL, "add", too_few, 1, NULL, NULL));
+    std::printf("null stream handle: %d %d\n", brk_stream_error(NULL), brk_stream_is_sync(NULL));
+    BrkArg null_stream[3] = {stream(NULL), stream(b.handle()), stream(c.handle())};
+    std::printf("a null stream argument: %d\n", brk_launch(program, "add", null_stream, 3, NULL, NULL));
 
     brk_program_free(program);
     return 0;
