@@ -160,20 +160,27 @@ fn brcc_run_passes_arguments_output_and_exit_code() {
 }
 
 #[test]
-fn a_cpp_api_style_program_includes_the_generated_header() {
+fn cpp_api_style_programs_include_the_generated_headers() {
     if !has_compiler() {
         println!("run_examples: no C++ compiler: not run");
         return;
     }
     let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
     build_library(brcc);
+    for name in ["search", "particles"] {
+        cpp_style(brcc, name);
+    }
+}
+
+/// `examples/cpp_style/NAME.br` through brcc into NAME.h, and NAME_main.cpp built with it.
+fn cpp_style(brcc: &Path, name: &str) {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpp_style");
-    let dir = std::env::temp_dir().join(format!("brcc-cpp-style-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("brcc-cpp-style-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let generated = Command::new(brcc)
-        .arg(here.join("search.br"))
+        .arg(here.join(format!("{name}.br")))
         .arg("-o")
-        .arg(dir.join("search"))
+        .arg(dir.join(name))
         .output()
         .expect("run brcc");
     assert!(
@@ -189,7 +196,7 @@ fn a_cpp_api_style_program_includes_the_generated_header() {
         .arg(here.join("../../include"))
         .arg("-I")
         .arg(&dir)
-        .arg(here.join("main.cpp"))
+        .arg(here.join(format!("{name}_main.cpp")))
         .arg(&library)
         .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
         .arg(&exe)
@@ -201,7 +208,8 @@ fn a_cpp_api_style_program_includes_the_generated_header() {
         String::from_utf8_lossy(&compiled.stderr)
     );
     let run = Command::new(&exe).output().expect("run the program");
-    let expected = std::fs::read_to_string(here.join("main.expected")).expect("expected");
-    assert_eq!(String::from_utf8_lossy(&run.stdout), expected);
+    let expected =
+        std::fs::read_to_string(here.join(format!("{name}_main.expected"))).expect("expected");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), expected, "{name}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -49,7 +49,11 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                     replacements.push((start, end, keep_lines(&code, &text[start..end])));
                 }
             }
-            Item::Struct(_) | Item::Typedef(_) => {}
+            Item::Struct(_) | Item::Typedef(_) => {
+                if let Some((end, names)) = struct_item(text, module, item) {
+                    replacements.push((end, end, format!(" {}", type_names(module, &names))));
+                }
+            }
         }
     }
     if options.extern_c {
@@ -71,6 +75,55 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         out.push('\n');
     }
     Ok(out)
+}
+
+/// For a struct definition of the program (`struct p {...};`, `typedef struct {...} p;`):
+/// the byte just after its `;` and the names the struct goes by.
+fn struct_item(text: &str, module: &Module, item: &Item) -> Option<(usize, Vec<String>)> {
+    let (span, names) = match item {
+        Item::Struct(def) => {
+            let mut names = vec![def.name.name.clone()];
+            names.extend(def.aliases.iter().map(|a| a.name.clone()));
+            (def.span, names)
+        }
+        Item::Typedef(def) => (def.span, vec![def.name.name.clone()]),
+        _ => return None,
+    };
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|n| module.structs.iter().any(|s| &s.name == n))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let end = span.end as usize;
+    if text[..end].trim_end().ends_with(';') {
+        return Some((end, names));
+    }
+    let semicolon = end + text[end..].find(';')?;
+    text[end..semicolon]
+        .trim()
+        .is_empty()
+        .then_some((semicolon + 1, names))
+}
+
+/// `brook::detail::TypeName` specialisations naming the struct `names` for the runtime, so that
+/// hand-written `brook::Stream<particle>` works too.
+fn type_names(module: &Module, names: &[String]) -> String {
+    let mut out = String::new();
+    for name in names {
+        let Some(id) = module.structs.iter().position(|s| &s.name == name) else {
+            continue;
+        };
+        let ty = brook_ir::Type::Struct(brook_ir::StructId(id as u32));
+        if let Some((_, description)) = kernels::spellings(module, &ty) {
+            let _ = write!(
+                out,
+                "namespace brook {{ namespace detail {{ template <> struct TypeName<{name}> {{ static const char* get() {{ return {description:?}; }} }}; }} }}"
+            );
+        }
+    }
+    out
 }
 
 /// `extern "C" ` before each host function definition but `static` ones: at the first token of
@@ -262,6 +315,26 @@ fn program_function(checked: &Checked, options: &Options) -> String {
     )
 }
 
+/// The program's struct definitions as written, each with its `TypeName`.
+fn struct_definitions(checked: &Checked, module: &Module) -> String {
+    let text = checked.file.text();
+    let mut out = String::new();
+    for item in &checked.program.items {
+        let start = match item {
+            Item::Struct(def) => def.span.start,
+            Item::Typedef(def) => def.span.start,
+            _ => continue,
+        } as usize;
+        if let Some((end, names)) = struct_item(text, module, item) {
+            out.push_str(&text[start..end]);
+            out.push('\n');
+            out.push_str(&type_names(module, &names));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The header for the C++-API style of seed 001 section 1.10: the kernel objects alone, for
 /// host code in C++ files to include (`#include "search.h"`, then `search(keys, ...)`).
 pub fn generate_header(
@@ -282,10 +355,12 @@ pub fn generate_header(
          #ifndef {guard}\n#define {guard}\n\
          #ifndef USE_OLD_API\n#define USE_OLD_API\n#endif\n\
          #include <brook/brook.hpp>\n\
+         {}\
          namespace brook_generated_{stem} {{\n\
          inline {}",
         env!("CARGO_PKG_VERSION"),
         checked.file.name(),
+        struct_definitions(checked, module),
         program_function(checked, options)
     );
     for item in &checked.program.items {

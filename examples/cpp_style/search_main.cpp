@@ -1,6 +1,6 @@
 // A C++-API-style program (seed 001 section 1.10): the host code is plain C++, the kernel is in
 // search.br, and `brcc search.br` writes search.h with it as a callable object.
-//   brcc search.br && c++ -I ../../include -I . main.cpp ../../target/release/libbrook_capi.a \
+//   brcc search.br && c++ -I ../../include -I . search_main.cpp ../../target/release/libbrook_capi.a \
 //       -lpthread -ldl -lm -lrt -lutil && ./a.out
 #include "search.h"
 #include <cstdio>
