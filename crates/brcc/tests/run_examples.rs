@@ -213,3 +213,23 @@ fn cpp_style(brcc: &Path, name: &str) {
     assert_eq!(String::from_utf8_lossy(&run.stdout), expected, "{name}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_a_cpp_compiler_brcc_run_says_so_in_one_sentence() {
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sum.br");
+    let out = Command::new(brcc)
+        .arg("run")
+        .arg(&example)
+        .env("PATH", "")
+        .env_remove("CXX")
+        .output()
+        .expect("run brcc");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no C++ compiler found") && stderr.contains("install"),
+        "{stderr}"
+    );
+}
