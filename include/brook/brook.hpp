@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <vector>
 
@@ -355,6 +356,31 @@ class KernelInterface {
 };
 
 namespace detail {
+/// brcc -p: unless BRT_RUNTIME chooses, the calling thread uses the first device of the first
+/// of `types` ("cuda,cpu") that this machine has. Generated code calls it once at start-up.
+inline int select_targets(const char* types) {
+    const char* chosen = std::getenv("BRT_RUNTIME");
+    if (chosen && *chosen) return 0;
+    const char* at = types;
+    while (*at) {
+        const char* end = at;
+        while (*end && *end != ',') ++end;
+        char type[16] = {0};
+        size_t length = static_cast<size_t>(end - at) < sizeof(type) - 1
+                            ? static_cast<size_t>(end - at)
+                            : sizeof(type) - 1;
+        for (size_t i = 0; i < length; i++) type[i] = at[i];
+        unsigned int count = 0;
+        Device* found = getDevices(type, &count);
+        if (count > 0) {
+            useDevices(found, 1, NULL);
+            return 1;
+        }
+        at = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 /// Compiles a program's embedded Brook text (generated code calls it once); a failure, which
 /// brcc has already ruled out, is printed and its launches then fail with an error code.
 inline BrkProgram* compile(const char* file, const char* source, int relaxed) {

@@ -29,7 +29,8 @@ Flags (seed 001, section 1.2.2):
   -k              Keep generated device code: PREFIX.ir (kernel IR) and PREFIX.ptx.
   -r              Disable address virtualization (accepted; streams need none).
   -o <prefix>     Prefix prepended to all output files.
-  -p <shader>     Target: cpu, cuda (cal and gpu are aliases); may be repeated.
+  -p <shader>     Target: cpu, cuda (cal and gpu are aliases); may be repeated: the program
+                  uses the first of these the machine has (unless BRT_RUNTIME is set).
   -s              Tokenize the generated device code (accepted, no effect).
   -b              Parser debugging (accepted, no effect).
   -f              Lexer debugging (accepted, no effect).

@@ -126,6 +126,14 @@ fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
         line_directives: args.line_directives,
         relaxed: args.relaxed,
         extern_c: args.extern_c,
+        targets: args
+            .targets
+            .iter()
+            .map(|t| match t {
+                args::Target::Cpu => "cpu",
+                args::Target::Cuda => "cuda",
+            })
+            .collect(),
     };
     let report = |e: cpp::GenError| {
         let (line, column) = checked.file.line_col(e.span.start as usize);

@@ -233,3 +233,16 @@ fn k_keeps_the_device_code_beside_the_cpp() {
         .unwrap()
         .contains(".entry brook_main"));
 }
+
+#[test]
+fn p_makes_the_program_prefer_device_types_in_order() {
+    let path = temp_file("targets.br", "int main(void) { return 0; }\n");
+    let out = brcc(&[&path, "-p", "cal", "-p", "cpu", "--emit", "cpp"]);
+    let cpp = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        cpp.contains("::brook::detail::select_targets(\"cuda,cpu\")"),
+        "{cpp}"
+    );
+    let plain = brcc(&[&path, "--emit", "cpp"]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("select_targets"));
+}

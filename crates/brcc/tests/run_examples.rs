@@ -1,6 +1,7 @@
 //! `brcc run` on every example program with an expected output (`examples/NAME.br` beside
 //! `examples/NAME.expected`): the program is generated as C++, compiled by the system C++
-//! compiler against `libbrook_capi.a`, run on each kind of device (`BRT_RUNTIME`), and its
+//! compiler against `libbrook_capi.a`, run on each kind of device this machine has
+//! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present), and its
 //! output must equal the file. Without a C++ compiler the test says so and checks nothing.
 
 use std::path::{Path, PathBuf};
@@ -75,7 +76,10 @@ fn every_example_prints_its_expected_output_on_every_device() {
         examples.len()
     );
     let mut runtimes = vec!["cpu", "interp"];
-    if std::env::var("BROOK_TEST_CUDA").is_ok_and(|v| v == "1") {
+    if !brook::Device::of_type("cuda")
+        .unwrap_or_default()
+        .is_empty()
+    {
         runtimes.push("cuda");
     }
     for (path, expected) in examples {

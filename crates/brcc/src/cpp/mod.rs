@@ -25,6 +25,9 @@ pub struct Options {
     pub relaxed: bool,
     /// `-e`: `extern "C"` before each function the host code defines.
     pub extern_c: bool,
+    /// `-p`: the device types the program prefers, in order (`cpu`, `cuda`); `BRT_RUNTIME`
+    /// still wins.
+    pub targets: Vec<&'static str>,
 }
 
 /// Why a program cannot be written as C++.
@@ -292,6 +295,13 @@ fn prologue(checked: &Checked, options: &Options) -> String {
         env!("CARGO_PKG_VERSION"),
         program_function(checked, options)
     );
+    if !options.targets.is_empty() {
+        let _ = writeln!(
+            out,
+            "static const int brook_targets_ = ::brook::detail::select_targets(\"{}\");",
+            options.targets.join(",")
+        );
+    }
     if options.line_directives {
         let _ = writeln!(out, "#line 1 {path:?}");
     }
