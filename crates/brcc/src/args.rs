@@ -63,6 +63,8 @@ pub struct Args {
     pub targets: Vec<Target>,
     pub include_dirs: Vec<String>,
     pub line_directives: bool,
+    /// `-n l`: no `#line` directives, even for `build` and `run` (which add them by default).
+    pub no_line_directives: bool,
     pub keep_device_code: bool,
     pub extern_c: bool,
     /// `--emit ir|ptx|cpp`: what to print instead of generating C++.
@@ -182,6 +184,7 @@ fn disable(text: &str, out: &mut Args) -> Result<(), String> {
     match text {
         "l" | "-l" | "1" => {
             out.line_directives = false;
+            out.no_line_directives = true;
             Ok(())
         }
         _ => Err(format!(

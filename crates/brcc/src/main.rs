@@ -123,7 +123,9 @@ fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
         None => return Err(ExitCode::FAILURE),
     };
     let options = cpp::Options {
-        line_directives: args.line_directives,
+        // `build` and `run` delete the C++: compiler messages must name the .br lines.
+        line_directives: !args.no_line_directives
+            && (args.line_directives || matches!(args.command, Command::Build | Command::Run)),
         relaxed: args.relaxed,
         extern_c: args.extern_c,
         targets: args

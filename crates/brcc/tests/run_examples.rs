@@ -150,10 +150,10 @@ fn brcc_run_passes_arguments_output_and_exit_code() {
     assert_eq!(String::from_utf8_lossy(&run.stdout), "hello 2 4 6\n");
     assert!(String::from_utf8_lossy(&run.stderr).contains("to stderr"));
     assert_eq!(run.status.code(), Some(7));
-    // A C++ error in host code is reported at the .br line (with -l).
+    // A C++ error in host code is reported at the .br line (`run` writes #line by default).
     std::fs::write(&program, "int main() {\n  return undefined_name;\n}\n").expect("write");
     let run = Command::new(brcc)
-        .args(["run", "-l"])
+        .args(["run"])
         .arg(&program)
         .output()
         .expect("run brcc");
