@@ -246,36 +246,7 @@ pub fn driver_version() -> i32 {
 
 /// JIT-compiles PTX text and finds its `entries`; a compile failure returns the JIT's log.
 pub fn load_ptx(ptx: &str, entries: &[&str]) -> Result<Vec<Function>, String> {
-    let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;
-    let mut log = vec![0u8; 16384];
-    let mut options = [
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
-    let mut module = std::ptr::null_mut();
-    // SAFETY: the options point at a live buffer of the size given; the text is NUL-ended.
-    let code = unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            text.as_ptr().cast(),
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    };
-    if code != CUresult::CUDA_SUCCESS {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
-        return Err(format!(
-            "the driver could not compile the kernel's PTX ({}): {log}",
-            describe(code)
-        ));
-    }
-    entries
-        .iter()
-        .map(|entry| function_of(module, entry))
-        .collect()
+    load_image(&compile_ptx(ptx)?, entries)
 }
 
 /// The entry `entry` of a loaded module, with its register count and thread limit.
