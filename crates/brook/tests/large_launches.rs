@@ -227,3 +227,38 @@ fn reductions_of_every_width_and_alignment() {
         });
     }
 }
+
+/// Brook+ allows one shared array of at most 16 KiB per group, below every GPU's 48 KiB, so no
+/// valid program reaches the CUDA device's shared-memory check; the amount it checks is the
+/// one the PTX declares.
+#[test]
+fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
+    use brook_codegen::abi::{InputMode, Variant};
+    use brook_codegen::ptx::{compile, EntryKind, Target};
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let index = program
+        .module()
+        .kernels
+        .iter()
+        .position(|k| k.name == "rotate")
+        .expect("rotate");
+    let variant = Variant {
+        rank: 1,
+        inputs: vec![Some(InputMode::Direct), None],
+        unit_stride: true,
+    };
+    let ptx = compile(program.module(), index, &variant, Target { sm: 90 }).expect("ptx");
+    // `shared float4 ring[8]`: 128 bytes.
+    assert_eq!(
+        ptx.entry,
+        EntryKind::Group {
+            group_size: 8,
+            shared_bytes: 128
+        }
+    );
+    assert!(
+        ptx.text.contains(".shared .align 8 .b8 shared_1[128];"),
+        "{}",
+        ptx.text
+    );
+}

@@ -119,6 +119,8 @@ pub struct Emitter {
     /// `.local` and `.shared` declarations of the function.
     memory: String,
     memories: u32,
+    /// Bytes of `.shared` memory declared (with alignment padding).
+    shared_bytes: u32,
 }
 
 impl Emitter {
@@ -199,6 +201,9 @@ impl Emitter {
     /// Declares `bytes` of `.local` (or `.shared`) memory; returns its symbol.
     pub fn memory(&mut self, shared: bool, bytes: u32, align: u32) -> String {
         self.memories += 1;
+        if shared {
+            self.shared_bytes = self.shared_bytes.next_multiple_of(align.max(4)) + bytes.max(1);
+        }
         let (space, name) = if shared {
             (".shared", format!("shared_{}", self.memories))
         } else {
@@ -211,6 +216,11 @@ impl Emitter {
             bytes.max(1)
         );
         name
+    }
+
+    /// Bytes of `.shared` memory the function declares.
+    pub fn shared_bytes(&self) -> u32 {
+        self.shared_bytes
     }
 
     /// The finished body: memory and register declarations, then the instructions.

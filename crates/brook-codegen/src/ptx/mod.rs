@@ -60,8 +60,9 @@ pub enum EntryKind {
     /// A grid-stride loop over the region (any grid works); `per_thread` instances per
     /// thread make full use of the unrolled loop.
     Map { per_thread: u64 },
-    /// One CTA of `group_size` threads per group of instances.
-    Group { group_size: u32 },
+    /// One CTA of `group_size` threads per group of instances, using `shared_bytes` of shared
+    /// memory.
+    Group { group_size: u32, shared_bytes: u32 },
     /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `paths`: the
     /// entries the module has besides the serial one ([`PtxKernel::entry_names`]).
     Reduce { value_size: u32, paths: ReducePaths },
@@ -113,8 +114,16 @@ pub fn compile(
         }
         (KernelKind::Map, Some(size)) => {
             let group_size = size.iter().product::<u32>().max(1);
-            let (text, helpers) = driver::group::build(module, k, variant, &layout, group_size)?;
-            (text, helpers, EntryKind::Group { group_size })
+            let (text, helpers, shared_bytes) =
+                driver::group::build(module, k, variant, &layout, group_size)?;
+            (
+                text,
+                helpers,
+                EntryKind::Group {
+                    group_size,
+                    shared_bytes,
+                },
+            )
         }
         (KernelKind::Map, None) => {
             let (text, helpers, per_thread) = driver::map::build(module, k, variant, &layout)?;

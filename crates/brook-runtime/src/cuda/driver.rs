@@ -99,6 +99,8 @@ pub struct Properties {
     pub sm: u32,
     pub multiprocessors: u32,
     pub max_threads_per_block: u32,
+    /// Shared memory a block may declare statically, in bytes.
+    pub max_shared_per_block: u32,
 }
 
 fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32, String> {
@@ -137,6 +139,10 @@ pub fn open(ordinal: usize) -> Result<(Handles, Properties), String> {
             + attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         multiprocessors: attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         max_threads_per_block: attribute(device, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_shared_per_block: attribute(
+            device,
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        )?,
     };
     let mut context = std::ptr::null_mut();
     let mut stream = std::ptr::null_mut();

@@ -99,6 +99,7 @@ impl CudaDevice {
         }
         let ptx = compile(&launch.module, launch.kernel, variant, self.target())
             .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
+        self.check_shared_memory(launch, &ptx)?;
         if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
@@ -203,7 +204,7 @@ impl Device for CudaDevice {
             EntryKind::Map { per_thread } => {
                 run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
             }
-            EntryKind::Group { group_size } => run::run_groups(
+            EntryKind::Group { group_size, .. } => run::run_groups(
                 f,
                 &self.handles,
                 &self.properties,
@@ -241,6 +242,22 @@ impl Device for CudaDevice {
 }
 
 impl CudaDevice {
+    /// A thread-group kernel's shared memory must fit the device's limit per group.
+    fn check_shared_memory(&self, launch: &Launch, ptx: &PtxKernel) -> Result<(), LaunchProblem> {
+        let EntryKind::Group { shared_bytes, .. } = ptx.entry else {
+            return Ok(());
+        };
+        let limit = self.properties.max_shared_per_block;
+        if shared_bytes <= limit {
+            return Ok(());
+        }
+        Err(LaunchProblem::NotSupported(format!(
+            "kernel `{}` needs {shared_bytes} bytes of shared memory per thread group; {} allows at most {limit} bytes per group",
+            launch.kernel().name,
+            self.properties.name
+        )))
+    }
+
     /// Records an event on the stream before and after the jobs `work` queues.
     fn time_with_events(&self, work: &mut dyn FnMut()) -> Result<Duration, RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;

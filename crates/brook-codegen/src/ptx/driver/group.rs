@@ -15,7 +15,7 @@ pub fn build(
     variant: &Variant,
     layout: &BlockLayout,
     group_size: u32,
-) -> Result<(String, Vec<&'static str>), CompileError> {
+) -> Result<(String, Vec<&'static str>, u32), CompileError> {
     let mut lower = Lower::new(module, kernel);
     lower.place_locals(true);
     bind_params(&mut lower, layout, variant);
@@ -42,9 +42,11 @@ pub fn build(
     lower.e.op("ret");
     let helpers = std::mem::take(&mut lower.helpers);
     let attributes = format!("\n.maxntid {group_size}, 1, 1");
+    let shared_bytes = lower.e.shared_bytes();
     Ok((
         entry_text(ENTRY, layout.size(), lower.e.finish(), &attributes),
         helpers,
+        shared_bytes,
     ))
 }
 
