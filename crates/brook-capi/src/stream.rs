@@ -95,19 +95,30 @@ impl BrkStream {
     }
 }
 
+/// The flags of a `read`/`write`.
+#[derive(Default)]
+struct Flags {
+    /// `"async"`: return at once.
+    is_async: bool,
+    /// `"nocopy"`: transfer from or to the caller's memory directly (Brook+ memory pinning).
+    nocopy: bool,
+}
+
+/// Brook+ pins memory for `"nocopy"` only from a 256-byte-aligned pointer; other pointers take
+/// the usual path, silently (seed 001 section 1.14.2).
+const PIN_ALIGNMENT: usize = 256;
+
 /// Parses a `read`/`write` flag string: `"async"`, `"nocopy"`, separated by spaces.
-fn flags(raw: &RawStream, operation: &str, flags: *const c_char) -> Option<bool> {
+fn flags(raw: &RawStream, operation: &str, flags: *const c_char) -> Option<Flags> {
     // SAFETY: the caller passes null or a NUL-terminated string.
     let Some(flags) = (unsafe { text(flags) }) else {
-        return Some(false);
+        return Some(Flags::default());
     };
-    let mut is_async = false;
+    let mut parsed = Flags::default();
     for flag in flags.split_whitespace() {
         match flag {
-            "async" => is_async = true,
-            // Host data is copied when `read` is called, so the memory may be reused at
-            // once: no pinning is needed for correctness.
-            "nocopy" => {}
+            "async" => parsed.is_async = true,
+            "nocopy" => parsed.nocopy = true,
             other => {
                 raw.record_error(
                     BError::InvalidParameter,
@@ -117,7 +128,7 @@ fn flags(raw: &RawStream, operation: &str, flags: *const c_char) -> Option<bool>
             }
         }
     }
-    Some(is_async)
+    Some(parsed)
 }
 
 /// Declares a stream of the element type `type_name` (`"float4"`) with `rank` dimensions
@@ -243,14 +254,19 @@ pub unsafe extern "C" fn brk_stream_read(
         let Some((raw, element)) = s.usable("Stream Read") else {
             return;
         };
-        if flags(raw, "Stream Read", flag_text).is_none() {
+        let Some(flags) = flags(raw, "Stream Read", flag_text) else {
             return;
-        }
+        };
         if ptr.is_null() {
             raw.record_error(BError::Read, "Stream Read: the host pointer is null");
             return;
         }
         let len = raw.len() * element.size();
+        if flags.nocopy && (ptr as usize) % PIN_ALIGNMENT == 0 {
+            // SAFETY: Brook+ `nocopy`: the caller keeps the data until the stream is in sync.
+            let _ = unsafe { raw.read_in_place(element, ptr, len) };
+            return;
+        }
         // SAFETY: the caller provides the stream's size of data (seed 001: not checked).
         let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
         let _ = raw.read_bytes(element, bytes);
@@ -277,7 +293,7 @@ pub unsafe extern "C" fn brk_stream_write(
         let Some((raw, element)) = s.usable("Stream Write") else {
             return;
         };
-        let Some(is_async) = flags(raw, "Stream Write", flag_text) else {
+        let Some(flags) = flags(raw, "Stream Write", flag_text) else {
             return;
         };
         if ptr.is_null() {
@@ -285,7 +301,14 @@ pub unsafe extern "C" fn brk_stream_write(
             return;
         }
         let len = raw.len() * element.size();
-        if is_async {
+        if flags.nocopy && (ptr as usize) % PIN_ALIGNMENT == 0 {
+            // SAFETY: Brook+ `nocopy`: the caller keeps the memory until the stream is in sync.
+            if unsafe { raw.write_in_place(element, ptr, len) }.is_ok() && !flags.is_async {
+                raw.finish();
+            }
+            return;
+        }
+        if flags.is_async {
             if let Ok(write) = raw.write_async(element) {
                 lock(&s.pending).push(Pending {
                     write,

@@ -99,6 +99,25 @@ pub trait Device: Send + Sync {
         to_offset: usize,
         bytes: usize,
     ) -> Result<(), RuntimeError>;
+    /// [`Device::upload`] from host memory the caller keeps unchanged until the job is done
+    /// (Brook+ `"nocopy"`): a GPU pins it and copies from it directly.
+    fn upload_in_place(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), RuntimeError> {
+        self.upload(buffer, offset, bytes)
+    }
+    /// [`Device::download`] straight into host memory (Brook+ `"nocopy"`).
+    fn download_in_place(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        self.download(buffer, offset, out)
+    }
     /// Runs a validated launch.
     fn launch(&self, launch: &Launch) -> Result<(), crate::LaunchProblem>;
     /// Waits for all queued work.

@@ -78,6 +78,26 @@ int main() {
     copy.write(out);
     std::printf("copy %.1f %.1f\n", out[0], out[11]);
 
+    // "nocopy" (memory pinning, seed 001 section 1.14): 256-byte-aligned memory is read and
+    // written in place when the transfer runs; the caller waits with isSync() / finish().
+    {
+        alignas(256) static float pinned_in[12];
+        alignas(256) static float pinned_out[12];
+        for (int i = 0; i < 12; i++) pinned_in[i] = 0.5f * (float)i;
+        brook::Stream<float> p(2, dims), q(2, dims);
+        p.read(pinned_in, "nocopy");
+        while (!p.isSync()) {
+        }
+        BrkArg args[3] = {stream(p.handle()), stream(p.handle()), stream(q.handle())};
+        launch(program, "add", args, 3);
+        q.write(pinned_out, "async nocopy");
+        q.finish();
+        float unaligned[13];
+        q.write(unaligned + 1, "nocopy");
+        std::printf("nocopy %.1f %.1f %.1f, unaligned %.1f\n", pinned_out[0], pinned_out[1],
+                    pinned_out[11], unaligned[12]);
+    }
+
     // A stream released while a launch that reads it is queued: the launch still completes.
     {
         brook::Stream<float> temporary(2, dims);

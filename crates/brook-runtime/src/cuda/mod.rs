@@ -23,6 +23,7 @@ use buffer::CudaBuffer;
 use cudarc::driver::sys;
 use driver::{check, Function, Handles, Properties};
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -170,6 +171,31 @@ impl Device for CudaDevice {
         self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
+    fn upload_in_place(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), RuntimeError> {
+        let pinned = self.pinned(bytes.as_ptr() as *mut u8, bytes.len());
+        self.upload(buffer, offset, bytes)?;
+        if pinned.is_some() {
+            // The copy reads the pinned memory asynchronously: done before it is unpinned.
+            self.handles.synchronize().map_err(|e| self.fail(e))?;
+        }
+        Ok(())
+    }
+
+    fn download_in_place(
+        &self,
+        buffer: &dyn Buffer,
+        offset: usize,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        let _pinned = self.pinned(out.as_mut_ptr(), out.len());
+        self.download(buffer, offset, out)
+    }
+
     fn copy(
         &self,
         from: &dyn Buffer,
@@ -241,7 +267,28 @@ impl Device for CudaDevice {
     }
 }
 
+/// Host memory registered with the driver (page-locked) for as long as this lives.
+struct Pinned(usize);
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: registered by `CudaDevice::pinned`; no copy uses it any more.
+        unsafe { sys::cuMemHostUnregister(self.0 as *mut c_void) };
+    }
+}
+
 impl CudaDevice {
+    /// Pins `len` bytes at `ptr` so copies use them directly; `None` (copies stage through the
+    /// driver as usual) where the driver declines, e.g. memory already registered.
+    fn pinned(&self, ptr: *mut u8, len: usize) -> Option<Pinned> {
+        if len == 0 || self.handles.bind().is_err() {
+            return None;
+        }
+        // SAFETY: the caller's memory is valid for `len` bytes for the duration of the copy.
+        let code = unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, 0) };
+        (code == sys::CUresult::CUDA_SUCCESS).then_some(Pinned(ptr as usize))
+    }
+
     /// A thread-group kernel's shared memory must fit the device's limit per group.
     fn check_shared_memory(&self, launch: &Launch, ptx: &PtxKernel) -> Result<(), LaunchProblem> {
         let EntryKind::Group { shared_bytes, .. } = ptx.entry else {

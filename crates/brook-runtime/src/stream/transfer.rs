@@ -41,6 +41,9 @@ impl PendingWrite {
     }
 }
 
+/// Host memory a `"nocopy"` transfer reads or writes when its job runs (address and length).
+struct HostMemory(usize, usize);
+
 impl RawStream {
     /// Copies host bytes (one element after another, C layout) into the stream.
     pub fn read_bytes(&self, element: &ElementType, bytes: &[u8]) -> Result<(), RuntimeError> {
@@ -53,6 +56,92 @@ impl RawStream {
         self.mark_initialized();
         let ticket = self.device().queue().submit(move || {
             if let Err(e) = stream.upload_now(&data) {
+                stream.record_error(e.code(), &e.to_string());
+            }
+        });
+        self.note_job(ticket);
+        Ok(())
+    }
+
+    /// Brook+ `read(ptr, "nocopy")` on a whole stream: the transfer is queued and reads the host
+    /// memory when it runs, without a staging copy (a GPU pins it). A view is read the usual
+    /// way.
+    ///
+    /// # Safety
+    /// `ptr` points at `len` readable bytes that stay valid and unchanged until the stream is
+    /// in sync (`is_sync`, `finish`), as Brook+ requires of `"nocopy"`.
+    pub unsafe fn read_in_place(
+        &self,
+        element: &ElementType,
+        ptr: *const u8,
+        len: usize,
+    ) -> Result<(), RuntimeError> {
+        if self.is_view() {
+            // SAFETY: as documented.
+            return self.read_bytes(element, unsafe { std::slice::from_raw_parts(ptr, len) });
+        }
+        if let Err(e) = self.check_host("Stream Read", element, len) {
+            self.record_error(e.code(), &e.to_string());
+            return Err(e);
+        }
+        let stream = self.clone();
+        let host = HostMemory(ptr as usize, len);
+        self.mark_initialized();
+        let ticket = self.device().queue().submit(move || {
+            // SAFETY: the caller keeps the memory valid until this job is done.
+            let bytes = unsafe { std::slice::from_raw_parts(host.0 as *const u8, host.1) };
+            let at = stream.addressing().offset * stream.element().size();
+            if let Err(e) = stream
+                .device()
+                .upload_in_place(stream.buffer().as_ref(), at, bytes)
+            {
+                stream.record_error(e.code(), &e.to_string());
+            }
+        });
+        self.note_job(ticket);
+        Ok(())
+    }
+
+    /// Brook+ `write(ptr, "nocopy")` of a whole stream: queued; the stream's elements land in
+    /// the host memory when the job runs, without a staging copy. A view is written the usual
+    /// way (at once).
+    ///
+    /// # Safety
+    /// `ptr` points at `len` writable bytes that stay valid, and are not read, until the
+    /// stream is in sync (`is_sync`, `finish`).
+    pub unsafe fn write_in_place(
+        &self,
+        element: &ElementType,
+        ptr: *mut u8,
+        len: usize,
+    ) -> Result<(), RuntimeError> {
+        if self.is_view() {
+            // SAFETY: as documented.
+            let out = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+            return self.write_bytes(element, out);
+        }
+        if let Err(e) = self.check_host("Stream Write", element, len) {
+            self.record_error(e.code(), &e.to_string());
+            return Err(e);
+        }
+        if !self.is_initialized() {
+            self.record_warning(
+                "Stream Write: Uninitialized stream: nothing was read into or computed in it; its elements are zero",
+            );
+        }
+        let stream = self.clone();
+        let host = HostMemory(ptr as usize, len);
+        let ticket = self.device().queue().submit(move || {
+            if stream.check_no_error("Stream Write").is_err() {
+                return;
+            }
+            // SAFETY: the caller keeps the memory valid and unread until this job is done.
+            let out = unsafe { std::slice::from_raw_parts_mut(host.0 as *mut u8, host.1) };
+            let at = stream.addressing().offset * stream.element().size();
+            if let Err(e) = stream
+                .device()
+                .download_in_place(stream.buffer().as_ref(), at, out)
+            {
                 stream.record_error(e.code(), &e.to_string());
             }
         });
