@@ -118,6 +118,18 @@ pub trait Device: Send + Sync {
     ) -> Result<(), RuntimeError> {
         self.download(buffer, offset, out)
     }
+    /// Copies `bytes` from `from` (a buffer of another device) into `to`, device to device,
+    /// waiting for the copy; `None` where this device cannot (the runtime then goes through
+    /// the host).
+    fn copy_from_peer(
+        &self,
+        from: &dyn Buffer,
+        to: &dyn Buffer,
+        bytes: usize,
+    ) -> Option<Result<(), RuntimeError>> {
+        let _ = (from, to, bytes);
+        None
+    }
     /// Runs a validated launch.
     fn launch(&self, launch: &Launch) -> Result<(), crate::LaunchProblem>;
     /// Waits for all queued work.

@@ -39,6 +39,11 @@ impl CudaBuffer {
         self.ptr
     }
 
+    /// The context and stream of the GPU that owns the buffer.
+    pub fn handles(&self) -> Handles {
+        self.handles
+    }
+
     /// The device address of byte `offset` when `len` bytes from there lie in the buffer.
     pub fn range(&self, offset: usize, len: usize) -> Option<u64> {
         (offset.checked_add(len)? <= self.len).then(|| self.ptr + offset as u64)

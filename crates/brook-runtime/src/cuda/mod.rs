@@ -171,6 +171,18 @@ impl Device for CudaDevice {
         self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
+    fn copy_from_peer(
+        &self,
+        from: &dyn Buffer,
+        to: &dyn Buffer,
+        bytes: usize,
+    ) -> Option<Result<(), RuntimeError>> {
+        let (Ok(from), Ok(to)) = (buffer::cuda_buffer(from), buffer::cuda_buffer(to)) else {
+            return None;
+        };
+        Some(self.peer_copy(from, to, bytes))
+    }
+
     fn upload_in_place(
         &self,
         buffer: &dyn Buffer,
@@ -287,6 +299,33 @@ impl CudaDevice {
         // SAFETY: the caller's memory is valid for `len` bytes for the duration of the copy.
         let code = unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, 0) };
         (code == sys::CUresult::CUDA_SUCCESS).then_some(Pinned(ptr as usize))
+    }
+
+    /// `bytes` from another GPU's buffer into one of this GPU's, on this GPU's stream.
+    fn peer_copy(
+        &self,
+        from: &CudaBuffer,
+        to: &CudaBuffer,
+        bytes: usize,
+    ) -> Result<(), RuntimeError> {
+        let out_of_range = || range_error("Stream Assign", 0, bytes, to.len());
+        let source = from.range(0, bytes).ok_or_else(out_of_range)?;
+        let target = to.range(0, bytes).ok_or_else(out_of_range)?;
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        // SAFETY: both ranges lie in their buffers; each context owns its buffer; the copy is
+        // waited for before the buffers can go away.
+        let code = unsafe {
+            sys::cuMemcpyPeerAsync(
+                target,
+                to.handles().context,
+                source,
+                from.handles().context,
+                bytes,
+                self.handles.stream,
+            )
+        };
+        check(code, "copying between GPUs").map_err(|e| self.fail(e))?;
+        self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
     /// A thread-group kernel's shared memory must fit the device's limit per group.

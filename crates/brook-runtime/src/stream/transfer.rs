@@ -149,6 +149,30 @@ impl RawStream {
         Ok(())
     }
 
+    /// `assign` of a whole stream from a whole stream of another device that can copy device
+    /// to device (two GPUs): after the source's queued work, on this device's queue, waited
+    /// for. `None` where the devices cannot, or for views (then the copy goes through the host).
+    fn assign_from_peer(&self, source: &RawStream) -> Option<Result<(), RuntimeError>> {
+        if self.is_view() || source.is_view() {
+            return None;
+        }
+        if !source.finish() {
+            return None;
+        }
+        let bytes = self.len() * self.element().size();
+        let (target, from) = (self.clone(), source.clone());
+        self.device()
+            .queue()
+            .run(move || {
+                target.device().copy_from_peer(
+                    from.buffer().as_ref(),
+                    target.buffer().as_ref(),
+                    bytes,
+                )
+            })
+            .flatten()
+    }
+
     /// Copies the stream's elements out to host bytes, after its queued work.
     pub fn write_bytes(&self, element: &ElementType, out: &mut [u8]) -> Result<(), RuntimeError> {
         if let Err(e) = self.check_host("Stream Write", element, out.len()) {
@@ -225,6 +249,12 @@ impl RawStream {
         }
         self.mark_initialized();
         if !crate::device::same_device(self.device(), source.device()) {
+            if let Some(result) = self.assign_from_peer(source) {
+                if let Err(e) = &result {
+                    self.record_error(e.code(), &format!("Stream Assign: {e}"));
+                }
+                return result;
+            }
             let result = source
                 .contents("Stream Assign")
                 .and_then(|bytes| self.read_bytes(source.element(), &bytes));
