@@ -99,6 +99,38 @@ pub trait Device: Send + Sync {
         to_offset: usize,
         bytes: usize,
     ) -> Result<(), RuntimeError>;
+    /// Copies `data` (the rows one after another) into the strided rows `rows` of `buffer`.
+    fn upload_strided(
+        &self,
+        buffer: &dyn Buffer,
+        rows: Strided,
+        data: &[u8],
+    ) -> Result<(), RuntimeError> {
+        for (r, row) in data
+            .chunks(rows.row_bytes.max(1))
+            .take(rows.rows)
+            .enumerate()
+        {
+            self.upload(buffer, rows.first + r * rows.pitch, row)?;
+        }
+        Ok(())
+    }
+    /// Copies the strided rows `rows` of `buffer` into `out`, one after another.
+    fn download_strided(
+        &self,
+        buffer: &dyn Buffer,
+        rows: Strided,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        for (r, row) in out
+            .chunks_mut(rows.row_bytes.max(1))
+            .take(rows.rows)
+            .enumerate()
+        {
+            self.download(buffer, rows.first + r * rows.pitch, row)?;
+        }
+        Ok(())
+    }
     /// [`Device::upload`] from host memory the caller keeps unchanged until the job is done
     /// (Brook+ `"nocopy"`): a GPU pins it and copies from it directly.
     fn upload_in_place(
@@ -152,6 +184,36 @@ pub trait Device: Send + Sync {
     ) -> Option<Result<std::time::Duration, RuntimeError>> {
         let _ = work;
         None
+    }
+}
+
+/// Equally long rows at equal distances in a buffer (a 2-D box of a view), in bytes: `rows`
+/// rows of `row_bytes`, the first at `first`, each `pitch` after the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strided {
+    pub first: usize,
+    pub row_bytes: usize,
+    pub pitch: usize,
+    pub rows: usize,
+}
+
+impl Strided {
+    /// The rows of element runs `(first element, length)` of `size`-byte elements, when they
+    /// are equally long and equally spaced (more than one).
+    pub fn of_runs(runs: &[(usize, usize)], size: usize) -> Option<Strided> {
+        let (&(first, len), rest) = runs.split_first()?;
+        let &(second, _) = rest.first()?;
+        let step = second.checked_sub(first)?;
+        let regular = runs
+            .iter()
+            .enumerate()
+            .all(|(r, &(start, l))| l == len && start == first + r * step);
+        regular.then_some(Strided {
+            first: first * size,
+            row_bytes: len * size,
+            pitch: step * size,
+            rows: runs.len(),
+        })
     }
 }
 
@@ -296,4 +358,38 @@ pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, Runtim
 /// Whether two device handles are the same device.
 pub fn same_device(a: &Arc<dyn Device>, b: &Arc<dyn Device>) -> bool {
     Arc::ptr_eq(a, b)
+}
+
+#[cfg(test)]
+mod strided_tests {
+    use super::Strided;
+
+    #[test]
+    fn equal_rows_at_equal_distances_are_one_strided_copy() {
+        let rows = Strided::of_runs(&[(5, 3), (15, 3), (25, 3)], 4);
+        assert_eq!(
+            rows,
+            Some(Strided {
+                first: 20,
+                row_bytes: 12,
+                pitch: 40,
+                rows: 3
+            })
+        );
+        assert_eq!(
+            Strided::of_runs(&[(5, 3)], 4),
+            None,
+            "one run is contiguous"
+        );
+        assert_eq!(
+            Strided::of_runs(&[(0, 2), (10, 2), (30, 2)], 4),
+            None,
+            "uneven gaps"
+        );
+        assert_eq!(
+            Strided::of_runs(&[(0, 2), (10, 3)], 4),
+            None,
+            "uneven lengths"
+        );
+    }
 }

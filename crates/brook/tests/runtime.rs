@@ -295,3 +295,39 @@ fn scatter_and_gather_ops_from_rust() {
     );
     brook::gather_op(&t, &index, &array, brook::GatherOp::Kernel(&copy)).expect("fetch-and-copy");
 }
+
+#[test]
+fn views_are_read_and_written_in_place_on_every_device() {
+    for device in Device::all() {
+        let data: Vec<f32> = (0..30).map(|i| i as f32).collect();
+        let big = Stream::from_slice(&device, &[5, 6], &data).expect("big");
+        // Rows 1-3, columns 2-4: three rows of three, six apart.
+        let box3 = big.domain(&[1, 2], &[4, 5]).expect("view");
+        assert_eq!(
+            box3.to_vec().expect("view"),
+            vec![8.0, 9.0, 10.0, 14.0, 15.0, 16.0, 20.0, 21.0, 22.0],
+            "{}",
+            device.info()
+        );
+        let fresh: Vec<f32> = (100..109).map(|i| i as f32).collect();
+        box3.read(&fresh).expect("read into the view");
+        let all = big.to_vec().expect("big");
+        assert_eq!(
+            &all[6..12],
+            &[6.0, 7.0, 100.0, 101.0, 102.0, 11.0],
+            "{}",
+            device.info()
+        );
+        assert_eq!(&all[18..24], &[18.0, 19.0, 106.0, 107.0, 108.0, 23.0]);
+        // A 3-D view whose rows are not equally spaced (a gap between planes).
+        let cube_data: Vec<f32> = (0..48).map(|i| i as f32).collect();
+        let cube = Stream::from_slice(&device, &[3, 4, 4], &cube_data).expect("cube");
+        let part = cube.domain(&[1, 1, 0], &[3, 3, 2]).expect("part");
+        assert_eq!(
+            part.to_vec().expect("part"),
+            vec![20.0, 21.0, 24.0, 25.0, 36.0, 37.0, 40.0, 41.0],
+            "{}",
+            device.info()
+        );
+    }
+}

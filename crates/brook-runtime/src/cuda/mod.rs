@@ -12,7 +12,7 @@ pub mod disk_cache;
 mod driver;
 mod run;
 
-use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
+use crate::device::{Buffer, Device, DeviceInfo, DeviceKind, Strided};
 use crate::error::{range_error, LaunchProblem, RuntimeError};
 use crate::launch::{block, Launch};
 use crate::queue::Queue;
@@ -171,6 +171,37 @@ impl Device for CudaDevice {
         self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
+    fn upload_strided(
+        &self,
+        buffer: &dyn Buffer,
+        rows: Strided,
+        data: &[u8],
+    ) -> Result<(), RuntimeError> {
+        let target = self.strided_range(buffer, rows, "Stream Read")?;
+        let copy = memcpy_2d(
+            rows,
+            Side::Host(data.as_ptr() as usize),
+            Side::Device(target),
+        );
+        self.copy_2d(&copy, "copying rows to the GPU")
+    }
+
+    fn download_strided(
+        &self,
+        buffer: &dyn Buffer,
+        rows: Strided,
+        out: &mut [u8],
+    ) -> Result<(), RuntimeError> {
+        let source = self.strided_range(buffer, rows, "Stream Write")?;
+        let copy = memcpy_2d(
+            rows,
+            Side::Device(source),
+            Side::Host(out.as_mut_ptr() as usize),
+        );
+        self.copy_2d(&copy, "copying rows from the GPU")?;
+        self.handles.synchronize().map_err(|e| self.fail(e))
+    }
+
     fn copy_from_peer(
         &self,
         from: &dyn Buffer,
@@ -279,6 +310,46 @@ impl Device for CudaDevice {
     }
 }
 
+/// One end of a 2-D copy: host memory (rows packed) or device memory (rows `pitch` apart).
+#[derive(Clone, Copy)]
+enum Side {
+    Host(usize),
+    Device(sys::CUdeviceptr),
+}
+
+/// The driver's description of a copy of `rows` between `from` and `to`.
+fn memcpy_2d(rows: Strided, from: Side, to: Side) -> sys::CUDA_MEMCPY2D {
+    // SAFETY: an all-zero CUDA_MEMCPY2D is a valid value (null pointers, zero sizes).
+    let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+    match from {
+        Side::Host(ptr) => {
+            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.srcHost = ptr as *const c_void;
+            copy.srcPitch = rows.row_bytes;
+        }
+        Side::Device(ptr) => {
+            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.srcDevice = ptr;
+            copy.srcPitch = rows.pitch;
+        }
+    }
+    match to {
+        Side::Host(ptr) => {
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+            copy.dstHost = ptr as *mut c_void;
+            copy.dstPitch = rows.row_bytes;
+        }
+        Side::Device(ptr) => {
+            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            copy.dstDevice = ptr;
+            copy.dstPitch = rows.pitch;
+        }
+    }
+    copy.WidthInBytes = rows.row_bytes;
+    copy.Height = rows.rows;
+    copy
+}
+
 /// Host memory registered with the driver (page-locked) for as long as this lives.
 struct Pinned(usize);
 
@@ -299,6 +370,29 @@ impl CudaDevice {
         // SAFETY: the caller's memory is valid for `len` bytes for the duration of the copy.
         let code = unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, 0) };
         (code == sys::CUresult::CUDA_SUCCESS).then_some(Pinned(ptr as usize))
+    }
+
+    /// The device address of the first of `rows`, when all of them lie in `buffer`.
+    fn strided_range(
+        &self,
+        buffer: &dyn Buffer,
+        rows: Strided,
+        operation: &'static str,
+    ) -> Result<sys::CUdeviceptr, RuntimeError> {
+        let buffer = self.buffer(buffer)?;
+        let span = (rows.rows.saturating_sub(1)) * rows.pitch + rows.row_bytes;
+        buffer
+            .range(rows.first, span)
+            .ok_or_else(|| range_error(operation, rows.first, span, buffer.len()))
+    }
+
+    /// Queues a 2-D copy on the stream.
+    fn copy_2d(&self, copy: &sys::CUDA_MEMCPY2D, what: &str) -> Result<(), RuntimeError> {
+        self.handles.bind().map_err(|e| self.fail(e))?;
+        // SAFETY: both ends were checked to lie in their memory; a host source is staged by
+        // the driver before the call returns (pageable memory), a host target is waited for.
+        let code = unsafe { sys::cuMemcpy2DAsync_v2(copy, self.handles.stream) };
+        check(code, what).map_err(|e| self.fail(e))
     }
 
     /// `bytes` from another GPU's buffer into one of this GPU's, on this GPU's stream.

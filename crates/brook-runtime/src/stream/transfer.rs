@@ -8,6 +8,7 @@
 //! by row, in place in its parent's buffer.
 
 use super::{lock, RawStream};
+use crate::device::Strided;
 use crate::element::ElementType;
 use crate::error::{BError, RuntimeError};
 use crate::queue::Ticket;
@@ -308,8 +309,14 @@ impl RawStream {
     /// On the queue: writes host bytes to the stream's elements.
     pub(crate) fn upload_now(&self, data: &[u8]) -> Result<(), RuntimeError> {
         let size = self.element().size();
+        let runs = self.addressing().runs(self.shape());
+        if let Some(rows) = Strided::of_runs(&runs, size) {
+            return self
+                .device()
+                .upload_strided(self.buffer().as_ref(), rows, data);
+        }
         let mut at = 0;
-        for (first, len) in self.addressing().runs(self.shape()) {
+        for (first, len) in runs {
             let bytes = &data[at..at + len * size];
             self.device()
                 .upload(self.buffer().as_ref(), first * size, bytes)?;
@@ -322,8 +329,14 @@ impl RawStream {
     pub(crate) fn download_now(&self) -> Result<Vec<u8>, RuntimeError> {
         let size = self.element().size();
         let mut out = vec![0u8; self.len() * size];
+        let runs = self.addressing().runs(self.shape());
+        if let Some(rows) = Strided::of_runs(&runs, size) {
+            self.device()
+                .download_strided(self.buffer().as_ref(), rows, &mut out)?;
+            return Ok(out);
+        }
         let mut at = 0;
-        for (first, len) in self.addressing().runs(self.shape()) {
+        for (first, len) in runs {
             let target = &mut out[at..at + len * size];
             self.device()
                 .download(self.buffer().as_ref(), first * size, target)?;
