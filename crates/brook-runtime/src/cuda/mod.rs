@@ -319,35 +319,31 @@ enum Side {
 
 /// The driver's description of a copy of `rows` between `from` and `to`.
 fn memcpy_2d(rows: Strided, from: Side, to: Side) -> sys::CUDA_MEMCPY2D {
-    // SAFETY: an all-zero CUDA_MEMCPY2D is a valid value (null pointers, zero sizes).
-    let mut copy: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-    match from {
-        Side::Host(ptr) => {
-            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-            copy.srcHost = ptr as *const c_void;
-            copy.srcPitch = rows.row_bytes;
-        }
-        Side::Device(ptr) => {
-            copy.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-            copy.srcDevice = ptr;
-            copy.srcPitch = rows.pitch;
-        }
+    use sys::CUmemorytype::{CU_MEMORYTYPE_DEVICE as DEVICE, CU_MEMORYTYPE_HOST as HOST};
+    let end = |side: Side, host_pitch: usize| match side {
+        Side::Host(ptr) => (HOST, ptr, 0, host_pitch),
+        Side::Device(ptr) => (DEVICE, 0, ptr, rows.pitch),
+    };
+    let (src_type, src_host, src_device, src_pitch) = end(from, rows.row_bytes);
+    let (dst_type, dst_host, dst_device, dst_pitch) = end(to, rows.row_bytes);
+    sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host as *const c_void,
+        srcDevice: src_device,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host as *mut c_void,
+        dstDevice: dst_device,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: rows.row_bytes,
+        Height: rows.rows,
     }
-    match to {
-        Side::Host(ptr) => {
-            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-            copy.dstHost = ptr as *mut c_void;
-            copy.dstPitch = rows.row_bytes;
-        }
-        Side::Device(ptr) => {
-            copy.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-            copy.dstDevice = ptr;
-            copy.dstPitch = rows.pitch;
-        }
-    }
-    copy.WidthInBytes = rows.row_bytes;
-    copy.Height = rows.rows;
-    copy
 }
 
 /// Host memory registered with the driver (page-locked) for as long as this lives.

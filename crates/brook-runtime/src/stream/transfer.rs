@@ -34,9 +34,12 @@ impl PendingWrite {
         self.stream.device().queue().wait(self.ticket);
         let result = lock(&self.slot).take();
         result.unwrap_or_else(|| {
+            // The job stopped without a result (a contained panic): the stream says so.
+            let message = "Stream Write: the transfer did not complete";
+            self.stream.record_error(BError::Write, message);
             Err(RuntimeError::Stream {
                 code: BError::Write,
-                message: "Stream Write: the transfer did not complete".into(),
+                message: message.into(),
             })
         })
     }
