@@ -39,7 +39,12 @@ fn main() -> ExitCode {
 
 /// `brcc FILE.br` (write C++), `--emit cpp`, `brcc build` and `brcc run`.
 fn program(args: &Args) -> ExitCode {
-    let (path, cpp, header) = match generate(args) {
+    let Generated {
+        path,
+        cpp,
+        header,
+        module,
+    } = match generate(args) {
         Ok(generated) => generated,
         Err(code) => return code,
     };
@@ -69,7 +74,7 @@ fn program(args: &Args) -> ExitCode {
                 (format!("{prefix}.h"), header),
             ];
             if args.keep_device_code {
-                match device_code(args) {
+                match device_code(&path, &module) {
                     Ok(kept) => files.extend(
                         kept.into_iter()
                             .map(|(ext, text)| (format!("{prefix}.{ext}"), text)),
@@ -90,25 +95,32 @@ fn program(args: &Args) -> ExitCode {
 
 /// `-k`: the device code the runtime will make, to keep: the kernel IR (`ir`) and the PTX of
 /// each kernel (`ptx`; what the CUDA device writes for a 1-D launch on sm_90).
-fn device_code(args: &Args) -> Result<Vec<(&'static str, String)>, ExitCode> {
-    let (path, text) = read_source(args)?;
-    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
-    let Some(Ok(module)) = compiled.module else {
-        return Err(ExitCode::FAILURE);
-    };
-    let ptx = ptx_text(&module).map_err(|e| {
+fn device_code(
+    path: &str,
+    module: &brook_ir::Module,
+) -> Result<Vec<(&'static str, String)>, ExitCode> {
+    let ptx = ptx_text(module).map_err(|e| {
         eprintln!("{path}: {e}");
         ExitCode::FAILURE
     })?;
     Ok(vec![
-        ("ir", brook_ir::print::print_module(&module)),
+        ("ir", brook_ir::print::print_module(module)),
         ("ptx", ptx),
     ])
 }
 
-/// The file named on the command line, its C++ program and its kernel-objects header, or the
-/// exit code after its diagnostics.
-fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
+/// A checked program written as C++.
+struct Generated {
+    path: String,
+    /// The whole program.
+    cpp: String,
+    /// The kernel objects alone.
+    header: String,
+    module: brook_ir::Module,
+}
+
+/// The file named on the command line as C++, or the exit code after its diagnostics.
+fn generate(args: &Args) -> Result<Generated, ExitCode> {
     let (path, text) = read_source(args)?;
     let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
     let checked = &compiled.checked;
@@ -144,7 +156,12 @@ fn generate(args: &Args) -> Result<(String, String, String), ExitCode> {
     };
     let program = cpp::generate(checked, &module, &options).map_err(report)?;
     let header = cpp::generate_header(checked, &module, &options).map_err(report)?;
-    Ok((path.clone(), program, header))
+    Ok(Generated {
+        path: path.clone(),
+        cpp: program,
+        header,
+        module,
+    })
 }
 
 fn options(args: &Args) -> CheckOptions {
