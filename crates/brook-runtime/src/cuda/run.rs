@@ -113,8 +113,9 @@ const COOPERATIVE_MIN: u64 = 64;
 const COOPERATIVE_PIECE: u64 = 512;
 
 /// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
-/// on a GPU that keeps about `want` threads busy. `contiguous`: each target's leaves lie
-/// consecutively in memory, so warps may share pieces.
+/// on a GPU that keeps about `want` threads busy, and which entry runs it: the warp entry
+/// where `shape` says each target's leaves are consecutive, the column entry where
+/// neighbouring targets' leaves lie side by side, else the serial one.
 pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
     let cooperative = shape.contiguous && leaves >= COOPERATIVE_MIN;
     let columns = !cooperative && shape.side_by_side;
@@ -206,8 +207,9 @@ pub struct ReduceEntries<'a> {
 impl<'a> ReduceEntries<'a> {
     /// Picks the entries out of `functions` (loaded in the order of `entry_names`).
     pub fn new(ptx: &PtxKernel, functions: &'a [Function]) -> ReduceEntries<'a> {
+        let names = ptx.entry_names();
         let named = |name: &str| {
-            ptx.entry_names()
+            names
                 .iter()
                 .position(|n| *n == name)
                 .and_then(|i| functions.get(i))

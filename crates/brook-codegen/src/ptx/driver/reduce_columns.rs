@@ -12,8 +12,8 @@
 //! element wide on the last axis, which has unit pitch.
 
 use super::reduce::{
-    advance, combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, Pass, Reduction,
-    Share, BATCH,
+    advance, combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result,
+    Pass, Reduction, Share, Written, BATCH,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -148,15 +148,22 @@ pub(super) fn emit(
         let no = lower.pred_const(false);
         lower.e.mov(has, no);
         finish_stack_onto(lower, r, stack, count, &result, has)?;
-        write_one(
-            lower,
-            r,
-            layout,
-            p,
-            (&tpos, t, j, c as u64),
+        // Target `t + c` lies `c` further along the last axis.
+        let mut pos = tpos.clone();
+        if let Some(last) = pos.last_mut() {
+            let base = *last;
+            *last = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {c}"));
+        }
+        let target = u64_op(lower, |reg| format!("add.u64 {reg}, {t}, {c}"));
+        let written = Written {
             to_target,
-            &result,
-        );
+            dst: p.dst,
+            tpos: &pos,
+            piece_index: j,
+            target_index: target,
+            pieces: p.pieces,
+        };
+        write_result(lower, r, layout, pos.len(), &written, &result);
     }
     lower.e.bra(p.ret);
     Ok(())
@@ -195,42 +202,4 @@ fn load_quad(lower: &mut Lower<'_>, q: &Quad<'_>, class: Class) -> Vec<Reg> {
     }
     lower.e.at(loaded);
     row
-}
-
-/// Stores target `first + c`'s value: into its element on the last pass, else into the
-/// scratch array.
-fn write_one(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    layout: &BlockLayout,
-    p: &Pass,
-    (tpos, t, j, c): (&[Reg], Reg, Reg, u64),
-    to_target: Reg,
-    value: &[Reg],
-) {
-    let (to_scratch, written) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(to_target, to_scratch);
-    {
-        let mut pos = tpos.to_vec();
-        if let Some(last) = pos.last_mut() {
-            let base = *last;
-            *last = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {c}"));
-        }
-        let target = super::reduce::target_ref(lower, r, layout, pos.len());
-        let index = lower.element_index(target.offset, &pos, &target.pitch);
-        let addr = lower.element_address(target.base, index, target.size);
-        lower.store_value(&r.ty.clone(), value, addr, "global", true);
-        lower.e.bra(written);
-    }
-    lower.e.at(to_scratch);
-    {
-        let pieces = p.pieces;
-        let target = u64_op(lower, |reg| format!("add.u64 {reg}, {t}, {c}"));
-        let slot = u64_op(lower, |reg| {
-            format!("mad.lo.u64 {reg}, {target}, {pieces}, {j}")
-        });
-        let addr = lower.element_address(p.dst, slot, r.value_size);
-        lower.store_value(&r.ty.clone(), value, addr, "global", true);
-    }
-    lower.e.at(written);
 }
