@@ -305,6 +305,21 @@ fn main() -> Result<(), brook::Error> {
         one.finish().expect("finish");
     });
     let overhead_us = t.host / launches as f64 * 1e6;
+    // The caller's share: how long a launch call takes to return (the device's worker
+    // thread issues it to the driver meanwhile).
+    let call_us = median(
+        (0..REPEATS)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..launches {
+                    nothing.launch(args![&one]).expect("nothing");
+                }
+                let calls = start.elapsed().as_secs_f64();
+                one.finish().expect("finish");
+                calls / launches as f64 * 1e6
+            })
+            .collect(),
+    );
 
     // PTX generation for saxpy.
     let index = program
@@ -366,6 +381,7 @@ fn main() -> Result<(), brook::Error> {
         "{:<30} {:>10.2} us",
         "launch overhead (1 element)", overhead_us
     );
+    println!("{:<30} {:>10.2} us", "  of which the call returns", call_us);
     println!("{:<30} {:>10.3} ms", "PTX generation (saxpy)", ptx_ms);
     println!(
         "{:<30} {:>10.3} ms",
@@ -374,7 +390,7 @@ fn main() -> Result<(), brook::Error> {
     );
     if let Some(path) = json_path {
         let text = format!(
-            "{{\"device\": \"{}\", \"rows\": [{}], \"launch_overhead_us\": {overhead_us:.3}, \"ptx_generation_ms\": {ptx_ms:.4}, \"first_launch_ms\": {:.3}}}\n",
+            "{{\"device\": \"{}\", \"rows\": [{}], \"launch_overhead_us\": {overhead_us:.3}, \"launch_call_us\": {call_us:.3}, \"ptx_generation_ms\": {ptx_ms:.4}, \"first_launch_ms\": {:.3}}}\n",
             device.info(),
             json.join(", "),
             first * 1e3

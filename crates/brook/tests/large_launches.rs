@@ -208,6 +208,21 @@ fn reductions_of_every_width_and_alignment() {
             let cols = Stream::<f32>::new(d, &[1, 4096]).expect("cols");
             sum.launch(args![&shifted, &cols]).expect("shifted columns");
             out.push(bits(&cols.to_vec().expect("cols")));
+            // The column entry through a view on a 16-byte boundary, over two outer axes whose
+            // leaves are evenly spaced, and (the serial entry) over a view whose outer axes
+            // leave a gap between rows.
+            let aligned = tall.domain(&[0, 4], &[64, 4100]).expect("aligned view");
+            sum.launch(args![&aligned, &cols])
+                .expect("aligned view columns");
+            out.push(bits(&cols.to_vec().expect("cols")));
+            let cube =
+                Stream::from_slice(d, &[16, 12, 64], &singles[..16 * 12 * 64]).expect("cube");
+            let floor = Stream::<f32>::new(d, &[1, 1, 64]).expect("floor");
+            sum.launch(args![&cube, &floor]).expect("cube columns");
+            out.push(bits(&floor.to_vec().expect("floor")));
+            let gappy = cube.domain(&[0, 0, 0], &[16, 11, 64]).expect("gappy view");
+            sum.launch(args![&gappy, &floor]).expect("gappy columns");
+            out.push(bits(&floor.to_vec().expect("floor")));
             let grid = Stream::from_slice(d, &[3000, 64], &words[..3000 * 64]).expect("grid");
             let hashes = Stream::<u32>::new(d, &[1, 64]).expect("hashes");
             hash.launch(args![&grid, &hashes]).expect("column hashes");

@@ -1,5 +1,5 @@
 //! Device memory on a GPU: stream-ordered allocations (`cuMemAllocAsync`), zeroed when made
-//! and freed on the device's stream after the work queued before the free.
+//! (except scratch arrays) and freed on the device's stream after the work queued before the free.
 
 use super::driver::{check, Handles};
 use crate::device::Buffer;
@@ -15,6 +15,21 @@ pub struct CudaBuffer {
 impl CudaBuffer {
     /// `bytes` zeroed bytes of device memory.
     pub fn new(handles: Handles, bytes: usize) -> Result<CudaBuffer, String> {
+        let buffer = CudaBuffer::uninit(handles, bytes)?;
+        // SAFETY: the allocation is `bytes.max(1)` long and ordered before the memset on the
+        // same stream.
+        unsafe {
+            check(
+                sys::cuMemsetD8Async(buffer.ptr, 0, bytes.max(1), handles.stream),
+                "cuMemsetD8Async",
+            )?;
+        }
+        Ok(buffer)
+    }
+
+    /// `bytes` bytes of device memory with undefined contents, for scratch arrays that the
+    /// next kernel writes whole before anything reads them (no memset queued).
+    pub fn uninit(handles: Handles, bytes: usize) -> Result<CudaBuffer, String> {
         handles.bind()?;
         let mut ptr = 0;
         // SAFETY: valid out-pointer; the stream belongs to the bound context.
@@ -22,10 +37,6 @@ impl CudaBuffer {
             check(
                 sys::cuMemAllocAsync(&mut ptr, bytes.max(1), handles.stream),
                 &format!("allocating {bytes} bytes on the GPU"),
-            )?;
-            check(
-                sys::cuMemsetD8Async(ptr, 0, bytes.max(1), handles.stream),
-                "cuMemsetD8Async",
             )?;
         }
         Ok(CudaBuffer {

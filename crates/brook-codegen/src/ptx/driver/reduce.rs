@@ -6,8 +6,9 @@
 //! target-fastest, so neighbouring threads read neighbouring targets (columns of a matrix lie
 //! side by side). A pass either writes each piece's value to a dense scratch array
 //! (`[target][piece]`: each target's pieces consecutive, so later passes can use the warp
-//! entry) or, when a target has one piece, the target element; the next pass reduces the
-//! scratch array's pieces the same way. Because every piece is an aligned
+//! entry; `[piece][target]` after a column pass, read by the column entry again) or, when a
+//! target has one piece, the target element; the next pass reduces the scratch array's
+//! pieces the same way. Because every piece is an aligned
 //! power-of-two subtree, combining pieces canonically gives the canonical result.
 //!
 //! Besides the parameter block, the entry takes `src` and `dst` (scratch addresses),
@@ -312,7 +313,7 @@ fn emit(
         tpos: &tpos,
         piece_index: j,
         target_index: t,
-        pieces,
+        scratch: Scratch::TargetMajor { pieces },
     };
     write_result(lower, r, layout, rank, &written, &result);
     lower.e.at(ret);
@@ -397,12 +398,21 @@ pub(super) struct Written<'a> {
     pub tpos: &'a [Reg],
     pub piece_index: Reg,
     pub target_index: Reg,
-    /// Pieces per target (the scratch array's row length).
-    pub pieces: Reg,
+    pub scratch: Scratch,
+}
+
+/// How a pass that is not the last lays out its scratch array.
+pub(super) enum Scratch {
+    /// `[target][piece]`, each target's pieces consecutive (read next by the serial or warp
+    /// entry), with this many pieces per target.
+    TargetMajor { pieces: Reg },
+    /// `[piece][target]`, neighbouring targets side by side (read next by the column
+    /// entry), with this many targets.
+    PieceMajor { targets: Reg },
 }
 
 /// Stores a piece's value: into the target element when the pass is the last, else into the
-/// scratch array at `[target][piece]`.
+/// scratch array (laid out as `w.scratch` says).
 pub(super) fn write_result(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -422,9 +432,10 @@ pub(super) fn write_result(
     }
     lower.e.at(to_scratch);
     {
-        let (j, pieces, t) = (w.piece_index, w.pieces, w.target_index);
-        let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {t}, {pieces}, {j}")
+        let (j, t) = (w.piece_index, w.target_index);
+        let slot = lower.e.compute(Class::B64, |reg| match w.scratch {
+            Scratch::TargetMajor { pieces } => format!("mad.lo.u64 {reg}, {t}, {pieces}, {j}"),
+            Scratch::PieceMajor { targets } => format!("mad.lo.u64 {reg}, {j}, {targets}, {t}"),
         });
         let addr = lower.element_address(w.dst, slot, r.value_size);
         lower.store_value(&r.ty.clone(), result, addr, "global", true);

@@ -4,16 +4,18 @@
 //!
 //! The thread does what the serial path does (see [`super::reduce`]: batches of leaves, a
 //! binary-counter stack, the canonical tree of its piece) for four targets with four stacks,
-//! loading each row's four leaves with one 16-byte load when aligned. A warp then reads 512
-//! consecutive bytes per load instead of 128, and the address arithmetic is shared by four
-//! targets. The runtime chooses this path for a first pass (it reads the input, never a
-//! scratch array, whose `[target][piece]` rows suit the warp entry) when the value is one
-//! 4-byte scalar, the domain's last axis is a multiple of 4, and each target's tile is one
-//! element wide on the last axis, which has unit pitch.
+//! loading each row's four leaves with one 16-byte load. A warp then reads 512 consecutive
+//! bytes per load instead of 128, and the address arithmetic (one add per row) is shared by
+//! four targets. A pass of this entry that is not the last writes its scratch array as
+//! `[piece][target]`, so that the next pass is again a column pass over rows of targets.
+//! The runtime chooses this path (for the first pass, and so for the rest) when the value is
+//! one 4-byte scalar, the domain's last axis is a multiple of 4, each target's tile is one
+//! element wide on the last axis, which has unit pitch, each target's leaves are evenly
+//! spaced in memory, and every row of four targets' leaves is 16-byte aligned.
 
 use super::reduce::{
-    advance, combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result,
-    Pass, Reduction, Share, Written, BATCH,
+    combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
+    Reduction, Scratch, Share, Written, BATCH,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -43,15 +45,6 @@ pub(super) fn applies(module: &brook_ir::Module, kernel: &brook_ir::Kernel, r: &
 
 fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
     lower.e.compute(Class::B64, text)
-}
-
-/// What loading a row of four leaves needs.
-struct Quad<'a> {
-    r: &'a Reduction,
-    input: &'a StreamRef,
-    tpos: &'a [Reg],
-    tile: &'a [Reg],
-    lpos: &'a [Reg],
 }
 
 pub(super) fn emit(
@@ -90,18 +83,16 @@ pub(super) fn emit(
     let slots: Vec<Vec<Vec<Reg>>> = (0..WIDTH)
         .map(|_| (0..LEVELS).map(|_| vec![lower.e.reg(class)]).collect())
         .collect();
-    let lpos: Vec<Reg> = (0..p.tile.len()).map(|_| lower.e.reg(Class::B64)).collect();
-    let first = unravel_fresh(lower, lo, &p.tile);
-    for (l, f) in lpos.iter().zip(&first) {
-        lower.e.mov(*l, *f);
-    }
-    let quad = Quad {
-        r,
-        input,
-        tpos: &tpos,
-        tile: &p.tile,
-        lpos: &lpos,
+    let from_scratch = mode_bit(lower, p.mode, 1);
+    let rows = Rows {
+        from_scratch,
+        src: p.src,
+        targets,
+        t,
+        lo,
+        value_size: r.value_size,
     };
+    let walk = Walk::start(lower, input, &tpos, &p.tile, &rows);
     let n = lower.e.mov_imm(Class::B64, 0);
     let (batch_head, single_head, done) = (lower.e.label(), lower.e.label(), lower.e.label());
     lower.e.at(batch_head);
@@ -110,7 +101,7 @@ pub(super) fn emit(
         format!("setp.gt.u64 {reg}, {next}, {count}")
     });
     lower.e.bra_if(short, single_head);
-    let rows: Vec<Vec<Reg>> = (0..BATCH).map(|_| load_quad(lower, &quad, class)).collect();
+    let rows = walk.load_rows(lower, BATCH as usize, class);
     let batches = u64_op(lower, |reg| {
         format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
     });
@@ -135,7 +126,7 @@ pub(super) fn emit(
         format!("setp.ge.u64 {reg}, {n}, {count}")
     });
     lower.e.bra_if(finished, done);
-    let row = load_quad(lower, &quad, class);
+    let row = walk.load_rows(lower, 1, class).remove(0);
     for (c, stack) in slots.iter().enumerate() {
         insert(lower, r, &[row[c]], stack, n)?;
     }
@@ -161,7 +152,7 @@ pub(super) fn emit(
             tpos: &pos,
             piece_index: j,
             target_index: target,
-            pieces: p.pieces,
+            scratch: Scratch::PieceMajor { targets: p.targets },
         };
         write_result(lower, r, layout, pos.len(), &written, &result);
     }
@@ -169,37 +160,115 @@ pub(super) fn emit(
     Ok(())
 }
 
-/// Loads the next input leaf of the four targets (one 16-byte load when aligned).
-fn load_quad(lower: &mut Lower<'_>, q: &Quad<'_>, class: Class) -> Vec<Reg> {
-    let row: Vec<Reg> = (0..WIDTH).map(|_| lower.e.reg(class)).collect();
-    let pos: Vec<Reg> = (0..q.tpos.len())
-        .map(|k| {
-            let (tp, tl, lp) = (q.tpos[k], q.tile[k], q.lpos[k]);
-            u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}"))
-        })
-        .collect();
-    let index = lower.element_index(q.input.offset, &pos, &q.input.pitch);
-    let addr = lower.element_address(q.input.base, index, q.input.size);
-    advance(lower, q.lpos, q.tile);
-    let low = u64_op(lower, |reg| format!("and.b64 {reg}, {addr}, 15"));
-    let aligned = lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {low}, 0"));
-    let (one_by_one, loaded) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(aligned, one_by_one);
-    let list = row
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    lower.e.op(format!("ld.global.v4.b32 {{{list}}}, [{addr}]"));
-    lower.e.bra(loaded);
-    lower.e.at(one_by_one);
-    let kind = leaves(lower.module, &q.r.ty)[0].kind;
-    for (c, &reg) in row.iter().enumerate() {
-        let v = lower.load_scalar(kind, addr, 4 * c as u32, "global");
-        lower.e.mov(reg, v);
+/// Where a thread's rows start: leaf `lo` of targets `t..t + 4`, in the input or, when
+/// `from_scratch`, in the `[piece][target]` scratch array `src` of an earlier column pass.
+struct Rows {
+    from_scratch: Reg,
+    src: Reg,
+    targets: Reg,
+    t: Reg,
+    lo: Reg,
+    value_size: u32,
+}
+
+/// A thread's walk down its four targets' leaves: the address of the next row of four and
+/// the bytes between rows. The runtime uses this entry only where each target's leaves are
+/// evenly spaced in memory and every row of four is 16-byte aligned (a scratch array of
+/// this entry always is), so a row is one 16-byte load and the next row lies a fixed
+/// stride further.
+struct Walk {
+    addr: Reg,
+    stride: Reg,
+}
+
+impl Walk {
+    fn start(
+        lower: &mut Lower<'_>,
+        input: &StreamRef,
+        tpos: &[Reg],
+        tile: &[Reg],
+        rows: &Rows,
+    ) -> Walk {
+        let (input_addr, input_stride) = Walk::input_start(lower, input, tpos, tile, rows.lo);
+        let Rows {
+            from_scratch,
+            src,
+            targets,
+            t,
+            lo,
+            value_size,
+        } = *rows;
+        let slot = u64_op(lower, |reg| {
+            format!("mad.lo.u64 {reg}, {lo}, {targets}, {t}")
+        });
+        let scratch_addr = lower.element_address(src, slot, value_size);
+        let scratch_stride = u64_op(lower, |reg| {
+            format!("mul.lo.u64 {reg}, {targets}, {value_size}")
+        });
+        let addr = lower.e.reg(Class::B64);
+        lower.e.op(format!(
+            "selp.b64 {addr}, {scratch_addr}, {input_addr}, {from_scratch}"
+        ));
+        let stride = u64_op(lower, |reg| {
+            format!("selp.b64 {reg}, {scratch_stride}, {input_stride}, {from_scratch}")
+        });
+        Walk { addr, stride }
     }
-    lower.e.at(loaded);
-    row
+
+    /// The address of leaf `lo` of the input tiles of the targets at `tpos`, and the bytes
+    /// between consecutive leaves.
+    fn input_start(
+        lower: &mut Lower<'_>,
+        input: &StreamRef,
+        tpos: &[Reg],
+        tile: &[Reg],
+        lo: Reg,
+    ) -> (Reg, Reg) {
+        let first = unravel_fresh(lower, lo, tile);
+        let pos: Vec<Reg> = (0..tpos.len())
+            .map(|k| {
+                let (tp, tl, lp) = (tpos[k], tile[k], first[k]);
+                u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {tp}, {tl}, {lp}"))
+            })
+            .collect();
+        let index = lower.element_index(input.offset, &pos, &input.pitch);
+        let start = lower.element_address(input.base, index, input.size);
+        // Consecutive leaves step along the innermost tile axis longer than one element.
+        let pitch = lower.e.mov_imm(Class::B64, 0);
+        for (&extent, &axis_pitch) in tile.iter().zip(&input.pitch) {
+            let long = lower
+                .e
+                .compute(Class::Pred, |reg| format!("setp.gt.u64 {reg}, {extent}, 1"));
+            lower.e.op(format!("@{long} mov.u64 {pitch}, {axis_pitch}"));
+        }
+        let size = input.size;
+        let stride = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {pitch}, {size}"));
+        (start, stride)
+    }
+
+    /// Loads the next `count` rows of four leaves and moves past them.
+    fn load_rows(&self, lower: &mut Lower<'_>, count: usize, class: Class) -> Vec<Vec<Reg>> {
+        let (addr, stride) = (self.addr, self.stride);
+        let mut at = addr;
+        let rows = (0..count)
+            .map(|k| {
+                if k > 0 {
+                    let previous = at;
+                    at = u64_op(lower, |reg| format!("add.u64 {reg}, {previous}, {stride}"));
+                }
+                let row: Vec<Reg> = (0..WIDTH).map(|_| lower.e.reg(class)).collect();
+                let list = row
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                lower
+                    .e
+                    .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{at}]"));
+                row
+            })
+            .collect();
+        lower.e.op(format!("add.u64 {addr}, {at}, {stride}"));
+        rows
+    }
 }

@@ -1,6 +1,6 @@
 //! The cooperative reduction path: one warp per piece, for pieces whose leaves are
-//! consecutive in memory (a whole-stream or row reduction of a dense stream, or any scratch
-//! array, whose layout is `[target][piece]`).
+//! consecutive in memory (a whole-stream or row reduction of a dense stream, or a scratch
+//! array laid out `[target][piece]`).
 //!
 //! A warp takes its piece in chunks of 256 leaves. Lane `l` reduces the run of 8 leaves
 //! `8l .. 8l + 8` of the chunk in registers (the run's canonical tree; 4- and 8-byte scalars
@@ -13,7 +13,7 @@
 
 use super::reduce::{
     combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
-    Reduction, Share, Written,
+    Reduction, Scratch, Share, Written,
 };
 use super::special;
 use crate::abi::BlockLayout;
@@ -131,7 +131,7 @@ pub fn emit(
         tpos: &tpos,
         piece_index: j,
         target_index: t,
-        pieces: p.pieces,
+        scratch: Scratch::TargetMajor { pieces: p.pieces },
     };
     write_result(lower, r, layout, rank, &written, &tail);
     lower.e.bra(p.ret);
