@@ -150,6 +150,11 @@ pub trait Device: Send + Sync {
     ) -> Result<(), RuntimeError> {
         self.download(buffer, offset, out)
     }
+    /// Whether this device copies device to device with others of its kind
+    /// ([`Device::copy_from_peer`]).
+    fn peer_copies(&self) -> bool {
+        false
+    }
     /// Copies `bytes` from `from` (a buffer of another device) into `to`, device to device,
     /// waiting for the copy; `None` where this device cannot (the runtime then goes through
     /// the host).

@@ -202,6 +202,10 @@ impl Device for CudaDevice {
         self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
+    fn peer_copies(&self) -> bool {
+        true
+    }
+
     fn copy_from_peer(
         &self,
         from: &dyn Buffer,

@@ -153,12 +153,37 @@ impl RawStream {
         Ok(())
     }
 
-    /// `assign` of a whole stream from a whole stream of another device that can copy device
-    /// to device (two GPUs): after the source's queued work, on this device's queue, waited
-    /// for. `None` where the devices cannot, or for views (then the copy goes through the host).
+    /// `assign` from a stream of another device when both copy device to device (two GPUs):
+    /// whole stream to whole stream directly; a view through a dense stream of its shape on
+    /// its own device, filled or emptied there device to device. `None` where the devices
+    /// cannot (then the copy goes through the host).
     fn assign_from_peer(&self, source: &RawStream) -> Option<Result<(), RuntimeError>> {
-        if self.is_view() || source.is_view() {
+        if !(self.device().peer_copies() && source.device().peer_copies()) {
             return None;
+        }
+        if source.is_view() {
+            let dense =
+                match RawStream::new(source.device(), source.element().clone(), source.shape()) {
+                    Ok(dense) => dense,
+                    Err(e) => return Some(Err(e)),
+                };
+            if let Err(e) = dense.assign(source) {
+                return Some(Err(e));
+            }
+            return self.assign_from_peer(&dense);
+        }
+        if self.is_view() {
+            let dense = match RawStream::new(self.device(), self.element().clone(), self.shape()) {
+                Ok(dense) => dense,
+                Err(e) => return Some(Err(e)),
+            };
+            return match dense.assign_from_peer(source)? {
+                Ok(()) => {
+                    dense.mark_initialized();
+                    Some(self.assign(&dense))
+                }
+                Err(e) => Some(Err(e)),
+            };
         }
         if !source.finish() {
             return None;
