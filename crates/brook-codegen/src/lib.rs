@@ -10,6 +10,7 @@
 
 pub mod abi;
 pub mod cpu;
+pub mod leaf_walk;
 pub mod leaves;
 pub mod mathlib;
 pub mod ptx;

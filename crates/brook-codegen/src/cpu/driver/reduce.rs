@@ -20,6 +20,7 @@ use crate::abi::{header, record, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
 use crate::cpu::CompileError;
+use crate::leaf_walk::LeafOps;
 use brook_ir::{ParamRole, Type};
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,

@@ -1,149 +1,38 @@
 //! Expressions: each IR expression becomes the flat list of its scalar leaves.
 
 use super::{Binding, Lower, StreamRef, PTR};
-use crate::cpu::layout::{clif_type, field_leaf, leaf_count};
+use crate::cpu::layout::clif_type;
 use crate::cpu::CompileError;
+use crate::leaf_walk::LeafOps;
 use brook_ir::launch::iterator_axis;
-use brook_ir::{Expr, ExprKind, Handle, Literal, ParamId, ScalarKind, Type};
+use brook_ir::{
+    BinaryOp, Expr, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind, Type,
+    UnaryOp,
+};
 use cranelift_codegen::ir::{condcodes::IntCC, immediates::Ieee32, types, InstBuilder, Value};
+use std::collections::HashMap;
 
-impl Lower<'_, '_> {
-    /// The leaves of expression `h`, computed once per statement.
-    pub fn expr(&mut self, h: Handle<Expr>) -> Result<Vec<Value>, CompileError> {
-        if let Some(values) = self.memo.get(&h) {
-            return Ok(values.clone());
-        }
-        let values = self.compute(h)?;
-        self.memo.insert(h, values.clone());
-        Ok(values)
+impl<'a> LeafOps<'a> for Lower<'a, '_> {
+    type Leaf = Value;
+    type Error = CompileError;
+
+    fn module(&self) -> &'a Module {
+        self.module
     }
 
-    /// The single leaf of a scalar expression.
-    pub fn scalar(&mut self, h: Handle<Expr>) -> Result<Value, CompileError> {
-        let values = self.expr(h)?;
-        values
-            .first()
-            .copied()
-            .ok_or_else(|| self.unsupported(h, "a scalar expression without a value".to_string()))
+    fn kernel(&self) -> &'a Kernel {
+        self.kernel
     }
 
-    pub fn expr_type(&self, h: Handle<Expr>) -> &Type {
-        &self.kernel.exprs[h].ty
+    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Value>> {
+        &mut self.memo
     }
 
-    /// The scalar kind of a value-typed expression.
-    pub fn expr_kind(&self, h: Handle<Expr>) -> ScalarKind {
-        match self.expr_type(h) {
-            Type::Value(v) => v.kind,
-            _ => ScalarKind::I32,
-        }
+    fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        Lower::unsupported(self, h, what)
     }
 
-    pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
-        CompileError::Unsupported {
-            kernel: self.kernel.name.clone(),
-            span: self.kernel.exprs.span(h),
-            construct: what,
-        }
-    }
-
-    fn compute(&mut self, h: Handle<Expr>) -> Result<Vec<Value>, CompileError> {
-        let expr = &self.kernel.exprs[h];
-        let ty = expr.ty.clone();
-        Ok(match &expr.kind {
-            ExprKind::Literal(lit) => vec![self.literal(*lit)],
-            ExprKind::Compose(parts) => {
-                let mut out = Vec::new();
-                for &p in parts {
-                    out.extend(self.expr(p)?);
-                }
-                out
-            }
-            ExprKind::Splat(a) => {
-                let a = self.scalar(*a)?;
-                let width = ty.value().map_or(1, |v| usize::from(v.width));
-                vec![a; width]
-            }
-            ExprKind::Load(place) => self.load_place(place)?,
-            ExprKind::Input(p) => self.input(*p),
-            ExprKind::Constant(p) => match &self.bindings[p.0 as usize] {
-                Binding::Constant(values) => values.clone(),
-                _ => self.zeros(&ty),
-            },
-            ExprKind::Gather { param, indices } => self.gather(*param, indices)?,
-            ExprKind::Field { base, index } => {
-                let base_ty = self.expr_type(*base).clone();
-                let values = self.expr(*base)?;
-                let (first, field_ty) = field_leaf(self.module, &base_ty, *index);
-                let count = leaf_count(self.module, &field_ty);
-                values[first..first + count].to_vec()
-            }
-            ExprKind::Component { base, index } => {
-                vec![self.expr(*base)?[usize::from(*index)]]
-            }
-            ExprKind::Swizzle { base, pattern } => {
-                let values = self.expr(*base)?;
-                pattern.iter().map(|&c| values[usize::from(c)]).collect()
-            }
-            ExprKind::Unary { op, arg } => {
-                let kind = self.expr_kind(*arg);
-                let values = self.expr(*arg)?;
-                values
-                    .into_iter()
-                    .map(|v| self.unary(*op, kind, v))
-                    .collect()
-            }
-            ExprKind::Binary { op, left, right } => {
-                let kind = self.expr_kind(*left);
-                let a = self.expr(*left)?;
-                let b = self.expr(*right)?;
-                a.into_iter()
-                    .zip(b)
-                    .map(|(x, y)| self.binary(*op, kind, x, y))
-                    .collect()
-            }
-            ExprKind::Select {
-                cond,
-                accept,
-                reject,
-            } => {
-                let c = self.scalar(*cond)?;
-                let a = self.expr(*accept)?;
-                let r = self.expr(*reject)?;
-                a.into_iter()
-                    .zip(r)
-                    .map(|(x, y)| self.b.ins().select(c, x, y))
-                    .collect()
-            }
-            ExprKind::Convert(a) => {
-                let from = self.expr_kind(*a);
-                let to = ty.value().map_or(ScalarKind::I32, |v| v.kind);
-                let values = self.expr(*a)?;
-                values
-                    .into_iter()
-                    .map(|v| self.convert(from, to, v))
-                    .collect()
-            }
-            ExprKind::Math { fun, args } => self.math(h, *fun, args)?,
-            ExprKind::IndexOf(p) => {
-                let at = self.index_of(*p);
-                self.position_vector(&at, ScalarKind::F32)
-            }
-            ExprKind::Instance => {
-                let at = self.position();
-                self.position_vector(&at, ScalarKind::I32)
-            }
-            ExprKind::InstanceInGroup => {
-                let mut lanes = vec![self.iconst(types::I32, 0); 4];
-                if let Some(g) = self.in_group {
-                    lanes[0] = self.b.ins().ireduce(types::I32, g);
-                }
-                lanes
-            }
-        })
-    }
-
-    pub fn literal(&mut self, lit: Literal) -> Value {
+    fn literal(&mut self, lit: Literal) -> Value {
         match lit.kind {
             ScalarKind::F32 => self.b.ins().f32const(Ieee32::with_bits(lit.bits as u32)),
             ScalarKind::F64 => self.b.ins().f64const(f64::from_bits(lit.bits)),
@@ -152,11 +41,15 @@ impl Lower<'_, '_> {
     }
 
     /// The zero value of `ty`, as leaves.
-    pub fn zeros(&mut self, ty: &Type) -> Vec<Value> {
+    fn zeros(&mut self, ty: &Type) -> Vec<Value> {
         crate::cpu::layout::leaves(self.module, ty)
             .into_iter()
             .map(|leaf| self.zero(leaf.kind))
             .collect()
+    }
+
+    fn load_place(&mut self, place: &Place) -> Result<Vec<Value>, CompileError> {
+        Lower::load_place(self, place)
     }
 
     /// The current element of an input, iterator or reduction operand.
@@ -189,6 +82,80 @@ impl Lower<'_, '_> {
             Binding::Vars(vars) => vars.into_iter().map(|v| self.b.use_var(v)).collect(),
             Binding::Values(values) => values,
             _ => self.zeros(&ty),
+        }
+    }
+
+    fn constant(&mut self, p: ParamId) -> Option<Vec<Value>> {
+        match &self.bindings[p.0 as usize] {
+            Binding::Constant(values) => Some(values.clone()),
+            _ => None,
+        }
+    }
+
+    fn gather(
+        &mut self,
+        param: ParamId,
+        indices: &[Handle<Expr>],
+    ) -> Result<Vec<Value>, CompileError> {
+        let ty = self.kernel.params[param.0 as usize].ty.clone();
+        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
+            return Ok(self.zeros(&ty));
+        };
+        let index = self.clamped_element(&stream, indices)?;
+        let addr = self.element_address(stream.base, index, stream.size);
+        Ok(self.load_value(&ty, addr))
+    }
+
+    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Value) -> Value {
+        Lower::unary(self, op, kind, v)
+    }
+
+    fn binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Value, b: Value) -> Value {
+        Lower::binary(self, op, kind, a, b)
+    }
+
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.b.ins().select(c, a, b)
+    }
+
+    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Value) -> Value {
+        Lower::convert(self, from, to, v)
+    }
+
+    fn math(
+        &mut self,
+        h: Handle<Expr>,
+        fun: MathFun,
+        args: &[Handle<Expr>],
+    ) -> Result<Vec<Value>, CompileError> {
+        Lower::math(self, h, fun, args)
+    }
+
+    fn index_of(&mut self, p: ParamId) -> Vec<Value> {
+        let at = self.index_position(p);
+        self.position_vector(&at, ScalarKind::F32)
+    }
+
+    fn instance(&mut self) -> Vec<Value> {
+        let at = self.position();
+        self.position_vector(&at, ScalarKind::I32)
+    }
+
+    fn instance_in_group(&mut self) -> Vec<Value> {
+        let mut lanes = vec![self.iconst(types::I32, 0); 4];
+        if let Some(g) = self.in_group {
+            lanes[0] = self.b.ins().ireduce(types::I32, g);
+        }
+        lanes
+    }
+}
+
+impl Lower<'_, '_> {
+    pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        CompileError::Unsupported {
+            kernel: self.kernel.name.clone(),
+            span: self.kernel.exprs.span(h),
+            construct: what,
         }
     }
 
@@ -231,7 +198,7 @@ impl Lower<'_, '_> {
     }
 
     /// The position `indexof(p)` reports.
-    fn index_of(&mut self, p: ParamId) -> Vec<Value> {
+    fn index_position(&mut self, p: ParamId) -> Vec<Value> {
         match self.bindings[p.0 as usize].clone() {
             Binding::Resized { stream } => self.resized(&stream.shape),
             Binding::Iterator {
@@ -307,19 +274,5 @@ impl Lower<'_, '_> {
         }
         let pitch = stream.pitch[..at.len()].to_vec();
         Ok(self.element_index(stream.offset, &at, &pitch))
-    }
-
-    fn gather(
-        &mut self,
-        param: ParamId,
-        indices: &[Handle<Expr>],
-    ) -> Result<Vec<Value>, CompileError> {
-        let ty = self.kernel.params[param.0 as usize].ty.clone();
-        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
-            return Ok(self.zeros(&ty));
-        };
-        let index = self.clamped_element(&stream, indices)?;
-        let addr = self.element_address(stream.base, index, stream.size);
-        Ok(self.load_value(&ty, addr))
     }
 }

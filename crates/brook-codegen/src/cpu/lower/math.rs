@@ -6,6 +6,7 @@
 use super::Lower;
 use crate::cpu::helpers::{math_helper, Helper};
 use crate::cpu::CompileError;
+use crate::leaf_walk::LeafOps;
 use brook_ir::{BinaryOp, Expr, Handle, MathFun, ScalarKind};
 use cranelift_codegen::ir::{
     condcodes::{FloatCC, IntCC},

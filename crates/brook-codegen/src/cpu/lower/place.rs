@@ -4,6 +4,7 @@
 use super::{Binding, LocalStore, Lower, PTR};
 use crate::cpu::layout::{field_leaf, field_offset, leaf_count, leaves, Leaf};
 use crate::cpu::CompileError;
+use crate::leaf_walk::LeafOps;
 use brook_ir::{Access, Place, PlaceRoot, Type};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 use cranelift_frontend::Variable;

@@ -6,6 +6,7 @@
 
 use super::{Flow, Lower};
 use crate::cpu::CompileError;
+use crate::leaf_walk::LeafOps;
 use brook_ir::{Block, Stmt};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData};
 

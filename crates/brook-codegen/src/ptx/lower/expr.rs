@@ -1,167 +1,37 @@
 //! Expressions: each IR expression becomes the registers of its scalar leaves.
 
 use super::{Binding, Lower, StreamRef};
-use crate::leaves::{field_leaf, leaf_count};
+use crate::leaf_walk::LeafOps;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::CompileError;
 use brook_ir::launch::iterator_axis;
-use brook_ir::{Expr, ExprKind, Handle, Literal, ParamId, ScalarKind, Type};
+use brook_ir::{
+    BinaryOp, Expr, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind, Type,
+    UnaryOp,
+};
+use std::collections::HashMap;
 
-impl Lower<'_> {
-    /// The leaves of expression `h`, computed once per statement.
-    pub fn expr(&mut self, h: Handle<Expr>) -> Result<Vec<Reg>, CompileError> {
-        if let Some(values) = self.memo.get(&h) {
-            return Ok(values.clone());
-        }
-        let values = self.compute(h)?;
-        self.memo.insert(h, values.clone());
-        Ok(values)
+impl<'a> LeafOps<'a> for Lower<'a> {
+    type Leaf = Reg;
+    type Error = CompileError;
+
+    fn module(&self) -> &'a Module {
+        self.module
     }
 
-    /// The single leaf of a scalar expression.
-    pub fn scalar(&mut self, h: Handle<Expr>) -> Result<Reg, CompileError> {
-        let values = self.expr(h)?;
-        values
-            .first()
-            .copied()
-            .ok_or_else(|| self.unsupported(h, "a scalar expression without a value".to_string()))
+    fn kernel(&self) -> &'a Kernel {
+        self.kernel
     }
 
-    pub fn expr_type(&self, h: Handle<Expr>) -> &Type {
-        &self.kernel.exprs[h].ty
+    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Reg>> {
+        &mut self.memo
     }
 
-    /// The scalar kind of a value-typed expression.
-    pub fn expr_kind(&self, h: Handle<Expr>) -> ScalarKind {
-        match self.expr_type(h) {
-            Type::Value(v) => v.kind,
-            _ => ScalarKind::I32,
-        }
+    fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        Lower::unsupported(self, h, what)
     }
 
-    fn compute(&mut self, h: Handle<Expr>) -> Result<Vec<Reg>, CompileError> {
-        let expr = &self.kernel.exprs[h];
-        let ty = expr.ty.clone();
-        Ok(match &expr.kind {
-            ExprKind::Literal(lit) => vec![self.literal(*lit)],
-            ExprKind::Compose(parts) => {
-                let mut out = Vec::new();
-                for &p in parts {
-                    out.extend(self.expr(p)?);
-                }
-                out
-            }
-            ExprKind::Splat(a) => {
-                let a = self.scalar(*a)?;
-                let width = ty.value().map_or(1, |v| usize::from(v.width));
-                vec![a; width]
-            }
-            ExprKind::Load(place) => self.load_place(place)?,
-            ExprKind::Input(p) => self.input(*p),
-            ExprKind::Constant(p) => match &self.bindings[p.0 as usize] {
-                Binding::Constant(values) => values.clone(),
-                _ => self.zeros(&ty),
-            },
-            ExprKind::Gather { param, indices } => self.gather(*param, indices)?,
-            ExprKind::Field { base, index } => {
-                let base_ty = self.expr_type(*base).clone();
-                let values = self.expr(*base)?;
-                let (first, field_ty) = field_leaf(self.module, &base_ty, *index);
-                let count = leaf_count(self.module, &field_ty);
-                values[first..first + count].to_vec()
-            }
-            ExprKind::Component { base, index } => {
-                vec![self.expr(*base)?[usize::from(*index)]]
-            }
-            ExprKind::Swizzle { base, pattern } => {
-                let values = self.expr(*base)?;
-                pattern.iter().map(|&c| values[usize::from(c)]).collect()
-            }
-            ExprKind::Unary { op, arg } => {
-                let kind = self.expr_kind(*arg);
-                let values = self.expr(*arg)?;
-                values
-                    .into_iter()
-                    .map(|v| self.unary(*op, kind, v))
-                    .collect()
-            }
-            ExprKind::Binary { op, left, right } => {
-                let kind = self.expr_kind(*left);
-                let a = self.expr(*left)?;
-                let b = self.expr(*right)?;
-                a.into_iter()
-                    .zip(b)
-                    .map(|(x, y)| self.binary(*op, kind, x, y))
-                    .collect()
-            }
-            ExprKind::Select {
-                cond,
-                accept,
-                reject,
-            } => {
-                let c = self.scalar(*cond)?;
-                let a = self.expr(*accept)?;
-                let r = self.expr(*reject)?;
-                a.into_iter()
-                    .zip(r)
-                    .map(|(x, y)| self.select(c, x, y))
-                    .collect()
-            }
-            ExprKind::Convert(a) => {
-                let from = self.expr_kind(*a);
-                let to = ty.value().map_or(ScalarKind::I32, |v| v.kind);
-                let values = self.expr(*a)?;
-                values
-                    .into_iter()
-                    .map(|v| self.convert(from, to, v))
-                    .collect()
-            }
-            ExprKind::Math { fun, args } => self.math(h, *fun, args)?,
-            ExprKind::IndexOf(p) => {
-                let at = self.index_of(*p);
-                self.position_vector(&at, ScalarKind::F32)
-            }
-            ExprKind::Instance => {
-                let at = self.pos.clone();
-                self.position_vector(&at, ScalarKind::I32)
-            }
-            ExprKind::InstanceInGroup => {
-                let mut lanes = vec![self.e.mov_imm(Class::B32, 0); 4];
-                if let Some(g) = self.in_group {
-                    lanes[0] = self
-                        .e
-                        .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {g}"));
-                }
-                lanes
-            }
-        })
-    }
-
-    /// `c ? a : b` for registers of one class.
-    pub fn select(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
-        if a.class == Class::Pred {
-            // (c & a) | (!c & b)
-            let x = self
-                .e
-                .compute(Class::Pred, |r| format!("and.pred {r}, {c}, {a}"));
-            let y = self
-                .e
-                .compute(Class::Pred, |r| format!("and.pred {r}, !{c}, {b}"));
-            return self
-                .e
-                .compute(Class::Pred, |r| format!("or.pred {r}, {x}, {y}"));
-        }
-        let ty = match a.class {
-            Class::B64 => "b64",
-            Class::F32 => "f32",
-            Class::F64 => "f64",
-            _ => "b32",
-        };
-        self.e
-            .compute(a.class, |r| format!("selp.{ty} {r}, {a}, {b}, {c}"))
-    }
-
-    pub fn literal(&mut self, lit: Literal) -> Reg {
+    fn literal(&mut self, lit: Literal) -> Reg {
         match lit.kind {
             ScalarKind::Bool => self.pred_const(lit.bits != 0),
             ScalarKind::F32 => self
@@ -184,11 +54,15 @@ impl Lower<'_> {
     }
 
     /// The zero value of `ty`, as leaves.
-    pub fn zeros(&mut self, ty: &Type) -> Vec<Reg> {
+    fn zeros(&mut self, ty: &Type) -> Vec<Reg> {
         crate::leaves::leaves(self.module, ty)
             .into_iter()
             .map(|leaf| self.zero(leaf.kind))
             .collect()
+    }
+
+    fn load_place(&mut self, place: &Place) -> Result<Vec<Reg>, CompileError> {
+        Lower::load_place(self, place)
     }
 
     /// The current element of an input, iterator or reduction operand.
@@ -222,6 +96,94 @@ impl Lower<'_> {
         }
     }
 
+    fn constant(&mut self, p: ParamId) -> Option<Vec<Reg>> {
+        match &self.bindings[p.0 as usize] {
+            Binding::Constant(values) => Some(values.clone()),
+            _ => None,
+        }
+    }
+
+    fn gather(
+        &mut self,
+        param: ParamId,
+        indices: &[Handle<Expr>],
+    ) -> Result<Vec<Reg>, CompileError> {
+        let ty = self.kernel.params[param.0 as usize].ty.clone();
+        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
+            return Ok(self.zeros(&ty));
+        };
+        let index = self.clamped_element(&stream, indices)?;
+        let addr = self.element_address(stream.base, index, stream.size);
+        Ok(self.load_value(&ty, addr, "global.nc", true))
+    }
+
+    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Reg) -> Reg {
+        Lower::unary(self, op, kind, v)
+    }
+
+    fn binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Reg, b: Reg) -> Reg {
+        Lower::binary(self, op, kind, a, b)
+    }
+
+    /// `c ? a : b` for registers of one class.
+    fn select(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
+        if a.class == Class::Pred {
+            // (c & a) | (!c & b)
+            let x = self
+                .e
+                .compute(Class::Pred, |r| format!("and.pred {r}, {c}, {a}"));
+            let y = self
+                .e
+                .compute(Class::Pred, |r| format!("and.pred {r}, !{c}, {b}"));
+            return self
+                .e
+                .compute(Class::Pred, |r| format!("or.pred {r}, {x}, {y}"));
+        }
+        let ty = match a.class {
+            Class::B64 => "b64",
+            Class::F32 => "f32",
+            Class::F64 => "f64",
+            _ => "b32",
+        };
+        self.e
+            .compute(a.class, |r| format!("selp.{ty} {r}, {a}, {b}, {c}"))
+    }
+
+    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Reg) -> Reg {
+        Lower::convert(self, from, to, v)
+    }
+
+    fn math(
+        &mut self,
+        h: Handle<Expr>,
+        fun: MathFun,
+        args: &[Handle<Expr>],
+    ) -> Result<Vec<Reg>, CompileError> {
+        Lower::math(self, h, fun, args)
+    }
+
+    fn index_of(&mut self, p: ParamId) -> Vec<Reg> {
+        let at = self.index_position(p);
+        self.position_vector(&at, ScalarKind::F32)
+    }
+
+    fn instance(&mut self) -> Vec<Reg> {
+        let at = self.pos.clone();
+        self.position_vector(&at, ScalarKind::I32)
+    }
+
+    fn instance_in_group(&mut self) -> Vec<Reg> {
+        let mut lanes = vec![self.e.mov_imm(Class::B32, 0); 4];
+        if let Some(g) = self.in_group {
+            lanes[0] = self
+                .e
+                .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {g}"));
+        }
+        lanes
+    }
+}
+
+impl Lower<'_> {
     /// Element `at` of an iterator: `start + ((end - start) * i) / n` per component, in `f32`.
     pub fn iterator_value(
         &mut self,
@@ -276,7 +238,7 @@ impl Lower<'_> {
     }
 
     /// The position `indexof(p)` reports.
-    fn index_of(&mut self, p: ParamId) -> Vec<Reg> {
+    fn index_position(&mut self, p: ParamId) -> Vec<Reg> {
         match self.bindings[p.0 as usize].clone() {
             Binding::Resized { stream } => self.resized(&stream.shape),
             Binding::Iterator {
@@ -374,19 +336,5 @@ impl Lower<'_> {
         }
         let pitch = stream.pitch[..at.len()].to_vec();
         Ok(self.element_index(stream.offset, &at, &pitch))
-    }
-
-    fn gather(
-        &mut self,
-        param: ParamId,
-        indices: &[Handle<Expr>],
-    ) -> Result<Vec<Reg>, CompileError> {
-        let ty = self.kernel.params[param.0 as usize].ty.clone();
-        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
-            return Ok(self.zeros(&ty));
-        };
-        let index = self.clamped_element(&stream, indices)?;
-        let addr = self.element_address(stream.base, index, stream.size);
-        Ok(self.load_value(&ty, addr, "global.nc", true))
     }
 }

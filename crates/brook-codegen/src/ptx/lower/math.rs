@@ -4,6 +4,7 @@
 //! functions of [`crate::ptx::helpers`].
 
 use super::Lower;
+use crate::leaf_walk::LeafOps;
 use crate::ptx::emit::{op_type, Class, Reg};
 use crate::ptx::helpers::{math_helper, FMOD_F64};
 use crate::ptx::CompileError;

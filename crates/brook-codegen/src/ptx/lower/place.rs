@@ -2,6 +2,7 @@
 //! paths of fields, components and (clamped) array indices.
 
 use super::{Binding, LocalStore, Lower};
+use crate::leaf_walk::LeafOps;
 use crate::leaves::{field_leaf, field_offset, leaf_count, leaves, Leaf};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::CompileError;

@@ -1,6 +1,7 @@
 //! Statements: structured control flow onto labels and branches.
 
 use super::Lower;
+use crate::leaf_walk::LeafOps;
 use crate::ptx::CompileError;
 use brook_ir::{Block, Stmt};
 

@@ -1,0 +1,184 @@
+//! The part of expression lowering that every code generator shares: each IR expression
+//! becomes the flat list of its scalar leaves (Cranelift values for the CPU, PTX registers
+//! for the GPU), computed once per statement.
+//!
+//! How an expression's leaves follow from its operands' leaves — composition, splats,
+//! fields, components, swizzles, operators and selects applied leaf by leaf, conversions —
+//! does not depend on the target, and is written once here ([`LeafOps::compute`]). A backend
+//! says what one leaf is: a literal, an operator or conversion of leaves, a load, an input,
+//! a gather, a math function, a position.
+
+use brook_ir::{
+    BinaryOp, Expr, ExprKind, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind,
+    Type, UnaryOp,
+};
+use std::collections::HashMap;
+
+/// A backend's operations on scalar leaves, and the shared walk over expressions built on
+/// them. `'ir` is the lifetime of the module being compiled.
+pub trait LeafOps<'ir> {
+    /// One scalar leaf of a value (a Cranelift `Value`, a PTX register).
+    type Leaf: Copy;
+    type Error;
+
+    fn module(&self) -> &'ir Module;
+    fn kernel(&self) -> &'ir Kernel;
+    /// The leaves computed so far in this statement.
+    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Self::Leaf>>;
+    /// The error for a construct of expression `h` that the backend cannot compile.
+    fn unsupported(&self, h: Handle<Expr>, what: String) -> Self::Error;
+
+    fn literal(&mut self, lit: Literal) -> Self::Leaf;
+    /// The zero value of `ty`, as leaves.
+    fn zeros(&mut self, ty: &Type) -> Vec<Self::Leaf>;
+    fn load_place(&mut self, place: &Place) -> Result<Vec<Self::Leaf>, Self::Error>;
+    /// The current element of an input, iterator or reduction operand.
+    fn input(&mut self, p: ParamId) -> Vec<Self::Leaf>;
+    /// The leaves of a constant parameter (`None` where it has none bound).
+    fn constant(&mut self, p: ParamId) -> Option<Vec<Self::Leaf>>;
+    /// An element of a gather array (indices clamped).
+    fn gather(
+        &mut self,
+        param: ParamId,
+        indices: &[Handle<Expr>],
+    ) -> Result<Vec<Self::Leaf>, Self::Error>;
+    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        kind: ScalarKind,
+        a: Self::Leaf,
+        b: Self::Leaf,
+    ) -> Self::Leaf;
+    /// `c ? a : b` for one leaf.
+    fn select(&mut self, c: Self::Leaf, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
+    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Self::Leaf) -> Self::Leaf;
+    fn math(
+        &mut self,
+        h: Handle<Expr>,
+        fun: MathFun,
+        args: &[Handle<Expr>],
+    ) -> Result<Vec<Self::Leaf>, Self::Error>;
+    /// `indexof(p)`: the position it reports as a `float4`, fastest axis in `.x`.
+    fn index_of(&mut self, p: ParamId) -> Vec<Self::Leaf>;
+    /// The instance's position as an `int4`, fastest axis in `.x`.
+    fn instance(&mut self) -> Vec<Self::Leaf>;
+    /// The instance's index in its thread group as an `int4` (`.x`; 0 outside groups).
+    fn instance_in_group(&mut self) -> Vec<Self::Leaf>;
+
+    /// The leaves of expression `h`, computed once per statement.
+    fn expr(&mut self, h: Handle<Expr>) -> Result<Vec<Self::Leaf>, Self::Error> {
+        if let Some(values) = self.memo().get(&h) {
+            return Ok(values.clone());
+        }
+        let values = self.compute(h)?;
+        self.memo().insert(h, values.clone());
+        Ok(values)
+    }
+
+    /// The single leaf of a scalar expression.
+    fn scalar(&mut self, h: Handle<Expr>) -> Result<Self::Leaf, Self::Error> {
+        let values = self.expr(h)?;
+        values
+            .first()
+            .copied()
+            .ok_or_else(|| self.unsupported(h, "a scalar expression without a value".to_string()))
+    }
+
+    fn expr_type(&self, h: Handle<Expr>) -> &'ir Type {
+        &self.kernel().exprs[h].ty
+    }
+
+    /// The scalar kind of a value-typed expression.
+    fn expr_kind(&self, h: Handle<Expr>) -> ScalarKind {
+        match self.expr_type(h) {
+            Type::Value(v) => v.kind,
+            _ => ScalarKind::I32,
+        }
+    }
+
+    /// The leaves of expression `h` from its operands' leaves.
+    fn compute(&mut self, h: Handle<Expr>) -> Result<Vec<Self::Leaf>, Self::Error> {
+        let expr = &self.kernel().exprs[h];
+        let ty = &expr.ty;
+        Ok(match &expr.kind {
+            ExprKind::Literal(lit) => vec![self.literal(*lit)],
+            ExprKind::Compose(parts) => {
+                let mut out = Vec::new();
+                for &p in parts {
+                    out.extend(self.expr(p)?);
+                }
+                out
+            }
+            ExprKind::Splat(a) => {
+                let a = self.scalar(*a)?;
+                let width = ty.value().map_or(1, |v| usize::from(v.width));
+                vec![a; width]
+            }
+            ExprKind::Load(place) => self.load_place(place)?,
+            ExprKind::Input(p) => self.input(*p),
+            ExprKind::Constant(p) => match self.constant(*p) {
+                Some(values) => values,
+                None => self.zeros(ty),
+            },
+            ExprKind::Gather { param, indices } => self.gather(*param, indices)?,
+            ExprKind::Field { base, index } => {
+                let base_ty = self.expr_type(*base);
+                let values = self.expr(*base)?;
+                let (first, field_ty) = crate::leaves::field_leaf(self.module(), base_ty, *index);
+                let count = crate::leaves::leaf_count(self.module(), &field_ty);
+                values[first..first + count].to_vec()
+            }
+            ExprKind::Component { base, index } => {
+                vec![self.expr(*base)?[usize::from(*index)]]
+            }
+            ExprKind::Swizzle { base, pattern } => {
+                let values = self.expr(*base)?;
+                pattern.iter().map(|&c| values[usize::from(c)]).collect()
+            }
+            ExprKind::Unary { op, arg } => {
+                let kind = self.expr_kind(*arg);
+                let values = self.expr(*arg)?;
+                values
+                    .into_iter()
+                    .map(|v| self.unary(*op, kind, v))
+                    .collect()
+            }
+            ExprKind::Binary { op, left, right } => {
+                let kind = self.expr_kind(*left);
+                let a = self.expr(*left)?;
+                let b = self.expr(*right)?;
+                a.into_iter()
+                    .zip(b)
+                    .map(|(x, y)| self.binary(*op, kind, x, y))
+                    .collect()
+            }
+            ExprKind::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                let c = self.scalar(*cond)?;
+                let a = self.expr(*accept)?;
+                let r = self.expr(*reject)?;
+                a.into_iter()
+                    .zip(r)
+                    .map(|(x, y)| self.select(c, x, y))
+                    .collect()
+            }
+            ExprKind::Convert(a) => {
+                let from = self.expr_kind(*a);
+                let to = ty.value().map_or(ScalarKind::I32, |v| v.kind);
+                let values = self.expr(*a)?;
+                values
+                    .into_iter()
+                    .map(|v| self.convert(from, to, v))
+                    .collect()
+            }
+            ExprKind::Math { fun, args } => self.math(h, *fun, args)?,
+            ExprKind::IndexOf(p) => self.index_of(*p),
+            ExprKind::Instance => self.instance(),
+            ExprKind::InstanceInGroup => self.instance_in_group(),
+        })
+    }
+}
