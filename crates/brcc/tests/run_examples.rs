@@ -4,46 +4,11 @@
 //! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present), and its
 //! output must equal the file. Without a C++ compiler the test says so and checks nothing.
 
+#[path = "../../brook-capi/tests/support/cxx.rs"]
+mod cxx;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn has_compiler() -> bool {
-    std::env::var("CXX")
-        .ok()
-        .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from))
-        .any(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-/// Builds `libbrook_capi.a` beside the brcc under test (`cargo test` builds no static library).
-fn build_library(brcc: &Path) {
-    let profile = brcc.parent().expect("target/<profile>");
-    let target = profile.parent().expect("target");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "brook-capi",
-            "--lib",
-            "--target-dir",
-        ])
-        .arg(target);
-    if profile.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().expect("cargo").success(),
-        "building libbrook_capi.a"
-    );
-}
 
 fn examples() -> Vec<(PathBuf, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
@@ -63,12 +28,12 @@ fn examples() -> Vec<(PathBuf, String)> {
 
 #[test]
 fn every_example_prints_its_expected_output_on_every_device() {
-    if !has_compiler() {
+    if cxx::compiler().is_none() {
         println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): examples not run");
         return;
     }
     let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    build_library(brcc);
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
     let examples = examples();
     assert!(
         examples.len() >= 2,
@@ -119,12 +84,12 @@ fn every_example_prints_its_expected_output_on_every_device() {
 
 #[test]
 fn brcc_run_passes_arguments_output_and_exit_code() {
-    if !has_compiler() {
+    if cxx::compiler().is_none() {
         println!("run_examples: no C++ compiler: not run");
         return;
     }
     let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    build_library(brcc);
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
     let dir = std::env::temp_dir().join(format!("brcc-run-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let program = dir.join("args.br");
@@ -165,19 +130,19 @@ fn brcc_run_passes_arguments_output_and_exit_code() {
 
 #[test]
 fn cpp_api_style_programs_include_the_generated_headers() {
-    if !has_compiler() {
+    let Some(compiler) = cxx::compiler() else {
         println!("run_examples: no C++ compiler: not run");
         return;
-    }
+    };
     let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    build_library(brcc);
+    let library = cxx::static_library(brcc.parent().expect("target/<profile>"));
     for name in ["search", "particles"] {
-        cpp_style(brcc, name);
+        cpp_style(brcc, &compiler, &library, name);
     }
 }
 
 /// `examples/cpp_style/NAME.br` through brcc into NAME.h, and NAME_main.cpp built with it.
-fn cpp_style(brcc: &Path, name: &str) {
+fn cpp_style(brcc: &Path, compiler: &str, library: &Path, name: &str) {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpp_style");
     let dir = std::env::temp_dir().join(format!("brcc-cpp-style-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -192,16 +157,14 @@ fn cpp_style(brcc: &Path, name: &str) {
         "{}",
         String::from_utf8_lossy(&generated.stderr)
     );
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let library = brcc.parent().expect("profile").join("libbrook_capi.a");
     let exe = dir.join("main");
-    let compiled = Command::new(cxx)
+    let compiled = Command::new(compiler)
         .args(["-std=c++11", "-Wall", "-I"])
         .arg(here.join("../../include"))
         .arg("-I")
         .arg(&dir)
         .arg(here.join(format!("{name}_main.cpp")))
-        .arg(&library)
+        .arg(library)
         .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
         .arg(&exe)
         .output()

@@ -2,22 +2,12 @@
 //! C++ compiler against `libbrook_capi.a` and run: each program's output must equal its
 //! `.expected` file. Without a C++ compiler the test says so and checks nothing.
 
+#[path = "support/cxx.rs"]
+mod cxx;
+
+use cxx::{compiler, static_library};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The C++ compiler: `$CXX`, else the first of `c++`, `g++`, `clang++` that runs.
-fn compiler() -> Option<String> {
-    let candidates = std::env::var("CXX")
-        .ok()
-        .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from));
-    candidates.into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
 
 /// `target/<profile>`: where cargo put this test and the static library.
 fn profile_dir() -> PathBuf {
@@ -28,33 +18,6 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Builds `libbrook_capi.a` (`cargo test` builds the crate only as a Rust library) in this
-/// test's target directory and profile, and returns its path.
-fn static_library() -> PathBuf {
-    let profile = profile_dir();
-    let target = profile.parent().expect("target directory");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "brook-capi",
-            "--lib",
-            "--target-dir",
-        ])
-        .arg(target);
-    if profile.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    let status = build.status().expect("run cargo");
-    assert!(status.success(), "building libbrook_capi.a failed");
-    let library = profile.join("libbrook_capi.a");
-    assert!(library.exists(), "{} is missing", library.display());
-    library
-}
-
 fn run_program(name: &str) {
     let Some(cxx) = compiler() else {
         println!("cpp: no C++ compiler ($CXX, c++, g++, clang++): C++ API not tested");
@@ -63,7 +26,7 @@ fn run_program(name: &str) {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let include = here.join("../../include");
     let source = here.join("tests/cpp").join(format!("{name}.cpp"));
-    let library = static_library();
+    let library = static_library(&profile_dir());
     let exe = std::env::temp_dir().join(format!("brook-cpp-{name}-{}", std::process::id()));
     let compiled = Command::new(&cxx)
         .args(["-std=c++11", "-Wall", "-Wextra", "-o"])

@@ -1,0 +1,45 @@
+//! What the tests that compile C++ against `libbrook_capi.a` share: this crate's
+//! `tests/cpp.rs`, and brcc's `tests/run_examples.rs`, which includes this file by path.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C++ compiler: `$CXX`, else the first of `c++`, `g++`, `clang++` that runs.
+pub fn compiler() -> Option<String> {
+    let candidates = std::env::var("CXX")
+        .ok()
+        .into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from));
+    candidates.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Builds `libbrook_capi.a` into `profile` (a `target/<profile>` directory: `cargo test`
+/// builds the crate only as a Rust library) and returns its path.
+pub fn static_library(profile: &Path) -> PathBuf {
+    let target = profile.parent().expect("target directory");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "brook-capi",
+            "--lib",
+            "--target-dir",
+        ])
+        .arg(target);
+    if profile.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("run cargo");
+    assert!(status.success(), "building libbrook_capi.a failed");
+    let library = profile.join("libbrook_capi.a");
+    assert!(library.exists(), "{} is missing", library.display());
+    library
+}
