@@ -23,15 +23,9 @@ __device__ __forceinline__ float4 load(const float4 *p) {
   return *p;
 }
 
-// A: a thread per 4 columns and P rows; g -> (quad = g % quads, piece = g / quads).
-// Partial sums go to part[piece][column].
+// The sum of P rows of 4 columns from `p` (rows C/4 float4s apart), 8 rows loaded at once.
 template <int P, bool NC>
-__global__ void quad_piece(const float *m, float *part) {
-  long g = (long)blockIdx.x * blockDim.x + threadIdx.x;
-  int quads = C / 4;
-  int q = g % quads, j = g / quads;
-  if (j >= R / P) return;
-  const float4 *p = (const float4 *)(m + (long)j * P * C) + q;
+__device__ __forceinline__ float4 rows_sum(const float4 *p) {
   float4 acc = make_float4(0, 0, 0, 0);
 #pragma unroll
   for (int b = 0; b < P; b += 8) {
@@ -41,6 +35,19 @@ __global__ void quad_piece(const float *m, float *part) {
     float4 s = add4(add4(add4(v[0], v[1]), add4(v[2], v[3])), add4(add4(v[4], v[5]), add4(v[6], v[7])));
     acc = add4(acc, s);
   }
+  return acc;
+}
+
+// A: a thread per 4 columns and P rows; g -> (quad = g % quads, piece = g / quads).
+// Partial sums go to part[piece][column].
+template <int P, bool NC>
+__global__ void quad_piece(const float *m, float *part) {
+  long g = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  int quads = C / 4;
+  int q = g % quads, j = g / quads;
+  if (j >= R / P) return;
+  const float4 *p = (const float4 *)(m + (long)j * P * C) + q;
+  float4 acc = rows_sum<P, NC>(p);
   ((float4 *)(part + (long)j * C))[q] = acc;
 }
 
@@ -55,15 +62,7 @@ __global__ void block_combine(const float *m, float *part) {
   int q = strip * 32 + lane;
   long row0 = (long)brow * W * P + w * P;
   const float4 *p = (const float4 *)(m + row0 * C) + q;
-  float4 acc = make_float4(0, 0, 0, 0);
-#pragma unroll
-  for (int b = 0; b < P; b += 8) {
-    float4 v[8];
-#pragma unroll
-    for (int k = 0; k < 8; k++) v[k] = __ldg(p + (long)(b + k) * (C / 4));
-    float4 s = add4(add4(add4(v[0], v[1]), add4(v[2], v[3])), add4(add4(v[4], v[5]), add4(v[6], v[7])));
-    acc = add4(acc, s);
-  }
+  float4 acc = rows_sum<P, true>(p);
   sh[w][lane] = acc;
   __syncthreads();
   if (w == 0) {
@@ -104,15 +103,7 @@ __global__ void quad_persistent(const float *m, float *part, long items) {
   for (long g = (long)blockIdx.x * blockDim.x + threadIdx.x; g < items; g += (long)gridDim.x * blockDim.x) {
     int q = g % quads, j = g / quads;
     const float4 *p = (const float4 *)(m + (long)j * P * C) + q;
-    float4 acc = make_float4(0, 0, 0, 0);
-#pragma unroll
-    for (int b = 0; b < P; b += 8) {
-      float4 v[8];
-#pragma unroll
-      for (int k = 0; k < 8; k++) v[k] = __ldg(p + (long)(b + k) * (C / 4));
-      float4 s = add4(add4(add4(v[0], v[1]), add4(v[2], v[3])), add4(add4(v[4], v[5]), add4(v[6], v[7])));
-      acc = add4(acc, s);
-    }
+    float4 acc = rows_sum<P, true>(p);
     ((float4 *)(part + (long)j * C))[q] = acc;
   }
 }
