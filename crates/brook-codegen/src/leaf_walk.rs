@@ -9,8 +9,8 @@
 //! a gather, a math function, a position.
 
 use brook_ir::{
-    BinaryOp, Expr, ExprKind, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind,
-    Type, UnaryOp,
+    Access, BinaryOp, Expr, ExprKind, Handle, Kernel, Literal, MathFun, Module, ParamId, Place,
+    ScalarKind, Type, UnaryOp, ValueType,
 };
 use std::collections::HashMap;
 
@@ -53,18 +53,88 @@ pub trait LeafOps<'ir> {
     /// `c ? a : b` for one leaf.
     fn select(&mut self, c: Self::Leaf, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
     fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Self::Leaf) -> Self::Leaf;
-    fn math(
+    /// A library function the backend calls for `fun` on `double`s or `float`s (the
+    /// transcendental ones), or `None` where it computes `fun` inline.
+    type Helper: Copy;
+    fn math_helper(&self, fun: MathFun, double: bool) -> Option<Self::Helper>;
+    /// One call of `helper` on one lane's arguments of `kind`.
+    fn call_math_helper(
         &mut self,
-        h: Handle<Expr>,
+        helper: Self::Helper,
+        kind: ScalarKind,
+        lane: &[Self::Leaf],
+    ) -> Self::Leaf;
+    /// A math function computed inline: `args` are the arguments' leaves, of `kind`.
+    fn exact_math(
+        &mut self,
         fun: MathFun,
-        args: &[Handle<Expr>],
-    ) -> Result<Vec<Self::Leaf>, Self::Error>;
+        kind: ScalarKind,
+        args: &[Vec<Self::Leaf>],
+    ) -> Vec<Self::Leaf>;
     /// `indexof(p)`: the position it reports as a `float4`, fastest axis in `.x`.
     fn index_of(&mut self, p: ParamId) -> Vec<Self::Leaf>;
     /// The instance's position as an `int4`, fastest axis in `.x`.
     fn instance(&mut self) -> Vec<Self::Leaf>;
     /// The instance's index in its thread group as an `int4` (`.x`; 0 outside groups).
     fn instance_in_group(&mut self) -> Vec<Self::Leaf>;
+
+    /// An index expression's value as a signed machine-word index (see the backends).
+    fn index_value(&mut self, h: Handle<Expr>) -> Result<Self::Leaf, Self::Error>;
+    /// A machine-word constant.
+    fn index_constant(&mut self, value: u64) -> Self::Leaf;
+    /// `i` clamped to `[0, extent - 1]`.
+    fn clamp_index(&mut self, i: Self::Leaf, extent: Self::Leaf) -> Self::Leaf;
+    /// `base + index * size`.
+    fn element_address(&mut self, base: Self::Leaf, index: Self::Leaf, size: u32) -> Self::Leaf;
+
+    /// Walks a place's path through memory from `addr`: the address (with dynamic indices
+    /// added) and a constant byte offset; `ty` becomes the type reached. Array indices are
+    /// clamped to the array.
+    fn walk_memory(
+        &mut self,
+        mut addr: Self::Leaf,
+        ty: &mut Type,
+        path: &[Access],
+    ) -> Result<(Self::Leaf, u32), Self::Error> {
+        let module = self.module();
+        let mut offset = 0u32;
+        for access in path {
+            match *access {
+                Access::Field(f) => {
+                    offset += crate::leaves::field_offset(module, ty, f);
+                    *ty = crate::leaves::field_leaf(module, ty, f).1;
+                }
+                Access::Component(c) => {
+                    if let Type::Value(v) = ty {
+                        offset += u32::from(c) * v.kind.size();
+                        *ty = Type::Value(ValueType::scalar(v.kind));
+                    }
+                }
+                Access::Index(h) => {
+                    let Type::Array { elem, len } = ty.clone() else {
+                        continue;
+                    };
+                    let i = self.index_value(h)?;
+                    let extent = self.index_constant(u64::from(len));
+                    let clamped = self.clamp_index(i, extent);
+                    let size = module.layout(&elem).size;
+                    addr = self.element_address(addr, clamped, size);
+                    *ty = *elem;
+                }
+            }
+        }
+        Ok((addr, offset))
+    }
+
+    /// Walks a place's path through leaves: the first leaf ([`crate::leaves::leaf_path`]).
+    fn walk_leaves(&mut self, ty: &mut Type, path: &[Access]) -> Result<usize, Self::Error> {
+        crate::leaves::leaf_path(self.kernel(), self.module(), ty, path).map_err(|h| {
+            self.unsupported(
+                h,
+                "an array indexed by a computed value inside a reduction's value".into(),
+            )
+        })
+    }
 
     /// The leaves of expression `h`, computed once per statement.
     fn expr(&mut self, h: Handle<Expr>) -> Result<Vec<Self::Leaf>, Self::Error> {
@@ -95,6 +165,34 @@ pub trait LeafOps<'ir> {
             Type::Value(v) => v.kind,
             _ => ScalarKind::I32,
         }
+    }
+
+    /// A math function of the intrinsic library: a helper call per lane for the
+    /// transcendental ones (floats only), else inline.
+    fn math(
+        &mut self,
+        h: Handle<Expr>,
+        fun: MathFun,
+        args: &[Handle<Expr>],
+    ) -> Result<Vec<Self::Leaf>, Self::Error> {
+        let kind = self.expr_kind(args[0]);
+        let mut values = Vec::with_capacity(args.len());
+        for &a in args {
+            values.push(self.expr(a)?);
+        }
+        let Some(helper) = self.math_helper(fun, kind == ScalarKind::F64) else {
+            return Ok(self.exact_math(fun, kind, &values));
+        };
+        if !kind.is_float() {
+            return Err(self.unsupported(h, format!("`{}` of integers", fun.name())));
+        }
+        let width = values[0].len();
+        Ok((0..width)
+            .map(|i| {
+                let lane: Vec<Self::Leaf> = values.iter().map(|v| v[i]).collect();
+                self.call_math_helper(helper, kind, &lane)
+            })
+            .collect())
     }
 
     /// The leaves of expression `h` from its operands' leaves.

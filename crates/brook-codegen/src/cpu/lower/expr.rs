@@ -106,6 +106,51 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
         Ok(self.load_value(&ty, addr))
     }
 
+    /// An index value as `i64`: integers as they are, floats by `floor(f + 0.25)` (saturating,
+    /// NaN gives 0), `ulong`s above the `long` range saturate.
+    fn index_value(&mut self, h: Handle<Expr>) -> Result<Value, CompileError> {
+        let kind = self.expr_kind(h);
+        let v = self.scalar(h)?;
+        Ok(match kind {
+            ScalarKind::F32 => {
+                let quarter = self.b.ins().f32const(0.25);
+                let shifted = self.b.ins().fadd(v, quarter);
+                let floor = self.b.ins().floor(shifted);
+                self.b.ins().fcvt_to_sint_sat(PTR, floor)
+            }
+            ScalarKind::F64 => {
+                let quarter = self.b.ins().f64const(0.25);
+                let shifted = self.b.ins().fadd(v, quarter);
+                let floor = self.b.ins().floor(shifted);
+                self.b.ins().fcvt_to_sint_sat(PTR, floor)
+            }
+            ScalarKind::I64 => v,
+            ScalarKind::U64 => {
+                let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                let max = self.iconst(PTR, i64::MAX);
+                self.b.ins().select(negative, max, v)
+            }
+            k if k.is_signed() => self.b.ins().sextend(PTR, v),
+            _ => self.b.ins().uextend(PTR, v),
+        })
+    }
+
+    fn index_constant(&mut self, value: u64) -> Value {
+        self.iconst(PTR, value as i64)
+    }
+
+    /// `i` clamped to `[0, extent - 1]`.
+    fn clamp_index(&mut self, i: Value, extent: Value) -> Value {
+        let zero = self.iconst(PTR, 0);
+        let low = self.b.ins().smax(i, zero);
+        let last = self.b.ins().iadd_imm_s(extent, -1);
+        self.b.ins().umin(low, last)
+    }
+
+    fn element_address(&mut self, base: Value, index: Value, size: u32) -> Value {
+        Lower::element_address(self, base, index, size)
+    }
+
     fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Value) -> Value {
         Lower::unary(self, op, kind, v)
     }
@@ -122,13 +167,23 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
         Lower::convert(self, from, to, v)
     }
 
-    fn math(
+    type Helper = crate::cpu::helpers::Helper;
+
+    fn math_helper(&self, fun: MathFun, double: bool) -> Option<crate::cpu::helpers::Helper> {
+        crate::cpu::helpers::math_helper(fun, double)
+    }
+
+    fn call_math_helper(
         &mut self,
-        h: Handle<Expr>,
-        fun: MathFun,
-        args: &[Handle<Expr>],
-    ) -> Result<Vec<Value>, CompileError> {
-        Lower::math(self, h, fun, args)
+        helper: crate::cpu::helpers::Helper,
+        _kind: ScalarKind, // the helper's signature says its types
+        lane: &[Value],
+    ) -> Value {
+        Lower::call_helper(self, helper, lane)
+    }
+
+    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, args: &[Vec<Value>]) -> Vec<Value> {
+        Lower::exact_math(self, fun, kind, args)
     }
 
     fn index_of(&mut self, p: ParamId) -> Vec<Value> {
@@ -222,43 +277,6 @@ impl Lower<'_, '_> {
             lanes.push(value);
         }
         lanes
-    }
-
-    /// An index value as `i64`: integers as they are, floats by `floor(f + 0.25)` (saturating,
-    /// NaN gives 0), `ulong`s above the `long` range saturate.
-    pub fn index_value(&mut self, h: Handle<Expr>) -> Result<Value, CompileError> {
-        let kind = self.expr_kind(h);
-        let v = self.scalar(h)?;
-        Ok(match kind {
-            ScalarKind::F32 => {
-                let quarter = self.b.ins().f32const(0.25);
-                let shifted = self.b.ins().fadd(v, quarter);
-                let floor = self.b.ins().floor(shifted);
-                self.b.ins().fcvt_to_sint_sat(PTR, floor)
-            }
-            ScalarKind::F64 => {
-                let quarter = self.b.ins().f64const(0.25);
-                let shifted = self.b.ins().fadd(v, quarter);
-                let floor = self.b.ins().floor(shifted);
-                self.b.ins().fcvt_to_sint_sat(PTR, floor)
-            }
-            ScalarKind::I64 => v,
-            ScalarKind::U64 => {
-                let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
-                let max = self.iconst(PTR, i64::MAX);
-                self.b.ins().select(negative, max, v)
-            }
-            k if k.is_signed() => self.b.ins().sextend(PTR, v),
-            _ => self.b.ins().uextend(PTR, v),
-        })
-    }
-
-    /// `i` clamped to `[0, extent - 1]`.
-    pub fn clamp_index(&mut self, i: Value, extent: Value) -> Value {
-        let zero = self.iconst(PTR, 0);
-        let low = self.b.ins().smax(i, zero);
-        let last = self.b.ins().iadd_imm_s(extent, -1);
-        self.b.ins().umin(low, last)
     }
 
     /// The clamped element index of a gather (or of a scatter place read).

@@ -4,10 +4,8 @@
 //! [`crate::cpu::helpers`].
 
 use super::Lower;
-use crate::cpu::helpers::{math_helper, Helper};
-use crate::cpu::CompileError;
-use crate::leaf_walk::LeafOps;
-use brook_ir::{BinaryOp, Expr, Handle, MathFun, ScalarKind};
+use crate::cpu::helpers::Helper;
+use brook_ir::{BinaryOp, MathFun, ScalarKind};
 use cranelift_codegen::ir::{
     condcodes::{FloatCC, IntCC},
     InstBuilder, Value,
@@ -21,33 +19,7 @@ impl Lower<'_, '_> {
         self.b.inst_results(call)[0]
     }
 
-    pub fn math(
-        &mut self,
-        h: Handle<Expr>,
-        fun: MathFun,
-        args: &[Handle<Expr>],
-    ) -> Result<Vec<Value>, CompileError> {
-        let kind = self.expr_kind(args[0]);
-        let mut values = Vec::with_capacity(args.len());
-        for &a in args {
-            values.push(self.expr(a)?);
-        }
-        if let Some(helper) = math_helper(fun, kind == ScalarKind::F64) {
-            if !kind.is_float() {
-                return Err(self.unsupported(h, format!("`{}` of integers", fun.name())));
-            }
-            let width = values[0].len();
-            return Ok((0..width)
-                .map(|i| {
-                    let lane: Vec<Value> = values.iter().map(|v| v[i]).collect();
-                    self.call_helper(helper, &lane)
-                })
-                .collect());
-        }
-        Ok(self.exact_math(fun, kind, &values))
-    }
-
-    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Value>]) -> Vec<Value> {
+    pub fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Value>]) -> Vec<Value> {
         let a = &v[0];
         let lanes = |l: &mut Self, f: &mut dyn FnMut(&mut Self, usize) -> Value| -> Vec<Value> {
             (0..a.len()).map(|i| f(l, i)).collect()

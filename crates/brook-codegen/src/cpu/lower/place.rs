@@ -1,11 +1,11 @@
 //! Places: locals, output elements, reduction accumulators and scatter elements, with their
 //! paths of fields, components and (clamped) array indices.
 
-use super::{Binding, LocalStore, Lower, PTR};
-use crate::cpu::layout::{field_leaf, field_offset, leaf_count, leaves, Leaf};
+use super::{Binding, LocalStore, Lower};
+use crate::cpu::layout::{leaf_count, leaves, Leaf};
 use crate::cpu::CompileError;
 use crate::leaf_walk::LeafOps;
-use brook_ir::{Access, Place, PlaceRoot, Type};
+use brook_ir::{Place, PlaceRoot, Type};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
@@ -171,52 +171,5 @@ impl Lower<'_, '_> {
             }
         };
         Ok((resolved, in_range))
-    }
-
-    /// Walks a path through memory: the address (with dynamic indices added) and a constant
-    /// byte offset. Array indices are clamped to the array.
-    fn walk_memory(
-        &mut self,
-        mut addr: Value,
-        ty: &mut Type,
-        path: &[Access],
-    ) -> Result<(Value, u32), CompileError> {
-        let mut offset = 0u32;
-        for access in path {
-            match *access {
-                Access::Field(f) => {
-                    offset += field_offset(self.module, ty, f);
-                    *ty = field_leaf(self.module, ty, f).1;
-                }
-                Access::Component(c) => {
-                    if let Type::Value(v) = ty {
-                        offset += u32::from(c) * v.kind.size();
-                        *ty = Type::Value(brook_ir::ValueType::scalar(v.kind));
-                    }
-                }
-                Access::Index(h) => {
-                    let Type::Array { elem, len } = ty.clone() else {
-                        continue;
-                    };
-                    let i = self.index_value(h)?;
-                    let extent = self.iconst(PTR, i64::from(len));
-                    let clamped = self.clamp_index(i, extent);
-                    let size = self.module.layout(&elem).size;
-                    addr = self.element_address(addr, clamped, size);
-                    *ty = *elem;
-                }
-            }
-        }
-        Ok((addr, offset))
-    }
-
-    /// Walks a path through leaves: the first leaf ([`crate::leaves::leaf_path`]).
-    fn walk_leaves(&mut self, ty: &mut Type, path: &[Access]) -> Result<usize, CompileError> {
-        crate::leaves::leaf_path(self.kernel, self.module, ty, path).map_err(|h| {
-            self.unsupported(
-                h,
-                "an array indexed by a computed value inside a reduction's value".into(),
-            )
-        })
     }
 }

@@ -117,6 +117,70 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         Ok(self.load_value(&ty, addr, "global.nc", true))
     }
 
+    /// An index value as `s64`: integers as they are, floats by `floor(f + 0.25)`
+    /// (saturating, NaN gives 0), `ulong`s above the `long` range saturate.
+    fn index_value(&mut self, h: Handle<Expr>) -> Result<Reg, CompileError> {
+        let kind = self.expr_kind(h);
+        let v = self.scalar(h)?;
+        Ok(match kind {
+            ScalarKind::F32 | ScalarKind::F64 => {
+                let t = if kind == ScalarKind::F32 {
+                    "f32"
+                } else {
+                    "f64"
+                };
+                let quarter = if kind == ScalarKind::F32 {
+                    "0f3E800000"
+                } else {
+                    "0d3FD0000000000000"
+                };
+                let shifted = self
+                    .e
+                    .compute(v.class, |r| format!("add.rn.{t} {r}, {v}, {quarter}"));
+                // cvt.rmi: floor, saturating; NaN gives 0.
+                self.e
+                    .compute(Class::B64, |r| format!("cvt.rmi.s64.{t} {r}, {shifted}"))
+            }
+            ScalarKind::I64 => v,
+            ScalarKind::U64 => {
+                let negative = self
+                    .e
+                    .compute(Class::Pred, |r| format!("setp.lt.s64 {r}, {v}, 0"));
+                let max = self.e.mov_imm(Class::B64, i64::MAX);
+                self.select(negative, max, v)
+            }
+            ScalarKind::Bool => self
+                .e
+                .compute(Class::B64, |r| format!("selp.u64 {r}, 1, 0, {v}")),
+            k if k.is_signed() => self
+                .e
+                .compute(Class::B64, |r| format!("cvt.s64.s32 {r}, {v}")),
+            _ => self
+                .e
+                .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {v}")),
+        })
+    }
+
+    fn index_constant(&mut self, value: u64) -> Reg {
+        self.u64_imm(value)
+    }
+
+    /// `i` (signed) clamped to `[0, extent - 1]`.
+    fn clamp_index(&mut self, i: Reg, extent: Reg) -> Reg {
+        let low = self
+            .e
+            .compute(Class::B64, |r| format!("max.s64 {r}, {i}, 0"));
+        let last = self
+            .e
+            .compute(Class::B64, |r| format!("add.s64 {r}, {extent}, -1"));
+        self.e
+            .compute(Class::B64, |r| format!("min.u64 {r}, {low}, {last}"))
+    }
+
+    fn element_address(&mut self, base: Reg, index: Reg, size: u32) -> Reg {
+        Lower::element_address(self, base, index, size)
+    }
+
     fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Reg) -> Reg {
         Lower::unary(self, op, kind, v)
     }
@@ -153,13 +217,18 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         Lower::convert(self, from, to, v)
     }
 
-    fn math(
-        &mut self,
-        h: Handle<Expr>,
-        fun: MathFun,
-        args: &[Handle<Expr>],
-    ) -> Result<Vec<Reg>, CompileError> {
-        Lower::math(self, h, fun, args)
+    type Helper = &'static str;
+
+    fn math_helper(&self, fun: MathFun, double: bool) -> Option<&'static str> {
+        crate::ptx::helpers::math_helper(fun, double)
+    }
+
+    fn call_math_helper(&mut self, helper: &'static str, kind: ScalarKind, lane: &[Reg]) -> Reg {
+        Lower::call_helper(self, helper, Class::of(kind), lane)
+    }
+
+    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, args: &[Vec<Reg>]) -> Vec<Reg> {
+        Lower::exact_math(self, fun, kind, args)
     }
 
     fn index_of(&mut self, p: ParamId) -> Vec<Reg> {
@@ -265,62 +334,6 @@ impl Lower<'_> {
                 },
             )
             .collect()
-    }
-
-    /// An index value as `s64`: integers as they are, floats by `floor(f + 0.25)`
-    /// (saturating, NaN gives 0), `ulong`s above the `long` range saturate.
-    pub fn index_value(&mut self, h: Handle<Expr>) -> Result<Reg, CompileError> {
-        let kind = self.expr_kind(h);
-        let v = self.scalar(h)?;
-        Ok(match kind {
-            ScalarKind::F32 | ScalarKind::F64 => {
-                let t = if kind == ScalarKind::F32 {
-                    "f32"
-                } else {
-                    "f64"
-                };
-                let quarter = if kind == ScalarKind::F32 {
-                    "0f3E800000"
-                } else {
-                    "0d3FD0000000000000"
-                };
-                let shifted = self
-                    .e
-                    .compute(v.class, |r| format!("add.rn.{t} {r}, {v}, {quarter}"));
-                // cvt.rmi: floor, saturating; NaN gives 0.
-                self.e
-                    .compute(Class::B64, |r| format!("cvt.rmi.s64.{t} {r}, {shifted}"))
-            }
-            ScalarKind::I64 => v,
-            ScalarKind::U64 => {
-                let negative = self
-                    .e
-                    .compute(Class::Pred, |r| format!("setp.lt.s64 {r}, {v}, 0"));
-                let max = self.e.mov_imm(Class::B64, i64::MAX);
-                self.select(negative, max, v)
-            }
-            ScalarKind::Bool => self
-                .e
-                .compute(Class::B64, |r| format!("selp.u64 {r}, 1, 0, {v}")),
-            k if k.is_signed() => self
-                .e
-                .compute(Class::B64, |r| format!("cvt.s64.s32 {r}, {v}")),
-            _ => self
-                .e
-                .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {v}")),
-        })
-    }
-
-    /// `i` (signed) clamped to `[0, extent - 1]`.
-    pub fn clamp_index(&mut self, i: Reg, extent: Reg) -> Reg {
-        let low = self
-            .e
-            .compute(Class::B64, |r| format!("max.s64 {r}, {i}, 0"));
-        let last = self
-            .e
-            .compute(Class::B64, |r| format!("add.s64 {r}, {extent}, -1"));
-        self.e
-            .compute(Class::B64, |r| format!("min.u64 {r}, {low}, {last}"))
     }
 
     /// The clamped element index of a gather (or of a scatter place read).

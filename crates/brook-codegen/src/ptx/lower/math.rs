@@ -6,9 +6,8 @@
 use super::Lower;
 use crate::leaf_walk::LeafOps;
 use crate::ptx::emit::{op_type, Class, Reg};
-use crate::ptx::helpers::{math_helper, FMOD_F64};
-use crate::ptx::CompileError;
-use brook_ir::{BinaryOp, Expr, Handle, MathFun, ScalarKind};
+use crate::ptx::helpers::FMOD_F64;
+use brook_ir::{BinaryOp, MathFun, ScalarKind};
 
 impl Lower<'_> {
     /// Calls the helper function `name` (registering it for the module).
@@ -42,33 +41,6 @@ impl Lower<'_> {
             .compute(Class::F32, |r| format!("cvt.rn.f32.f64 {r}, {m}"))
     }
 
-    pub fn math(
-        &mut self,
-        h: Handle<Expr>,
-        fun: MathFun,
-        args: &[Handle<Expr>],
-    ) -> Result<Vec<Reg>, CompileError> {
-        let kind = self.expr_kind(args[0]);
-        let mut values = Vec::with_capacity(args.len());
-        for &a in args {
-            values.push(self.expr(a)?);
-        }
-        if let Some(helper) = math_helper(fun, kind == ScalarKind::F64) {
-            if !kind.is_float() {
-                return Err(self.unsupported(h, format!("`{}` of integers", fun.name())));
-            }
-            let width = values[0].len();
-            let class = Class::of(kind);
-            return Ok((0..width)
-                .map(|i| {
-                    let lane: Vec<Reg> = values.iter().map(|v| v[i]).collect();
-                    self.call_helper(helper, class, &lane)
-                })
-                .collect());
-        }
-        Ok(self.exact_math(fun, kind, &values))
-    }
-
     fn float_const(&mut self, kind: ScalarKind, value: f64) -> Reg {
         if kind == ScalarKind::F64 {
             self.e
@@ -96,7 +68,7 @@ impl Lower<'_> {
             .compute(Class::of(kind), |r| format!("{name}.{types} {r}, {list}"))
     }
 
-    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Reg>]) -> Vec<Reg> {
+    pub fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Reg>]) -> Vec<Reg> {
         let a = v[0].clone();
         let n = a.len();
         let mut out = Vec::with_capacity(n);
