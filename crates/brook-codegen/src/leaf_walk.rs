@@ -4,9 +4,11 @@
 //!
 //! How an expression's leaves follow from its operands' leaves — composition, splats,
 //! fields, components, swizzles, operators and selects applied leaf by leaf, conversions —
-//! does not depend on the target, and is written once here ([`LeafOps::compute`]). A backend
-//! says what one leaf is: a literal, an operator or conversion of leaves, a load, an input,
-//! a gather, a math function, a position.
+//! does not depend on the target, and is written once here ([`LeafOps::compute`]), as are
+//! the math-function dispatch ([`LeafOps::math`]) and the walks of a place's path
+//! ([`LeafOps::walk_memory`], [`LeafOps::walk_leaves`]). A backend says what one leaf is: a
+//! literal, an operator or conversion of leaves, a load, an input, a gather, an inline math
+//! function or a helper call, index arithmetic, a position.
 
 use brook_ir::{
     Access, BinaryOp, Expr, ExprKind, Handle, Kernel, Literal, MathFun, Module, ParamId, Place,
