@@ -180,7 +180,7 @@ pub enum MathFun {
     Min,
     Normalize,
     Pow,
-    /// `trunc(x + 0.5)`.
+    /// C99 `round`: halfway cases away from zero (`brook_ir::launch::round_half_away`).
     Round,
     Rsqrt,
     /// -1, 0 or 1.

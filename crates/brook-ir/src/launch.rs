@@ -59,6 +59,8 @@
 //! Float to integer conversion truncates toward zero and saturates (NaN gives 0). Float `+ - * /`
 //! and `sqrt` are correctly rounded and never fused. A local-array index is clamped to the array
 //! like a gather index, so no index expression can reach outside its storage.
+//! `round(x)` is C99 `round`, halfway cases away from zero, computed exactly as
+//! [`round_half_away`] does: `t = trunc(x)`, and `t + copysign(1, x)` when `|x - t| >= 0.5`.
 
 /// A shape without its leading 1s (but never empty): `[1, 1, 100]` -> `[100]`.
 pub fn normalized_shape(shape: &[usize]) -> &[usize] {
@@ -130,6 +132,29 @@ pub fn iterator_value(a: f32, b: f32, i: usize, n: usize) -> f32 {
     a + ((b - a) * i as f32) / n as f32
 }
 
+/// C99 `round` (halfway cases away from zero) by the steps every executor uses: `t =
+/// trunc(x)`; `x - t` is exact; when `|x - t| >= 0.5` the result is `t + copysign(1, x)`
+/// (exact too, as `|t| < 2^52` there), otherwise `t` (keeping the sign of a zero result).
+/// NaN and infinities come back unchanged.
+pub fn round_half_away(x: f64) -> f64 {
+    let t = x.trunc();
+    if (x - t).abs() >= 0.5 {
+        t + 1f64.copysign(x)
+    } else {
+        t
+    }
+}
+
+/// [`round_half_away`] in `f32` arithmetic.
+pub fn round_half_away_f32(x: f32) -> f32 {
+    let t = x.trunc();
+    if (x - t).abs() >= 0.5 {
+        t + 1f32.copysign(x)
+    } else {
+        t
+    }
+}
+
 /// Integer division that wraps (`i32::MIN / -1 == i32::MIN`) and gives 0 for a zero divisor.
 pub fn int_div(a: i64, b: i64, bits: u32) -> i64 {
     if b == 0 {
@@ -158,6 +183,21 @@ pub fn wrap(value: i64, bits: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_is_c99_round() {
+        for x in [
+            -2.5, -1.6, -1.5, -1.0, -0.5, -0.4, 0.0, 0.4, 0.5, 1.5, 2.5, 0.49999997, 1e300,
+        ] {
+            assert_eq!(round_half_away(x).to_bits(), x.round().to_bits(), "{x}");
+            let f = x as f32;
+            assert_eq!(round_half_away_f32(f).to_bits(), f.round().to_bits(), "{f}");
+        }
+        assert_eq!(round_half_away(-0.3).to_bits(), (-0.0f64).to_bits());
+        assert!(round_half_away(f64::NAN).is_nan());
+        assert_eq!(round_half_away(f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert_eq!(round_half_away_f32(8388609.0), 8388609.0);
+    }
 
     #[test]
     fn leading_ones_do_not_change_a_shape() {

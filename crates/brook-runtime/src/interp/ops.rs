@@ -3,7 +3,7 @@
 //! IEEE floats without fused operations).
 
 use super::value::{normalize, Num};
-use brook_ir::launch::{int_div, int_rem};
+use brook_ir::launch::{int_div, int_rem, round_half_away, round_half_away_f32};
 use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
 
 fn map(ty: ValueType, f: impl Fn(usize) -> u64) -> Num {
@@ -325,7 +325,7 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
             binary(BinaryOp::Div, a, &len)
         }
         MathFun::Pow => float_map2(a, &args[1], f32::powf, f64::powf),
-        MathFun::Round => float_map(a, |x| (x + 0.5).trunc(), |x| (x + 0.5).trunc()),
+        MathFun::Round => float_map(a, round_half_away_f32, round_half_away),
         MathFun::Rsqrt => float_map(a, |x| 1.0 / x.sqrt(), |x| 1.0 / x.sqrt()),
         MathFun::Sign => sign(a),
         MathFun::Sin => float_map(a, f32::sin, f64::sin),

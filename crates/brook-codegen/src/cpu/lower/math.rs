@@ -19,6 +19,22 @@ impl Lower<'_, '_> {
         self.b.inst_results(call)[0]
     }
 
+    /// C99 `round` by the steps of `brook_ir::launch::round_half_away`.
+    fn round_half_away(&mut self, kind: ScalarKind, x: Value) -> Value {
+        let t = self.b.ins().trunc(x);
+        let fraction = self.b.ins().fsub(x, t);
+        let magnitude = self.b.ins().fabs(fraction);
+        let half = self.float_const(kind, 0.5);
+        let away = self
+            .b
+            .ins()
+            .fcmp(FloatCC::GreaterThanOrEqual, magnitude, half);
+        let one = self.float_const(kind, 1.0);
+        let step = self.b.ins().fcopysign(one, x);
+        let stepped = self.b.ins().fadd(t, step);
+        self.b.ins().select(away, stepped, t)
+    }
+
     pub fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, v: &[Vec<Value>]) -> Vec<Value> {
         let a = &v[0];
         let lanes = |l: &mut Self, f: &mut dyn FnMut(&mut Self, usize) -> Value| -> Vec<Value> {
@@ -34,11 +50,7 @@ impl Lower<'_, '_> {
                 let one = l.float_const(kind, 1.0);
                 l.b.ins().fdiv(one, root)
             }),
-            MathFun::Round => lanes(self, &mut |l, i| {
-                let half = l.float_const(kind, 0.5);
-                let shifted = l.b.ins().fadd(a[i], half);
-                l.b.ins().trunc(shifted)
-            }),
+            MathFun::Round => lanes(self, &mut |l, i| l.round_half_away(kind, a[i])),
             MathFun::Frac => lanes(self, &mut |l, i| {
                 let floor = l.b.ins().floor(a[i]);
                 l.b.ins().fsub(a[i], floor)

@@ -110,11 +110,7 @@ impl Lower<'_> {
                     let one = self.float_const(kind, 1.0);
                     self.binary(BinaryOp::Div, kind, one, root)
                 }
-                MathFun::Round => {
-                    let half = self.float_const(kind, 0.5);
-                    let shifted = self.binary(BinaryOp::Add, kind, x, half);
-                    self.inst("cvt.rzi", kind, &[shifted])
-                }
+                MathFun::Round => self.round_half_away(kind, x),
                 MathFun::Frac => {
                     let floor = self.inst("cvt.rmi", kind, &[x]);
                     self.binary(BinaryOp::Sub, kind, x, floor)
@@ -152,6 +148,26 @@ impl Lower<'_> {
             out.push(r);
         }
         out
+    }
+
+    /// C99 `round` by the steps of `brook_ir::launch::round_half_away`.
+    fn round_half_away(&mut self, kind: ScalarKind, x: Reg) -> Reg {
+        let t = op_type(kind);
+        let truncated = self.inst("cvt.rzi", kind, &[x]);
+        let fraction = self.binary(BinaryOp::Sub, kind, x, truncated);
+        let magnitude = self.inst("abs", kind, &[fraction]);
+        let half = self.float_const(kind, 0.5);
+        let away = self.e.compute(Class::Pred, |r| {
+            format!("setp.ge.{t} {r}, {magnitude}, {half}")
+        });
+        let one = self.float_const(kind, 1.0);
+        let step = self
+            .e
+            .compute(x.class, |r| format!("copysign.{t} {r}, {x}, {one}"));
+        let stepped = self.binary(BinaryOp::Add, kind, truncated, step);
+        self.e.compute(x.class, |r| {
+            format!("selp.{t} {r}, {stepped}, {truncated}, {away}")
+        })
     }
 
     fn abs(&mut self, kind: ScalarKind, x: Reg) -> Reg {

@@ -73,7 +73,12 @@ impl Lower<'_> {
                 self.e.compute(v.class, |r| format!("neg.{t} {r}, {v}"))
             }
             (UnaryOp::Neg, k) => {
-                let n = self.e.compute(v.class, |r| format!("neg.{t} {r}, {v}"));
+                // Two's-complement negation: PTX's `neg` takes only signed types, and the
+                // signed form of the register's width gives the same bits for unsigned kinds.
+                let signed = if v.class == Class::B64 { "s64" } else { "s32" };
+                let n = self
+                    .e
+                    .compute(v.class, |r| format!("neg.{signed} {r}, {v}"));
                 self.normalize(k, n)
             }
             (UnaryOp::Not, k) => {
