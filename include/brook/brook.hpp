@@ -55,6 +55,7 @@ BrkStream* brk_stream_domain(const BrkStream* stream, const uint32_t* start, con
 void brk_stream_set_property(BrkStream* stream, const char* name);
 
 BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
+BrkProgram* brk_program_new_flags(const char* file, const char* source, const char* flags, char** error);
 void brk_program_free(BrkProgram* program);
 const char* brk_program_message(const BrkProgram* program);
 void brk_string_free(char* text);
@@ -381,11 +382,12 @@ inline int select_targets(const char* types) {
     return 0;
 }
 
-/// Compiles a program's embedded Brook text (generated code calls it once); a failure, which
-/// brcc has already ruled out, is printed and its launches then fail with an error code.
-inline BrkProgram* compile(const char* file, const char* source, int relaxed) {
+/// Compiles a program's embedded Brook text with the brcc flags it was built with (generated
+/// code calls it once); a failure, which brcc has already ruled out, is printed and its
+/// launches then fail with an error code.
+inline BrkProgram* compile(const char* file, const char* source, const char* flags) {
     char* message = NULL;
-    BrkProgram* program = brk_program_new(file, source, relaxed, &message);
+    BrkProgram* program = brk_program_new_flags(file, source, flags, &message);
     if (!program) {
         std::fprintf(stderr, "brook: %s\n", message ? message : "the program does not compile");
         brk_string_free(message);

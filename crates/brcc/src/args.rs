@@ -37,16 +37,20 @@ Flags (seed 001, section 1.2.2):
   -i <dir>        Include directory for the C++ compiler.
   -l              Insert #line directives into generated code.
   -w <level>      Warning level 0, 1, 2 or 3 (default 0); only with -a.
-  -x              Treat warnings as errors; only with -a.
+  -x              Treat warnings as errors.
   -a              Disable strong type checking.
+  -g, --brookgpu  The BrookGPU dialect (Stanford BrookGPU programs): Cg/C implicit
+                  conversions without warnings, a kernel may read and write one stream
+                  (inputs are read as if before any output is written).
   -e              Add extern \"C\" to non-kernel function declarations.
   -c              Disable constant buffers (allow legacy gather array sizes).
   -pp             Enable the brcc preprocessor.
   -D <name>       Define a macro for -pp; -D <name>=<int> gives it a decimal value.
   -n <param>      Disable a parameter; only `-n l` (or `-n 1`) is valid: no #line.
 
-Under strong type checking (the default) warnings above level 1 are errors and -w and -x have
-no effect. Diagnostics are printed as file:line:column with the source line.
+Under strong type checking (the default, as Brook+ 1.4's brcc) a mismatch that an implicit
+conversion resolves is a warning and the program compiles with the conversion; warnings above
+level 1 are errors, -w has no effect and -x makes the warnings errors. Diagnostics are printed as file:line:column with the source line.
 ";
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,6 +58,9 @@ pub struct Args {
     pub command: Command,
     pub file: Option<String>,
     pub relaxed: bool,
+    /// `-g` / `--brookgpu`: the BrookGPU dialect (Cg/C conversions without warnings,
+    /// read-write aliasing permitted).
+    pub brookgpu: bool,
     pub warning_level: Option<u8>,
     pub warnings_as_errors: bool,
     pub no_constant_buffers: bool,
@@ -90,6 +97,31 @@ pub enum Target {
     Cuda,
 }
 
+impl Args {
+    /// The flags that change what the program means, as the runtime takes them
+    /// (`brook::CompileOptions::from_flags`).
+    pub fn meaning_flags(&self) -> String {
+        let mut flags = Vec::new();
+        for (on, flag) in [
+            (self.relaxed, "-a"),
+            (self.no_constant_buffers, "-c"),
+            (self.preprocess, "-pp"),
+            (self.brookgpu, "-g"),
+        ] {
+            if on {
+                flags.push(flag.to_string());
+            }
+        }
+        for define in &self.defines {
+            match &define.value {
+                Some(value) => flags.push(format!("-D{}={value}", define.name)),
+                None => flags.push(format!("-D{}", define.name)),
+            }
+        }
+        flags.join(" ")
+    }
+}
+
 /// Parses the arguments after the program name.
 pub fn parse(args: &[String]) -> Result<Args, String> {
     let mut out = Args::default();
@@ -119,6 +151,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-h" | "--help" | "help" => out.command = Command::Help,
             "--version" | "-V" => out.command = Command::Version,
             "-a" => out.relaxed = true,
+            "-g" | "--brookgpu" => out.brookgpu = true,
             "-x" => out.warnings_as_errors = true,
             "-c" => out.no_constant_buffers = true,
             "-pp" => out.preprocess = true,
@@ -206,6 +239,9 @@ mod tests {
     fn seed_flags() {
         let args =
             parse_str("check -a -w3 -x -c -pp -D WIN32 -DVALUE=100 -p cal -p cpu f.br").unwrap();
+        assert!(!args.brookgpu);
+        assert!(parse_str("check -g f.br").unwrap().brookgpu);
+        assert!(parse_str("check --brookgpu f.br").unwrap().brookgpu);
         assert_eq!(args.command, Command::Check);
         assert!(
             args.relaxed && args.warnings_as_errors && args.no_constant_buffers && args.preprocess

@@ -5,6 +5,7 @@ mod build;
 mod cpp;
 
 use args::{Args, Command};
+use brook_front::brook::Dialect;
 use brook_front::{check_source, compile_source, CheckOptions, SourceFile};
 use std::process::ExitCode;
 
@@ -138,7 +139,7 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
         // `build` and `run` delete the C++: compiler messages must name the .br lines.
         line_directives: !args.no_line_directives
             && (args.line_directives || matches!(args.command, Command::Build | Command::Run)),
-        relaxed: args.relaxed,
+        compile_flags: args.meaning_flags(),
         extern_c: args.extern_c,
         targets: args
             .targets
@@ -172,6 +173,11 @@ fn options(args: &Args) -> CheckOptions {
         constant_buffers: !args.no_constant_buffers,
         preprocess: args.preprocess,
         defines: args.defines.clone(),
+        dialect: if args.brookgpu {
+            Dialect::BrookGpu
+        } else {
+            Dialect::BrookPlus
+        },
     }
 }
 
@@ -273,10 +279,8 @@ fn check(args: &Args) -> ExitCode {
         Err(code) => return code,
     };
     let path = &path;
-    if !args.relaxed && (args.warning_level.is_some() || args.warnings_as_errors) {
-        eprintln!(
-            "brcc: note: -w and -x have no effect under strong type checking; pass -a to use them"
-        );
+    if !args.relaxed && args.warning_level.is_some() {
+        eprintln!("brcc: note: -w has no effect under strong type checking; pass -a to use it");
     }
     let checked = check_source(SourceFile::new(path.clone(), text), &options(args));
     if checked.diagnostics.is_empty() {

@@ -41,18 +41,49 @@ fn clean_file_exits_zero_silently() {
 fn errors_go_to_stderr_with_location_and_exit_one() {
     let file = temp_file(
         "bad.br",
-        "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n",
+        "kernel void k(float a<>, out float b<>)\n{\n    b = a + c;\n}\n",
     );
     let out = brcc(&["check", &file]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.br:3:13: error[BR0401]"), "{stderr}");
+    assert!(stderr.contains("3 |     b = a + c;"), "{stderr}");
+    assert!(stderr.contains("1 error(s), 0 warning(s)"), "{stderr}");
+}
+
+/// Brook+ 1.4's brcc reported operand mismatches under strong type checking as level-1
+/// warnings and compiled the program; `-x` makes them errors, `-g` (BrookGPU) silent.
+#[test]
+fn strong_typing_mismatches_are_warnings_and_x_makes_them_errors() {
+    let file = temp_file(
+        "mixed.br",
+        "kernel void k(float a<>, out float b<>)\n{\n    b = a + 1.0;\n}\n",
+    );
+    let out = brcc(&["check", &file]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("bad.br:3:9: error[BR0403]: Mismatched operands"),
+        stderr.contains("mixed.br:3:9: warning[BR0403]: Mismatched operands"),
         "{stderr}"
     );
-    assert!(stderr.contains("3 |     b = a + 1.0;"), "{stderr}");
-    assert!(stderr.contains("1 error(s), 0 warning(s)"), "{stderr}");
+    assert!(
+        stderr.contains("note: To disable strong type checking, use -a"),
+        "{stderr}"
+    );
+    // float + double is a double (one warning), stored into a float (another).
+    assert!(stderr.contains("0 error(s), 2 warning(s)"), "{stderr}");
+    let out = brcc(&["check", "-x", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error[BR0403]"), "{stderr}");
+    let out = brcc(&["check", "-g", &file]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -122,7 +153,7 @@ fn emit_ir_prints_the_kernel_ir() {
         String::from_utf8_lossy(&out.stdout),
         "kernel saxpy(const a: float, in x: float, in y: float, out r: float) {\n    r = ((a * x) + y)\n}\n"
     );
-    let bad = temp_file("bad.br", "kernel void f(out float r<>) { r = 1; }\n");
+    let bad = temp_file("bad.br", "kernel void f(out float r<>) { r = q; }\n");
     let out = brcc(&[&bad, "--emit", "ir"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.br:1:"));

@@ -31,6 +31,25 @@ pub unsafe extern "C" fn brk_program_new(
     relaxed: c_int,
     error: *mut *mut c_char,
 ) -> *mut BrkProgram {
+    let flags = if relaxed == 0 { c"" } else { c"-a" };
+    // SAFETY: as documented; `flags` is a C string.
+    unsafe { brk_program_new_flags(file, source, flags.as_ptr(), error) }
+}
+
+/// Compiles the Brook source `source` (named `file` in messages) with the brcc flags that
+/// change its meaning (`flags`: `-a -c -pp -g -D NAME[=value]`, space separated; null is
+/// none), so a program built by brcc runs the kernels brcc checked. On failure returns null
+/// and, when `error` is not null, stores the message there (free it with [`brk_string_free`]).
+///
+/// # Safety
+/// `file`, `source` and `flags` are null or C strings; `error` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn brk_program_new_flags(
+    file: *const c_char,
+    source: *const c_char,
+    flags: *const c_char,
+    error: *mut *mut c_char,
+) -> *mut BrkProgram {
     let fail = |message: String| {
         if !error.is_null() {
             let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
@@ -41,15 +60,19 @@ pub unsafe extern "C" fn brk_program_new(
     };
     guard(std::ptr::null_mut(), || {
         // SAFETY: as documented.
-        let (file, source) = unsafe { (text(file).unwrap_or("program.br"), text(source)) };
+        let (file, source, flags) = unsafe {
+            (
+                text(file).unwrap_or("program.br"),
+                text(source),
+                text(flags).unwrap_or(""),
+            )
+        };
         let Some(source) = source else {
             return fail("brk_program_new: no source text (null or not UTF-8)".into());
         };
-        let options = brook::CompileOptions {
-            strong_types: relaxed == 0,
-            ..brook::CompileOptions::default()
-        };
-        match brook::Program::compile(file, source, &options) {
+        let compiled = brook::CompileOptions::from_flags(flags)
+            .and_then(|options| brook::Program::compile(file, source, &options));
+        match compiled {
             Ok(program) => Box::into_raw(Box::new(BrkProgram {
                 program,
                 message: Mutex::new(CString::default()),

@@ -139,7 +139,13 @@ pub struct Diagnostic {
     pub label: Option<String>,
     pub notes: Vec<Note>,
     pub help: Option<String>,
+    /// A mismatch that strong type checking reports and an implicit conversion resolves: a
+    /// level-1 warning shown under strong checking (as Brook+ brcc did), an error under `-x`.
+    pub strong_typing: bool,
 }
+
+/// The note the first strong-typing warning of a file carries.
+pub const STRONG_TYPING_NOTE: &str = "To disable strong type checking, use -a";
 
 impl Diagnostic {
     pub fn error(code: Code, span: Span, message: impl Into<String>) -> Self {
@@ -152,6 +158,7 @@ impl Diagnostic {
             label: None,
             notes: Vec::new(),
             help: None,
+            strong_typing: false,
         }
     }
 
@@ -160,6 +167,17 @@ impl Diagnostic {
             severity: Severity::Warning,
             level,
             ..Diagnostic::error(code, span, message)
+        }
+    }
+
+    /// This diagnostic as a strong-typing warning (see [`Diagnostic::strong_typing`]): the
+    /// program compiles with the implicit conversion.
+    pub fn into_strong_typing_warning(self) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            level: 1,
+            strong_typing: true,
+            ..self
         }
     }
 
@@ -265,7 +283,8 @@ pub struct WarningPolicy {
     pub strong: bool,
     /// `-w N`: warnings of level N or lower are shown. Ignored under strong checking.
     pub level: u8,
-    /// `-x`: shown warnings become errors. Ignored under strong checking.
+    /// `-x`: shown warnings become errors (under strong checking: the level-0 and the
+    /// strong-typing warnings).
     pub as_errors: bool,
 }
 
@@ -286,9 +305,14 @@ impl WarningPolicy {
     /// warnings are hidden, and warnings of a level above 1 become errors. Without it (`-a`),
     /// warnings up to `-w` are shown, as errors under `-x`.
     pub fn severity_for(&self, level: u8) -> Option<Severity> {
+        let shown = if self.as_errors {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
         if self.strong {
             return match level {
-                0 => Some(Severity::Warning),
+                0 => Some(shown),
                 1 => None,
                 _ => Some(Severity::Error),
             };
@@ -323,7 +347,11 @@ impl Diagnostics {
     }
 
     pub fn push(&mut self, mut diagnostic: Diagnostic) {
-        if diagnostic.severity == Severity::Warning {
+        if diagnostic.strong_typing {
+            if self.policy.as_errors {
+                diagnostic.severity = Severity::Error;
+            }
+        } else if diagnostic.severity == Severity::Warning {
             match self.policy.severity_for(diagnostic.level) {
                 None => return,
                 Some(severity) => diagnostic.severity = severity,
@@ -344,9 +372,16 @@ impl Diagnostics {
         self.items.iter().filter(|d| d.is_error()).count()
     }
 
-    /// The diagnostics in source order (stable for equal positions).
+    /// The diagnostics in source order (stable for equal positions); the first strong-typing
+    /// warning carries [`STRONG_TYPING_NOTE`].
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.items.sort_by_key(|d| d.span.start);
+        if let Some(first) = self.items.iter_mut().find(|d| d.strong_typing) {
+            first.notes.push(Note {
+                span: None,
+                message: STRONG_TYPING_NOTE.into(),
+            });
+        }
         self.items
     }
 

@@ -130,6 +130,10 @@ impl BinaryOp {
         )
     }
 
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::Shl | BinaryOp::Shr)
+    }
+
     pub fn is_logic(self) -> bool {
         matches!(self, BinaryOp::LogicAnd | BinaryOp::LogicOr)
     }

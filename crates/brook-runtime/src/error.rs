@@ -72,7 +72,7 @@ pub enum LaunchProblem {
     },
     #[error("{arg}: Kernel Execution: Invalid Input stream: it holds an earlier error ({code})")]
     InputInError { arg: ArgRef, code: super::BError },
-    #[error("{arg}: Kernel Execution: Input stream is same as output stream. Binding kernels read-write is prohibited (set BRT_PERMIT_READ_WRITE_ALIASING to allow it)")]
+    #[error("{arg}: Kernel Execution: Input stream is same as output stream. Binding kernels read-write is prohibited (build with brcc -g, the BrookGPU dialect, or set BRT_PERMIT_READ_WRITE_ALIASING to allow it)")]
     Aliased { arg: ArgRef, output: ArgRef },
     #[error("{arg}: the same stream is bound to two outputs ({other})")]
     OutputTwice { arg: ArgRef, other: ArgRef },

@@ -19,11 +19,20 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub(crate) fn new(module: Arc<Module>, index: usize) -> Kernel {
+    /// Kernel `index` of `module`; `permit_read_write_aliasing` for programs compiled in the
+    /// BrookGPU dialect.
+    pub(crate) fn new(
+        module: Arc<Module>,
+        index: usize,
+        permit_read_write_aliasing: bool,
+    ) -> Kernel {
         Kernel {
             module,
             index,
-            options: LaunchOptions::default(),
+            options: LaunchOptions {
+                permit_read_write_aliasing,
+                ..LaunchOptions::default()
+            },
         }
     }
 
@@ -54,6 +63,7 @@ impl Kernel {
         kernel.options = LaunchOptions {
             domain_offset: Some(x_first(offset)),
             domain_size: Some(x_first(size)),
+            ..self.options.clone()
         };
         kernel
     }
@@ -65,6 +75,7 @@ impl Kernel {
         kernel.options = LaunchOptions {
             domain_offset: Some(offset),
             domain_size: Some(size),
+            ..self.options.clone()
         };
         kernel
     }

@@ -34,7 +34,7 @@ pub use error::Error;
 pub use iter::{IterElement, IterStream};
 pub use kernel::{host_var, Arg, Kernel};
 pub use ops::{gather_op, scatter_op, GatherOp, ScatterOp};
-pub use program::{CompileOptions, Program};
+pub use program::{CompileOptions, Dialect, Program};
 pub use stream::{PendingWrite, Stream};
 
 /// The runtime underneath, for tools that work with untyped streams.

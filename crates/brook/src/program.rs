@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::kernel::Kernel;
+pub use brook_front::brook::Dialect;
 use brook_front::{compile_source, CheckOptions, SourceFile};
 use brook_ir::Module;
 use std::sync::Arc;
@@ -15,6 +16,10 @@ pub struct CompileOptions {
     pub preprocess: bool,
     /// `-D NAME` or `-D NAME=value` definitions for the preprocessor.
     pub defines: Vec<String>,
+    /// Sized gather arrays are constant buffers (the default); `false` is `brcc -c`.
+    pub constant_buffers: bool,
+    /// Which compiler's rules apply; `Dialect::BrookGpu` is `brcc -g`.
+    pub dialect: Dialect,
 }
 
 impl Default for CompileOptions {
@@ -23,7 +28,37 @@ impl Default for CompileOptions {
             strong_types: true,
             preprocess: false,
             defines: Vec::new(),
+            constant_buffers: true,
+            dialect: Dialect::BrookPlus,
         }
+    }
+}
+
+impl CompileOptions {
+    /// The options of brcc flags as a program built by brcc carries them: `-a`, `-c`, `-pp`,
+    /// `-g` (or `--brookgpu`) and `-D NAME[=value]` (also `-DNAME`), separated by spaces.
+    pub fn from_flags(flags: &str) -> Result<CompileOptions, Error> {
+        let mut options = CompileOptions::default();
+        let mut words = flags.split_whitespace();
+        while let Some(word) = words.next() {
+            match word {
+                "-a" => options.strong_types = false,
+                "-c" => options.constant_buffers = false,
+                "-pp" => options.preprocess = true,
+                "-g" | "--brookgpu" => options.dialect = Dialect::BrookGpu,
+                "-D" => match words.next() {
+                    Some(define) => options.defines.push(define.to_string()),
+                    None => return Err(Error::Usage("compiler flag -D needs a value".into())),
+                },
+                _ if word.starts_with("-D") => options.defines.push(word[2..].to_string()),
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "unknown compiler flag `{word}` (known: -a -c -pp -g -D NAME[=value])"
+                    )))
+                }
+            }
+        }
+        Ok(options)
     }
 }
 
@@ -32,6 +67,7 @@ impl Default for CompileOptions {
 pub struct Program {
     module: Arc<Module>,
     file: String,
+    dialect: Dialect,
 }
 
 impl Program {
@@ -45,6 +81,8 @@ impl Program {
         let mut check = CheckOptions {
             strong_types: options.strong_types,
             preprocess: options.preprocess,
+            constant_buffers: options.constant_buffers,
+            dialect: options.dialect,
             ..CheckOptions::default()
         };
         for define in &options.defines {
@@ -88,13 +126,18 @@ impl Program {
         Ok(Program {
             module: Arc::new(module),
             file: file.to_string(),
+            dialect: options.dialect,
         })
     }
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
         match self.module.kernels.iter().position(|k| k.name == name) {
-            Some(index) => Ok(Kernel::new(self.module.clone(), index)),
+            Some(index) => Ok(Kernel::new(
+                self.module.clone(),
+                index,
+                self.dialect == Dialect::BrookGpu,
+            )),
             None => Err(Error::UnknownKernel {
                 name: name.to_string(),
                 file: self.file.clone(),

@@ -13,9 +13,9 @@ fn copy_program() -> Program {
 fn compile_errors_point_at_the_source() {
     let err = Program::from_source(
         "bad.br",
-        "kernel void f(float a<>, out float b<>) { b = a + 1; }",
+        "kernel void f(float a<>, out float b<>) { b = a + c; }",
     )
-    .expect_err("strong typing rejects int + float");
+    .expect_err("`c` is not declared");
     let text = err.to_string();
     assert!(text.contains("bad.br:1:"), "{text}");
     assert!(matches!(err, Error::Compile { count: 1, .. }), "{err:?}");

@@ -21,8 +21,9 @@ use std::fmt::Write;
 pub struct Options {
     /// `-l`: a `#line` directive, so C++ messages name the `.br` file and line.
     pub line_directives: bool,
-    /// `-a`: the runtime compiles the embedded source without strong type checking.
-    pub relaxed: bool,
+    /// The brcc flags that change what the program means (`-a -c -pp -g -D`): the runtime
+    /// compiles the embedded source with them, as brcc checked it.
+    pub compile_flags: String,
     /// `-e`: `extern "C"` before each function the host code defines.
     pub extern_c: bool,
     /// `-p`: the device types the program prefers, in order (`cpu`, `cuda`); `BRT_RUNTIME`
@@ -318,10 +319,10 @@ fn program_function(checked: &Checked, options: &Options) -> String {
     }
     format!(
         "BrkProgram* brook_program_() {{\n\
-         \x20   static BrkProgram* program = ::brook::detail::compile({path:?}, R\"{delimiter}({text}){delimiter}\", {});\n\
+         \x20   static BrkProgram* program = ::brook::detail::compile({path:?}, R\"{delimiter}({text}){delimiter}\", {:?});\n\
          \x20   return program;\n\
          }}\n",
-        i32::from(options.relaxed),
+        options.compile_flags,
     )
 }
 

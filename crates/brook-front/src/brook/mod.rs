@@ -31,6 +31,21 @@ pub struct CheckOptions {
     pub preprocess: bool,
     /// `-D NAME[=value]` definitions for the preprocessor.
     pub defines: Vec<Define>,
+    /// Which compiler's rules apply (`-g` / `--brookgpu` selects BrookGPU).
+    pub dialect: Dialect,
+}
+
+/// The language rules a file is checked with (`SEMANTICS.md`, "Dialects").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// AMD Brook+ 1.4 (seeds 001, 003): strong type checking reports implicit conversions as
+    /// level-1 warnings (`-a` relaxes it to the conversion-rule warnings).
+    #[default]
+    BrookPlus,
+    /// Stanford BrookGPU (seeds 000, 002): Cg/C implicit conversions without warnings, and a
+    /// kernel may read and write one stream (the result is as if every input element were read
+    /// before any output element is written).
+    BrookGpu,
 }
 
 impl Default for CheckOptions {
@@ -42,6 +57,7 @@ impl Default for CheckOptions {
             constant_buffers: true,
             preprocess: false,
             defines: Vec::new(),
+            dialect: Dialect::BrookPlus,
         }
     }
 }

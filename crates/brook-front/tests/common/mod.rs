@@ -16,6 +16,7 @@ pub fn options_from(text: &str) -> CheckOptions {
     while let Some(flag) = words.next() {
         match flag {
             "-a" => options.strong_types = false,
+            "-g" => options.dialect = brook_front::brook::Dialect::BrookGpu,
             "-c" => options.constant_buffers = false,
             "-pp" => options.preprocess = true,
             "-x" => options.warnings_as_errors = true,

@@ -65,7 +65,8 @@ impl Checker<'_, '_> {
             KernelKind::Reduce => reduce::shapes(self)?,
             KernelKind::Map => self.map_shapes()?,
         };
-        let aliasing_allowed = std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
+        let aliasing_allowed = self.options.permit_read_write_aliasing
+            || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
         let mut bound = Vec::with_capacity(self.args.len());
         for index in 0..self.args.len() {
             bound.push(self.bind(index, &shapes, aliasing_allowed)?);
@@ -345,21 +346,26 @@ impl Checker<'_, '_> {
         Ok(())
     }
 
-    /// An input sharing elements with an output is refused, or copied when aliasing is
-    /// permitted.
+    /// An input sharing elements with an output is read from a copy, so the result is as if
+    /// every input element were read before any output element is written. One stream bound as
+    /// both is refused unless aliasing is permitted; two different views of one stream (or a
+    /// stream and a view of it) are always allowed, as Brook+ allowed them.
     fn unaliased_input(
         &self,
         index: usize,
         stream: &RawStream,
         aliasing_allowed: bool,
     ) -> Check<RawStream> {
-        let output = self
+        let overlapped = self
             .streams()
-            .find(|(i, s)| self.is_written(*i) && s.overlaps(stream));
-        let Some((output, _)) = output else {
+            .any(|(i, s)| self.is_written(i) && s.overlaps(stream));
+        if !overlapped {
             return Ok(stream.clone());
-        };
-        if !aliasing_allowed {
+        }
+        let same = self
+            .streams()
+            .find(|(i, s)| self.is_written(*i) && s.same_stream(stream));
+        if let Some((output, _)) = same.filter(|_| !aliasing_allowed) {
             return Err(LaunchProblem::Aliased {
                 arg: self.arg_ref(index),
                 output: self.arg_ref(output),

@@ -108,6 +108,9 @@ pub struct LaunchOptions {
     /// `domainSize`: how many instances along each axis, fastest axis first (a `uint4`; 0 in
     /// the components past the domain's rank).
     pub domain_size: Option<[usize; 4]>,
+    /// One stream may be bound as an input and an output (the BrookGPU dialect; also
+    /// `BRT_PERMIT_READ_WRITE_ALIASING`): the input is read from a copy.
+    pub permit_read_write_aliasing: bool,
 }
 
 /// What a successful launch reports.

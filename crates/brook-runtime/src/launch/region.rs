@@ -86,6 +86,7 @@ mod tests {
         LaunchOptions {
             domain_offset: Some(offset),
             domain_size: Some(size),
+            ..LaunchOptions::default()
         }
     }
 

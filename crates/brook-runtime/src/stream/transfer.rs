@@ -231,10 +231,12 @@ impl RawStream {
             let result = stream
                 .check_no_error("Stream Write")
                 .and_then(|()| stream.download_now());
-            if let Err(e) = &result {
-                if !matches!(e, RuntimeError::StreamInError { .. }) {
-                    stream.record_error(e.code(), &e.to_string());
-                }
+            match &result {
+                Err(RuntimeError::StreamInError { code, .. }) => crate::log::append(&format!(
+                    "error: Stream Write: the stream has an error ({code}); the host memory was not written"
+                )),
+                Err(e) => stream.record_error(e.code(), &e.to_string()),
+                Ok(_) => {}
             }
             *lock(&filled) = Some(result);
         });

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! # Comment lines start with `#`.
-//! flags: -a                     (optional: -a, -pp, -D NAME[=v])
+//! flags: -a                     (optional: -a, -c, -pp, -g, -D NAME[=v])
 //! source:
 //! kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 //! run saxpy:

@@ -29,17 +29,8 @@ fn case_files() -> Vec<PathBuf> {
 }
 
 fn options(case: &Case) -> CompileOptions {
-    let mut options = CompileOptions::default();
-    let mut flags = case.flags.iter();
-    while let Some(flag) = flags.next() {
-        match flag.as_str() {
-            "-a" => options.strong_types = false,
-            "-pp" => options.preprocess = true,
-            "-D" => options.defines.extend(flags.next().cloned()),
-            other => panic!("unknown case flag {other}"),
-        }
-    }
-    options
+    CompileOptions::from_flags(&case.flags.join(" "))
+        .unwrap_or_else(|e| panic!("case flags {:?}: {e}", case.flags))
 }
 
 /// The scalar components of an element type, with their byte offsets.

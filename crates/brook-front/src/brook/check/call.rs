@@ -3,7 +3,7 @@
 
 use super::intrinsics::{self, Signature};
 use super::ops::ConvContext;
-use super::{Checker, KernelKind, ParamInfo, ParamRole, Type, VarKind};
+use super::{Checker, ConversionReporting, KernelKind, ParamInfo, ParamRole, Type, VarKind};
 use crate::brook::ast::{Expr, ExprKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
@@ -133,10 +133,6 @@ impl Checker<'_> {
         let same = values.iter().all(|v| *v == first);
         let mut common = first;
         if !same {
-            if self.strong() {
-                self.no_match(name, Some(signature), types, span);
-                return None;
-            }
             for v in values {
                 if v.kind.promotion_rank() > common.kind.promotion_rank() {
                     common.kind = v.kind;
@@ -146,17 +142,24 @@ impl Checker<'_> {
         }
         let float_only = !matches!(signature, Signature::NumericMap(_));
         if common.kind == ScalarKind::Bool || (float_only && !common.kind.is_float()) {
-            if self.strong() || common.kind == ScalarKind::Bool {
+            if common.kind == ScalarKind::Bool {
                 self.no_match(name, Some(signature), types, span);
                 return None;
             }
             common.kind = ScalarKind::F32;
-            self.diags.push(Diagnostic::warning(
+            let warning = Diagnostic::warning(
                 Code::ArgumentsConvertedToFloat,
                 1,
                 span,
                 format!("all Parameters of \"{name}\" are converted to float"),
-            ));
+            );
+            match self.conversion_reporting() {
+                ConversionReporting::Silent => {}
+                ConversionReporting::StrongTyping => {
+                    self.diags.push(warning.into_strong_typing_warning());
+                }
+                ConversionReporting::Rules => self.diags.push(warning),
+            }
         }
         let target = Type::Value(common);
         for (n, (arg, ty)) in args.iter().zip(types).enumerate() {

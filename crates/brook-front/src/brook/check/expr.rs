@@ -229,15 +229,20 @@ impl Checker<'_> {
             return if a.is_error() { b } else { a };
         }
         match (a.as_value(), b.as_value()) {
-            (Some(x), Some(y)) if !self.strong() => {
+            (Some(x), Some(y)) => {
                 let kind = if x.kind.promotion_rank() >= y.kind.promotion_rank() {
                     x.kind
                 } else {
                     y.kind
                 };
                 let common = Type::Value(ValueType::vector(kind, x.width.max(y.width)));
-                self.coerce(then, &a, &common, ConvContext::Assignment);
-                self.coerce(otherwise, &b, &common, ConvContext::Assignment);
+                let warning = Diagnostic::error(
+                    Code::TernaryMismatch,
+                    then.span.to(otherwise.span),
+                    "Mismatched types: True expression type and false expression type must have same types and same number of components",
+                )
+                .with_label(format!("{x} and {y}"));
+                self.convert_operands([(then, &a), (otherwise, &b)], &common, warning);
                 common
             }
             _ => {
@@ -365,7 +370,10 @@ impl Checker<'_> {
                 if let Some(help) = super::ops::literal_help_for(arg, element) {
                     d = d.with_help(help);
                 }
-                self.diags.push(d);
+                if self.conversion_reporting() == super::ConversionReporting::StrongTyping {
+                    self.diags.push(d.into_strong_typing_warning());
+                }
+                self.convert_quietly(arg, element);
             }
             Type::Value(_) => self.coerce(arg, ty, element, ConvContext::Initialization),
             _ => {

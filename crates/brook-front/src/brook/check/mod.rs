@@ -137,6 +137,18 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
 }
 
 /// State while checking one kernel body.
+/// How the checker reports an implicit conversion it performs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConversionReporting {
+    /// BrookGPU: Cg/C conversions, no message.
+    Silent,
+    /// Brook+ strong type checking: the mismatch as a level-1 warning (Brook+ 1.4 brcc's
+    /// `semanticsForIntRealOps` did the same), the note about `-a` once per file.
+    StrongTyping,
+    /// `-a`: the conversion-rule warnings of seed 003 6.3.3, by level.
+    Rules,
+}
+
 pub(crate) struct CurrentKernel {
     pub index: usize,
     pub loop_depth: u32,
@@ -158,6 +170,17 @@ pub(crate) struct Checker<'d> {
 impl Checker<'_> {
     pub fn strong(&self) -> bool {
         self.options.strong_types
+    }
+
+    /// How an implicit conversion is reported under the file's dialect and flags.
+    pub fn conversion_reporting(&self) -> ConversionReporting {
+        if self.options.dialect == super::Dialect::BrookGpu {
+            ConversionReporting::Silent
+        } else if self.strong() {
+            ConversionReporting::StrongTyping
+        } else {
+            ConversionReporting::Rules
+        }
     }
 
     fn type_definitions(&mut self, program: &Program) {

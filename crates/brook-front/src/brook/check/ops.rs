@@ -1,8 +1,10 @@
 //! Operators and conversions: the operator table of seed 003 section 6.3.12 and the conversion
-//! rules of section 6.3.3, under strong type checking (no implicit conversion) or `-a`
-//! (promotions allowed, with warnings).
+//! rules of section 6.3.3. Every mismatch that a C99/Cg implicit conversion resolves is
+//! converted; how it is reported depends on the dialect and `-a`
+//! ([`super::ConversionReporting`]): a level-1 strong-typing warning (Brook+ default, as Brook+
+//! 1.4's brcc did), the conversion-rule warnings (`-a`), or nothing (BrookGPU).
 
-use super::{Checker, Type};
+use super::{Checker, ConversionReporting, Type};
 use crate::brook::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
@@ -29,7 +31,7 @@ enum OperandClass {
     Integer,
     /// int and uint only (bitwise operators and shifts).
     Int32,
-    /// bool or integer (`&&`, `||`, `!`).
+    /// Any value type: non-zero is true (`&&`, `||`, `!`).
     Logical,
 }
 
@@ -52,7 +54,8 @@ fn accepts(class: OperandClass, kind: ScalarKind) -> bool {
         OperandClass::Any => true,
         OperandClass::Integer => kind.is_integer(),
         OperandClass::Int32 => matches!(kind, ScalarKind::I32 | ScalarKind::U32),
-        OperandClass::Logical => kind == ScalarKind::Bool || kind.is_integer(),
+        // Floats too, as C and Cg allow (non-zero is true): BrookGPU code relies on it.
+        OperandClass::Logical => true,
     }
 }
 
@@ -100,58 +103,110 @@ fn conversion_warning(from: ValueType, to: ValueType) -> (u8, String) {
     )
 }
 
-/// A hint for the commonest strong-typing mistake: a literal of the wrong type.
+/// A hint for the commonest strong-typing warning: a literal of another type than expected.
 pub fn literal_help_for(expr: &Expr, to: &Type) -> Option<String> {
     let Type::Value(to) = to else { return None };
     match (&expr.kind, to.kind) {
-        (ExprKind::FloatLit { single: false, .. }, ScalarKind::F32) => Some(
-            "a floating literal without a suffix is a double: add `f` (as in `1.0f`), or pass -a"
-                .into(),
-        ),
-        (ExprKind::IntLit { .. }, k) if k.is_float() => Some(
-            "an integer literal is an int: write a floating literal such as `1.0f`, or pass -a"
-                .into(),
-        ),
-        (ExprKind::IntLit { .. }, k) if k != ScalarKind::I32 => Some(format!(
-            "literals must be cast explicitly, as in `({k})5`, or pass -a"
-        )),
-        _ => Some(
-            "strong type checking allows no implicit conversion: cast explicitly, or pass -a"
-                .into(),
-        ),
+        (ExprKind::FloatLit { single: false, .. }, ScalarKind::F32) => {
+            Some("a floating literal without a suffix is a double: add `f` (as in `1.0f`)".into())
+        }
+        (ExprKind::IntLit { .. }, k) if k.is_float() && to.width == 1 => {
+            Some("an integer literal is an int: write a floating literal such as `1.0f`".into())
+        }
+        (ExprKind::IntLit { .. }, k) if !k.is_float() && k != ScalarKind::I32 => {
+            Some(format!("write the literal with a cast, as in `({k})5`"))
+        }
+        _ => None,
     }
 }
 
+/// What to write instead of a scalar `d` that broadcasts to the vector type `ty`:
+/// `float3(d, d, d)`, or the scalar swizzle `d.xxx`.
+fn broadcast_help(ty: ValueType) -> String {
+    let n = usize::from(ty.width);
+    let args = vec!["d"; n].join(", ");
+    format!(
+        "the scalar is repeated in every component; to say so, write `{ty}({args})` or `d.{}`",
+        "x".repeat(n)
+    )
+}
+
 impl Checker<'_> {
-    /// Converts `expr` (of type `from`) to `to`: an error under strong checking, a recorded
-    /// conversion with a warning under `-a`.
+    /// Converts `expr` (of type `from`) to `to`, reporting as the dialect and flags say; an
+    /// error when no implicit conversion exists (structs, arrays).
     pub fn coerce(&mut self, expr: &Expr, from: &Type, to: &Type, ctx: ConvContext) {
         if from == to || from.is_error() || to.is_error() {
             return;
         }
         let (Type::Value(f), Type::Value(t)) = (from, to) else {
-            self.mismatch_error(expr, from, to, ctx);
+            let diagnostic = self.mismatch(expr, from, to, ctx);
+            self.diags.push(diagnostic);
             return;
         };
-        if self.strong() {
-            self.mismatch_error(expr, from, to, ctx);
-            return;
+        match self.conversion_reporting() {
+            ConversionReporting::Silent => {}
+            ConversionReporting::StrongTyping => {
+                let mut warning = self.mismatch(expr, from, to, ctx);
+                if f.width == 1 && t.width > 1 {
+                    warning = warning.with_help(broadcast_help(*t));
+                }
+                self.diags.push(warning.into_strong_typing_warning());
+            }
+            ConversionReporting::Rules => {
+                let (level, message) = conversion_warning(*f, *t);
+                let message = match ctx {
+                    ConvContext::Argument(n, callee) => {
+                        format!("argument {n} of `{callee}`: {message}")
+                    }
+                    _ => message,
+                };
+                self.diags.push(Diagnostic::warning(
+                    Code::ImplicitConversion,
+                    level,
+                    expr.span,
+                    message,
+                ));
+            }
         }
-        let (level, message) = conversion_warning(*f, *t);
-        let message = match ctx {
-            ConvContext::Argument(n, callee) => format!("argument {n} of `{callee}`: {message}"),
-            _ => message,
-        };
-        self.diags.push(Diagnostic::warning(
-            Code::ImplicitConversion,
-            level,
-            expr.span,
-            message,
-        ));
+        self.convert_quietly(expr, to);
+    }
+
+    /// Records that `expr` converts to `to` (lowering makes it explicit), without a message.
+    pub fn convert_quietly(&mut self, expr: &Expr, to: &Type) {
         self.info.conversions.push((expr.id, to.clone()));
     }
 
-    fn mismatch_error(&mut self, expr: &Expr, from: &Type, to: &Type, ctx: ConvContext) {
+    /// Converts the operands of an operator (or the arms of `?:`) to their common type: one
+    /// strong-typing warning for the pair (`warning`), or the conversion-rule warnings of each
+    /// operand under `-a`.
+    pub fn convert_operands(
+        &mut self,
+        operands: [(&Expr, &Type); 2],
+        common: &Type,
+        warning: Diagnostic,
+    ) {
+        match self.conversion_reporting() {
+            ConversionReporting::Rules => {
+                for (expr, ty) in operands {
+                    self.coerce(expr, ty, common, ConvContext::Assignment);
+                }
+                return;
+            }
+            ConversionReporting::StrongTyping => {
+                self.diags.push(warning.into_strong_typing_warning());
+            }
+            ConversionReporting::Silent => {}
+        }
+        for (expr, ty) in operands {
+            if ty != common {
+                self.convert_quietly(expr, common);
+            }
+        }
+    }
+
+    /// The strong-typing mismatch at `expr`: an error where no conversion exists, else turned
+    /// into a warning by the caller.
+    fn mismatch(&mut self, expr: &Expr, from: &Type, to: &Type, ctx: ConvContext) -> Diagnostic {
         let (from_name, to_name) = (self.type_name(from), self.type_name(to));
         let (code, message) = match ctx {
             ConvContext::Argument(n, callee) => (
@@ -173,7 +228,7 @@ impl Checker<'_> {
         if let Some(help) = literal_help_for(expr, to) {
             diagnostic = diagnostic.with_help(help);
         }
-        self.diags.push(diagnostic);
+        diagnostic
     }
 
     /// Checks one operand against an operator's class; returns its value type if acceptable.
@@ -219,20 +274,21 @@ impl Checker<'_> {
         }
         let common = if l == r {
             l
-        } else if self.strong() {
-            self.diags.push(
-                Diagnostic::error(
-                    Code::MismatchedOperands,
-                    left.span.to(right.span),
-                    format!("Mismatched operands: both must have same type and same number of components: left is {l}, right is {r}"),
-                )
-                .with_help("strong type checking allows no implicit conversion: cast one operand, or pass -a"),
-            );
-            return Type::Error;
+        } else if op.is_shift() && l.width == r.width {
+            // C shifts take the left operand's type; the count converts without a message.
+            self.convert_quietly(right, &Type::Value(l));
+            l
         } else {
             let common = common_type(l, r);
-            self.coerce(left, lt, &Type::Value(common), ConvContext::Assignment);
-            self.coerce(right, rt, &Type::Value(common), ConvContext::Assignment);
+            let mut warning = Diagnostic::error(
+                Code::MismatchedOperands,
+                left.span.to(right.span),
+                format!("Mismatched operands: both must have same type and same number of components: left is {l}, right is {r}"),
+            );
+            if l.width != r.width && l.width.min(r.width) == 1 {
+                warning = warning.with_help(broadcast_help(common));
+            }
+            self.convert_operands([(left, lt), (right, rt)], &Type::Value(common), warning);
             common
         };
         if op.is_comparison() {
