@@ -22,6 +22,9 @@ pub struct Program {
     pub expr_count: u32,
     /// Functions defined in host code (`int main(...) { ... }`): kernels may not call them.
     pub host_functions: Vec<Ident>,
+    /// Object-like macros of `#define` lines left in the text (without `-pp`): name and body,
+    /// in file order. Array sizes may name them (`float a[N]`), as brcc evaluated them.
+    pub object_macros: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug)]

@@ -1,6 +1,6 @@
 //! Kernel attributes: `Attribute[GroupSize(x, y, z)]` (seed 001, section 1.17.1).
 
-use super::types::{const_size, ConstSize};
+use super::ConstSize;
 use super::{Checker, ParamInfo, ParamRole};
 use crate::brook::ast::{Attribute, Kernel};
 use crate::diagnostic::{Code, Diagnostic};
@@ -68,7 +68,7 @@ impl Checker<'_> {
         }
         let mut values = [1u32; 3];
         for (n, arg) in attribute.args.iter().enumerate() {
-            let ConstSize::Value(value) = const_size(arg) else {
+            let ConstSize::Value(value) = self.info.constants.size_of(arg) else {
                 self.diags.error(
                     Code::Attribute,
                     arg.span,

@@ -390,17 +390,23 @@ impl Checker<'_> {
         let base_type = self.expr(base);
         match &base_type {
             Type::Error => Type::Error,
-            Type::Value(v) if v.width == 1 => {
-                self.diags.push(
-                    Diagnostic::error(
-                        Code::Swizzle,
-                        field.span,
-                        "Illegal to use swizzle on scalar types",
-                    )
-                    .with_label(format!("`.{}` on a {v}", field.name)),
-                );
-                Type::Error
-            }
+            // Cg's scalar swizzles (`f.x`, `f.xxxx`) repeat the scalar; BrookGPU code uses them.
+            Type::Value(v) if v.width == 1 => match swizzle_indices(&field.name) {
+                Some(indices) if indices.iter().all(|&i| i == 0) => {
+                    Type::value(v.kind, indices.len() as u8)
+                }
+                _ => {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::Swizzle,
+                            field.span,
+                            "Illegal to use swizzle on scalar types",
+                        )
+                        .with_label(format!("`.{}` on a {v}: a scalar has only `x`", field.name)),
+                    );
+                    Type::Error
+                }
+            },
             Type::Value(v) => match swizzle_indices(&field.name) {
                 Some(indices) if indices.iter().all(|&i| i < v.width) => {
                     Type::value(v.kind, indices.len() as u8)

@@ -1,6 +1,6 @@
 //! Brook constructs in host code: stream declarations, kernel calls and stream operators.
 
-use super::types::{const_size, ConstSize};
+use super::ConstSize;
 use super::{Checker, ParamRole, Type};
 use crate::brook::ast::{ExprKind, HostArg, HostCall, Item, Program, StreamDecl};
 use crate::diagnostic::{Code, Diagnostic};
@@ -65,7 +65,7 @@ impl Checker<'_> {
             );
         }
         for dim in &decl.dims {
-            if matches!(const_size(dim), ConstSize::NotInt) {
+            if matches!(self.info.constants.size_of(dim), ConstSize::NotInt) {
                 self.diags.error(
                     Code::StreamDimensionType,
                     dim.span,

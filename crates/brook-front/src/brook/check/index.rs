@@ -95,7 +95,9 @@ impl Checker<'_> {
         if indices.len() == 1 {
             let Type::Value(v) = &types[0] else { return };
             let width = usize::from(v.width);
-            if width != rank {
+            // More components than dimensions: the leading ones are used, as BrookGPU did
+            // (`a[indexof(s)]` on a 2-D array).
+            if width < rank {
                 self.diags.push(
                     Diagnostic::error(Code::Subscript, indices[0].span, "Gather/scatter array dimensions and subscript vector components must match")
                         .with_label(format!("the array has {rank} dimension(s), the index has {width} component(s)")),

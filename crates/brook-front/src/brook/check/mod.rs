@@ -8,6 +8,7 @@
 mod attributes;
 mod body;
 mod call;
+mod constant;
 mod expr;
 mod host;
 mod index;
@@ -17,9 +18,10 @@ mod scope;
 mod signature;
 mod types;
 
+pub use constant::{ConstSize, Constants};
 pub use expr::swizzle_indices;
 pub use scope::{Var, VarKind};
-pub use types::{const_size, ConstSize, StructId, StructInfo, Type};
+pub use types::{StructId, StructInfo, Type};
 
 use crate::brook::ast::{ExprId, Ident, Item, Program};
 use crate::brook::CheckOptions;
@@ -97,6 +99,8 @@ pub struct ProgramInfo {
     pub conversions: Vec<(ExprId, Type)>,
     /// Struct names, their aliases and typedef names, with the types they stand for.
     pub type_names: HashMap<String, Type>,
+    /// The file's object-like macros, for array sizes and other integer constants.
+    pub constants: Constants,
 }
 
 impl ProgramInfo {
@@ -116,6 +120,7 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
         diags,
         info: ProgramInfo {
             expr_types: vec![None; program.expr_count as usize],
+            constants: Constants::new(&program.object_macros),
             ..ProgramInfo::default()
         },
         type_names: HashMap::new(),

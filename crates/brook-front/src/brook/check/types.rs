@@ -1,7 +1,7 @@
 //! The checker's types: values, structs and arrays, and resolution of written types.
 
 use super::Checker;
-use crate::brook::ast::{Expr, ExprKind, TypeSpec, TypeSpecKind};
+use crate::brook::ast::{TypeSpec, TypeSpecKind};
 use crate::diagnostic::{Code, Diagnostic};
 use brook_ir::{ScalarKind, ValueType};
 
@@ -48,27 +48,6 @@ impl Type {
 pub struct StructInfo {
     pub name: String,
     pub fields: Vec<(String, Type)>,
-}
-
-/// What a constant-size expression (`a[16]`, `GroupSize(64)`) turned out to be.
-pub enum ConstSize {
-    Value(i64),
-    /// A literal that is not an integer (`a[2.0]`).
-    NotInt,
-    /// Anything but a literal (`a[n]`, `a[2 * 8]`).
-    NotSimple,
-}
-
-/// Reads a "simple constant int": an integer literal, after macro expansion.
-pub fn const_size(expr: &Expr) -> ConstSize {
-    match &expr.kind {
-        ExprKind::IntLit { value, .. } => ConstSize::Value(*value as i64),
-        ExprKind::FloatLit { .. } | ExprKind::CharLit(_) | ExprKind::BoolLit(_) => {
-            ConstSize::NotInt
-        }
-        ExprKind::Error => ConstSize::Value(1),
-        _ => ConstSize::NotSimple,
-    }
 }
 
 impl Checker<'_> {

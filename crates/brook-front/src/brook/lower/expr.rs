@@ -455,6 +455,13 @@ impl KernelLowerer<'_> {
                 let Some(pattern) = swizzle_indices(field) else {
                     return fail(span, format!("bad swizzle `{field}`"));
                 };
+                if v.width == 1 {
+                    // A scalar's swizzle (`f.x`, `f.xxx`, as Cg allows) repeats it.
+                    return Ok(match pattern.len() {
+                        1 => base,
+                        n => self.splat(base, n as u8, span),
+                    });
+                }
                 if let [index] = pattern[..] {
                     let ty = Type::Value(ValueType::scalar(v.kind));
                     return Ok(self.append(ExprKind::Component { base, index }, ty, span));

@@ -32,7 +32,9 @@ impl KernelLowerer<'_> {
                             None => return fail(field.span, "no such field"),
                         }
                     }
-                    Type::Value(_) => match swizzle_indices(&field.name).as_deref() {
+                    Type::Value(v) => match swizzle_indices(&field.name).as_deref() {
+                        // `f.x` of a scalar is the scalar itself.
+                        Some([0]) if v.width == 1 => return Ok(place),
                         Some([c]) => Access::Component(*c),
                         _ => return fail(field.span, "a multi-component swizzle is not a place"),
                     },

@@ -7,7 +7,7 @@
 
 use super::{fail, ir_type, Binding, KernelLowerer, Lowered};
 use crate::brook::ast::{self, Init, StmtKind};
-use crate::brook::check::{self, const_size, ConstSize};
+use crate::brook::check::{self, ConstSize};
 use crate::source::Span;
 use brook_ir::{
     Access, Block, ExprKind, Handle, Literal, Local, Place, ScalarKind, Stmt, Type, ValueType,
@@ -213,7 +213,7 @@ impl KernelLowerer<'_> {
             let mut ty = base.clone();
             if let Some((dims, span)) = &d.array_dims {
                 for dim in dims.iter().rev() {
-                    let len = match dim.as_ref().map(const_size) {
+                    let len = match dim.as_ref().map(|d| self.shared.info.constants.size_of(d)) {
                         Some(ConstSize::Value(n)) if n > 0 => n as u32,
                         _ => return fail(*span, "a local array needs a constant size"),
                     };

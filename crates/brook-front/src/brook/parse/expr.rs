@@ -286,6 +286,17 @@ impl Parser<'_, '_> {
                 self.bump();
                 return Ok(self.new_expr(ExprKind::BoolLit(text == "true"), token.span));
             }
+            // BrookGPU's operator form `indexof x` is the call `indexof(x)`.
+            "indexof" if self.nth(1).kind == TokenKind::Ident => {
+                self.bump();
+                let operand = self.nth(0);
+                self.bump();
+                let callee = self.new_expr(ExprKind::Ident(text), token.span);
+                let name = self.text_of(operand).to_string();
+                let arg = self.new_expr(ExprKind::Ident(name), operand.span);
+                let span = token.span.to(operand.span);
+                return Ok(self.new_expr(ExprKind::Call(Box::new(callee), vec![arg]), span));
+            }
             "unsigned" | "signed" | "long" => {
                 let ty = self.type_spec()?;
                 let args = self.call_args()?;

@@ -48,11 +48,36 @@ pub fn parse(
     };
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
+    let object_macros = tokens
+        .iter()
+        .filter(|t| t.kind == TokenKind::Directive)
+        .filter_map(|t| object_macro(spellings.get(file, t.span)))
+        .collect();
     Program {
         items,
         expr_count: parser.next_expr,
         host_functions,
+        object_macros,
     }
+}
+
+/// `#define NAME body` (an object-like macro) as its name and body.
+fn object_macro(directive: &str) -> Option<(String, String)> {
+    let rest = directive.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("define")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, body) = rest.split_at(end);
+    if name.is_empty() || body.starts_with('(') {
+        return None;
+    }
+    let body = body.split("//").next().unwrap_or("").trim();
+    Some((name.to_string(), body.to_string()))
 }
 
 pub(crate) struct Parser<'a, 'd> {

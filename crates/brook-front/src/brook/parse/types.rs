@@ -5,9 +5,12 @@ use crate::brook::ast::{Qualifiers, TypeSpec, TypeSpecKind};
 use crate::brook::token::TokenKind;
 use brook_ir::{ScalarKind, ValueType};
 
-/// The built-in type a name spells (`float4`, `uchar`, `long2`), if any.
+/// The built-in type a name spells (`float4`, `uchar`, `long2`), if any. BrookGPU's
+/// reduced-precision `fixed` and `shortfixed` (Cg types) are computed as `float`.
 pub fn builtin_type(text: &str) -> Option<TypeSpecKind> {
-    const BASES: [(&str, Option<ScalarKind>); 11] = [
+    const BASES: [(&str, Option<ScalarKind>); 13] = [
+        ("shortfixed", Some(ScalarKind::F32)),
+        ("fixed", Some(ScalarKind::F32)),
         ("uchar", Some(ScalarKind::U8)),
         ("ushort", Some(ScalarKind::U16)),
         ("uint", Some(ScalarKind::U32)),
