@@ -9,12 +9,25 @@
 #ifndef BROOK_BROOK_HPP
 #define BROOK_BROOK_HPP
 
+// The C headers BrookGPU's brt.hpp and Brook+'s brook.h brought into every program.
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <vector>
+
+// The Brook scalar type names, usable in host code (struct fields, host arrays).
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
 
 extern "C" {
 typedef struct BrkStream BrkStream;
@@ -52,6 +65,8 @@ int brk_stream_error(BrkStream* stream);
 const char* brk_stream_error_log(BrkStream* stream);
 void brk_stream_assign(BrkStream* stream, const BrkStream* source);
 BrkStream* brk_stream_domain(const BrkStream* stream, const uint32_t* start, const uint32_t* end);
+BrkStream* brk_stream_domain_n(const BrkStream* stream, const uint32_t* start, const uint32_t* end,
+                               size_t count);
 void brk_stream_set_property(BrkStream* stream, const char* name);
 
 BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
@@ -238,40 +253,42 @@ template <class T> class Stream {
     unsigned int rank() const { return brk_stream_rank(handle_); }
     unsigned int dim(unsigned int axis) const { return brk_stream_dim(handle_, axis); }
 
-#ifdef USE_OLD_API
+    // The legacy (Brook+ 1.3 and BrookGPU-era) API, always available.
     Stream<T> domain(int start, int end) const {
         unsigned int s[1] = {static_cast<unsigned int>(start)};
         unsigned int e[1] = {static_cast<unsigned int>(end)};
-        return domain(s, e);
+        return domain_n(s, e, 1);
     }
     Stream<T> domain(int2 start, int2 end) const {
         unsigned int s[2] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y)};
         unsigned int e[2] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y)};
-        return domain(s, e);
+        return domain_n(s, e, 2);
     }
     Stream<T> domain(int3 start, int3 end) const {
         unsigned int s[3] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y),
                              static_cast<unsigned int>(start.z)};
         unsigned int e[3] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y),
                              static_cast<unsigned int>(end.z)};
-        return domain(s, e);
+        return domain_n(s, e, 3);
     }
     Stream<T> domain(int4 start, int4 end) const {
         unsigned int s[4] = {static_cast<unsigned int>(start.x), static_cast<unsigned int>(start.y),
                              static_cast<unsigned int>(start.z), static_cast<unsigned int>(start.w)};
         unsigned int e[4] = {static_cast<unsigned int>(end.x), static_cast<unsigned int>(end.y),
                              static_cast<unsigned int>(end.z), static_cast<unsigned int>(end.w)};
-        return domain(s, e);
+        return domain_n(s, e, 4);
     }
     Stream<T> execDomain(int numThreads) const {
         unsigned int s[1] = {0};
         unsigned int e[1] = {static_cast<unsigned int>(numThreads)};
-        return domain(s, e);
+        return domain_n(s, e, 1);
     }
-#endif
 
   private:
     explicit Stream(BrkStream* handle) : handle_(handle) {}
+    Stream<T> domain_n(unsigned int* start, unsigned int* end, size_t count) const {
+        return Stream<T>(brk_stream_domain_n(handle_, start, end, count));
+    }
     void declare(const char* type_name, std::initializer_list<unsigned int> slowest_first) {
         unsigned int x_first[4] = {0, 0, 0, 0};
         unsigned int rank = static_cast<unsigned int>(slowest_first.size());
@@ -325,6 +342,32 @@ template <class T> struct Input {
     Input(const Iter<T>& i) {
         BrkArg a = {3, 0, 0, 0, i.handle()};
         arg = a;
+    }
+};
+
+/// A sized gather parameter (`float c[3][2]`, dimensions slowest first): a stream, or a plain
+/// host array of those dimensions, as Brook+ generated `const float c[3][2]` for it. The host
+/// array is read into a stream of its own when the kernel is called.
+template <class T, unsigned D0, unsigned D1 = 0, unsigned D2 = 0, unsigned D3 = 0> struct Gather {
+    Stream<T> stream;
+    BrkArg arg;
+    Gather(const Stream<T>& s) : stream(s) { point(); }
+    Gather(const void* host) : stream(make()) {
+        stream.read(host);
+        point();
+    }
+
+  private:
+    void point() {
+        BrkArg a = {0, stream.handle(), 0, 0, 0};
+        arg = a;
+    }
+    static Stream<T> make() {
+        unsigned int slowest[4] = {D0, D1, D2, D3};
+        unsigned int rank = D3 ? 4 : D2 ? 3 : D1 ? 2 : 1;
+        unsigned int x_first[4] = {0, 0, 0, 0};
+        for (unsigned int i = 0; i < rank; i++) x_first[i] = slowest[rank - 1 - i];
+        return Stream<T>(rank, x_first);
     }
 };
 } // namespace detail
@@ -396,10 +439,8 @@ inline BrkProgram* compile(const char* file, const char* source, const char* fla
 }
 } // namespace detail
 
-#ifdef USE_OLD_API
 template <class T> void streamRead(Stream<T> stream, void* ptr) { stream.read(ptr); }
 template <class T> void streamWrite(Stream<T> stream, void* ptr) { stream.write(ptr); }
-#endif
 
 } // namespace brook
 

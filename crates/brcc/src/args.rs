@@ -27,6 +27,8 @@ The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbro
 Flags (seed 001, section 1.2.2):
   -h              Help (print this message).
   -k              Keep generated device code: PREFIX.ir (kernel IR) and PREFIX.ptx.
+  --force         Overwrite output files brcc did not write (by default brcc refuses, so a
+                  hand-written X.h beside X.br is never replaced).
   -r              Disable address virtualization (accepted; streams need none).
   -o <prefix>     Prefix prepended to all output files.
   -p <shader>     Target: cpu, cuda (cal and gpu are aliases); may be repeated: the program
@@ -35,6 +37,9 @@ Flags (seed 001, section 1.2.2):
   -b              Parser debugging (accepted, no effect).
   -f              Lexer debugging (accepted, no effect).
   -i <dir>        Include directory for the C++ compiler.
+  -L <dir>        Library directory for the C++ compiler (build, run).
+  --lib <name>    Link the library `name` (-lname) into the program (build, run).
+  --cxxflags <f>  More C++ compiler arguments, space separated (build, run).
   -l              Insert #line directives into generated code.
   -w <level>      Warning level 0, 1, 2 or 3 (default 0); only with -a.
   -x              Treat warnings as errors.
@@ -69,10 +74,16 @@ pub struct Args {
     pub output_prefix: Option<String>,
     pub targets: Vec<Target>,
     pub include_dirs: Vec<String>,
+    /// `-L DIR`, `--lib NAME`, `--cxxflags "FLAGS"`: for the C++ compiler (build, run).
+    pub lib_dirs: Vec<String>,
+    pub libs: Vec<String>,
+    pub cxx_flags: Vec<String>,
     pub line_directives: bool,
     /// `-n l`: no `#line` directives, even for `build` and `run` (which add them by default).
     pub no_line_directives: bool,
     pub keep_device_code: bool,
+    /// `--force`: overwrite output files that brcc did not write.
+    pub force: bool,
     pub extern_c: bool,
     /// `--emit ir|ptx|cpp`: what to print instead of generating C++.
     pub emit: Option<String>,
@@ -98,6 +109,16 @@ pub enum Target {
 }
 
 impl Args {
+    /// What the user adds to the C++ compiler's command line.
+    pub fn cxx_options(&self) -> crate::build::CxxOptions {
+        crate::build::CxxOptions {
+            include_dirs: self.include_dirs.clone(),
+            lib_dirs: self.lib_dirs.clone(),
+            libs: self.libs.clone(),
+            flags: self.cxx_flags.clone(),
+        }
+    }
+
     /// The flags that change what the program means, as the runtime takes them
     /// (`brook::CompileOptions::from_flags`).
     pub fn meaning_flags(&self) -> String {
@@ -157,10 +178,18 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-pp" => out.preprocess = true,
             "-l" => out.line_directives = true,
             "-k" => out.keep_device_code = true,
+            "--force" => out.force = true,
             "-e" => out.extern_c = true,
             "-r" | "-s" | "-b" | "-f" => {}
             "-o" => out.output_prefix = Some(value(&mut i, "-o")?),
             "-i" => out.include_dirs.push(value(&mut i, "-i")?),
+            "-L" => out.lib_dirs.push(value(&mut i, "-L")?),
+            "--lib" => out.libs.push(value(&mut i, "--lib")?),
+            "--cxxflags" => out.cxx_flags.extend(
+                value(&mut i, "--cxxflags")?
+                    .split_whitespace()
+                    .map(String::from),
+            ),
             "-p" => out.targets.push(target(&value(&mut i, "-p")?)?),
             "-n" => disable(&value(&mut i, "-n")?, &mut out)?,
             "-w" => out.warning_level = Some(level(&value(&mut i, "-w")?)?),

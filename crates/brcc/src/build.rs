@@ -11,23 +11,44 @@ struct Toolkit {
     library: PathBuf,
 }
 
-/// The C++ compiler: `$CXX`, else the first of `c++`, `g++`, `clang++` that runs.
+/// What the user adds to the C++ compiler's command line.
+#[derive(Clone, Debug, Default)]
+pub struct CxxOptions {
+    /// `-i DIR`: include directories.
+    pub include_dirs: Vec<String>,
+    /// `-L DIR`: library directories.
+    pub lib_dirs: Vec<String>,
+    /// `--lib NAME`: libraries (`-lNAME`), after the program.
+    pub libs: Vec<String>,
+    /// `--cxxflags "FLAGS"`: more arguments, split at spaces, after the program.
+    pub flags: Vec<String>,
+}
+
+fn runs(compiler: &str) -> bool {
+    Command::new(compiler)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The C++ compiler: `$CXX` (an error if it does not run: never a silent fallback), else the
+/// first of `c++`, `g++`, `clang++` that runs.
 fn compiler() -> Result<String, String> {
-    let candidates = std::env::var("CXX")
-        .ok()
-        .filter(|c| !c.is_empty())
+    if let Some(cxx) = std::env::var("CXX").ok().filter(|c| !c.is_empty()) {
+        return if runs(&cxx) {
+            Ok(cxx)
+        } else {
+            Err(format!(
+                "CXX={cxx}: this C++ compiler does not run (`{cxx} --version` failed): fix CXX or unset it to use c++, g++ or clang++"
+            ))
+        };
+    }
+    ["c++", "g++", "clang++"]
         .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from));
-    candidates
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
+        .find(|c| runs(c))
+        .map(String::from)
         .ok_or_else(|| {
             "no C++ compiler found ($CXX, c++, g++ or clang++): install one (for example \
              `apt install g++`) or set CXX to yours"
@@ -63,7 +84,7 @@ fn toolkit() -> Result<Toolkit, String> {
 pub fn build(
     cpp: &str,
     source_path: &str,
-    include_dirs: &[String],
+    cxx_options: &CxxOptions,
     exe: &Path,
 ) -> Result<(), ExitCode> {
     let fail = |message: String| {
@@ -92,11 +113,16 @@ pub fn build(
         .arg(&kit.include)
         .arg("-I")
         .arg(source_dir);
-    for dir in include_dirs {
+    for dir in &cxx_options.include_dirs {
         command.arg("-I").arg(dir);
     }
+    for dir in &cxx_options.lib_dirs {
+        command.arg("-L").arg(dir);
+    }
+    command.arg(&cpp_path);
+    command.args(cxx_options.libs.iter().map(|l| format!("-l{l}")));
+    command.args(&cxx_options.flags);
     let status = command
-        .arg(&cpp_path)
         .arg(&kit.library)
         .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
         .status()
@@ -112,9 +138,9 @@ pub fn build(
 }
 
 /// Builds the program into a temporary executable and runs it with `args`.
-pub fn run(cpp: &str, source_path: &str, include_dirs: &[String], args: &[String]) -> ExitCode {
+pub fn run(cpp: &str, source_path: &str, cxx_options: &CxxOptions, args: &[String]) -> ExitCode {
     let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
-    if let Err(code) = build(cpp, source_path, include_dirs, &exe) {
+    if let Err(code) = build(cpp, source_path, cxx_options, &exe) {
         return code;
     }
     let status = Command::new(&exe).args(args).status();

@@ -1,5 +1,8 @@
 //! `brcc run` on every example program with an expected output (`examples/NAME.br` beside
-//! `examples/NAME.expected`): the program is generated as C++, compiled by the system C++
+//! `examples/NAME.expected`) and every program of the compatibility suite (`tests/compat/`:
+//! programs in the BrookGPU, Brook+ legacy and Brook+ C++-API styles; a first line
+//! `// brcc-flags: ...` gives the flags to build with): the program is generated as C++,
+//! compiled by the system C++
 //! compiler against `libbrook_capi.a`, run on each kind of device this machine has
 //! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present), and its
 //! output must equal the file. Without a C++ compiler the test says so and checks nothing.
@@ -11,9 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn examples() -> Vec<(PathBuf, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut found: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
-        .expect("examples/")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut found: Vec<(PathBuf, String)> = ["examples", "tests/compat"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("program directory"))
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "br"))
@@ -53,8 +57,16 @@ fn every_example_prints_its_expected_output_on_every_device() {
             path.file_stem().and_then(|s| s.to_str()).unwrap_or("x"),
             std::process::id()
         ));
+        let source = std::fs::read_to_string(&path).expect("program text");
+        let flags: Vec<&str> = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// brcc-flags:"))
+            .map(|f| f.split_whitespace().collect())
+            .unwrap_or_default();
         let built = Command::new(brcc)
             .arg("build")
+            .args(&flags)
             .arg(&path)
             .arg("-o")
             .arg(&exe)

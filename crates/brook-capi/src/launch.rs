@@ -99,6 +99,12 @@ unsafe fn launch(
     }
     let given: &[BrkArg] = if count == 0 {
         &[]
+    } else if args.is_null() {
+        let message = format!(
+            "kernel `{name}`: {count} argument(s) announced but the argument array is null"
+        );
+        brook_runtime::log::append(&format!("error: {}: {message}", BError::InvalidParameter));
+        return Err(invalid(message));
     } else {
         // SAFETY: `count` arguments, as documented.
         unsafe { std::slice::from_raw_parts(args, count) }

@@ -42,7 +42,11 @@ impl BrkStream {
     ) -> *mut BrkStream {
         let (raw, failure) = match raw {
             Ok(raw) => (Some(raw), None),
-            Err((code, message)) => (None, Some((code, message, false))),
+            Err((code, message)) => {
+                // A stream that could not be made is seen even if nobody calls error().
+                brook_runtime::log::append(&format!("error: {code}: {message}"));
+                (None, Some((code, message, false)))
+            }
         };
         Box::into_raw(Box::new(BrkStream {
             raw,
@@ -473,6 +477,54 @@ pub unsafe extern "C" fn brk_stream_domain(
             .domain(&widen(start), &widen(end))
             .map_err(|e| (BError::Domain, e.to_string()));
         BrkStream::new(view, Some(element.clone()))
+    })
+}
+
+/// A view from `count` position components each in `start` and `end` (x-first), for the
+/// legacy `domain(int, int)` .. `domain(int4, int4)` and `execDomain(n)`: fewer components
+/// than the stream's rank, or extra components other than 0 (start) and 0 or 1 (end), give a
+/// view in error (`BR_ERROR_DOMAIN`), never a read past the arrays.
+///
+/// # Safety
+/// `stream` is null or a live handle; `start` and `end` are null or point at `count` values.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_domain_n(
+    stream: *const BrkStream,
+    start: *const u32,
+    end: *const u32,
+    count: usize,
+) -> *mut BrkStream {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: null or a live handle.
+        let Some(s) = (unsafe { stream.as_ref() }) else {
+            return std::ptr::null_mut();
+        };
+        let Some((raw, element)) = s.usable("Domain Operator") else {
+            // SAFETY: null or a live handle.
+            return unsafe { brk_stream_share(stream) };
+        };
+        let rank = raw.shape().len();
+        if start.is_null() || end.is_null() || count == 0 {
+            let message = "Domain Operator: null start or end point".to_string();
+            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
+        }
+        // SAFETY: the caller provides `count` values each.
+        let (start, end) = unsafe {
+            (
+                std::slice::from_raw_parts(start, count),
+                std::slice::from_raw_parts(end, count),
+            )
+        };
+        let extra_ok =
+            start.iter().skip(rank).all(|&v| v == 0) && end.iter().skip(rank).all(|&v| v <= 1);
+        if count < rank || !extra_ok {
+            let message = format!(
+                "Domain Operator: {count} position component(s) for a stream of rank {rank} (start {start:?}, end {end:?}, x first): give one per dimension; components past the rank must be 0"
+            );
+            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
+        }
+        // SAFETY: `rank <= count` values each.
+        unsafe { brk_stream_domain(stream, start.as_ptr(), end.as_ptr()) }
     })
 }
 

@@ -88,6 +88,18 @@ fn input_param((cpp, _): &Types, name: &str) -> Passed {
     }
 }
 
+/// A sized gather array (`float c[3][2]`): a stream or a host array of those dimensions.
+fn sized_gather_param((cpp, _): &Types, dims: &[u32], name: &str) -> Passed {
+    let dims: Vec<String> = dims.iter().map(u32::to_string).collect();
+    Passed {
+        declaration: format!(
+            "const ::brook::detail::Gather<{cpp}, {} >& {name}",
+            dims.join(", ")
+        ),
+        arg: format!("{name}.arg"),
+    }
+}
+
 fn value_param((cpp, brook): &Types, name: &str) -> Passed {
     Passed {
         declaration: format!("{cpp} {name}"),
@@ -115,6 +127,12 @@ fn operator(name: &str, params: &[Passed]) -> String {
     )
 }
 
+/// The dimensions of a gather array whose every size is given (1 to 4 of them).
+fn sized(dims: &[Option<u32>]) -> Option<Vec<u32>> {
+    let dims: Option<Vec<u32>> = dims.iter().copied().collect();
+    dims.filter(|d| (1..=4).contains(&d.len()))
+}
+
 /// The kernel object for `kernel`, on one line.
 pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String> {
     let mut as_stream = Vec::new();
@@ -127,6 +145,11 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
             ParamRole::Reduce => (stream_param(&v, &name), host_target_param(&v, &name)),
             ParamRole::Input | ParamRole::Iterator => {
                 (input_param(&v, &name), input_param(&v, &name))
+            }
+            ParamRole::Gather { ref dims } if sized(dims).is_some() => {
+                let dims = sized(dims).unwrap_or_default();
+                let gather = || sized_gather_param(&v, &dims, &name);
+                (gather(), gather())
             }
             _ => (stream_param(&v, &name), stream_param(&v, &name)),
         };

@@ -93,9 +93,11 @@ fn struct_item(text: &str, module: &Module, item: &Item) -> Option<(usize, Vec<S
         Item::Typedef(def) => (def.span, vec![def.name.name.clone()]),
         _ => return None,
     };
+    // One TypeName per struct: its typedef aliases name the same C++ type.
     let names: Vec<String> = names
         .into_iter()
         .filter(|n| module.structs.iter().any(|s| &s.name == n))
+        .take(1)
         .collect();
     if names.is_empty() {
         return None;

@@ -63,6 +63,11 @@ impl Constants {
         }
     }
 
+    /// The value of the object-like macro `name`, if it is an integer constant expression.
+    pub fn macro_int(&self, name: &str) -> Option<i64> {
+        self.macro_value(name, 0)
+    }
+
     fn macro_value(&self, name: &str, depth: u32) -> Option<i64> {
         if depth > MAX_MACRO_DEPTH {
             return None;

@@ -103,6 +103,11 @@ impl Checker<'_> {
         if let Some(var) = self.lookup(name) {
             return var.ty.clone();
         }
+        // An object-like `#define` of an integer (left in the text without -pp): brcc passed
+        // it on to code that saw the definition; here it is an int constant.
+        if self.info.constants.macro_int(name).is_some() {
+            return Type::scalar(ScalarKind::I32);
+        }
         let help = if self.kernel_index.contains_key(name) {
             format!("`{name}` is a kernel: call it as `{name}(...)`")
         } else {

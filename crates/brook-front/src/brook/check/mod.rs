@@ -235,7 +235,11 @@ impl Checker<'_> {
     }
 
     fn define_type_name(&mut self, name: &Ident, ty: Type) {
-        if self.type_names.insert(name.name.clone(), ty).is_some() {
+        // `typedef struct Pixel {...} Pixel;` names one type twice, as C allows.
+        if let Some(previous) = self.type_names.insert(name.name.clone(), ty.clone()) {
+            if previous == ty {
+                return;
+            }
             self.diags.error(
                 Code::DuplicateName,
                 name.span,

@@ -200,6 +200,17 @@ impl KernelLowerer<'_> {
     }
 
     fn name_value(&mut self, name: &str, span: Span) -> Lowered<Handle<Expr>> {
+        let bound = self.scopes.iter().rev().any(|s| s.contains_key(name));
+        if let Some(value) = self
+            .shared
+            .info
+            .constants
+            .macro_int(name)
+            .filter(|_| !bound)
+        {
+            let int = i64::from(value as i32);
+            return Ok(self.scalar_const(ScalarKind::I32, int, span));
+        }
         let (kind, ty) = match self.lookup(name, span)? {
             Binding::Local { local, .. } => {
                 let ty = self.locals[local].ty.clone();

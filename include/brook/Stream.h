@@ -1,0 +1,2 @@
+// The Brook+ SDK header name brook/Stream.h: everything is in the one Brook+ C++ API header.
+#include "brook.hpp"
