@@ -29,7 +29,10 @@ pub fn check_shape(dims: &[usize], element_size: usize) -> Result<usize, Runtime
     let problem = if dims.is_empty() || dims.len() > MAX_RANK {
         Some("a stream has 1 to 4 dimensions")
     } else if dims.contains(&0) {
-        Some("every dimension must be at least 1")
+        Some("every dimension must be at least 1 (a zero or negative size?)")
+    } else if dims.iter().any(|&d| d > i32::MAX as usize) {
+        // Brook sizes are C ints: `float a<n>` with n = -3 arrives here as 4294967293.
+        Some("a dimension is larger than 2^31 - 1 (a negative size converted to unsigned?)")
     } else {
         None
     };
