@@ -451,32 +451,9 @@ pub unsafe extern "C" fn brk_stream_domain(
     start: *const u32,
     end: *const u32,
 ) -> *mut BrkStream {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: null or a live handle.
-        let Some(s) = (unsafe { stream.as_ref() }) else {
-            return std::ptr::null_mut();
-        };
-        let Some((raw, element)) = s.usable("Domain Operator") else {
-            // SAFETY: null or a live handle.
-            return unsafe { brk_stream_share(stream) };
-        };
-        let rank = raw.shape().len();
-        if start.is_null() || end.is_null() {
-            let message = "Domain Operator: null start or end point".to_string();
-            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
-        }
-        // SAFETY: the caller provides `rank` values each.
-        let (start, end) = unsafe {
-            (
-                std::slice::from_raw_parts(start, rank),
-                std::slice::from_raw_parts(end, rank),
-            )
-        };
-        let widen = |v: &[u32]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
-        let view = raw
-            .domain(&widen(start), &widen(end))
-            .map_err(|e| (BError::Domain, e.to_string()));
-        BrkStream::new(view, Some(element.clone()))
+    // SAFETY: as documented.
+    guard(std::ptr::null_mut(), || unsafe {
+        view(stream, start, end, None)
     })
 }
 
@@ -494,38 +471,57 @@ pub unsafe extern "C" fn brk_stream_domain_n(
     end: *const u32,
     count: usize,
 ) -> *mut BrkStream {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: null or a live handle.
-        let Some(s) = (unsafe { stream.as_ref() }) else {
-            return std::ptr::null_mut();
-        };
-        let Some((raw, element)) = s.usable("Domain Operator") else {
-            // SAFETY: null or a live handle.
-            return unsafe { brk_stream_share(stream) };
-        };
-        let rank = raw.shape().len();
-        if start.is_null() || end.is_null() || count == 0 {
-            let message = "Domain Operator: null start or end point".to_string();
-            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
-        }
-        // SAFETY: the caller provides `count` values each.
-        let (start, end) = unsafe {
-            (
-                std::slice::from_raw_parts(start, count),
-                std::slice::from_raw_parts(end, count),
-            )
-        };
-        let extra_ok =
-            start.iter().skip(rank).all(|&v| v == 0) && end.iter().skip(rank).all(|&v| v <= 1);
-        if count < rank || !extra_ok {
-            let message = format!(
-                "Domain Operator: {count} position component(s) for a stream of rank {rank} (start {start:?}, end {end:?}, x first): give one per dimension; components past the rank must be 0"
-            );
-            return BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
-        }
-        // SAFETY: `rank <= count` values each.
-        unsafe { brk_stream_domain(stream, start.as_ptr(), end.as_ptr()) }
+    // SAFETY: as documented.
+    guard(std::ptr::null_mut(), || unsafe {
+        view(stream, start, end, Some(count))
     })
+}
+
+/// The view of `stream` from `start` to `end`, each `count` values long (`None`: the
+/// stream's rank).
+///
+/// # Safety
+/// As [`brk_stream_domain_n`] (or [`brk_stream_domain`] for `None`).
+unsafe fn view(
+    stream: *const BrkStream,
+    start: *const u32,
+    end: *const u32,
+    count: Option<usize>,
+) -> *mut BrkStream {
+    // SAFETY: null or a live handle.
+    let Some(s) = (unsafe { stream.as_ref() }) else {
+        return std::ptr::null_mut();
+    };
+    let Some((raw, element)) = s.usable("Domain Operator") else {
+        // SAFETY: null or a live handle.
+        return unsafe { brk_stream_share(stream) };
+    };
+    let rank = raw.shape().len();
+    let count = count.unwrap_or(rank);
+    let fail =
+        |message: String| BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
+    if start.is_null() || end.is_null() || count == 0 {
+        return fail("Domain Operator: null start or end point".to_string());
+    }
+    // SAFETY: the caller provides `count` values each.
+    let (start, end) = unsafe {
+        (
+            std::slice::from_raw_parts(start, count),
+            std::slice::from_raw_parts(end, count),
+        )
+    };
+    let extra_ok =
+        start.iter().skip(rank).all(|&v| v == 0) && end.iter().skip(rank).all(|&v| v <= 1);
+    if count < rank || !extra_ok {
+        return fail(format!(
+            "Domain Operator: {count} position component(s) for a stream of rank {rank} (start {start:?}, end {end:?}, x first): give one per dimension; components past the rank must be 0"
+        ));
+    }
+    let widen = |v: &[u32]| v[..rank].iter().map(|&x| x as usize).collect::<Vec<_>>();
+    let view = raw
+        .domain(&widen(start), &widen(end))
+        .map_err(|e| (BError::Domain, e.to_string()));
+    BrkStream::new(view, Some(element.clone()))
 }
 
 /// Brook+ `setProperty(name, value)`: interoperability properties (DX) do not exist in this

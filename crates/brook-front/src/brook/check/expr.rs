@@ -395,12 +395,13 @@ impl Checker<'_> {
         let base_type = self.expr(base);
         match &base_type {
             Type::Error => Type::Error,
-            // Cg's scalar swizzles (`f.x`, `f.xxxx`) repeat the scalar; BrookGPU code uses them.
-            Type::Value(v) if v.width == 1 => match swizzle_indices(&field.name) {
-                Some(indices) if indices.iter().all(|&i| i == 0) => {
+            // A scalar has the swizzles of its one component (`f.x`, `f.xxxx`), as Cg allows:
+            // BrookGPU code uses them.
+            Type::Value(v) => match swizzle_indices(&field.name) {
+                Some(indices) if indices.iter().all(|&i| i < v.width) => {
                     Type::value(v.kind, indices.len() as u8)
                 }
-                _ => {
+                _ if v.width == 1 => {
                     self.diags.push(
                         Diagnostic::error(
                             Code::Swizzle,
@@ -410,11 +411,6 @@ impl Checker<'_> {
                         .with_label(format!("`.{}` on a {v}: a scalar has only `x`", field.name)),
                     );
                     Type::Error
-                }
-            },
-            Type::Value(v) => match swizzle_indices(&field.name) {
-                Some(indices) if indices.iter().all(|&i| i < v.width) => {
-                    Type::value(v.kind, indices.len() as u8)
                 }
                 _ => {
                     self.diags.push(
