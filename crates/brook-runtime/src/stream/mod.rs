@@ -30,9 +30,6 @@ pub fn check_shape(dims: &[usize], element_size: usize) -> Result<usize, Runtime
         Some("a stream has 1 to 4 dimensions")
     } else if dims.contains(&0) {
         Some("every dimension must be at least 1 (a zero or negative size?)")
-    } else if dims.iter().any(|&d| d > i32::MAX as usize) {
-        // Brook sizes are C ints: `float a<n>` with n = -3 arrives here as 4294967293.
-        Some("a dimension is larger than 2^31 - 1 (a negative size converted to unsigned?)")
     } else {
         None
     };
@@ -49,10 +46,18 @@ pub fn check_shape(dims: &[usize], element_size: usize) -> Result<usize, Runtime
             n.checked_mul(element_size)
                 .is_some_and(|b| b <= isize::MAX as usize)
         });
-    len.ok_or_else(|| RuntimeError::Shape {
+    let len = len.ok_or_else(|| RuntimeError::Shape {
         dims: dims.to_vec(),
         problem: "the stream is larger than the address space",
-    })
+    })?;
+    if dims.iter().any(|&d| d > i32::MAX as usize) {
+        // Brook sizes are C ints: `float a<n>` with n = -3 arrives here as 4294967293.
+        return Err(RuntimeError::Shape {
+            dims: dims.to_vec(),
+            problem: "a dimension is larger than 2^31 - 1 (a negative size converted to unsigned?)",
+        });
+    }
+    Ok(len)
 }
 
 #[derive(Debug, Default)]
