@@ -9,8 +9,27 @@ use brook_front::brook::Dialect;
 use brook_front::{check_source, compile_source, CheckOptions, SourceFile};
 use std::process::ExitCode;
 
+/// brcc's stack: code generation (`--emit ptx`) walks expression trees as deep as the frontend
+/// accepts. Only the pages touched are committed.
+const BRCC_STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    let spawned = std::thread::Builder::new()
+        .name("brcc".into())
+        .stack_size(BRCC_STACK_BYTES)
+        .spawn(move || run(argv));
+    match spawned.map(|handle| handle.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => {
+            eprintln!("brcc: cannot start: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(argv: Vec<String>) -> ExitCode {
     let args = match args::parse(&argv) {
         Ok(args) => args,
         Err(message) => {

@@ -58,6 +58,11 @@ pub struct Queue {
     shared: Arc<Shared>,
 }
 
+/// The worker's stack: compiling and interpreting a kernel recurse over its expression trees,
+/// as deep as the frontend accepts (a sum of thousands of terms is a tree that deep). As with the
+/// frontend's stack, only the pages touched are committed.
+const WORKER_STACK_BYTES: usize = 256 << 20;
+
 impl Queue {
     /// A queue whose worker thread is called `name`.
     pub fn new(name: impl Into<String>) -> Queue {
@@ -74,6 +79,7 @@ impl Queue {
             let shared = self.shared.clone();
             let spawned = std::thread::Builder::new()
                 .name(self.name.clone())
+                .stack_size(WORKER_STACK_BYTES)
                 .spawn(move || serve(&shared));
             match spawned {
                 Ok(_) => state.worker_started = true,

@@ -21,24 +21,35 @@ use cranelift_codegen::ir::{
 };
 use cranelift_frontend::Variable;
 
-/// A local kept in memory that must be zeroed when an instance starts.
+/// Locals kept in memory, zeroed when an instance starts: `size` bytes at `addr`.
 pub struct MemoryLocal {
     pub addr: Value,
     pub size: u32,
 }
 
-/// Places the locals of a map kernel: variables, or stack memory for those holding arrays.
+/// Past this many (variable, block) pairs, SSA construction would be too big: Cranelift's
+/// builder keeps a table per variable indexed by block, so memory and time grow with
+/// variables × blocks (a kernel of thousands of inlined subkernels with early returns reached
+/// gigabytes). Such kernels keep their scalar and vector locals in one stack frame instead,
+/// addressed from one base value: linear in size.
+const MAX_SSA_TABLE: usize = 1 << 24;
+
+/// Places the locals of a map kernel: variables, or stack memory for those holding arrays (and
+/// for every local of a kernel too big for SSA construction, see [`MAX_SSA_TABLE`]).
 pub fn stack_locals(lower: &mut Lower<'_, '_>) -> Vec<MemoryLocal> {
     let mut memory = Vec::new();
+    let variables: usize = lower
+        .kernel
+        .locals
+        .iter()
+        .map(|(_, local)| leaves(lower.module, &local.ty).len())
+        .sum();
+    let in_frame = variables.saturating_mul(block_estimate(&lower.kernel.body)) > MAX_SSA_TABLE;
+    let mut frame = in_frame.then(|| (frame_of_locals(lower, &mut memory), 0u32));
     let mut stores = Vec::new();
     for (_, local) in lower.kernel.locals.iter() {
+        let size = memory_size(lower.module, &local.ty);
         if local.shared || has_array(lower.module, &local.ty) {
-            let size = lower
-                .module
-                .layout(&local.ty)
-                .size
-                .next_multiple_of(8)
-                .max(8);
             let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
                 StackSlotKind::ExplicitSlot,
                 size,
@@ -47,6 +58,12 @@ pub fn stack_locals(lower: &mut Lower<'_, '_>) -> Vec<MemoryLocal> {
             let addr = lower.b.ins().stack_addr(PTR, slot, 0);
             memory.push(MemoryLocal { addr, size });
             stores.push(LocalStore::Memory(addr));
+        } else if let Some((base, next)) = &mut frame {
+            stores.push(LocalStore::Frame {
+                base: *base,
+                offset: *next,
+            });
+            *next += size;
         } else {
             let vars = leaves(lower.module, &local.ty)
                 .iter()
@@ -57,6 +74,48 @@ pub fn stack_locals(lower: &mut Lower<'_, '_>) -> Vec<MemoryLocal> {
     }
     lower.locals = stores;
     memory
+}
+
+/// The bytes a local takes in stack memory (a multiple of 8, for zeroing by 8-byte stores).
+fn memory_size(module: &brook_ir::Module, ty: &brook_ir::Type) -> u32 {
+    module.layout(ty).size.next_multiple_of(8).max(8)
+}
+
+/// One stack slot for every local that is not an array or shared: returns its address.
+fn frame_of_locals(lower: &mut Lower<'_, '_>, memory: &mut Vec<MemoryLocal>) -> Value {
+    let size: u32 = lower
+        .kernel
+        .locals
+        .iter()
+        .filter(|(_, local)| !local.shared && !has_array(lower.module, &local.ty))
+        .map(|(_, local)| memory_size(lower.module, &local.ty))
+        .sum();
+    let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        size.max(8),
+        3,
+    ));
+    let addr = lower.b.ins().stack_addr(PTR, slot, 0);
+    memory.push(MemoryLocal { addr, size });
+    addr
+}
+
+/// About how many Cranelift blocks lowering `block` creates (three per `if` or loop, one after
+/// each jump).
+fn block_estimate(block: &brook_ir::Block) -> usize {
+    use brook_ir::Stmt;
+    block
+        .iter()
+        .map(|s| match &s.stmt {
+            Stmt::If { accept, reject, .. } => 3 + block_estimate(accept) + block_estimate(reject),
+            Stmt::Loop { body, continuing } => {
+                3 + block_estimate(body) + block_estimate(continuing)
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => 1,
+            Stmt::Store { .. } => 0,
+        })
+        .sum::<usize>()
+        + 1
 }
 
 /// Zeroes every local (at the start of each instance).

@@ -85,6 +85,9 @@ pub enum LocalStore {
     Vars(Vec<Variable>),
     /// In memory at this address, in C layout.
     Memory(Value),
+    /// In the kernel's frame of locals at `base + offset`, in C layout: one base value for all
+    /// (an address per local would be one value per local live across the whole kernel).
+    Frame { base: Value, offset: u32 },
 }
 
 /// What a `return` does and what the function does at a barrier.

@@ -28,7 +28,8 @@ enum Resolved {
 /// Where a path starts.
 enum Root {
     Vars(Vec<Variable>),
-    Memory(Value),
+    /// At `addr` plus a constant byte offset.
+    Memory(Value, u32),
     Values(Vec<Value>),
     Nowhere,
 }
@@ -57,6 +58,7 @@ impl Lower<'_, '_> {
             let write = self.b.create_block();
             let done = self.b.create_block();
             self.b.ins().brif(flag, write, &[], done, &[]);
+            self.b.seal_block(write);
             self.b.switch_to_block(write);
             done
         });
@@ -72,6 +74,7 @@ impl Lower<'_, '_> {
         if let Some(done) = done {
             self.b.ins().jump(done, &[]);
             self.b.switch_to_block(done);
+            self.b.seal_block(done);
         }
         Ok(())
     }
@@ -96,7 +99,8 @@ impl Lower<'_, '_> {
                 return Ok((
                     match &self.locals[l.index()] {
                         LocalStore::Vars(vars) => Root::Vars(vars.clone()),
-                        LocalStore::Memory(addr) => Root::Memory(*addr),
+                        LocalStore::Memory(addr) => Root::Memory(*addr, 0),
+                        LocalStore::Frame { base, offset } => Root::Memory(*base, *offset),
                     },
                     None,
                 ))
@@ -106,7 +110,7 @@ impl Lower<'_, '_> {
         let binding = self.bindings[p.0 as usize].clone();
         Ok(match (root, binding) {
             (PlaceRoot::Output(_), Binding::Cursor { cursor }) => {
-                (Root::Memory(self.b.use_var(cursor)), None)
+                (Root::Memory(self.b.use_var(cursor), 0), None)
             }
             (PlaceRoot::Output(_), Binding::Vars(vars)) => (Root::Vars(vars), None),
             (PlaceRoot::Output(_), Binding::Values(values)) => (Root::Values(values), None),
@@ -114,7 +118,7 @@ impl Lower<'_, '_> {
                 if !for_store {
                     let index = self.clamped_element(&stream, indices)?;
                     let addr = self.element_address(stream.base, index, stream.size);
-                    return Ok((Root::Memory(addr), None));
+                    return Ok((Root::Memory(addr, 0), None));
                 }
                 let mut at = Vec::with_capacity(indices.len());
                 let mut in_range = None;
@@ -130,7 +134,7 @@ impl Lower<'_, '_> {
                 let pitch = stream.pitch[..at.len()].to_vec();
                 let index = self.element_index(stream.offset, &at, &pitch);
                 let addr = self.element_address(stream.base, index, stream.size);
-                (Root::Memory(addr), in_range)
+                (Root::Memory(addr, 0), in_range)
             }
             _ => (Root::Nowhere, None),
         })
@@ -144,8 +148,9 @@ impl Lower<'_, '_> {
         let mut ty = self.root_type(&place.root);
         let (root, in_range) = self.root(&place.root, for_store)?;
         let resolved = match root {
-            Root::Memory(addr) => {
+            Root::Memory(addr, root_offset) => {
                 let (addr, offset) = self.walk_memory(addr, &mut ty, &place.path)?;
+                let offset = offset + root_offset;
                 let layout = leaves(self.module, &ty)
                     .into_iter()
                     .map(|leaf| Leaf {

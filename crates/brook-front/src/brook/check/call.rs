@@ -202,6 +202,9 @@ impl Checker<'_> {
             ExprKind::Ident(name) => self.lookup(name).map(|v| v.kind.clone()),
             _ => None,
         };
+        if let (ExprKind::Ident(name), Some(VarKind::Param(_))) = (&arg.kind, &kind) {
+            self.mark_indexed(name);
+        }
         let problem = match kind {
             Some(VarKind::Param(
                 ParamRole::Input
@@ -316,8 +319,57 @@ impl Checker<'_> {
         }
         for (n, (arg, param)) in args.iter().zip(&target.params).enumerate() {
             self.subkernel_argument(n + 1, &target.name, arg, param);
+            if self.indexed_params.contains(&(index, n)) {
+                self.indexed_argument(n + 1, &target.name, arg, param);
+            }
         }
         target.return_type.clone()
+    }
+
+    /// Records that the current kernel's parameter `name` needs its stream position.
+    fn mark_indexed(&mut self, name: &str) {
+        let Some(kernel) = self.current.as_ref().map(|c| c.index) else {
+            return;
+        };
+        if let Some(n) = self.info.kernels[kernel]
+            .params
+            .iter()
+            .position(|p| p.name == name)
+        {
+            self.indexed_params.insert((kernel, n));
+        }
+    }
+
+    /// An argument for a parameter the callee applies `indexof` to: it must be a stream.
+    fn indexed_argument(&mut self, n: usize, callee: &str, arg: &Expr, param: &ParamInfo) {
+        let stream = match &arg.kind {
+            ExprKind::Ident(name) => match self.lookup(name).map(|v| v.kind.clone()) {
+                Some(VarKind::Param(
+                    ParamRole::Input
+                    | ParamRole::Output
+                    | ParamRole::Iterator
+                    | ParamRole::Scatter { .. },
+                )) => Some(name.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        match stream {
+            Some(name) => self.mark_indexed(&name),
+            None => self.diags.push(
+                Diagnostic::error(
+                    Code::IndexofTarget,
+                    arg.span,
+                    format!(
+                        "argument {n} must be a stream: `{callee}` needs the stream position \
+                         (indexof) of its parameter `{}`",
+                        param.name
+                    ),
+                )
+                .with_note(Some(param.span), "the parameter")
+                .with_help("pass a stream parameter of the calling kernel"),
+            ),
+        }
     }
 
     fn subkernel_argument(&mut self, n: usize, callee: &str, arg: &Expr, param: &ParamInfo) {

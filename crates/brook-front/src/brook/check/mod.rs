@@ -132,6 +132,7 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
             .collect(),
         scopes: Vec::new(),
         current: None,
+        indexed_params: Default::default(),
     };
     checker.type_definitions(program);
     checker.signatures(program);
@@ -170,6 +171,10 @@ pub(crate) struct Checker<'d> {
     pub host_functions: HashMap<String, Span>,
     pub scopes: Vec<HashMap<String, Var>>,
     pub current: Option<CurrentKernel>,
+    /// (kernel, parameter) pairs whose stream position a body needs: `indexof` is applied to
+    /// the parameter, there or in a subkernel it is passed to. Such a parameter must be given
+    /// a stream, never a local.
+    pub indexed_params: std::collections::HashSet<(usize, usize)>,
 }
 
 impl Checker<'_> {

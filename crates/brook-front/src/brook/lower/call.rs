@@ -58,6 +58,10 @@ impl KernelLowerer<'_> {
             Binding::Local {
                 origin: Some(p), ..
             } => p,
+            Binding::Alias(Place {
+                root: brook_ir::PlaceRoot::Output(p),
+                ..
+            }) => p,
             _ => {
                 return fail(
                     arg.span,
@@ -115,7 +119,8 @@ impl KernelLowerer<'_> {
     }
 
     /// Inlines a subkernel: arguments are bound, the body runs inside a loop that `return`
-    /// leaves, and the result is a local.
+    /// leaves, and the result is a local. A body whose only `return` is its last statement needs
+    /// no loop: its statements go inline, so straight-line subkernels stay straight-line code.
     fn inline(
         &mut self,
         name: &str,
@@ -160,16 +165,50 @@ impl KernelLowerer<'_> {
         self.scopes = caller_scopes;
         self.frames.pop();
         let (body, ()) = lowered?;
-        self.emit(
-            Stmt::Loop {
-                body,
-                continuing: Block::new(),
-            },
-            e.span,
-        );
+        match straight_line(body) {
+            Ok(statements) => {
+                if let Some(block) = self.blocks.last_mut() {
+                    block.0.extend(statements);
+                }
+            }
+            Err(body) => self.emit(
+                Stmt::Loop {
+                    body,
+                    continuing: Block::new(),
+                },
+                e.span,
+            ),
+        }
         Ok(result.map(|local| {
             let ty = self.locals[local].ty.clone();
             self.append(ExprKind::Load(Place::local(local)), ty, e.span)
         }))
+    }
+}
+
+/// The statements of an inlined body without its trailing `break`s, when no other `break`
+/// leaves the body's loop (every `return` was the last statement); else the body unchanged.
+fn straight_line(mut body: Block) -> Result<Vec<brook_ir::Statement>, Block> {
+    let mut end = body.0.len();
+    while end > 0 && body.0[end - 1].stmt == Stmt::Break {
+        end -= 1;
+    }
+    if body.0[..end].iter().any(|s| leaves_loop(&s.stmt)) {
+        return Err(body);
+    }
+    body.0.truncate(end);
+    Ok(body.0)
+}
+
+/// Whether a statement holds a `break` that leaves the loop around it (one not inside a nested
+/// loop of its own).
+fn leaves_loop(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Break => true,
+        Stmt::If { accept, reject, .. } => accept
+            .iter()
+            .chain(reject.iter())
+            .any(|s| leaves_loop(&s.stmt)),
+        _ => false,
     }
 }

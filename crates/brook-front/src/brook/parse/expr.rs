@@ -63,13 +63,16 @@ fn punct_of(kind: TokenKind) -> Option<Punct> {
 impl Parser<'_, '_> {
     /// A full expression, including the comma operator.
     pub(super) fn expr(&mut self) -> PResult<Expr> {
-        let mut left = self.assign_expr()?;
-        while self.eat(Punct::Comma).is_some() {
-            let right = self.assign_expr()?;
-            let span = left.span.to(right.span);
-            left = self.new_expr(ExprKind::Comma(Box::new(left), Box::new(right)), span);
-        }
-        Ok(left)
+        self.in_chain(|this| {
+            let mut left = this.assign_expr()?;
+            while this.eat(Punct::Comma).is_some() {
+                this.extend_chain()?;
+                let right = this.assign_expr()?;
+                let span = left.span.to(right.span);
+                left = this.new_expr(ExprKind::Comma(Box::new(left), Box::new(right)), span);
+            }
+            Ok(left)
+        })
     }
 
     /// An assignment expression: what a function argument or initializer is.
@@ -113,17 +116,20 @@ impl Parser<'_, '_> {
     }
 
     fn binary(&mut self, min_precedence: u8) -> PResult<Expr> {
-        let mut left = self.unary()?;
-        while let Some((op, precedence)) = punct_of(self.peek().kind).and_then(binary_op) {
-            if precedence < min_precedence {
-                break;
+        self.in_chain(|this| {
+            let mut left = this.unary()?;
+            while let Some((op, precedence)) = punct_of(this.peek().kind).and_then(binary_op) {
+                if precedence < min_precedence {
+                    break;
+                }
+                this.extend_chain()?;
+                this.bump();
+                let right = this.binary(precedence + 1)?;
+                let span = left.span.to(right.span);
+                left = this.new_expr(ExprKind::Binary(op, Box::new(left), Box::new(right)), span);
             }
-            self.bump();
-            let right = self.binary(precedence + 1)?;
-            let span = left.span.to(right.span);
-            left = self.new_expr(ExprKind::Binary(op, Box::new(left), Box::new(right)), span);
-        }
-        Ok(left)
+            Ok(left)
+        })
     }
 
     fn unary(&mut self) -> PResult<Expr> {

@@ -21,6 +21,12 @@ use std::collections::HashSet;
 /// The deepest nesting of expressions and statements the parser accepts.
 pub const MAX_DEPTH: u32 = 200;
 
+/// The most binary (and comma) operators in the chains open at once: `a + b + ... + z` is a
+/// tree as deep as it has terms, and every later stage (checker, lowering, code generators,
+/// interpreter, even dropping the tree) walks it recursively. Generated kernels of several
+/// thousand terms are accepted; past this the parser says so instead of exhausting a stack.
+pub const MAX_CHAIN: u32 = 25_000;
+
 /// Marks a parse that failed after reporting its error.
 #[derive(Debug, Clone, Copy)]
 pub struct Failed;
@@ -43,6 +49,7 @@ pub fn parse(
         quiet: None,
         next_expr: 0,
         depth: 0,
+        chain: 0,
         type_names: HashSet::new(),
         kernel_names: HashSet::new(),
     };
@@ -90,6 +97,8 @@ pub(crate) struct Parser<'a, 'd> {
     quiet: Option<usize>,
     next_expr: u32,
     depth: u32,
+    /// Operators in the binary chains open now (see [`MAX_CHAIN`]).
+    chain: u32,
     /// Struct and typedef names seen so far: they start declarations and casts.
     type_names: HashSet<String>,
     /// Names of kernels and reduce functions: calls to them are found in host code.
@@ -219,6 +228,32 @@ impl Parser<'_, '_> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// Counts one more operator of an open chain, failing past [`MAX_CHAIN`].
+    fn extend_chain(&mut self) -> PResult<()> {
+        if self.chain >= MAX_CHAIN {
+            let span = self.peek().span;
+            self.report(Diagnostic::error(
+                Code::Syntax,
+                span,
+                format!(
+                    "expression too long: more than {MAX_CHAIN} operators in a row; split it \
+                     into several statements"
+                ),
+            ));
+            return Err(Failed);
+        }
+        self.chain += 1;
+        Ok(())
+    }
+
+    /// Runs `f` and then closes the operators it added to the open chains.
+    fn in_chain<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        let open = self.chain;
+        let result = f(self);
+        self.chain = open;
+        result
     }
 
     /// Runs `f` without reporting errors; on failure restores the position and returns `None`.

@@ -1,0 +1,87 @@
+//! Kernels that are large once expanded (issue 16, item 6): thousands of inlined subkernel
+//! calls, with and without early returns, and one expression of thousands of terms. Each
+//! compiles on every device (the CPU JIT in time and memory linear in the inlined size, no
+//! stack overflow on any thread) and gives the interpreter's bits.
+
+use brook::{args, Device, Program, Stream};
+
+/// `depth` subkernels, each calling the previous one twice: 2^depth inlined calls.
+/// With `early_return`, each subkernel starts with `if (...) return x;`, so every inlined call
+/// is a loop that `return` leaves.
+fn doubling_subkernels(depth: usize, early_return: bool) -> String {
+    let guard = if early_return {
+        "if (x > 1000000.0f) return x; "
+    } else {
+        ""
+    };
+    let mut source = format!("kernel float f0(float x) {{ {guard}return x * 0.5f + 1.0f; }}\n");
+    for i in 1..=depth {
+        source += &format!(
+            "kernel float f{i}(float x) {{ {guard}return f{p}(x) + f{p}(x * 0.25f); }}\n",
+            p = i - 1
+        );
+    }
+    source + &format!("kernel void k(float a<>, out float o<>) {{ o = f{depth}(a); }}\n")
+}
+
+/// One assignment of `terms` products summed left to right.
+fn long_sum(terms: usize) -> String {
+    let sum: Vec<String> = (0..terms)
+        .map(|i| format!("a * {}.0f", i % 7 + 1))
+        .collect();
+    format!(
+        "kernel void k(float a<>, out float o<>) {{ o = {}; }}\n",
+        sum.join(" + ")
+    )
+}
+
+/// Runs kernel `k` of `source` over 16 values on `device`; the output's bits.
+fn run(source: &str, device: &Device) -> Vec<u32> {
+    let program = Program::from_source("large.br", source).expect("compiles");
+    let input: Vec<f32> = (0..16).map(|i| i as f32 * 2.75 - 20.0).collect();
+    let a = Stream::from_slice(device, &[16], &input).expect("a");
+    let o = Stream::<f32>::new(device, &[16]).expect("o");
+    program
+        .kernel("k")
+        .expect("k")
+        .launch(args![&a, &o])
+        .unwrap_or_else(|e| panic!("{}: {e}", device.info()));
+    o.to_vec().expect("o").iter().map(|v| v.to_bits()).collect()
+}
+
+fn same_on_every_device(source: &str) {
+    let reference = run(source, &Device::interp());
+    for device in Device::all() {
+        assert_eq!(
+            run(source, &device),
+            reference,
+            "{} differs from the interpreter",
+            device.info()
+        );
+    }
+}
+
+#[test]
+fn thirteen_levels_of_doubled_subkernel_calls() {
+    same_on_every_device(&doubling_subkernels(13, false));
+}
+
+#[test]
+fn thirteen_levels_of_doubled_subkernel_calls_with_early_returns() {
+    same_on_every_device(&doubling_subkernels(13, true));
+}
+
+#[test]
+fn an_expression_of_6500_terms() {
+    same_on_every_device(&long_sum(6500));
+}
+
+#[test]
+fn an_expression_past_the_limit_is_a_diagnostic_not_a_crash() {
+    let error = Program::from_source("long.br", &long_sum(25_002)).expect_err("refused");
+    let text = error.to_string();
+    assert!(
+        text.contains("expression too long") && text.contains("long.br:1:"),
+        "{text}"
+    );
+}
