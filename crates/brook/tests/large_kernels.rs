@@ -85,3 +85,33 @@ fn an_expression_past_the_limit_is_a_diagnostic_not_a_crash() {
         "{text}"
     );
 }
+
+#[test]
+fn a_local_array_of_pages_over_instances_spread_on_the_workers() {
+    // A frame of several pages, probed page by page, on the CPU device's worker threads
+    // (enough instances for several chunks).
+    let source = "
+        kernel void k(float a<>, out float o<>)
+        {
+            float table[1280];
+            int i;
+            for (i = 0; i < 1280; i += 128) table[i] = a * (float)i;
+            o = table[1152] + table[(int)abs(a) % 16];
+        }";
+    let program = Program::from_source("table.br", source).expect("compiles");
+    let input: Vec<f32> = (0..8_200).map(|i| (i % 977) as f32 - 300.0).collect();
+    let run = |device: &Device| {
+        let a = Stream::from_slice(device, &[8_200], &input).expect("a");
+        let o = Stream::<f32>::new(device, &[8_200]).expect("o");
+        program
+            .kernel("k")
+            .expect("k")
+            .launch(args![&a, &o])
+            .unwrap_or_else(|e| panic!("{}: {e}", device.info()));
+        o.to_vec().expect("o")
+    };
+    let reference = run(&Device::interp());
+    for device in Device::all().iter().filter(|d| d.type_name() != "interp") {
+        assert_eq!(run(device), reference, "{}", device.info());
+    }
+}

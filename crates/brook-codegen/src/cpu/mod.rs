@@ -119,6 +119,10 @@ fn host_isa() -> Result<OwnedTargetIsa, CompileError> {
         set(&mut flags, "opt_level", "speed")?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(&mut flags, "is_pic", "false")?;
+        // A frame larger than a page touches each page on the way down, so a stack too small
+        // for a kernel's locals stops at the guard page instead of writing past it.
+        set(&mut flags, "enable_probestack", "true")?;
+        set(&mut flags, "probestack_strategy", "inline")?;
         let isa = cranelift_native::builder().map_err(|e| e.to_string())?;
         isa.finish(settings::Flags::new(flags))
             .map_err(|e| e.to_string())

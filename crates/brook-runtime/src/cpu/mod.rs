@@ -35,7 +35,7 @@ pub struct CpuDevice {
 
 impl CpuDevice {
     pub fn new() -> Self {
-        let threads = rayon::current_num_threads();
+        let threads = run::worker_count();
         CpuDevice {
             info: DeviceInfo {
                 kind: DeviceKind::Cpu,
@@ -148,32 +148,7 @@ impl Device for CpuDevice {
             .params
             .iter()
             .any(|p| matches!(p.role, ParamRole::Scatter { .. }));
-        match compiled.entry {
-            Entry::Map(f) => run::run_map(f, ptr, total, in_order),
-            Entry::Group {
-                thread,
-                state_size,
-                shared_size,
-                group_size,
-            } => run::Groups {
-                thread,
-                state_size,
-                shared_size,
-                group_size,
-            }
-            .run(ptr, total, in_order),
-            Entry::Reduce {
-                range,
-                combine,
-                value_size,
-            } => reduce::Reduction {
-                range,
-                combine,
-                value_size,
-            }
-            .run(launch, ptr)
-            .map_err(LaunchProblem::Execution)?,
-        }
+        run::on_workers(|| execute(&compiled.entry, launch, ptr, total, in_order))?;
         drop(block);
         Ok(())
     }
@@ -182,4 +157,41 @@ impl Device for CpuDevice {
         self.queue.wait_all();
         Ok(())
     }
+}
+
+/// Runs a compiled kernel's instances (on the worker threads).
+fn execute(
+    entry: &Entry,
+    launch: &Launch,
+    ptr: BlockPtr,
+    total: usize,
+    in_order: bool,
+) -> Result<(), LaunchProblem> {
+    match *entry {
+        Entry::Map(f) => run::run_map(f, ptr, total, in_order),
+        Entry::Group {
+            thread,
+            state_size,
+            shared_size,
+            group_size,
+        } => run::Groups {
+            thread,
+            state_size,
+            shared_size,
+            group_size,
+        }
+        .run(ptr, total, in_order),
+        Entry::Reduce {
+            range,
+            combine,
+            value_size,
+        } => reduce::Reduction {
+            range,
+            combine,
+            value_size,
+        }
+        .run(launch, ptr)
+        .map_err(LaunchProblem::Execution)?,
+    }
+    Ok(())
 }

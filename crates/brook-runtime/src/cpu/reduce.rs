@@ -41,7 +41,7 @@ impl Reduction {
             return Ok(());
         }
         let outputs = target_addresses(launch, self.value_size)?;
-        let threads = rayon::current_num_threads().max(1);
+        let threads = super::run::worker_count().max(1);
         if targets >= threads * 2 || tile <= MIN_PIECE {
             let chunk_min = (MIN_PIECE / tile).max(1);
             chunks(targets, chunk_min)
@@ -63,7 +63,7 @@ impl Reduction {
 
     /// One target's tile, in aligned power-of-two pieces.
     fn run_split(&self, block: BlockPtr, target: usize, tile: usize, out: OutPtr) {
-        let threads = rayon::current_num_threads().max(1);
+        let threads = super::run::worker_count().max(1);
         let piece = tile
             .div_ceil(threads * 16)
             .max(MIN_PIECE)

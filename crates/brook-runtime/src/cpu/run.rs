@@ -26,9 +26,42 @@ impl BlockPtr {
     }
 }
 
+/// The stack of each worker thread. Compiled kernels keep their local arrays (and the locals of
+/// kernels too large for registers) in their stack frame: up to the checker's per-instance
+/// limit plus the frame, far past the 2 MiB of a default thread. Only touched pages are
+/// committed.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// The CPU device's own worker threads (one per core), with stacks for large kernel frames;
+/// `None` if no thread could be started (then rayon's global pool runs the kernels).
+fn workers() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(WORKER_STACK_BYTES)
+            .thread_name(|i| format!("brook-cpu-worker-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Runs `f` (which spreads work with rayon) on the device's worker threads.
+pub fn on_workers<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    match workers() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
+/// How many threads run kernels.
+pub fn worker_count() -> usize {
+    workers().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+}
+
 /// Splits `0..total` into about four chunks per worker thread, none smaller than `min`.
 pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
-    let threads = rayon::current_num_threads().max(1);
+    let threads = worker_count().max(1);
     let size = total.div_ceil(threads * 16).max(min).max(1);
     (0..total.div_ceil(size))
         .map(|c| (c * size, ((c + 1) * size).min(total)))

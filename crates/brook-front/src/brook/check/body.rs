@@ -30,6 +30,9 @@ fn always_returns(stmts: &[Stmt]) -> bool {
     })
 }
 
+/// The largest local array of a kernel instance, in bytes (CUDA's per-thread local memory).
+pub const MAX_LOCAL_ARRAY_BYTES: u64 = 512 << 10;
+
 impl Checker<'_> {
     pub(super) fn bodies(&mut self, program: &Program) {
         for item in &program.items {
@@ -326,6 +329,7 @@ impl Checker<'_> {
                 elem: Box::new(ty.clone()),
                 dims: sizes,
             };
+            self.local_array_size(d, &array);
             if let Some(init) = &d.init {
                 self.init(init, &array);
             }
@@ -354,6 +358,29 @@ impl Checker<'_> {
             );
         }
         self.declare(&d.name, var);
+    }
+
+    /// A local array lives in each instance's private memory: at most [`MAX_LOCAL_ARRAY_BYTES`].
+    fn local_array_size(&mut self, d: &Declarator, array: &Type) {
+        let bytes = self.storage_bytes(array);
+        if bytes > MAX_LOCAL_ARRAY_BYTES {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::ArraySize,
+                    d.name.span,
+                    format!(
+                        "Local array `{}` takes {bytes} bytes in every instance: at most \
+                         {MAX_LOCAL_ARRAY_BYTES} (512 KiB) are allowed",
+                        d.name.name
+                    ),
+                )
+                .with_note(
+                    None,
+                    "512 KiB is the private memory of a GPU thread; every device has the same limit",
+                )
+                .with_help("keep large tables in a gather stream"),
+            );
+        }
     }
 
     /// `shared float4 lds[256];` (seed 001, section 1.17.2).

@@ -51,6 +51,24 @@ pub struct StructInfo {
 }
 
 impl Checker<'_> {
+    /// The bytes a value of `ty` takes, at least (fields without padding; unsized array
+    /// dimensions count once).
+    pub fn storage_bytes(&self, ty: &Type) -> u64 {
+        match ty {
+            Type::Value(v) => u64::from(v.size()),
+            Type::Struct(id) => self.info.structs[id.0 as usize]
+                .fields
+                .iter()
+                .map(|(_, field)| self.storage_bytes(field))
+                .sum(),
+            Type::Array { elem, dims } => dims
+                .iter()
+                .map(|d| u64::from(d.unwrap_or(1)))
+                .fold(self.storage_bytes(elem), u64::saturating_mul),
+            Type::Void | Type::Error => 0,
+        }
+    }
+
     /// The Brook spelling of a type, for messages.
     pub fn type_name(&self, ty: &Type) -> String {
         match ty {
