@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 // The Brook scalar type names, usable in host code (struct fields, host arrays).
@@ -76,6 +77,10 @@ const char* brk_program_message(const BrkProgram* program);
 void brk_string_free(char* text);
 int brk_launch(const BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
                const uint32_t* offset, const uint32_t* size);
+int brk_scatter_op(const BrkStream* s, const BrkStream* index, const BrkStream* array, uint32_t op,
+                   const BrkProgram* program, const char* kernel);
+int brk_gather_op(const BrkStream* t, const BrkStream* index, const BrkStream* array, uint32_t op,
+                  const BrkProgram* program, const char* kernel);
 }
 
 namespace brook {
@@ -442,7 +447,92 @@ inline BrkProgram* compile(const char* file, const char* source, const char* fla
 template <class T> void streamRead(Stream<T> stream, void* ptr) { stream.read(ptr); }
 template <class T> void streamWrite(Stream<T> stream, void* ptr) { stream.write(ptr); }
 
+/// The operators of streamScatterOp and streamGatherOp (BrookGPU): built in, or a kernel
+/// object (a reduce kernel for scatter, a kernel of one input and one output for gather).
+struct ScatterBuiltin {
+    uint32_t code;
+};
+struct GatherBuiltin {
+    uint32_t code;
+};
+
+namespace detail {
+/// An operator as the C ABI takes it.
+struct OpRef {
+    uint32_t code;
+    const BrkProgram* program;
+    const char* kernel;
+};
+inline OpRef op_of(ScatterBuiltin op) { OpRef r = {op.code, NULL, NULL}; return r; }
+inline OpRef op_of(GatherBuiltin op) { OpRef r = {op.code, NULL, NULL}; return r; }
+/// A kernel object brcc generated (it knows its program and name).
+template <class K> OpRef op_of(const K& kernel) {
+    OpRef r = {3, kernel.brook_program(), kernel.brook_name()};
+    return r;
+}
+
+/// A host array (`float table[1024]`, `float grid[32][32]`) as a temporary 1-D stream of its
+/// elements, written back when done.
+template <class T, class A> struct ArrayStream {
+    enum { count = sizeof(A) / sizeof(T) };
+    A& array;
+    Stream<T> stream;
+    explicit ArrayStream(A& a) : array(a), stream(make()) { stream.read(&array); }
+    void write_back() { stream.write(&array); }
+    static Stream<T> make() {
+        unsigned int dims[1] = {static_cast<unsigned int>(count)};
+        return Stream<T>(1, dims);
+    }
+};
+} // namespace detail
+
+/// `streamScatterOp(s, index, array, op)`: for each element i of `s`, in order,
+/// `array[index[i]] = op(s[i], array[index[i]])` (index: linear offsets). `array` is a stream
+/// or a host array.
+template <class T, class I, class Op>
+int streamScatterOp(const Stream<T>& s, const Stream<I>& index, const Stream<T>& array, const Op& op) {
+    detail::OpRef r = detail::op_of(op);
+    return brk_scatter_op(s.handle(), index.handle(), array.handle(), r.code, r.program, r.kernel);
+}
+template <class T, class I, class A, class Op>
+typename std::enable_if<std::is_array<A>::value, int>::type
+streamScatterOp(const Stream<T>& s, const Stream<I>& index, A& array, const Op& op) {
+    detail::ArrayStream<T, A> target(array);
+    int code = streamScatterOp(s, index, target.stream, op);
+    target.write_back();
+    return code;
+}
+
+/// `streamGatherOp(t, index, array, op)`: for each element i of `t`, in order,
+/// `t[i] = array[index[i]]`, then `op` updates that array element.
+template <class T, class I, class Op>
+int streamGatherOp(const Stream<T>& t, const Stream<I>& index, const Stream<T>& array, const Op& op) {
+    detail::OpRef r = detail::op_of(op);
+    return brk_gather_op(t.handle(), index.handle(), array.handle(), r.code, r.program, r.kernel);
+}
+template <class T, class I, class A, class Op>
+typename std::enable_if<std::is_array<A>::value, int>::type
+streamGatherOp(const Stream<T>& t, const Stream<I>& index, A& array, const Op& op) {
+    detail::ArrayStream<T, A> source(array);
+    int code = streamGatherOp(t, index, source.stream, op);
+    source.write_back();
+    return code;
+}
+
 } // namespace brook
+
+// BrookGPU's built-in stream operators.
+static const brook::ScatterBuiltin STREAM_SCATTER_ASSIGN = {0};
+static const brook::ScatterBuiltin STREAM_SCATTER_ADD = {1};
+static const brook::ScatterBuiltin STREAM_SCATTER_MUL = {2};
+static const brook::ScatterBuiltin STREAM_SCATTER_FLOAT_ADD = {1};
+static const brook::ScatterBuiltin STREAM_SCATTER_FLOAT_MUL = {2};
+static const brook::ScatterBuiltin STREAM_SCATTER_INTEGER_ADD = {1};
+static const brook::ScatterBuiltin STREAM_SCATTER_INTEGER_MUL = {2};
+static const brook::GatherBuiltin STREAM_GATHER_FETCH = {0};
+static const brook::GatherBuiltin STREAM_GATHER_INC = {1};
+using brook::streamGatherOp;
+using brook::streamScatterOp;
 
 using brook::BError;
 using brook::BR_NO_ERROR;

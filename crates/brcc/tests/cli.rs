@@ -237,7 +237,7 @@ fn a_program_with_errors_generates_nothing() {
     let out = brcc(&[&path]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("arrays.br:1:"), "{stderr}");
+    assert!(stderr.contains("arrays.br:2:"), "{stderr}");
     assert!(!Path::new(&format!("{prefix}.cpp")).exists());
 }
 

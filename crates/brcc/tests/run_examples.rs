@@ -212,3 +212,55 @@ fn without_a_cpp_compiler_brcc_run_says_so_in_one_sentence() {
         "{stderr}"
     );
 }
+
+/// Every fixture that checks clean (`fixtures/ok`, and the `fixtures/diag` snapshots with
+/// warnings only) must also compile as C++: a clean check whose generated C++ does not
+/// compile is a brcc bug (issue 16). Syntax only: most fixtures have no `main`.
+#[test]
+fn every_clean_fixture_compiles_as_cpp() {
+    if cxx::compiler().is_none() {
+        println!("run_examples: no C++ compiler: clean fixtures not compiled");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../brook-front/tests/fixtures");
+    let mut clean: Vec<PathBuf> = ["ok", "diag"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(fixtures.join(dir)).expect("fixture directory"))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "br"))
+        .filter(|p| {
+            std::fs::read_to_string(p.with_extension("stderr"))
+                .map_or(true, |snapshot| !snapshot.contains("error["))
+        })
+        .collect();
+    clean.sort();
+    assert!(clean.len() >= 10, "clean fixtures: {}", clean.len());
+    for path in clean {
+        let source = std::fs::read_to_string(&path).expect("fixture text");
+        let flags: Vec<&str> = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// brcc-flags:"))
+            .map(|f| f.split_whitespace().collect())
+            .unwrap_or_default();
+        let exe = std::env::temp_dir().join(format!("brcc-fixture-{}", std::process::id()));
+        let built = Command::new(brcc)
+            .arg("build")
+            .args(&flags)
+            .arg(&path)
+            .arg("-o")
+            .arg(&exe)
+            .args(["--cxxflags", "-fsyntax-only"])
+            .output()
+            .expect("run brcc");
+        assert!(
+            built.status.success(),
+            "{} checks clean but its C++ does not compile:\n{}",
+            path.display(),
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
+}

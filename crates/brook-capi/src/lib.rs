@@ -14,11 +14,13 @@
 //! - [`device`]: devices and the calling thread's choice of them.
 //! - [`iter`]: iterator streams.
 //! - [`launch`]: kernel launches with stream, iterator, value and host-variable arguments.
+//! - [`ops`]: `streamScatterOp` and `streamGatherOp` with built-in or kernel operators.
 
 pub mod device;
 pub mod iter;
 pub mod launch;
 pub mod names;
+pub mod ops;
 pub mod program;
 pub mod stream;
 

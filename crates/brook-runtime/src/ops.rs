@@ -18,6 +18,10 @@ use brook_ir::{Kernel, Module, ScalarKind};
 pub enum ScatterOp<'a> {
     /// `STREAM_SCATTER_ASSIGN`: `array[index[i]] = s[i]`.
     Assign,
+    /// `STREAM_SCATTER_ADD`: `array[index[i]] += s[i]`, component-wise.
+    Add,
+    /// `STREAM_SCATTER_MUL`: `array[index[i]] *= s[i]`, component-wise.
+    Mul,
     /// A reduce function `r = r op a`, run with `r = array[index[i]]` and `a = s[i]`.
     Reduce {
         module: &'a Module,
@@ -30,6 +34,9 @@ pub enum ScatterOp<'a> {
 pub enum GatherOp<'a> {
     /// `STREAM_GATHER_FETCH`: the array is left as it is.
     Fetch,
+    /// `STREAM_GATHER_INC`: each fetched array element is then incremented by one
+    /// (component-wise).
+    Inc,
     /// A kernel of one input and one output stream, applied to each gathered array element.
     Kernel {
         module: &'a Module,
@@ -147,6 +154,10 @@ fn scatter(
         let slot = &mut target[offset * size..(offset + 1) * size];
         let new = match op {
             ScatterOp::Assign => incoming.to_vec(),
+            ScatterOp::Add => arithmetic(array.element(), slot, incoming, Arithmetic::Add)
+                .map_err(|e| invalid(format!("{OPERATION} with STREAM_SCATTER_ADD: {e}")))?,
+            ScatterOp::Mul => arithmetic(array.element(), slot, incoming, Arithmetic::Mul)
+                .map_err(|e| invalid(format!("{OPERATION} with STREAM_SCATTER_MUL: {e}")))?,
             ScatterOp::Reduce { module, kernel } => {
                 crate::interp::combine(module, kernel, slot, incoming)
                     .map_err(|e| invalid(format!("{OPERATION}: {e}")))?
@@ -184,15 +195,101 @@ fn gather(
         let Some(offset) = offset else { continue };
         let slot = &mut source[offset * size..(offset + 1) * size];
         fetched[i * size..(i + 1) * size].copy_from_slice(slot);
-        if let GatherOp::Kernel { module, kernel } = op {
-            let new = crate::interp::apply_map(module, kernel, slot)
-                .map_err(|e| invalid(format!("{OPERATION}: {e}")))?;
-            slot.copy_from_slice(&new);
-        }
+        let new = match op {
+            GatherOp::Fetch => continue,
+            GatherOp::Inc => {
+                let one = one_of(array.element())
+                    .map_err(|e| invalid(format!("{OPERATION} with STREAM_GATHER_INC: {e}")))?;
+                arithmetic(array.element(), slot, &one, Arithmetic::Add)
+                    .map_err(|e| invalid(format!("{OPERATION} with STREAM_GATHER_INC: {e}")))?
+            }
+            GatherOp::Kernel { module, kernel } => {
+                crate::interp::apply_map(module, kernel, slot)
+                    .map_err(|e| invalid(format!("{OPERATION}: {e}")))?
+            }
+        };
+        slot.copy_from_slice(&new);
     }
     t.read_bytes(t.element(), &fetched)?;
-    if let GatherOp::Kernel { .. } = op {
+    if !matches!(op, GatherOp::Fetch) {
         array.read_bytes(array.element(), &source)?;
     }
     Ok(())
+}
+
+/// The built-in operators' arithmetic.
+#[derive(Clone, Copy)]
+enum Arithmetic {
+    Add,
+    Mul,
+}
+
+/// `a op b` component-wise on two elements of `element` (a scalar or vector type), as a kernel
+/// computes it: integers wrap, floats are IEEE.
+fn arithmetic(
+    element: &ElementType,
+    a: &[u8],
+    b: &[u8],
+    op: Arithmetic,
+) -> Result<Vec<u8>, String> {
+    let ElementType::Value(ty) = element else {
+        return Err(format!(
+            "the elements are {element}: only scalars and vectors add and multiply"
+        ));
+    };
+    let size = ty.kind.size() as usize;
+    let mut out = Vec::with_capacity(a.len());
+    for (x, y) in a.chunks(size).zip(b.chunks(size)) {
+        let (x, y) = (component(x), component(y));
+        let bits = match ty.kind {
+            ScalarKind::F32 => {
+                let (x, y) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
+                u64::from(
+                    match op {
+                        Arithmetic::Add => x + y,
+                        Arithmetic::Mul => x * y,
+                    }
+                    .to_bits(),
+                )
+            }
+            ScalarKind::F64 => {
+                let (x, y) = (f64::from_bits(x), f64::from_bits(y));
+                match op {
+                    Arithmetic::Add => x + y,
+                    Arithmetic::Mul => x * y,
+                }
+                .to_bits()
+            }
+            // Two's complement: the low bits of the wrapped result are the same for signed and
+            // unsigned integers of every width.
+            _ => match op {
+                Arithmetic::Add => x.wrapping_add(y),
+                Arithmetic::Mul => x.wrapping_mul(y),
+            },
+        };
+        out.extend_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    Ok(out)
+}
+
+/// One component's bits (little-endian, zero-extended).
+fn component(bytes: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    raw[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(raw)
+}
+
+/// The element with every component 1.
+fn one_of(element: &ElementType) -> Result<Vec<u8>, String> {
+    let ElementType::Value(ty) = element else {
+        return Err(format!(
+            "the elements are {element}: only scalars and vectors increment"
+        ));
+    };
+    let one: Vec<u8> = match ty.kind {
+        ScalarKind::F32 => 1.0f32.to_le_bytes().to_vec(),
+        ScalarKind::F64 => 1.0f64.to_le_bytes().to_vec(),
+        kind => 1u64.to_le_bytes()[..kind.size() as usize].to_vec(),
+    };
+    Ok(one.repeat(usize::from(ty.width)))
 }

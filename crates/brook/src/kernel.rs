@@ -44,7 +44,8 @@ impl Kernel {
         &self.module.kernels[self.index]
     }
 
-    pub(crate) fn module(&self) -> &Module {
+    /// The program's IR, which the kernel belongs to.
+    pub fn module(&self) -> &Module {
         &self.module
     }
 

@@ -11,6 +11,10 @@ use brook_runtime::Element;
 pub enum ScatterOp<'a> {
     /// `STREAM_SCATTER_ASSIGN`: the incoming element replaces the array's.
     Assign,
+    /// `STREAM_SCATTER_ADD`: the incoming element is added (component-wise; integers wrap).
+    Add,
+    /// `STREAM_SCATTER_MUL`: the array's element is multiplied by the incoming one.
+    Mul,
     /// A reduce function (`reduce void f(T a<>, reduce T r<>)`), run with `r` the array's
     /// element and `a` the incoming one.
     Reduce(&'a Kernel),
@@ -21,6 +25,8 @@ pub enum ScatterOp<'a> {
 pub enum GatherOp<'a> {
     /// `STREAM_GATHER_FETCH`: nothing.
     Fetch,
+    /// `STREAM_GATHER_INC`: the fetched array element is incremented by one.
+    Inc,
     /// A kernel of one input and one output stream: the array element is replaced by the
     /// kernel's result for it (fetch-and-op).
     Kernel(&'a Kernel),
@@ -37,6 +43,8 @@ pub fn scatter_op<T: Element, I: Element>(
 ) -> Result<(), Error> {
     let op = match op {
         ScatterOp::Assign => ops::ScatterOp::Assign,
+        ScatterOp::Add => ops::ScatterOp::Add,
+        ScatterOp::Mul => ops::ScatterOp::Mul,
         ScatterOp::Reduce(kernel) => ops::ScatterOp::Reduce {
             module: kernel.module(),
             kernel: kernel.ir(),
@@ -55,6 +63,7 @@ pub fn gather_op<T: Element, I: Element>(
 ) -> Result<(), Error> {
     let op = match op {
         GatherOp::Fetch => ops::GatherOp::Fetch,
+        GatherOp::Inc => ops::GatherOp::Inc,
         GatherOp::Kernel(kernel) => ops::GatherOp::Kernel {
             module: kernel.module(),
             kernel: kernel.ir(),

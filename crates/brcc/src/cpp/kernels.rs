@@ -6,7 +6,7 @@ use brook_front::brook::ast::{TypeSpec, TypeSpecKind};
 use brook_ir::{Kernel, KernelKind, Module, ParamRole, ScalarKind, Type, ValueType};
 
 /// The C++ spelling of a Brook value type.
-fn cpp_value_type(v: ValueType) -> String {
+pub fn cpp_value_type(v: ValueType) -> String {
     if v.width > 1 {
         return format!("::brook::{}", v);
     }
@@ -162,7 +162,7 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
         body.push_str(&operator(&kernel.name, &as_host));
     }
     Ok(format!(
-        "static struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} }} {0};",
+        "static struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} BrkProgram* brook_program() const {{ return brook_program_(); }} const char* brook_name() const {{ return \"{0}\"; }} }} {0};",
         kernel.name
     ))
 }

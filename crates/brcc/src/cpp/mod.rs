@@ -12,6 +12,7 @@
 mod kernels;
 
 use brook_front::brook::ast::{Item, StreamDecl};
+use brook_front::brook::check::{self, ProgramInfo};
 use brook_front::brook::Checked;
 use brook_ir::Module;
 use std::fmt::Write;
@@ -46,10 +47,17 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         match item {
             Item::Kernel(kernel) => replacements.push(kernel_replacement(text, module, kernel)?),
             Item::Host(host) => {
+                for param in &host.stream_params {
+                    let (start, end) = (param.span.start as usize, param.span.end as usize);
+                    let (ty, _) = element_spelling(text, module, &checked.info, &param.ty)?;
+                    let pointer = if param.pointer { "*" } else { "" };
+                    let code = format!("::brook::Stream<{ty} >{pointer} {}", param.name.name);
+                    replacements.push((start, end, keep_lines(&code, &text[start..end])));
+                }
                 for group in declaration_groups(&host.streams) {
                     let start = group[0].span.start as usize;
                     let end = group.last().map_or(start, |d| d.span.end as usize);
-                    let code = declarations(text, module, group)?;
+                    let code = declarations(text, module, &checked.info, group)?;
                     replacements.push((start, end, keep_lines(&code, &text[start..end])));
                 }
             }
@@ -215,9 +223,14 @@ fn declaration_groups(decls: &[StreamDecl]) -> Vec<&[StreamDecl]> {
 
 /// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement
 /// (`::brook::Iter<T> s(::brook::declared, {d0}, start, end)` for `iter` declarations).
-fn declarations(text: &str, module: &Module, group: &[StreamDecl]) -> Result<String, GenError> {
+fn declarations(
+    text: &str,
+    module: &Module,
+    info: &ProgramInfo,
+    group: &[StreamDecl],
+) -> Result<String, GenError> {
     let first = &group[0];
-    let (ty, description) = element_spelling(text, module, &first.ty)?;
+    let (ty, description) = element_spelling(text, module, info, &first.ty)?;
     let class = if first.iter.is_some() {
         "Iter"
     } else {
@@ -257,10 +270,12 @@ fn declarations(text: &str, module: &Module, group: &[StreamDecl]) -> Result<Str
 }
 
 /// A declared element type's C++ spelling and, for a struct, its description for the runtime
-/// as a constructor argument (`"struct pair{a:float;b:float2}", `).
+/// as a constructor argument (`"struct pair{a:float;b:float2}", `). Typedef names are resolved
+/// (`typedef float real; real s<10>;` is a stream of float).
 fn element_spelling(
     text: &str,
     module: &Module,
+    info: &ProgramInfo,
     spec: &brook_front::brook::ast::TypeSpec,
 ) -> Result<(String, String), GenError> {
     if let Some(cpp) = kernels::cpp_type_of_spec(spec) {
@@ -268,10 +283,15 @@ fn element_spelling(
     }
     let written = text[spec.span.start as usize..spec.span.end as usize].trim();
     let name = written.strip_prefix("struct").unwrap_or(written).trim();
+    let resolved = match info.type_names.get(name) {
+        Some(check::Type::Value(v)) => return Ok((kernels::cpp_value_type(*v), String::new())),
+        Some(check::Type::Struct(id)) => info.structs[id.0 as usize].name.as_str(),
+        _ => name,
+    };
     let described = module
         .structs
         .iter()
-        .position(|s| s.name == name)
+        .position(|s| s.name == resolved)
         .and_then(|i| {
             let ty = brook_ir::Type::Struct(brook_ir::StructId(i as u32));
             kernels::spellings(module, &ty)

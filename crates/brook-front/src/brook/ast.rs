@@ -312,6 +312,20 @@ pub struct HostItem {
     pub span: Span,
     pub streams: Vec<StreamDecl>,
     pub calls: Vec<HostCall>,
+    /// Stream parameters of host functions (`void run(float a<>, float b<>)`).
+    pub stream_params: Vec<StreamParam>,
+}
+
+/// A stream parameter of a host function: `float a<>` (a stream handle) or `float (*a)<>` (a
+/// pointer to one). The function body's scope holds it.
+#[derive(Clone, Debug)]
+pub struct StreamParam {
+    pub ty: TypeSpec,
+    pub name: Ident,
+    pub pointer: bool,
+    /// The whole parameter, replaced in the generated C++.
+    pub span: Span,
+    pub scope: HostScope,
 }
 
 /// A host stream declaration: `float a<10, 10>;`, `float4 s<n>;`,
@@ -326,7 +340,14 @@ pub struct StreamDecl {
     /// The arguments of `iter(a, b)`, or any other initializer (an error for data streams).
     pub init: Option<(Vec<Expr>, Span)>,
     pub span: Span,
+    /// The blocks around the declaration, outermost first (see [`HostScope`]).
+    pub scope: HostScope,
 }
+
+/// Where in host code something is: the ids of the enclosing `{ }` blocks, outermost first
+/// (empty at file level). A stream declared in scope `d` is visible at scope `s` after its
+/// declaration when `d` is a prefix of `s`.
+pub type HostScope = Vec<u32>;
 
 /// A kernel call or stream operator (`streamRead`, `streamWrite`, ...) in host code.
 #[derive(Clone, Debug)]
@@ -334,6 +355,7 @@ pub struct HostCall {
     pub callee: Ident,
     pub args: Vec<HostArg>,
     pub span: Span,
+    pub scope: HostScope,
 }
 
 #[derive(Clone, Debug)]

@@ -312,6 +312,18 @@ impl Checker<'_> {
             );
         }
         let is_const = decl.qualifiers.const_.is_some();
+        if let Some(name) = self.host_only_struct(ty) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::StreamElementType,
+                    d.name.span,
+                    format!(
+                        "struct `{name}` has an array member: it can be used in host code only"
+                    ),
+                )
+                .with_help("kernel values are scalars, vectors and structs of them"),
+            );
+        }
         let var = if decl.qualifiers.shared.is_some() {
             self.shared_decl(d, ty)
         } else if let Some((dims, _)) = &d.array_dims {

@@ -2,7 +2,7 @@
 
 use super::ConstSize;
 use super::{Checker, ParamRole, Type};
-use crate::brook::ast::{ExprKind, HostArg, HostCall, Item, Program, StreamDecl};
+use crate::brook::ast::{ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl};
 use crate::diagnostic::{Code, Diagnostic};
 use brook_ir::ScalarKind;
 use std::collections::HashMap;
@@ -12,22 +12,43 @@ use std::collections::HashMap;
 struct HostStream {
     elem: Type,
     iter: bool,
+    /// Where it is declared: visible after `at`, in `scope` and the blocks inside it.
+    scope: HostScope,
+    at: u32,
 }
+
+/// The host streams by name: each name may be declared in several functions and blocks.
+type HostStreams = HashMap<String, Vec<HostStream>>;
 
 impl Checker<'_> {
     pub(super) fn host_code(&mut self, program: &Program) {
-        let mut streams = HashMap::new();
+        let mut streams = HostStreams::new();
         for item in &program.items {
             let Item::Host(host) = item else { continue };
             for decl in &host.streams {
                 let elem = self.stream_decl(decl);
-                streams.insert(
-                    decl.name.name.clone(),
-                    HostStream {
+                streams
+                    .entry(decl.name.name.clone())
+                    .or_default()
+                    .push(HostStream {
                         elem,
                         iter: decl.iter.is_some(),
-                    },
-                );
+                        scope: decl.scope.clone(),
+                        at: decl.span.start,
+                    });
+            }
+            for param in &host.stream_params {
+                let elem = self.resolve_type(&param.ty);
+                self.stream_element(&elem, param.ty.span);
+                streams
+                    .entry(param.name.name.clone())
+                    .or_default()
+                    .push(HostStream {
+                        elem,
+                        iter: false,
+                        scope: param.scope.clone(),
+                        at: param.span.start,
+                    });
             }
         }
         for item in &program.items {
@@ -38,19 +59,24 @@ impl Checker<'_> {
         }
     }
 
-    fn stream_decl(&mut self, decl: &StreamDecl) -> Type {
-        let elem = self.resolve_type(&decl.ty);
-        if !self.is_stream_element(&elem) {
-            let name = self.type_name(&elem);
+    /// Reports an element type streams cannot hold.
+    fn stream_element(&mut self, elem: &Type, span: crate::source::Span) {
+        if !self.is_stream_element(elem) {
+            let name = self.type_name(elem);
             self.diags.push(
                 Diagnostic::error(
                     Code::StreamElementType,
-                    decl.ty.span,
+                    span,
                     format!("Stream element type not supported: `{name}`"),
                 )
                 .with_help("stream elements are non-bool scalars, vectors, or structs of them"),
             );
         }
+    }
+
+    fn stream_decl(&mut self, decl: &StreamDecl) -> Type {
+        let elem = self.resolve_type(&decl.ty);
+        self.stream_element(&elem, decl.ty.span);
         if decl.dims.len() > 4 {
             self.diags.push(
                 Diagnostic::error(
@@ -132,7 +158,7 @@ impl Checker<'_> {
         }
     }
 
-    fn host_call(&mut self, call: &HostCall, streams: &HashMap<String, HostStream>) {
+    fn host_call(&mut self, call: &HostCall, streams: &HostStreams) {
         let name = call.callee.name.as_str();
         let expected = match name {
             "streamRead" | "streamWrite" => Some(2),
@@ -142,7 +168,7 @@ impl Checker<'_> {
         if let Some(expected) = expected {
             self.arity(call, expected);
             if name == "streamRead" {
-                if let Some(stream) = host_stream(call.args.first(), streams) {
+                if let Some(stream) = host_stream(call, call.args.first(), streams) {
                     if stream.iter {
                         self.diags.error(
                             Code::ArgumentKind,
@@ -167,7 +193,7 @@ impl Checker<'_> {
             return;
         }
         for (n, (arg, param)) in call.args.iter().zip(&kernel.params).enumerate() {
-            let Some(stream) = host_stream(Some(arg), streams) else {
+            let Some(stream) = host_stream(call, Some(arg), streams) else {
                 continue;
             };
             let problem = match &param.role {
@@ -183,6 +209,10 @@ impl Checker<'_> {
                         n + 1
                     ))
                 }
+                ParamRole::Gather { .. } if stream.iter => Some(format!(
+                    "argument {}: an iterator stream cannot be a gather array (its values are computed per element, not stored)",
+                    n + 1
+                )),
                 ParamRole::Iterator if !stream.iter => Some(format!(
                     "argument {}: `{}` expects an iterator stream (declared with `iter`)",
                     n + 1,
@@ -229,16 +259,22 @@ impl Checker<'_> {
     }
 }
 
-/// The host stream an argument names, if it is a plain stream name.
+/// The host stream an argument of `call` names, if it is a plain stream name: the innermost
+/// declaration of that name visible at the call.
 fn host_stream<'s>(
+    call: &HostCall,
     arg: Option<&HostArg>,
-    streams: &'s HashMap<String, HostStream>,
+    streams: &'s HostStreams,
 ) -> Option<&'s HostStream> {
-    match arg {
-        Some(HostArg::Expr(e)) => match &e.kind {
-            ExprKind::Ident(name) => streams.get(name),
-            _ => None,
-        },
-        _ => None,
-    }
+    let Some(HostArg::Expr(e)) = arg else {
+        return None;
+    };
+    let ExprKind::Ident(name) = &e.kind else {
+        return None;
+    };
+    streams
+        .get(name)?
+        .iter()
+        .filter(|s| s.at < call.span.start && call.scope.starts_with(&s.scope))
+        .max_by_key(|s| (s.scope.len(), s.at))
 }

@@ -218,7 +218,7 @@ impl Checker<'_> {
                     format!("Variable name Duplicated: field `{}`", field.name.name),
                 );
             }
-            if !field.array_dims.is_empty() || ty == Type::Void {
+            if ty == Type::Void {
                 self.diags.push(
                     Diagnostic::error(
                         Code::StreamElementType,
@@ -227,6 +227,31 @@ impl Checker<'_> {
                     ),
                 );
             }
+            // An array member is fine for host code; such a struct is not a stream element
+            // (reported where it is used as one).
+            let ty = if field.array_dims.is_empty() {
+                ty
+            } else {
+                let dims = field
+                    .array_dims
+                    .iter()
+                    .map(|d| match d {
+                        Some(e) => self.array_size(e, "Member"),
+                        None => {
+                            self.diags.error(
+                                Code::ArraySize,
+                                field.name.span,
+                                "Member Array size must be non-zero positive int value",
+                            );
+                            None
+                        }
+                    })
+                    .collect();
+                Type::Array {
+                    elem: Box::new(ty),
+                    dims,
+                }
+            };
             fields.push((field.name.name.clone(), ty));
         }
         self.info.structs.push(StructInfo {

@@ -142,6 +142,18 @@ impl Checker<'_> {
 
     /// A type that a stream, gather or scatter array may hold: a non-bool scalar or vector, or
     /// a struct of those.
+    /// A struct with an array member (at any depth): usable in host code only.
+    pub fn host_only_struct(&self, ty: &Type) -> Option<String> {
+        let Type::Struct(id) = ty else { return None };
+        let info = &self.info.structs[id.0 as usize];
+        info.fields
+            .iter()
+            .any(|(_, field)| {
+                matches!(field, Type::Array { .. }) || self.host_only_struct(field).is_some()
+            })
+            .then(|| info.name.clone())
+    }
+
     pub fn is_stream_element(&self, ty: &Type) -> bool {
         match ty {
             Type::Value(v) => v.kind != ScalarKind::Bool,

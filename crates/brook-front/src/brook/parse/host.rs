@@ -3,7 +3,7 @@
 //! reports kernel-only intrinsics used outside kernels.
 
 use super::{PResult, Parser};
-use crate::brook::ast::{HostArg, HostCall, HostItem, Ident, Item, StreamDecl};
+use crate::brook::ast::{HostArg, HostCall, HostItem, Ident, Item, StreamDecl, StreamParam};
 use crate::brook::token::{Punct, TokenKind};
 use crate::diagnostic::{Code, Diagnostic};
 
@@ -35,11 +35,23 @@ impl Parser<'_, '_> {
         let end = host.tokens.end;
         let mut statement_start = true;
         let mut depth = 0i32;
+        self.host_scope.clear();
         while self.pos < end {
             let token = self.peek();
             let before = self.pos;
             if statement_start && self.at_stream_declaration() {
                 self.stream_declarations(host);
+            } else if statement_start && self.at_unnamed_stream() {
+                let span = self.peek().span.to(self.nth(1).span);
+                self.report(
+                    Diagnostic::error(
+                        Code::StreamDeclaration,
+                        span,
+                        "Problem with stream declaration: the stream has no name",
+                    )
+                    .with_help("write the name before the lengths, as in `float a<10>;`"),
+                );
+                self.recover_to_statement_end();
             } else if token.kind == TokenKind::Ident
                 && self.nth(1).is_punct(Punct::LParen)
                 && !self.after_member_access()
@@ -51,8 +63,15 @@ impl Parser<'_, '_> {
             }
             let last = self.tokens[self.pos - 1];
             match last.kind {
-                TokenKind::Punct(Punct::LBrace) => depth += 1,
-                TokenKind::Punct(Punct::RBrace) => depth -= 1,
+                TokenKind::Punct(Punct::LBrace) => {
+                    depth += 1;
+                    self.host_scope.push(self.next_scope);
+                    self.next_scope += 1;
+                }
+                TokenKind::Punct(Punct::RBrace) => {
+                    depth -= 1;
+                    self.host_scope.pop();
+                }
                 _ => {}
             }
             statement_start = matches!(
@@ -95,10 +114,11 @@ impl Parser<'_, '_> {
         if depth == 0 && self.after_type_word() {
             if self.is_function_definition() {
                 functions.push(Ident {
-                    name,
+                    name: name.clone(),
                     span: token.span,
                 });
             }
+            self.function_stream_params(host, &name);
             return;
         }
         if KERNEL_ONLY.contains(&name.as_str()) && !self.after_type_word() {
@@ -118,6 +138,122 @@ impl Parser<'_, '_> {
                 host.calls.push(call);
             }
         }
+    }
+
+    /// At `name (` of a host function: records its stream parameters, for the body's scope
+    /// (the next block to open). Stops after the `)`.
+    fn function_stream_params(&mut self, host: &mut HostItem, function: &str) {
+        let name_at = self.pos;
+        self.bump();
+        self.bump();
+        let scope = vec![self.next_scope];
+        let mut found = false;
+        while !self.at_eof() && !self.at(Punct::RParen) {
+            if let Some((param, out)) = self.speculate(|p| p.stream_param(scope.clone())) {
+                if let Some(out) = out {
+                    self.out_param_outside_kernel(out, &param.name.name);
+                }
+                host.stream_params.push(param);
+                found = true;
+            }
+            self.skip_to_parameter_end();
+            self.eat(Punct::Comma);
+        }
+        self.eat(Punct::RParen);
+        if found {
+            self.misspelt_kernel_keyword(name_at, function);
+        }
+    }
+
+    /// `[const] [out] TYPE name<...>` or `TYPE (*name)<...>`, ending at `,` or `)`; with the
+    /// place of `out`, if written.
+    fn stream_param(
+        &mut self,
+        scope: crate::brook::ast::HostScope,
+    ) -> PResult<(StreamParam, Option<crate::source::Span>)> {
+        let start = self.peek().span;
+        self.eat_ident("const");
+        let out = self.eat_ident("out");
+        let ty = self.type_spec()?;
+        let pointer = self.at(Punct::LParen) && self.nth(1).is_punct(Punct::Star);
+        let name = if pointer {
+            self.bump();
+            self.bump();
+            let name = self.ident("a stream name")?;
+            self.expect(Punct::RParen)?;
+            name
+        } else {
+            self.ident("a stream name")?
+        };
+        if self.stream_dims()?.is_none() || !(self.at(Punct::Comma) || self.at(Punct::RParen)) {
+            return Err(super::Failed);
+        }
+        let param = StreamParam {
+            ty,
+            name,
+            pointer,
+            span: self.span_from(start),
+            scope,
+        };
+        Ok((param, out))
+    }
+
+    /// An `out` stream parameter of a host function: only kernels write streams through
+    /// parameters.
+    fn out_param_outside_kernel(&mut self, out: crate::source::Span, name: &str) {
+        self.report(
+            Diagnostic::error(
+                Code::StreamDeclaration,
+                out,
+                format!("`out` stream parameter `{name}` in a function that is not a kernel"),
+            )
+            .with_help(
+                "only kernels write streams through parameters: declare the function with `kernel`",
+            ),
+        );
+    }
+
+    /// Skips the rest of one parameter (to the `,` or `)` at its level).
+    fn skip_to_parameter_end(&mut self) {
+        let mut depth = 0i32;
+        while !self.at_eof() {
+            match self.peek().kind {
+                TokenKind::Punct(Punct::LParen | Punct::LBracket) => depth += 1,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) if depth == 0 => return,
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth -= 1,
+                TokenKind::Punct(Punct::Comma) if depth == 0 => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// A function with stream parameters whose declaration starts with a word like `kernel`
+    /// (`kernal void f(float a<>)`): a misspelt keyword, reported where it is.
+    fn misspelt_kernel_keyword(&mut self, name_at: usize, function: &str) {
+        let first = (0..name_at)
+            .rev()
+            .take_while(|&i| self.tokens[i].kind == TokenKind::Ident)
+            .last();
+        let Some(first) = first.filter(|&i| i + 1 < name_at) else {
+            return;
+        };
+        let token = self.tokens[first];
+        let word = self.text_of(token).to_string();
+        let Some(keyword) = ["kernel", "reduce"]
+            .into_iter()
+            .find(|k| word != *k && edit_distance(&word, k) <= 2)
+        else {
+            return;
+        };
+        self.report(
+            Diagnostic::error(
+                Code::Syntax,
+                token.span,
+                format!("unknown word `{word}` before function `{function}`, which has stream parameters: did you mean `{keyword}`?"),
+            )
+            .with_help(format!("a function with stream parameters that runs on the device is declared `{keyword} void {function}(...)`")),
+        );
     }
 
     /// At `name (`: the parentheses are followed by `{`, so this defines a function.
@@ -147,7 +283,12 @@ impl Parser<'_, '_> {
         self.expect(Punct::LParen)?;
         let args = self.list_until_rparen(|p| Ok(p.host_arg()))?;
         let span = self.span_from(callee.span);
-        Ok(HostCall { callee, args, span })
+        Ok(HostCall {
+            callee,
+            args,
+            span,
+            scope: self.host_scope.clone(),
+        })
     }
 
     fn host_arg(&mut self) -> HostArg {
@@ -202,12 +343,32 @@ impl Parser<'_, '_> {
         self.nth(ahead + 1).kind == TokenKind::Ident && self.nth(ahead + 2).is_punct(Punct::Lt)
     }
 
-    /// A word that continues a multi-word type (`unsigned int`, `long long`).
-    fn token_type_word(&self, ahead: usize) -> bool {
-        matches!(
+    /// `float <10>;`: a Brook value type directly followed by `<` (never C++).
+    fn at_unnamed_stream(&self) -> bool {
+        let mut ahead = 0;
+        while matches!(
             self.text_of(self.nth(ahead)),
-            "int" | "char" | "short" | "long" | "double"
-        ) && self.text_of(self.nth(ahead - 1)) != "struct"
+            "const" | "iter" | "unsigned" | "signed"
+        ) && self.nth(ahead).kind == TokenKind::Ident
+        {
+            ahead += 1;
+        }
+        self.nth(ahead).kind == TokenKind::Ident
+            && super::types::builtin_type(self.text_of(self.nth(ahead))).is_some()
+            && self.nth(ahead + 1).is_punct(Punct::Lt)
+    }
+
+    /// A word that continues a multi-word type (`unsigned int`, `long long`, `unsigned int4`).
+    fn token_type_word(&self, ahead: usize) -> bool {
+        let word = self.text_of(self.nth(ahead));
+        let previous = self.text_of(self.nth(ahead - 1));
+        let vector_after_sign = matches!(previous, "unsigned" | "signed")
+            && ["int", "char", "short"].iter().any(|base| {
+                word.strip_prefix(base)
+                    .is_some_and(|width| matches!(width, "2" | "3" | "4"))
+            });
+        (matches!(word, "int" | "char" | "short" | "long" | "double") || vector_after_sign)
+            && previous != "struct"
     }
 
     /// `float a<10, 10>, b<n>;` or `iter float s<100> = iter(0.0f, 100.0f);`
@@ -236,6 +397,7 @@ impl Parser<'_, '_> {
                 iter,
                 init,
                 span: self.span_from(start),
+                scope: self.host_scope.clone(),
             });
             if self.eat(Punct::Comma).is_none() {
                 break;
@@ -280,4 +442,22 @@ impl Parser<'_, '_> {
         let span = eq.to(init.span());
         Ok(Some((Vec::new(), span)))
     }
+}
+
+/// The Levenshtein distance of two short words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

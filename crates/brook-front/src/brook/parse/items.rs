@@ -100,6 +100,14 @@ impl Parser<'_, '_> {
         if self.at_ident("Attribute") && self.nth(1).is_punct(Punct::LBracket) {
             return true;
         }
+        // `kernel` or `reduce` first, then at least a name: a kernel header, parsed (and its
+        // mistakes reported) even when the `(` is missing.
+        if matches!(self.text_of(self.peek()), "kernel" | "reduce")
+            && self.peek().kind == TokenKind::Ident
+            && self.nth(1).kind == TokenKind::Ident
+        {
+            return true;
+        }
         let mut ahead = 0;
         let mut marked = false;
         while self.nth(ahead).kind == TokenKind::Ident {

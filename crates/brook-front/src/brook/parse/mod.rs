@@ -52,6 +52,8 @@ pub fn parse(
         chain: 0,
         type_names: HashSet::new(),
         kernel_names: HashSet::new(),
+        host_scope: Vec::new(),
+        next_scope: 0,
     };
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
@@ -103,6 +105,10 @@ pub(crate) struct Parser<'a, 'd> {
     type_names: HashSet<String>,
     /// Names of kernels and reduce functions: calls to them are found in host code.
     kernel_names: HashSet<String>,
+    /// While scanning host code: the blocks open at the current token.
+    host_scope: crate::brook::ast::HostScope,
+    /// The id the next host block gets.
+    next_scope: u32,
 }
 
 impl Parser<'_, '_> {
