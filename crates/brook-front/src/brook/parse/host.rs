@@ -148,7 +148,12 @@ impl Parser<'_, '_> {
         self.bump();
         let scope = vec![self.next_scope];
         let mut found = false;
-        while !self.at_eof() && !self.at(Punct::RParen) {
+        while !self.at_eof()
+            && !self.at(Punct::RParen)
+            && !self.at(Punct::LBrace)
+            && !self.at(Punct::Semi)
+        {
+            let before = self.pos;
             if let Some((param, out)) = self.speculate(|p| p.stream_param(scope.clone())) {
                 if let Some(out) = out {
                     self.out_param_outside_kernel(out, &param.name.name);
@@ -158,6 +163,9 @@ impl Parser<'_, '_> {
             }
             self.skip_to_parameter_end();
             self.eat(Punct::Comma);
+            if self.pos == before {
+                self.bump();
+            }
         }
         self.eat(Punct::RParen);
         if found {
@@ -213,15 +221,18 @@ impl Parser<'_, '_> {
         );
     }
 
-    /// Skips the rest of one parameter (to the `,` or `)` at its level).
+    /// Skips the rest of one parameter (to the `,` or `)` at its level; a malformed list also
+    /// ends at `{` or `;`).
     fn skip_to_parameter_end(&mut self) {
         let mut depth = 0i32;
         while !self.at_eof() {
             match self.peek().kind {
                 TokenKind::Punct(Punct::LParen | Punct::LBracket) => depth += 1,
-                TokenKind::Punct(Punct::RParen | Punct::RBracket) if depth == 0 => return,
-                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth -= 1,
-                TokenKind::Punct(Punct::Comma) if depth == 0 => return,
+                TokenKind::Punct(Punct::RParen) if depth == 0 => return,
+                TokenKind::Punct(Punct::Comma | Punct::LBrace | Punct::Semi) if depth == 0 => {
+                    return
+                }
+                TokenKind::Punct(Punct::RParen | Punct::RBracket) => depth = (depth - 1).max(0),
                 _ => {}
             }
             self.bump();
