@@ -30,6 +30,16 @@ fn examples() -> Vec<(PathBuf, String)> {
     found
 }
 
+/// The flags a program's first line gives (`// brcc-flags: -g`).
+fn build_flags(source: &str) -> Vec<&str> {
+    source
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// brcc-flags:"))
+        .map(|f| f.split_whitespace().collect())
+        .unwrap_or_default()
+}
+
 #[test]
 fn every_example_prints_its_expected_output_on_every_device() {
     if cxx::compiler().is_none() {
@@ -58,12 +68,7 @@ fn every_example_prints_its_expected_output_on_every_device() {
             std::process::id()
         ));
         let source = std::fs::read_to_string(&path).expect("program text");
-        let flags: Vec<&str> = source
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// brcc-flags:"))
-            .map(|f| f.split_whitespace().collect())
-            .unwrap_or_default();
+        let flags = build_flags(&source);
         let built = Command::new(brcc)
             .arg("build")
             .args(&flags)
@@ -240,12 +245,7 @@ fn every_clean_fixture_compiles_as_cpp() {
     assert!(clean.len() >= 10, "clean fixtures: {}", clean.len());
     for path in clean {
         let source = std::fs::read_to_string(&path).expect("fixture text");
-        let flags: Vec<&str> = source
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// brcc-flags:"))
-            .map(|f| f.split_whitespace().collect())
-            .unwrap_or_default();
+        let flags = build_flags(&source);
         let exe = std::env::temp_dir().join(format!("brcc-fixture-{}", std::process::id()));
         let built = Command::new(brcc)
             .arg("build")

@@ -96,17 +96,10 @@ pub unsafe extern "C" fn brk_scatter_op(
 ) -> c_int {
     const OPERATION: &str = "streamScatterOp";
     guard(BError::InvalidParameter as c_int, || {
+        const BUILT_IN: [u32; 3] = [BRK_SCATTER_ASSIGN, BRK_SCATTER_ADD, BRK_SCATTER_MUL];
         // SAFETY: as documented.
-        let prepared = unsafe {
-            streams([s, index, array], OPERATION).and_then(|raws| {
-                let kernel = match op {
-                    BRK_OP_KERNEL => Some(kernel_op(program, kernel, OPERATION)?),
-                    BRK_SCATTER_ASSIGN | BRK_SCATTER_ADD | BRK_SCATTER_MUL => None,
-                    _ => return Err(unknown(OPERATION, op)),
-                };
-                Ok((raws, kernel))
-            })
-        };
+        let prepared =
+            unsafe { prepare([s, index, array], op, &BUILT_IN, program, kernel, OPERATION) };
         let ([s, index, target], kernel) = match prepared {
             Ok(prepared) => prepared,
             // SAFETY: as documented.
@@ -122,10 +115,7 @@ pub unsafe extern "C" fn brk_scatter_op(
             _ => ops::ScatterOp::Assign,
         };
         // The runtime records its errors on the array itself.
-        match ops::scatter_op(s, index, target, op) {
-            Ok(()) => BError::NoError as c_int,
-            Err(e) => e.code() as c_int,
-        }
+        code_of(ops::scatter_op(s, index, target, op))
     })
 }
 
@@ -146,17 +136,10 @@ pub unsafe extern "C" fn brk_gather_op(
 ) -> c_int {
     const OPERATION: &str = "streamGatherOp";
     guard(BError::InvalidParameter as c_int, || {
+        const BUILT_IN: [u32; 2] = [BRK_GATHER_FETCH, BRK_GATHER_INC];
         // SAFETY: as documented.
-        let prepared = unsafe {
-            streams([t, index, array], OPERATION).and_then(|raws| {
-                let kernel = match op {
-                    BRK_OP_KERNEL => Some(kernel_op(program, kernel, OPERATION)?),
-                    BRK_GATHER_FETCH | BRK_GATHER_INC => None,
-                    _ => return Err(unknown(OPERATION, op)),
-                };
-                Ok((raws, kernel))
-            })
-        };
+        let prepared =
+            unsafe { prepare([t, index, array], op, &BUILT_IN, program, kernel, OPERATION) };
         let ([t_raw, index, source], kernel) = match prepared {
             Ok(prepared) => prepared,
             // SAFETY: as documented.
@@ -171,16 +154,43 @@ pub unsafe extern "C" fn brk_gather_op(
             _ => ops::GatherOp::Fetch,
         };
         // The runtime records its errors on the result stream itself.
-        match ops::gather_op(t_raw, index, source, op) {
-            Ok(()) => BError::NoError as c_int,
-            Err(e) => e.code() as c_int,
-        }
+        code_of(ops::gather_op(t_raw, index, source, op))
     })
 }
 
-fn unknown(operation: &str, op: u32) -> Failure {
-    (
-        BError::InvalidParameter,
-        format!("{operation}: unknown operator code {op}"),
-    )
+/// The three streams of an operation and, for `BRK_OP_KERNEL`, its kernel; any other code
+/// must be one of `built_in`.
+///
+/// # Safety
+/// As [`brk_scatter_op`].
+unsafe fn prepare<'a>(
+    handles: [*const BrkStream; 3],
+    op: u32,
+    built_in: &[u32],
+    program: *const BrkProgram,
+    kernel: *const c_char,
+    operation: &str,
+) -> Result<([&'a RawStream; 3], Option<brook::Kernel>), Failure> {
+    // SAFETY: as documented.
+    let raws = unsafe { streams(handles, operation) }?;
+    let kernel = match op {
+        // SAFETY: as documented.
+        BRK_OP_KERNEL => Some(unsafe { kernel_op(program, kernel, operation) }?),
+        _ if built_in.contains(&op) => None,
+        _ => {
+            return Err((
+                BError::InvalidParameter,
+                format!("{operation}: unknown operator code {op}"),
+            ))
+        }
+    };
+    Ok((raws, kernel))
+}
+
+/// The C ABI's code for a finished operation.
+fn code_of(result: Result<(), brook_runtime::RuntimeError>) -> c_int {
+    match result {
+        Ok(()) => BError::NoError as c_int,
+        Err(e) => e.code() as c_int,
+    }
 }

@@ -35,12 +35,12 @@ fn long_sum(terms: usize) -> String {
     )
 }
 
-/// Runs kernel `k` of `source` over 16 values on `device`; the output's bits.
-fn run(source: &str, device: &Device) -> Vec<u32> {
+/// Runs kernel `k` of `source` (one float input, one float output) over `input` on `device`;
+/// the output's bits.
+fn run(source: &str, input: &[f32], device: &Device) -> Vec<u32> {
     let program = Program::from_source("large.br", source).expect("compiles");
-    let input: Vec<f32> = (0..16).map(|i| i as f32 * 2.75 - 20.0).collect();
-    let a = Stream::from_slice(device, &[16], &input).expect("a");
-    let o = Stream::<f32>::new(device, &[16]).expect("o");
+    let a = Stream::from_slice(device, &[input.len()], input).expect("a");
+    let o = Stream::<f32>::new(device, &[input.len()]).expect("o");
     program
         .kernel("k")
         .expect("k")
@@ -49,11 +49,12 @@ fn run(source: &str, device: &Device) -> Vec<u32> {
     o.to_vec().expect("o").iter().map(|v| v.to_bits()).collect()
 }
 
-fn same_on_every_device(source: &str) {
-    let reference = run(source, &Device::interp());
-    for device in Device::all() {
+/// Runs `source` on the interpreter and on every other device: all results equal.
+fn same_on_every_device(source: &str, input: &[f32]) {
+    let reference = run(source, input, &Device::interp());
+    for device in Device::all().iter().filter(|d| d.type_name() != "interp") {
         assert_eq!(
-            run(source, &device),
+            run(source, input, device),
             reference,
             "{} differs from the interpreter",
             device.info()
@@ -61,19 +62,24 @@ fn same_on_every_device(source: &str) {
     }
 }
 
+/// 16 values, negative and positive.
+fn sixteen() -> Vec<f32> {
+    (0..16).map(|i| i as f32 * 2.75 - 20.0).collect()
+}
+
 #[test]
 fn thirteen_levels_of_doubled_subkernel_calls() {
-    same_on_every_device(&doubling_subkernels(13, false));
+    same_on_every_device(&doubling_subkernels(13, false), &sixteen());
 }
 
 #[test]
 fn thirteen_levels_of_doubled_subkernel_calls_with_early_returns() {
-    same_on_every_device(&doubling_subkernels(13, true));
+    same_on_every_device(&doubling_subkernels(13, true), &sixteen());
 }
 
 #[test]
 fn an_expression_of_6500_terms() {
-    same_on_every_device(&long_sum(6500));
+    same_on_every_device(&long_sum(6500), &sixteen());
 }
 
 #[test]
@@ -98,20 +104,6 @@ fn a_local_array_of_pages_over_instances_spread_on_the_workers() {
             for (i = 0; i < 1280; i += 128) table[i] = a * (float)i;
             o = table[1152] + table[(int)abs(a) % 16];
         }";
-    let program = Program::from_source("table.br", source).expect("compiles");
     let input: Vec<f32> = (0..8_200).map(|i| (i % 977) as f32 - 300.0).collect();
-    let run = |device: &Device| {
-        let a = Stream::from_slice(device, &[8_200], &input).expect("a");
-        let o = Stream::<f32>::new(device, &[8_200]).expect("o");
-        program
-            .kernel("k")
-            .expect("k")
-            .launch(args![&a, &o])
-            .unwrap_or_else(|e| panic!("{}: {e}", device.info()));
-        o.to_vec().expect("o")
-    };
-    let reference = run(&Device::interp());
-    for device in Device::all().iter().filter(|d| d.type_name() != "interp") {
-        assert_eq!(run(device), reference, "{}", device.info());
-    }
+    same_on_every_device(source, &input);
 }
