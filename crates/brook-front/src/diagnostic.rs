@@ -71,6 +71,7 @@ codes! {
     UninitializedConst = 321,
     StringInKernel = 322,
     SizeofInKernel = 323,
+    NonAssociativeReduction = 324,
     Recursion = 325,
     SharedArrayWrite = 326,
     UndefinedName = 401,

@@ -12,6 +12,7 @@ use brook_ir::{
 };
 
 /// A stream argument's bytes, shape and addressing.
+#[derive(Clone)]
 pub struct StreamData<'a> {
     pub bytes: &'a [u8],
     /// Normalized (inputs, outputs) or padded to the array rank (gathers, scatters).
@@ -21,6 +22,7 @@ pub struct StreamData<'a> {
 }
 
 /// A read-only argument: stored elements or an iterator.
+#[derive(Clone)]
 pub enum InputData<'a> {
     Stream(StreamData<'a>),
     Iterator { iter: IterStream, shape: Vec<usize> },

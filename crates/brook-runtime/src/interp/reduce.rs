@@ -50,7 +50,10 @@ pub fn run(
                 (i, _) if i == target => SingleArg::Output(left.clone()),
                 (i, _) if i == input => SingleArg::Input(right.clone()),
                 (_, Some(bytes)) => SingleArg::Constant(bytes.clone()),
-                (_, None) => SingleArg::Constant(Vec::new()),
+                (i, None) => match &ctx.inputs[i] {
+                    Some(array) => SingleArg::Array(array.clone()),
+                    None => SingleArg::Constant(Vec::new()),
+                },
             })
             .collect();
         if let Err(e) = run_single(ctx.module, ctx.kernel, &ctx.layouts, &mut single) {

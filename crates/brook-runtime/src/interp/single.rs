@@ -14,11 +14,13 @@ use crate::stream::Addressing;
 use brook_ir::{Kernel, KernelKind, Module, ParamRole};
 
 /// An argument of a single instance: an input element, a written element (its bytes hold the
-/// initial contents and receive the result), or a constant.
-pub enum SingleArg {
+/// initial contents and receive the result), a constant, or a whole gather array (a reduction's
+/// lookup table, read as in the launch it belongs to).
+pub enum SingleArg<'a> {
     Input(Vec<u8>),
     Output(Vec<u8>),
     Constant(Vec<u8>),
+    Array(InputData<'a>),
 }
 
 /// Runs `kernel` once, at position 0 of a one-element domain.
@@ -26,7 +28,7 @@ pub fn run_single(
     module: &Module,
     kernel: &Kernel,
     layouts: &Layouts,
-    args: &mut [SingleArg],
+    args: &mut [SingleArg<'_>],
 ) -> Result<(), String> {
     if args.len() != kernel.params.len() {
         return Err(format!(
@@ -45,6 +47,7 @@ pub fn run_single(
         let (mut input, mut output, mut constant) = (None, None, None);
         let bytes_len = match arg {
             SingleArg::Input(b) | SingleArg::Output(b) | SingleArg::Constant(b) => b.len(),
+            SingleArg::Array(_) => element_size,
         };
         if bytes_len != element_size {
             return Err(format!(
@@ -73,6 +76,7 @@ pub fn run_single(
             SingleArg::Constant(bytes) => {
                 constant = Some(layouts.decode(module, &param.ty, bytes));
             }
+            SingleArg::Array(data) => input = Some(data.clone()),
         }
         inputs.push(input);
         outputs.push(output);

@@ -210,8 +210,13 @@ impl Checker<'_> {
     ) -> Type {
         let target_type = self.expr(target);
         self.check_lvalue(target);
-        if let Some(op) = op {
-            self.check_reduction_update(op, target);
+        let update = match (op, &value.kind) {
+            (Some(op), _) => Some((op, target.span)),
+            (None, ExprKind::Binary(op, ..)) => Some((*op, value.span)),
+            _ => None,
+        };
+        if let Some((op, at)) = update {
+            self.check_reduction_update(op, target, at);
         }
         let value_type = self.expr(value);
         match op {
@@ -458,27 +463,33 @@ impl Checker<'_> {
         }
     }
 
-    /// A reduction target combines partial results in any grouping, so only associative updates
-    /// are allowed: `+= *= |= ^= &=` (or a reduce function body `r = r op a`).
-    fn check_reduction_update(&mut self, op: BinaryOp, target: &Expr) {
+    /// A reduction combines partial results by the canonical tree (`SEMANTICS.md`), which is the
+    /// sequential result only for an associative operator. Real brcc compiled `r -= a`,
+    /// `r /= a` and `r = a - r` without a word; here they compile with a warning (level 0, always shown) that
+    /// the result assumes associativity (`+ * | ^ &`, `min`/`max` and conditionals need none).
+    fn check_reduction_update(&mut self, op: BinaryOp, target: &Expr, at: Span) {
         let ExprKind::Ident(name) = &target.kind else {
             return;
         };
         let is_target = self
             .lookup(name)
             .is_some_and(|v| v.kind == VarKind::Param(ParamRole::Reduce));
-        let associative = matches!(
+        let non_associative = matches!(
             op,
-            BinaryOp::Add | BinaryOp::Mul | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::BitAnd
+            BinaryOp::Sub | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Shl | BinaryOp::Shr
         );
-        if is_target && !associative {
+        if is_target && non_associative {
             self.diags.push(
-                Diagnostic::error(
-                    Code::ReductionSignature,
-                    target.span,
-                    format!("reduction variable `{name}` cannot be updated with `{}=`: the operator is not associative", op.symbol()),
+                Diagnostic::warning(
+                    Code::NonAssociativeReduction,
+                    0,
+                    at,
+                    format!(
+                        "reduction variable `{name}` is combined with `{}`, which is not associative: the result is the canonical combine order's, not a sequential fold's",
+                        op.symbol()
+                    ),
                 )
-                .with_help("update a reduction variable with +=, *=, |=, ^= or &=, or write a reduce function"),
+                .with_help("combine with +, *, |, ^, &, min or max for a result independent of the order"),
             );
         }
     }

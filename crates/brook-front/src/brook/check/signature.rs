@@ -397,7 +397,10 @@ impl Checker<'_> {
             .filter(|p| {
                 !matches!(
                     p.role,
-                    ParamRole::Input | ParamRole::Reduce | ParamRole::Constant
+                    ParamRole::Input
+                        | ParamRole::Reduce
+                        | ParamRole::Constant
+                        | ParamRole::Gather { .. }
                 )
             })
             .count();
@@ -408,7 +411,7 @@ impl Checker<'_> {
                     kernel.name.span,
                     "reduction kernel can only have one input stream and one reduction output scalar/stream",
                 )
-                .with_help("other parameters of a reduction must be constants"),
+                .with_help("other parameters of a reduction must be constants or gather arrays"),
             );
             return;
         }
