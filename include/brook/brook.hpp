@@ -69,11 +69,13 @@ BrkStream* brk_stream_domain(const BrkStream* stream, const uint32_t* start, con
 BrkStream* brk_stream_domain_n(const BrkStream* stream, const uint32_t* start, const uint32_t* end,
                                size_t count);
 void brk_stream_set_property(BrkStream* stream, const char* name);
+void brk_stream_fail(const BrkStream* stream, const char* message);
 
 BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
 BrkProgram* brk_program_new_flags(const char* file, const char* source, const char* flags, char** error);
 void brk_program_free(BrkProgram* program);
 const char* brk_program_message(const BrkProgram* program);
+int brk_program_has_kernel(const BrkProgram* program, const char* kernel);
 void brk_string_free(char* text);
 int brk_launch(const BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
                const uint32_t* offset, const uint32_t* size);
@@ -394,7 +396,21 @@ class KernelInterface {
     }
 
   protected:
-    void launch_(BrkProgram* program, const char* kernel, const BrkArg* args, size_t count) const {
+    /// `outputs`: a bit per argument that the kernel writes; without a program (none defines
+    /// the kernel) they get the error, so results are never silently stale.
+    void launch_(BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
+                 unsigned long long outputs) const {
+        if (!program) {
+            char message[256];
+            std::snprintf(message, sizeof message,
+                          "kernel `%s` did not run: no .br file linked into this program defines "
+                          "it (or its program did not compile)",
+                          kernel);
+            for (size_t i = 0; i < count && i < 64; i++)
+                if ((outputs >> i & 1ull) && args[i].kind == 0)
+                    brk_stream_fail(args[i].stream, message);
+            return;
+        }
         brk_launch(program, kernel, args, count, has_offset_ ? offset_ : NULL,
                    has_size_ ? size_ : NULL);
     }
@@ -441,6 +457,37 @@ inline BrkProgram* compile(const char* file, const char* source, const char* fla
         brk_string_free(message);
     }
     return program;
+}
+} // namespace detail
+
+namespace detail {
+/// The programs linked into this executable: each generated `.cpp` registers its program at
+/// start-up, so a kernel declared in one `.br` file and defined in another is found by name.
+typedef BrkProgram* (*ProgramFunction)();
+struct ProgramRegistry {
+    ProgramFunction functions[1024];
+    int count;
+};
+inline ProgramRegistry& program_registry() {
+    static ProgramRegistry registry = {{0}, 0};
+    return registry;
+}
+inline bool register_program(ProgramFunction function) {
+    ProgramRegistry& r = program_registry();
+    for (int i = 0; i < r.count; i++)
+        if (r.functions[i] == function) return true;
+    if (r.count < 1024) r.functions[r.count++] = function;
+    return true;
+}
+/// The linked program that defines `kernel` (compiling programs on first use), or null (the
+/// launches then mark their outputs with the error).
+inline BrkProgram* program_defining(const char* kernel) {
+    ProgramRegistry& r = program_registry();
+    for (int i = 0; i < r.count; i++) {
+        BrkProgram* program = r.functions[i]();
+        if (program && brk_program_has_kernel(program, kernel)) return program;
+    }
+    return NULL;
 }
 } // namespace detail
 

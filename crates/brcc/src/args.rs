@@ -12,7 +12,9 @@ Usage:
   brcc FILE.br [flags]         write FILE.cpp (or PREFIX.cpp with -o PREFIX): the program as C++
                                that includes brook/brook.hpp
   brcc run FILE.br [-- ARGS]   build the program with the system C++ compiler and run it
-  brcc build FILE.br -o EXE    build the program into the executable EXE
+  brcc build FILE.br -o EXE    build the program into the executable EXE; more files may
+                               follow FILE.br (build and run): .br files (kernels declared in
+                               one and defined in another) and C++ sources or libraries
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
   brcc FILE.br --emit ptx      print the PTX the CUDA device writes for each kernel
@@ -62,6 +64,9 @@ level 1 are errors, -w has no effect and -x makes the warnings errors. Diagnosti
 pub struct Args {
     pub command: Command,
     pub file: Option<String>,
+    /// `build`/`run`: files after the first: more `.br` files (each generated as C++) and C++
+    /// sources, objects or libraries, compiled and linked into the one program.
+    pub more_files: Vec<String>,
     pub relaxed: bool,
     /// `-g` / `--brookgpu`: the BrookGPU dialect (Cg/C conversions without warnings,
     /// read-write aliasing permitted).
@@ -205,9 +210,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 return Err(format!("unknown flag `{arg}` (see brcc --help)"))
             }
             _ if out.file.is_none() => out.file = Some(arg.to_string()),
+            _ if matches!(out.command, Command::Build | Command::Run) => {
+                out.more_files.push(arg.to_string())
+            }
             _ => {
                 return Err(format!(
-                    "unexpected argument `{arg}`: one .br file at a time"
+                    "unexpected argument `{arg}`: one .br file at a time (`brcc build` and `brcc run` take more files)"
                 ))
             }
         }

@@ -11,6 +11,20 @@ struct Toolkit {
     library: PathBuf,
 }
 
+/// What `brcc build` compiles: the generated C++ of each `.br` file (its path and text) and
+/// the other files given (C++ sources, objects, libraries).
+pub struct Program {
+    pub units: Vec<(String, String)>,
+    pub other_files: Vec<String>,
+}
+
+impl Program {
+    /// The first `.br` file's path, naming the program in messages.
+    fn name(&self) -> &str {
+        self.units.first().map_or("the program", |(path, _)| path)
+    }
+}
+
 /// What the user adds to the C++ compiler's command line.
 #[derive(Clone, Debug, Default)]
 pub struct CxxOptions {
@@ -81,12 +95,7 @@ fn toolkit() -> Result<Toolkit, String> {
 }
 
 /// Compiles `cpp` (the C++ of `source_path`) into `exe`; the compiler's messages go to stderr.
-pub fn build(
-    cpp: &str,
-    source_path: &str,
-    cxx_options: &CxxOptions,
-    exe: &Path,
-) -> Result<(), ExitCode> {
+pub fn build(program: &Program, cxx_options: &CxxOptions, exe: &Path) -> Result<(), ExitCode> {
     let fail = |message: String| {
         eprintln!("brcc: {message}");
         ExitCode::from(2)
@@ -95,31 +104,34 @@ pub fn build(
     let kit = toolkit().map_err(fail)?;
     let dir = std::env::temp_dir().join(format!("brcc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-    let stem = Path::new(source_path)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("program");
-    let cpp_path = dir.join(format!("{stem}.cpp"));
-    std::fs::write(&cpp_path, cpp).map_err(|e| fail(format!("{}: {e}", cpp_path.display())))?;
-    let source_dir = Path::new(source_path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
     let mut command = Command::new(&cxx);
     command
         .args(["-std=c++11", "-O2", "-o"])
         .arg(exe)
         .arg("-I")
-        .arg(&kit.include)
-        .arg("-I")
-        .arg(source_dir);
+        .arg(&kit.include);
+    let mut written = Vec::new();
+    for (n, (source_path, cpp)) in program.units.iter().enumerate() {
+        let stem = Path::new(source_path)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("program");
+        let cpp_path = dir.join(format!("{n}_{stem}.cpp"));
+        std::fs::write(&cpp_path, cpp).map_err(|e| fail(format!("{}: {e}", cpp_path.display())))?;
+        let source_dir = Path::new(source_path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        command.arg("-I").arg(source_dir);
+        written.push(cpp_path);
+    }
     for dir in &cxx_options.include_dirs {
         command.arg("-I").arg(dir);
     }
     for dir in &cxx_options.lib_dirs {
         command.arg("-L").arg(dir);
     }
-    command.arg(&cpp_path);
+    command.args(&written).args(&program.other_files);
     command.args(cxx_options.libs.iter().map(|l| format!("-l{l}")));
     command.args(&cxx_options.flags);
     let status = command
@@ -131,18 +143,22 @@ pub fn build(
     match status? {
         s if s.success() => Ok(()),
         _ => {
-            eprintln!("brcc: {cxx} could not compile {source_path} (messages above)");
+            eprintln!(
+                "brcc: {cxx} could not compile {} (messages above)",
+                program.name()
+            );
             Err(ExitCode::FAILURE)
         }
     }
 }
 
 /// Builds the program into a temporary executable and runs it with `args`.
-pub fn run(cpp: &str, source_path: &str, cxx_options: &CxxOptions, args: &[String]) -> ExitCode {
+pub fn run(program: &Program, cxx_options: &CxxOptions, args: &[String]) -> ExitCode {
     let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
-    if let Err(code) = build(cpp, source_path, cxx_options, &exe) {
+    if let Err(code) = build(program, cxx_options, &exe) {
         return code;
     }
+    let source_path = program.name();
     let status = Command::new(&exe).args(args).status();
     let _ = std::fs::remove_file(&exe);
     match status {

@@ -69,13 +69,19 @@ fn program(args: &Args) -> ExitCode {
         Err(code) => return code,
     };
     match (args.command, args.emit.as_deref()) {
-        (Command::Run, _) => build::run(&cpp, &path, &args.cxx_options(), &args.run_args),
-        (Command::Build, _) => {
+        (Command::Run | Command::Build, _) => {
+            let program = match linked_program(args, path, cpp) {
+                Ok(program) => program,
+                Err(code) => return code,
+            };
+            if args.command == Command::Run {
+                return build::run(&program, &args.cxx_options(), &args.run_args);
+            }
             let Some(exe) = &args.output_prefix else {
                 eprintln!("brcc: `brcc build FILE.br -o EXE` needs -o");
                 return ExitCode::from(2);
             };
-            match build::build(&cpp, &path, &args.cxx_options(), std::path::Path::new(exe)) {
+            match build::build(&program, &args.cxx_options(), std::path::Path::new(exe)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(code) => code,
             }
@@ -125,6 +131,30 @@ fn program(args: &Args) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// The files `build` and `run` compile: the first `.br` file's C++, the C++ of each further
+/// `.br` file (generated with the same flags), and the other files as given.
+fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Program, ExitCode> {
+    let mut units = vec![(path, cpp)];
+    let mut others: Vec<String> = Vec::new();
+    for file in &args.more_files {
+        if !file.ends_with(".br") {
+            others.push(file.clone());
+            continue;
+        }
+        let one = Args {
+            file: Some(file.clone()),
+            more_files: Vec::new(),
+            ..args.clone()
+        };
+        let generated = generate(&one)?;
+        units.push((generated.path, generated.cpp));
+    }
+    Ok(build::Program {
+        units,
+        other_files: others,
+    })
 }
 
 /// `-k`: the device code the runtime will make, to keep: the kernel IR (`ir`) and the PTX of

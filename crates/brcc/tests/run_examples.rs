@@ -1,7 +1,8 @@
 //! `brcc run` on every example program with an expected output (`examples/NAME.br` beside
 //! `examples/NAME.expected`) and every program of the compatibility suite (`tests/compat/`:
-//! programs in the BrookGPU, Brook+ legacy and Brook+ C++-API styles; a first line
-//! `// brcc-flags: ...` gives the flags to build with): the program is generated as C++,
+//! programs in the BrookGPU, Brook+ legacy and Brook+ C++-API styles; a leading comment line
+//! `// brcc-flags: ...` gives the flags to build with, `// brcc-with: ...` more files of the
+//! program): the program is generated as C++,
 //! compiled by the system C++
 //! compiler against `libbrook_capi.a`, run on each kind of device this machine has
 //! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present), and its
@@ -32,10 +33,24 @@ fn examples() -> Vec<(PathBuf, String)> {
 
 /// The flags a program's first line gives (`// brcc-flags: -g`).
 fn build_flags(source: &str) -> Vec<&str> {
+    header_words(source, "// brcc-flags:")
+}
+
+/// The other files of a program, beside it (`// brcc-with: part.br`, a first line).
+fn companion_files(source: &str, program: &Path) -> Vec<PathBuf> {
+    let dir = program.parent().unwrap_or(Path::new("."));
+    header_words(source, "// brcc-with:")
+        .into_iter()
+        .map(|f| dir.join(f))
+        .collect()
+}
+
+/// The words after `prefix` in the first line that starts with it, among the leading `//` lines.
+fn header_words<'s>(source: &'s str, prefix: &str) -> Vec<&'s str> {
     source
         .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("// brcc-flags:"))
+        .take_while(|l| l.starts_with("//"))
+        .find_map(|l| l.strip_prefix(prefix))
         .map(|f| f.split_whitespace().collect())
         .unwrap_or_default()
 }
@@ -73,6 +88,7 @@ fn every_example_prints_its_expected_output_on_every_device() {
             .arg("build")
             .args(&flags)
             .arg(&path)
+            .args(companion_files(&source, &path))
             .arg("-o")
             .arg(&exe)
             .output()

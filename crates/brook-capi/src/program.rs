@@ -109,6 +109,26 @@ pub unsafe extern "C" fn brk_program_message(program: *const BrkProgram) -> *con
     })
 }
 
+/// 1 when the program defines a kernel named `kernel` (generated code uses it to find the
+/// program of a kernel declared in one `.br` file and defined in another), else 0.
+///
+/// # Safety
+/// `program` is null or a live handle; `kernel` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_program_has_kernel(
+    program: *const BrkProgram,
+    kernel: *const c_char,
+) -> c_int {
+    guard(0, || {
+        // SAFETY: null or a live handle; null or a C string.
+        let (program, kernel) = unsafe { (program.as_ref(), text(kernel)) };
+        match (program, kernel) {
+            (Some(p), Some(name)) => c_int::from(p.program.kernel(name).is_ok()),
+            _ => 0,
+        }
+    })
+}
+
 /// Frees a string this library returned for the caller to own.
 ///
 /// # Safety

@@ -390,6 +390,23 @@ pub unsafe extern "C" fn brk_stream_error(stream: *mut BrkStream) -> c_int {
     })
 }
 
+/// Records a kernel error (`BR_ERROR_KERNEL`, with `message`) on `stream`: generated code
+/// marks a launch's outputs this way when the launch cannot even start (no program defines
+/// the kernel), so the outputs are never silently stale.
+///
+/// # Safety
+/// `stream` is null or a live handle; `message` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_fail(stream: *const BrkStream, message: *const c_char) {
+    guard((), || {
+        // SAFETY: null or a live handle; null or a C string.
+        let (stream, message) = unsafe { (stream.as_ref(), text(message)) };
+        if let Some(raw) = stream.and_then(BrkStream::raw) {
+            raw.record_error(BError::Kernel, message.unwrap_or("the kernel did not run"));
+        }
+    })
+}
+
 /// Brook+ `errorLog()`: every error and warning recorded on the stream, as one C string,
 /// valid until the next `errorLog()` or the handle's release.
 ///

@@ -2,6 +2,7 @@
 //! `brook::KernelInterface`, so `add(a, b, c)` launches it and `add.domainOffset(...)` works as
 //! in Brook+. A reduction has two call operators: into a stream, or into a host variable.
 
+use super::reserved::{self, KernelSpelling};
 use brook_front::brook::ast::{TypeSpec, TypeSpecKind};
 use brook_ir::{Kernel, KernelKind, Module, ParamRole, ScalarKind, Type, ValueType};
 
@@ -77,7 +78,7 @@ struct Passed {
 fn stream_param((cpp, _): &Types, name: &str) -> Passed {
     Passed {
         declaration: format!("const ::brook::Stream<{cpp} >& {name}"),
-        arg: format!("{{0, {name}.handle(), 0, 0}}"),
+        arg: format!("{{0, {name}.handle(), 0, 0, 0}}"),
     }
 }
 
@@ -103,27 +104,57 @@ fn sized_gather_param((cpp, _): &Types, dims: &[u32], name: &str) -> Passed {
 fn value_param((cpp, brook): &Types, name: &str) -> Passed {
     Passed {
         declaration: format!("{cpp} {name}"),
-        arg: format!("{{1, 0, \"{brook}\", (void*)&{name}}}"),
+        arg: format!("{{1, 0, \"{brook}\", (void*)&{name}, 0}}"),
     }
 }
 
 fn host_target_param((cpp, brook): &Types, name: &str) -> Passed {
     Passed {
         declaration: format!("{cpp}& {name}"),
-        arg: format!("{{2, 0, \"{brook}\", (void*)&{name}}}"),
+        arg: format!("{{2, 0, \"{brook}\", (void*)&{name}, 0}}"),
     }
 }
 
-/// A call operator taking `params`, launching kernel `name`.
-fn operator(name: &str, params: &[Passed]) -> String {
+/// Where a kernel object finds its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Definition {
+    /// This file defines the kernel: its own embedded program.
+    Here,
+    /// Only a prototype here: the linked program (another generated file) that defines it.
+    Elsewhere,
+}
+
+/// A call operator of `kernel` taking `params`.
+fn operator(kernel: &Kernel, params: &[Passed]) -> String {
     let declarations: Vec<&str> = params.iter().map(|p| p.declaration.as_str()).collect();
     let args: Vec<&str> = params.iter().map(|p| p.arg.as_str()).collect();
+    let outputs: u64 = kernel
+        .params
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, p)| p.role.is_written())
+        .map(|(i, _)| 1u64 << i)
+        .sum();
     format!(
-        "void operator()({}) {{ BrkArg args_[{}] = {{{}}}; launch_(brook_program_(), \"{name}\", args_, {}); }}",
+        "void operator()({}) {{ BrkArg args_[{}] = {{{}}}; launch_(brook_program(), \"{}\", args_, {}, {outputs}ull); }}",
         declarations.join(", "),
         params.len().max(1),
-        if args.is_empty() { "{0, 0, 0, 0}".to_string() } else { args.join(", ") },
+        if args.is_empty() { "{0, 0, 0, 0, 0}".to_string() } else { args.join(", ") },
+        kernel.name,
         params.len()
+    )
+}
+
+/// A function named `name` taking `params` that launches the kernel object `object` (for a
+/// kernel named like a C library function: the name is overloaded, not hidden).
+fn forwarding_function(name: &str, object: &str, params: &[Passed]) -> String {
+    let declarations: Vec<&str> = params.iter().map(|p| p.declaration.as_str()).collect();
+    let names: Vec<String> = (0..params.len()).map(|i| format!("p{i}_")).collect();
+    format!(
+        " static inline void {name}({}) {{ {object}({}); }}",
+        declarations.join(", "),
+        names.join(", ")
     )
 }
 
@@ -133,8 +164,13 @@ fn sized(dims: &[Option<u32>]) -> Option<Vec<u32>> {
     dims.filter(|d| (1..=4).contains(&d.len()))
 }
 
-/// The kernel object for `kernel`, on one line.
-pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String> {
+/// The kernel object for `kernel`, on one line. Its type is local to the file (an anonymous
+/// namespace), so files that declare the same kernel never share its member functions.
+pub fn kernel_object(
+    module: &Module,
+    kernel: &Kernel,
+    definition: Definition,
+) -> Result<String, String> {
     let mut as_stream = Vec::new();
     let mut as_host = Vec::new();
     for (i, p) in kernel.params.iter().enumerate() {
@@ -156,13 +192,28 @@ pub fn kernel_object(module: &Module, kernel: &Kernel) -> Result<String, String>
         as_stream.push(stream);
         as_host.push(host);
     }
-    let mut body = operator(&kernel.name, &as_stream);
+    let mut body = operator(kernel, &as_stream);
     if kernel.kind == KernelKind::Reduce {
         body.push(' ');
-        body.push_str(&operator(&kernel.name, &as_host));
+        body.push_str(&operator(kernel, &as_host));
     }
-    Ok(format!(
-        "static struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} BrkProgram* brook_program() const {{ return brook_program_(); }} const char* brook_name() const {{ return \"{0}\"; }} }} {0};",
+    let object = reserved::object_name(&kernel.name);
+    let program = match definition {
+        Definition::Here => "return brook_program_();".to_string(),
+        Definition::Elsewhere => format!(
+            "static BrkProgram* program = ::brook::detail::program_defining(\"{}\"); return program;",
+            kernel.name
+        ),
+    };
+    let mut code = format!(
+        "namespace {{ struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} BrkProgram* brook_program() const {{ {program} }} const char* brook_name() const {{ return \"{0}\"; }} }}; }} static brook_kernel_{0}_ {object};",
         kernel.name
-    ))
+    );
+    if reserved::spelling(&kernel.name) == KernelSpelling::Overloaded {
+        code.push_str(&forwarding_function(&kernel.name, &object, &as_stream));
+        if kernel.kind == KernelKind::Reduce {
+            code.push_str(&forwarding_function(&kernel.name, &object, &as_host));
+        }
+    }
+    Ok(code)
 }

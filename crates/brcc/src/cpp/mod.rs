@@ -10,6 +10,10 @@
 //! the runtime on first use.
 
 mod kernels;
+mod reserved;
+
+use kernels::Definition;
+use reserved::KernelSpelling;
 
 use brook_front::brook::ast::{Item, StreamDecl};
 use brook_front::brook::check::{self, ProgramInfo};
@@ -39,13 +43,32 @@ pub struct GenError {
     pub message: String,
 }
 
+/// The kernels of a program: those it defines (`module`) and those it only declares.
+struct Kernels<'a> {
+    module: &'a Module,
+    elsewhere: &'a [brook_ir::Kernel],
+}
+
 /// The C++ of a checked program whose kernels lowered to `module`.
 pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result<String, GenError> {
     let text = checked.file.text();
     let mut replacements: Vec<(usize, usize, String)> = Vec::new();
+    let mut declared = std::collections::HashSet::new();
+    let elsewhere = brook_front::brook::lower::declared_only(&checked.program, &checked.info)
+        .map_err(|e| GenError {
+            span: e.span,
+            message: e.message,
+        })?;
+    let kernels = Kernels {
+        module,
+        elsewhere: &elsewhere,
+    };
     for item in &checked.program.items {
         match item {
-            Item::Kernel(kernel) => replacements.push(kernel_replacement(text, module, kernel)?),
+            Item::Kernel(kernel) => {
+                let first = declared.insert(kernel.name.name.as_str());
+                replacements.push(kernel_replacement(text, &kernels, kernel, first)?);
+            }
             Item::Host(host) => {
                 for param in &host.stream_params {
                     let (start, end) = (param.span.start as usize, param.span.end as usize);
@@ -71,6 +94,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
     if options.extern_c {
         replacements.extend(extern_c_insertions(checked));
     }
+    replacements.extend(renamed_kernel_uses(checked));
     replacements.sort_by_key(|r| r.0);
     let mut out = prologue(checked, options);
     let mut at = 0;
@@ -140,6 +164,39 @@ fn type_names(module: &Module, names: &[String]) -> String {
     out
 }
 
+/// The host code's uses of kernels named like C++ keywords (`new(a, b);`), spelled as their
+/// objects (uses inside kernels are replaced with the kernels).
+fn renamed_kernel_uses(checked: &Checked) -> Vec<(usize, usize, String)> {
+    use brook_front::brook::token::TokenKind;
+    let text = checked.file.text();
+    let renamed: Vec<&str> = checked
+        .program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Kernel(k) if reserved::spelling(&k.name.name) == KernelSpelling::Renamed => {
+                Some(k.name.name.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    if renamed.is_empty() {
+        return Vec::new();
+    }
+    checked
+        .tokens
+        .iter()
+        .filter(|t| t.kind == TokenKind::Ident)
+        .filter_map(|t| {
+            let (start, end) = (t.span.start as usize, t.span.end as usize);
+            let word = &text[start..end];
+            renamed
+                .contains(&word)
+                .then(|| (start, end, reserved::object_name(word)))
+        })
+        .collect()
+}
+
 /// `extern "C" ` before each host function definition but `static` ones: at the first token of
 /// its declaration (the words, `*`, `&` and `::` before its name).
 fn extern_c_insertions(checked: &Checked) -> Vec<(usize, usize, String)> {
@@ -172,12 +229,14 @@ fn extern_c_insertions(checked: &Checked) -> Vec<(usize, usize, String)> {
         .collect()
 }
 
-/// A kernel definition (from its attributes to its closing brace) and its kernel object (a
-/// prototype gives nothing).
+/// A kernel declaration (from its attributes to its closing brace or `;`) and what replaces it:
+/// the kernel object at the kernel's first declaration (a prototype before `main` makes the
+/// kernel callable there, as in C), nothing at the others.
 fn kernel_replacement(
     text: &str,
-    module: &Module,
+    kernels: &Kernels<'_>,
     kernel: &brook_front::brook::ast::Kernel,
+    first: bool,
 ) -> Result<(usize, usize, String), GenError> {
     let start = kernel
         .attributes
@@ -187,9 +246,20 @@ fn kernel_replacement(
         .min()
         .unwrap_or(kernel.span.start) as usize;
     let end = kernel.span.end as usize;
-    let ir = module.kernels.iter().find(|k| k.name == kernel.name.name);
-    let code = match (&kernel.body, ir) {
-        (Some(_), Some(ir)) => kernels::kernel_object(module, ir).map_err(|message| GenError {
+    let name = kernel.name.name.as_str();
+    let found = kernels
+        .module
+        .kernels
+        .iter()
+        .find(|k| k.name == name)
+        .map(|k| (k, Definition::Here))
+        .or_else(|| {
+            let k = kernels.elsewhere.iter().find(|k| k.name == name)?;
+            Some((k, Definition::Elsewhere))
+        });
+    let code = match found {
+        Some((ir, definition)) if first => kernels::kernel_object(kernels.module, ir, definition)
+            .map_err(|message| GenError {
             span: kernel.span,
             message,
         })?,
@@ -314,7 +384,7 @@ fn prologue(checked: &Checked, options: &Options) -> String {
         "// Generated by brcc {} from {path}: edit the .br file, not this one.\n\
          #define USE_OLD_API\n\
          #include <brook/brook.hpp>\n\
-         static {}",
+         static {}         static const bool brook_registered_ = ::brook::detail::register_program(&brook_program_);\n",
         env!("CARGO_PKG_VERSION"),
         program_function(checked, options)
     );
@@ -402,10 +472,13 @@ pub fn generate_header(
             continue;
         }
         if let Some(ir) = module.kernels.iter().find(|k| k.name == kernel.name.name) {
-            let object = kernels::kernel_object(module, ir).map_err(|message| GenError {
-                span: kernel.span,
-                message,
-            })?;
+            let object =
+                kernels::kernel_object(module, ir, Definition::Here).map_err(|message| {
+                    GenError {
+                        span: kernel.span,
+                        message,
+                    }
+                })?;
             out.push_str(&object);
             out.push('\n');
         }

@@ -1,6 +1,7 @@
 //! The Brook (`.br`) frontend: BrookGPU and Brook+ source, checked with the Brook+ rules.
 
 pub mod ast;
+pub mod c_library;
 pub mod check;
 pub mod lexer;
 pub mod lower;

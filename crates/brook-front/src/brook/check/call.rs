@@ -260,6 +260,17 @@ impl Checker<'_> {
     fn subkernel_call(&mut self, index: usize, callee: &Expr, args: &[Expr], span: Span) -> Type {
         let target = self.info.kernels[index].clone();
         let caller = self.current.as_ref().map(|c| c.index);
+        if !target.defined {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::UnknownFunction,
+                    callee.span,
+                    format!("A function definition must exist for any function: `{}` is declared but not defined in this file", target.name),
+                )
+                .with_note(Some(target.name_span), "declared here")
+                .with_help("subkernels are expanded inline: define it in this file"),
+            );
+        }
         if caller == Some(index) {
             self.diags.push(
                 Diagnostic::error(

@@ -189,7 +189,9 @@ impl Checker<'_> {
                     .with_note(Some(kernel.name_span), "defined here"),
             );
         }
-        if !self.arity(call, kernel.params.len()) {
+        let library_call = call.args.len() != kernel.params.len()
+            && crate::brook::c_library::is_library_function(name);
+        if library_call || !self.arity(call, kernel.params.len()) {
             return;
         }
         for (n, (arg, param)) in call.args.iter().zip(&kernel.params).enumerate() {

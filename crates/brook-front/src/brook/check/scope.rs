@@ -35,7 +35,8 @@ impl Checker<'_> {
     }
 
     /// Declares a name in the innermost scope. Parameters and the outermost block of a kernel
-    /// share one scope, as in C; a name may not repeat a kernel's name either.
+    /// share one scope, as in C. A variable may be named like a kernel (BrookGPU and Brook+
+    /// code does it): it hides the kernel in its scope, as in C.
     pub fn declare(&mut self, name: &Ident, var: Var) {
         let clash = self
             .scopes
@@ -52,19 +53,6 @@ impl Checker<'_> {
                 .with_note(Some(previous), "first declared here"),
             );
             return;
-        }
-        if self.kernel_index.contains_key(&name.name) {
-            self.diags.push(
-                Diagnostic::error(
-                    Code::DuplicateName,
-                    name.span,
-                    format!(
-                        "Variable name Duplicated: {} is also the name of a kernel",
-                        name.name
-                    ),
-                )
-                .with_help("function names must be unique among all function and variable names"),
-            );
         }
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.name.clone(), var);

@@ -18,8 +18,10 @@ impl Checker<'_> {
                 self.add_kernel(kernel, info);
             }
         }
+        // A `void` kernel may be defined in another file of the program (host code launches
+        // it by name); a subkernel's definition must be here (see `subkernel_call`).
         for info in &self.info.kernels {
-            if !info.defined {
+            if !info.defined && info.return_type != Type::Void {
                 self.diags.push(
                     Diagnostic::error(
                         Code::UnknownFunction,

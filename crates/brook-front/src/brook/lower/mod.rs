@@ -110,6 +110,40 @@ pub fn lower(program: &Program, info: &ProgramInfo) -> Lowered<Module> {
     Ok(Module { structs, kernels })
 }
 
+/// The kernels this program declares (a prototype) but does not define: their signatures as
+/// IR kernels with empty bodies, for host code that launches a kernel defined in another file.
+pub fn declared_only(program: &Program, info: &ProgramInfo) -> Lowered<Vec<Kernel>> {
+    let defined: std::collections::HashSet<&str> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Kernel(k) if k.body.is_some() => Some(k.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let shared = Shared {
+        info,
+        bodies: HashMap::new(),
+        conversions: HashMap::new(),
+    };
+    let mut kernels = Vec::new();
+    for item in &program.items {
+        let Item::Kernel(ast) = item else { continue };
+        let name = ast.name.name.as_str();
+        let Some(kernel) = info.kernels.iter().find(|k| k.name == name) else {
+            continue;
+        };
+        if defined.contains(name)
+            || kernels.iter().any(|k: &Kernel| k.name == name)
+            || kernel.return_type != check::Type::Void
+        {
+            continue;
+        }
+        kernels.push(KernelLowerer::new(&shared).kernel(kernel, ast)?);
+    }
+    Ok(kernels)
+}
+
 /// The checker's type as an IR type.
 fn ir_type(ty: &check::Type, span: Span) -> Lowered<Type> {
     match ty {
