@@ -257,6 +257,12 @@ template <class T> class Stream {
 
     /// For generated code: the runtime's handle.
     BrkStream* handle() const { return handle_; }
+    /// Exchanges the streams two objects name (BrookGPU `streamSwap`).
+    void swap(Stream& other) {
+        BrkStream* mine = handle_;
+        handle_ = other.handle_;
+        other.handle_ = mine;
+    }
     unsigned int rank() const { return brk_stream_rank(handle_); }
     unsigned int dim(unsigned int axis) const { return brk_stream_dim(handle_, axis); }
 
@@ -494,6 +500,77 @@ inline BrkProgram* program_defining(const char* kernel) {
 template <class T> void streamRead(Stream<T> stream, void* ptr) { stream.read(ptr); }
 template <class T> void streamWrite(Stream<T> stream, void* ptr) { stream.write(ptr); }
 
+/// BrookGPU `streamSwap(a, b)`: `a` names `b`'s stream and `b` names `a`'s (ping-pong buffers).
+template <class T> void streamSwap(Stream<T>& a, Stream<T>& b) { a.swap(b); }
+
+/// BrookGPU `brmalloc`/`brfree`: host memory for stream transfers (the system allocator's
+/// alignment, 16 bytes on the platforms Brook runs on).
+inline void* brmalloc(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
+inline void brfree(void* memory) { std::free(memory); }
+
+namespace detail {
+inline void print_value(float v) { std::printf("%g", v); }
+inline void print_value(double v) { std::printf("%g", v); }
+inline void print_value(int32_t v) { std::printf("%d", v); }
+inline void print_value(uint32_t v) { std::printf("%u", v); }
+inline void print_value(int8_t v) { std::printf("%d", v); }
+inline void print_value(uint8_t v) { std::printf("%u", v); }
+inline void print_value(int16_t v) { std::printf("%d", v); }
+inline void print_value(uint16_t v) { std::printf("%u", v); }
+inline void print_value(bool v) { std::printf("%d", v ? 1 : 0); }
+#define BROOK_PRINT_VECTORS(P)                                                                 \
+    inline void print_value(const P##2& v) {                                                   \
+        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
+        std::printf("}");                                                                      \
+    }                                                                                          \
+    inline void print_value(const P##3& v) {                                                   \
+        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
+        std::printf(", "); print_value(v.z); std::printf("}");                                 \
+    }                                                                                          \
+    inline void print_value(const P##4& v) {                                                   \
+        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
+        std::printf(", "); print_value(v.z); std::printf(", "); print_value(v.w);              \
+        std::printf("}");                                                                      \
+    }
+BROOK_PRINT_VECTORS(float)
+BROOK_PRINT_VECTORS(double)
+BROOK_PRINT_VECTORS(int)
+BROOK_PRINT_VECTORS(uint)
+BROOK_PRINT_VECTORS(char)
+BROOK_PRINT_VECTORS(uchar)
+BROOK_PRINT_VECTORS(short)
+BROOK_PRINT_VECTORS(ushort)
+#undef BROOK_PRINT_VECTORS
+/// A struct element: its bytes in hexadecimal, as stored.
+template <class T> void print_value(const T& v) {
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&v);
+    std::printf("{");
+    for (size_t i = 0; i < sizeof(T); i++) std::printf(i ? " %02x" : "%02x", bytes[i]);
+    std::printf("}");
+}
+} // namespace detail
+
+/// BrookGPU `streamPrint(s)`: the stream's elements on stdout, one line per row (the fastest
+/// axis), elements separated by spaces; with `flatten`, all on one line. A stream in error
+/// prints its error instead.
+template <class T> void streamPrint(const Stream<T>& s, bool flatten = false) {
+    size_t count = 1;
+    for (unsigned int axis = 0; axis < s.rank(); axis++) count *= s.dim(axis);
+    unsigned int row = s.rank() ? s.dim(0) : 1;
+    std::vector<T> elements(count ? count : 1);
+    s.write(&elements[0]);
+    int code = brk_stream_error(s.handle());
+    if (code != 0) {
+        std::printf("<stream in error %d: %s>\n", code, brk_stream_error_log(s.handle()));
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        detail::print_value(elements[i]);
+        bool end_of_row = !flatten && row && (i + 1) % row == 0;
+        std::printf(end_of_row || i + 1 == count ? "\n" : " ");
+    }
+}
+
 /// The operators of streamScatterOp and streamGatherOp (BrookGPU): built in, or a kernel
 /// object (a reduce kernel for scatter, a kernel of one input and one output for gather).
 struct ScatterBuiltin {
@@ -590,6 +667,8 @@ using brook::BR_ERROR_KERNEL;
 using brook::BR_ERROR_DOMAIN;
 using brook::BR_ERROR_INVALID_PARAMATER;
 using brook::BR_ERROR_NOT_SUPPORTED;
+using brook::brfree;
+using brook::brmalloc;
 
 #ifndef BROOK_NO_GLOBAL_TYPES
 using brook::float2; using brook::float3; using brook::float4;
