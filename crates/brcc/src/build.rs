@@ -94,7 +94,8 @@ fn toolkit() -> Result<Toolkit, String> {
     Ok(Toolkit { include, library })
 }
 
-/// Compiles `cpp` (the C++ of `source_path`) into `exe`; the compiler's messages go to stderr.
+/// Compiles the program (its generated C++ and other files) into `exe`; the compiler's messages
+/// go to stderr.
 pub fn build(program: &Program, cxx_options: &CxxOptions, exe: &Path) -> Result<(), ExitCode> {
     let fail = |message: String| {
         eprintln!("brcc: {message}");
