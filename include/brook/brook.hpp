@@ -412,9 +412,16 @@ class KernelInterface {
                           "kernel `%s` did not run: no .br file linked into this program defines "
                           "it (or its program did not compile)",
                           kernel);
-            for (size_t i = 0; i < count && i < 64; i++)
-                if ((outputs >> i & 1ull) && args[i].kind == 0)
+            bool said = false;
+            for (size_t i = 0; i < count && i < 64; i++) {
+                if (!(outputs >> i & 1ull)) continue;
+                if (args[i].kind == 0) {
                     brk_stream_fail(args[i].stream, message);
+                    said = true;
+                }
+            }
+            // A host variable as the target has no error state: say it on stderr.
+            if (!said) std::fprintf(stderr, "brook: error: BR_ERROR_KERNEL: %s\n", message);
             return;
         }
         brk_launch(program, kernel, args, count, has_offset_ ? offset_ : NULL,

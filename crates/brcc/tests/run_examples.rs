@@ -161,6 +161,44 @@ fn brcc_run_passes_arguments_output_and_exit_code() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A kernel declared but defined in no file of the program: its launches say so on stderr
+/// and leave their outputs in error (a stream target) rather than silently stale.
+#[test]
+fn a_kernel_no_linked_file_defines_is_reported() {
+    if cxx::compiler().is_none() {
+        println!("run_examples: no C++ compiler: not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    let dir = std::env::temp_dir().join(format!("brcc-missing-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let program = dir.join("missing.br");
+    std::fs::write(
+        &program,
+        "#include <stdio.h>\n\
+         kernel void gone(float a<>, out float b<>);\n\
+         reduce void total(float a<>, reduce float r<>);\n\
+         int main() {\n\
+         \x20   float a<3>; float b<3>; float in[3] = {1, 2, 3}; float sum = -1;\n\
+         \x20   streamRead(a, in); gone(a, b); total(a, sum);\n\
+         \x20   printf(\"%d %g\\n\", b.error() == brook::BR_ERROR_KERNEL, sum);\n\
+         \x20   return 0;\n\
+         }\n",
+    )
+    .expect("write the program");
+    let run = Command::new(brcc)
+        .arg("run")
+        .arg(&program)
+        .output()
+        .expect("run brcc");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "1 -1\n", "{stderr}");
+    assert!(stderr.contains("kernel `gone` did not run"), "{stderr}");
+    assert!(stderr.contains("kernel `total` did not run"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn cpp_api_style_programs_include_the_generated_headers() {
     let Some(compiler) = cxx::compiler() else {
