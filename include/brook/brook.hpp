@@ -54,6 +54,8 @@ BrkIter* brk_iter_share(const BrkIter* iter);
 void brk_iter_free(BrkIter* iter);
 
 BrkStream* brk_stream_new(const char* type_name, uint32_t rank, const uint32_t* dims);
+BrkStream* brk_stream_new_at(const char* type_name, uint32_t rank, const uint32_t* dims,
+                             const char* site);
 BrkStream* brk_stream_share(const BrkStream* stream);
 void brk_stream_free(BrkStream* stream);
 uint32_t brk_stream_rank(const BrkStream* stream);
@@ -79,6 +81,8 @@ int brk_program_has_kernel(const BrkProgram* program, const char* kernel);
 void brk_string_free(char* text);
 int brk_launch(const BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
                const uint32_t* offset, const uint32_t* size);
+int brk_launch_at(const BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
+                  const uint32_t* offset, const uint32_t* size, const char* call_site);
 int brk_scatter_op(const BrkStream* s, const BrkStream* index, const BrkStream* array, uint32_t op,
                    const BrkProgram* program, const char* kernel);
 int brk_gather_op(const BrkStream* t, const BrkStream* index, const BrkStream* array, uint32_t op,
@@ -204,8 +208,13 @@ inline Device* useDevices(Device* devices, unsigned int count, unsigned int* old
 }
 
 /// Tags the constructor brcc's generated code uses for `float a<10, 20>;` (dimensions as
-/// declared, slowest first).
-struct Declared {};
+/// declared, slowest first), with the declaration's `.br` file and line for error messages.
+struct Declared {
+    const char* file;
+    unsigned line;
+    Declared() : file(NULL), line(0) {}
+    Declared(const char* file_, unsigned line_) : file(file_), line(line_) {}
+};
 static const Declared declared = Declared();
 
 /// A stream of `T` on the calling thread's device (Brook+ `brook::Stream<T>`). Copies share
@@ -213,14 +222,15 @@ static const Declared declared = Declared();
 template <class T> class Stream {
   public:
     /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
-    Stream(Declared, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
-        declare(detail::TypeName<T>::get(), slowest_first);
+    Stream(Declared at, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
+        declare(at, detail::TypeName<T>::get(), slowest_first);
     }
     /// The same for an element type described for the runtime (a struct of the program:
     /// `"struct pair{a:float;b:float2}"`).
-    Stream(Declared, const char* description, std::initializer_list<unsigned int> slowest_first)
+    Stream(Declared at, const char* description,
+           std::initializer_list<unsigned int> slowest_first)
         : handle_(NULL) {
-        declare(description, slowest_first);
+        declare(at, description, slowest_first);
     }
     Stream(unsigned short rank, unsigned int* dimensions)
         : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
@@ -302,13 +312,16 @@ template <class T> class Stream {
     Stream<T> domain_n(unsigned int* start, unsigned int* end, size_t count) const {
         return Stream<T>(brk_stream_domain_n(handle_, start, end, count));
     }
-    void declare(const char* type_name, std::initializer_list<unsigned int> slowest_first) {
+    void declare(Declared at, const char* type_name,
+                 std::initializer_list<unsigned int> slowest_first) {
         unsigned int x_first[4] = {0, 0, 0, 0};
         unsigned int rank = static_cast<unsigned int>(slowest_first.size());
         unsigned int i = 0;
         for (const unsigned int* d = slowest_first.begin(); d != slowest_first.end(); ++d, ++i)
             if (i < 4) x_first[rank - 1 - i] = *d;
-        handle_ = brk_stream_new(type_name, rank, x_first);
+        char where[512] = {0};
+        if (at.file) std::snprintf(where, sizeof where, "%s:%u", at.file, at.line);
+        handle_ = brk_stream_new_at(type_name, rank, x_first, at.file ? where : NULL);
     }
     BrkStream* handle_;
 };
@@ -385,6 +398,26 @@ template <class T, unsigned D0, unsigned D1 = 0, unsigned D2 = 0, unsigned D3 = 
 };
 } // namespace detail
 
+namespace detail {
+/// Where the program's host code calls a kernel (its `.br` file and line), for messages.
+struct CallSite {
+    const char* file;
+    unsigned line;
+};
+inline CallSite& next_call_site() {
+    static thread_local CallSite site = {NULL, 0};
+    return site;
+}
+/// brcc writes each kernel call of a `.br` file's host code as
+/// `(::brook::detail::at_("sum.br", 33), add)(a, b, c)`: the launch's errors then name the line.
+inline int at_(const char* file, unsigned line) {
+    CallSite& site = next_call_site();
+    site.file = file;
+    site.line = line;
+    return 0;
+}
+} // namespace detail
+
 /// What every kernel object has (seed 001 section 1.9): the execution domain of its next
 /// launches. `domainOffset`/`domainSize` take x-first positions; unused components 0.
 class KernelInterface {
@@ -406,12 +439,16 @@ class KernelInterface {
     /// the kernel) they get the error, so results are never silently stale.
     void launch_(BrkProgram* program, const char* kernel, const BrkArg* args, size_t count,
                  unsigned long long outputs) const {
+        detail::CallSite site = detail::next_call_site();
+        detail::next_call_site().file = NULL;
+        char where[512] = {0};
+        if (site.file) std::snprintf(where, sizeof where, "%s:%u", site.file, site.line);
         if (!program) {
-            char message[256];
+            char message[768];
             std::snprintf(message, sizeof message,
-                          "kernel `%s` did not run: no .br file linked into this program defines "
-                          "it (or its program did not compile)",
-                          kernel);
+                          "kernel `%s`%s%s%s did not run: no .br file linked into this program "
+                          "defines it (or its program did not compile)",
+                          kernel, site.file ? " (called at " : "", where, site.file ? ")" : "");
             bool said = false;
             for (size_t i = 0; i < count && i < 64; i++) {
                 if (!(outputs >> i & 1ull)) continue;
@@ -424,8 +461,8 @@ class KernelInterface {
             if (!said) std::fprintf(stderr, "brook: error: BR_ERROR_KERNEL: %s\n", message);
             return;
         }
-        brk_launch(program, kernel, args, count, has_offset_ ? offset_ : NULL,
-                   has_size_ ? size_ : NULL);
+        brk_launch_at(program, kernel, args, count, has_offset_ ? offset_ : NULL,
+                      has_size_ ? size_ : NULL, site.file ? where : NULL);
     }
 
   private:

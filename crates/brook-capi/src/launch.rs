@@ -4,7 +4,7 @@ use crate::iter::BrkIter;
 use crate::program::BrkProgram;
 use crate::stream::BrkStream;
 use crate::{guard, names, text};
-use brook_runtime::{BError, Constant};
+use brook_runtime::{BError, Constant, LaunchError, LaunchProblem};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 
@@ -31,7 +31,7 @@ pub struct BrkArg {
 /// Launches kernel `kernel` of `program` with `count` arguments in parameter order; `offset`
 /// and `size` (four values each, x-first, or null) are Brook+ `domainOffset`/`domainSize`.
 /// Returns `BR_NO_ERROR` (0), or the error's code: the error is also recorded on the output
-/// streams, and its text is `brk_program_message`.
+/// streams (and printed), and its text is `brk_program_message`.
 ///
 /// # Safety
 /// `program` is a live handle, `kernel` a C string, `args` points at `count` arguments whose
@@ -46,13 +46,34 @@ pub unsafe extern "C" fn brk_launch(
     offset: *const u32,
     size: *const u32,
 ) -> c_int {
+    // SAFETY: as documented; no call site.
+    unsafe { brk_launch_at(program, kernel, args, count, offset, size, std::ptr::null()) }
+}
+
+/// [`brk_launch`] with the place the program called the kernel (`"sum.br:33"`, or null), which
+/// its error messages name.
+///
+/// # Safety
+/// As [`brk_launch`]; `call_site` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_launch_at(
+    program: *const BrkProgram,
+    kernel: *const c_char,
+    args: *const BrkArg,
+    count: usize,
+    offset: *const u32,
+    size: *const u32,
+    call_site: *const c_char,
+) -> c_int {
     guard(BError::Kernel as c_int, || {
         // SAFETY: null or a live handle.
         let Some(program) = (unsafe { program.as_ref() }) else {
             return BError::InvalidParameter as c_int;
         };
         // SAFETY: as documented.
-        let result = unsafe { launch(program, kernel, args, count, offset, size) };
+        let site = unsafe { text(call_site) };
+        // SAFETY: as documented.
+        let result = unsafe { launch(program, kernel, args, count, offset, size, site) };
         match result {
             Ok(()) => {
                 program.set_message("");
@@ -75,6 +96,7 @@ unsafe fn launch(
     count: usize,
     offset: *const u32,
     size: *const u32,
+    call_site: Option<&str>,
 ) -> Result<(), (BError, String)> {
     let invalid = |m: String| (BError::InvalidParameter, m);
     // SAFETY: as documented.
@@ -83,6 +105,9 @@ unsafe fn launch(
         .program
         .kernel(name)
         .map_err(|e| invalid(e.to_string()))?;
+    if let Some(site) = call_site {
+        kernel = kernel.with_call_site(site);
+    }
     if !offset.is_null() || !size.is_null() {
         let four = |p: *const u32| {
             let mut out = [0usize; 4];
@@ -112,7 +137,10 @@ unsafe fn launch(
     let mut converted = Vec::with_capacity(given.len());
     for (i, arg) in given.iter().enumerate() {
         // SAFETY: as documented.
-        converted.push(unsafe { convert(i, arg) }?);
+        match unsafe { convert(arg) } {
+            Ok(a) => converted.push(a),
+            Err(problem) => return Err(refuse(&kernel, given, i, problem)),
+        }
     }
     kernel
         .launch(&converted)
@@ -120,28 +148,73 @@ unsafe fn launch(
         .map_err(|e| (error_code(&e), e.to_string()))
 }
 
+/// Why one C argument cannot be passed.
+enum ArgProblem {
+    /// A stream handle whose declaration failed.
+    NotCreated(String),
+    Invalid(String),
+}
+
+/// Refuses a launch whose argument `index` cannot be passed: the error goes on every output
+/// stream of the launch (so nothing reads stale results silently) and is printed once.
+fn refuse(kernel: &brook::Kernel, given: &[BrkArg], index: usize, problem: ArgProblem) -> (BError, String) {
+    let params = &kernel.ir().params;
+    let arg = brook_runtime::ArgRef {
+        position: index + 1,
+        name: params.get(index).map_or_else(String::new, |p| p.name.clone()),
+    };
+    let problem = match problem {
+        ArgProblem::NotCreated(reason) => LaunchProblem::NotCreated { arg, reason },
+        ArgProblem::Invalid(why) => LaunchProblem::ArgumentKind {
+            arg,
+            expected: "a valid argument".into(),
+            found: why,
+        },
+    };
+    let error = LaunchError {
+        kernel: kernel.name().to_string(),
+        call_site: kernel.call_site().map(str::to_string),
+        problem,
+    };
+    let (code, message) = (error.code(), error.to_string());
+    let mut recorded = false;
+    for (param, arg) in params.iter().zip(given) {
+        if !param.role.is_written() || arg.kind != BRK_ARG_STREAM {
+            continue;
+        }
+        // SAFETY: null or a live handle, as `brk_launch` documents.
+        if let Some(raw) = unsafe { arg.stream.as_ref() }.and_then(BrkStream::raw) {
+            raw.record_error(code, &message);
+            recorded = true;
+        }
+    }
+    if !recorded {
+        brook_runtime::log::append(&format!("error: {code}: {message}"));
+    }
+    (code, message)
+}
+
 /// One C argument as a Rust API argument.
 ///
 /// # Safety
 /// As [`brk_launch`].
-unsafe fn convert(index: usize, arg: &BrkArg) -> Result<brook::Arg<'_>, (BError, String)> {
-    let invalid = |m: String| (BError::InvalidParameter, format!("argument {index}: {m}"));
+unsafe fn convert(arg: &BrkArg) -> Result<brook::Arg<'_>, ArgProblem> {
+    let invalid = |m: String| ArgProblem::Invalid(m);
     if arg.kind == BRK_ARG_STREAM {
-        if arg.stream.is_null() {
+        // SAFETY: null or a live handle.
+        let Some(stream) = (unsafe { arg.stream.as_ref() }) else {
             return Err(invalid("a null stream".into()));
-        }
-        // SAFETY: a live handle (not null: checked above).
-        let stream = unsafe { &*arg.stream };
+        };
         return stream
             .raw()
             .map(brook::Arg::Stream)
-            .ok_or_else(|| invalid("the stream was not created".into()));
+            .ok_or_else(|| ArgProblem::NotCreated(stream.failure_reason()));
     }
     if arg.kind == BRK_ARG_ITERATOR {
         // SAFETY: null or a live handle.
         return match unsafe { arg.iter.as_ref() }.map(|i| &i.iter) {
             Some(Ok(iter)) => Ok(brook::Arg::Iterator(iter)),
-            Some(Err(why)) => Err(invalid(why.clone())),
+            Some(Err(why)) => Err(ArgProblem::NotCreated(why.clone())),
             None => Err(invalid("a null iterator".into())),
         };
     }

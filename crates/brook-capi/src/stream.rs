@@ -73,6 +73,14 @@ impl BrkStream {
         }
     }
 
+    /// Why the stream was not created (the first line of its error), for launch messages.
+    pub(crate) fn failure_reason(&self) -> String {
+        lock(&self.failure)
+            .as_ref()
+            .and_then(|(_, message, _)| message.lines().next().map(str::to_string))
+            .unwrap_or_else(|| "its declaration failed".to_string())
+    }
+
     /// The runtime stream, for launches.
     pub(crate) fn raw(&self) -> Option<&RawStream> {
         self.raw.as_ref()
@@ -146,15 +154,36 @@ pub unsafe extern "C" fn brk_stream_new(
     rank: u32,
     dims: *const u32,
 ) -> *mut BrkStream {
+    // SAFETY: as documented; no declaration site.
+    unsafe { brk_stream_new_at(type_name, rank, dims, std::ptr::null()) }
+}
+
+/// [`brk_stream_new`] with the place the program declares the stream (`"sum.br:12"`, or
+/// null), which a declaration error names.
+///
+/// # Safety
+/// As [`brk_stream_new`]; `site` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_new_at(
+    type_name: *const c_char,
+    rank: u32,
+    dims: *const u32,
+    site: *const c_char,
+) -> *mut BrkStream {
     guard(std::ptr::null_mut(), || {
         // SAFETY: as documented.
         let name = unsafe { text(type_name) }.unwrap_or("");
+        // SAFETY: as documented.
+        let operation = match unsafe { text(site) } {
+            Some(site) => format!("Stream Declaration (at {site})"),
+            None => "Stream Declaration".to_string(),
+        };
         let Some(element) = names::element_type(name) else {
-            let message = format!("Stream Declaration: unknown element type `{name}`");
+            let message = format!("{operation}: unknown element type `{name}`");
             return BrkStream::new(Err((BError::Declaration, message)), None);
         };
         if dims.is_null() || !(1..=4).contains(&rank) {
-            let message = format!("Stream Declaration: a stream has 1 to 4 dimensions, not {rank}");
+            let message = format!("{operation}: a stream has 1 to 4 dimensions, not {rank}");
             return BrkStream::new(Err((BError::Declaration, message)), Some(element));
         }
         // SAFETY: `dims` holds `rank` values.
@@ -162,7 +191,7 @@ pub unsafe extern "C" fn brk_stream_new(
         let slowest_first: Vec<usize> = x_first.iter().rev().map(|&d| d as usize).collect();
         let device = brook_runtime::current_device();
         let raw = RawStream::new(&device, element.clone(), &slowest_first)
-            .map_err(|e| (BError::Declaration, format!("Stream Declaration: {e}")));
+            .map_err(|e| (BError::Declaration, format!("{operation}: {e}")));
         BrkStream::new(raw, Some(element))
     })
 }

@@ -106,6 +106,7 @@ codes! {
     ArgumentKind = 509,
     IndirectCall = 510,
     ArgumentsConvertedToFloat = 511,
+    ReductionShape = 512,
 }
 
 impl std::fmt::Display for Code {

@@ -67,6 +67,27 @@ pub enum ReduceShapeError {
     },
 }
 
+/// The target's shape with leading 1s dropped while it has more than `rank` axes (a `<1, 10>`
+/// target of a `<10, 4>` input is read as `<10>`).
+pub fn fitted_target(target: &[usize], rank: usize) -> &[usize] {
+    let mut t = target;
+    while t.len() > rank && t[0] == 1 {
+        t = &t[1..];
+    }
+    t
+}
+
+/// [`reduction_tile`] for streams as they are declared: the input's leading 1s dropped
+/// ([`crate::launch::normalized_shape`]), the target [`fitted_target`] to the input's rank.
+/// The runtime and brcc's check of shapes known at compile time both use it.
+pub fn declared_reduction_tile(
+    input: &[usize],
+    target: &[usize],
+) -> Result<Vec<usize>, ReduceShapeError> {
+    let input = crate::launch::normalized_shape(input);
+    reduction_tile(input, fitted_target(target, input.len()))
+}
+
 /// The tile of input elements (per axis, slowest first) that one element of `target` reduces.
 ///
 /// - A target of one element (a host scalar, `<1>`, `<1, 1>`) reduces everything.

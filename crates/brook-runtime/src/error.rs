@@ -72,6 +72,8 @@ pub enum LaunchProblem {
     },
     #[error("{arg}: Kernel Execution: Invalid Input stream: it holds an earlier error ({code})")]
     InputInError { arg: ArgRef, code: super::BError },
+    #[error("{arg}: Kernel Execution: Invalid stream: it was not created ({reason})")]
+    NotCreated { arg: ArgRef, reason: String },
     #[error("{arg}: Kernel Execution: Input stream is same as output stream. Binding kernels read-write is prohibited (build with brcc -g, the BrookGPU dialect, or set BRT_PERMIT_READ_WRITE_ALIASING to allow it)")]
     Aliased { arg: ArgRef, output: ArgRef },
     #[error("{arg}: the same stream is bound to two outputs ({other})")]
@@ -110,13 +112,26 @@ pub enum LaunchProblem {
     Execution(String),
 }
 
-/// A launch error: the kernel and what was wrong.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("kernel `{kernel}`: {problem}")]
+/// A launch error: the kernel, where the program called it (a `.br` line, when known) and
+/// what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchError {
     pub kernel: String,
+    /// `file.br:LINE` of the call in the program's host code.
+    pub call_site: Option<String>,
     pub problem: LaunchProblem,
 }
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.call_site {
+            Some(site) => write!(f, "kernel `{}` (called at {site}): {}", self.kernel, self.problem),
+            None => write!(f, "kernel `{}`: {}", self.kernel, self.problem),
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}
 
 impl LaunchError {
     /// The stream error code the outputs get.

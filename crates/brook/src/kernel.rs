@@ -81,6 +81,18 @@ impl Kernel {
         kernel
     }
 
+    /// This kernel with its launch errors naming where the program called it (`sum.br:33`).
+    pub fn with_call_site(&self, site: &str) -> Kernel {
+        let mut kernel = self.clone();
+        kernel.options.call_site = Some(site.to_string());
+        kernel
+    }
+
+    /// Where launch errors say the kernel was called, if set.
+    pub fn call_site(&self) -> Option<&str> {
+        self.options.call_site.as_deref()
+    }
+
     /// Launches the kernel with arguments in parameter order (see [`crate::args!`]).
     ///
     /// The launch is checked at once (a refused launch is an `Err`, also recorded on the

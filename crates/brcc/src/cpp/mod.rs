@@ -80,7 +80,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                 for group in declaration_groups(&host.streams) {
                     let start = group[0].span.start as usize;
                     let end = group.last().map_or(start, |d| d.span.end as usize);
-                    let code = declarations(text, module, &checked.info, group)?;
+                    let code = declarations(&checked.file, module, &checked.info, group)?;
                     replacements.push((start, end, keep_lines(&code, &text[start..end])));
                 }
             }
@@ -94,6 +94,8 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
     if options.extern_c {
         replacements.extend(extern_c_insertions(checked));
     }
+    // Calls first: a renamed kernel's call is spelled by its call-site form.
+    replacements.extend(kernel_call_sites(checked));
     replacements.extend(renamed_kernel_uses(checked));
     replacements.sort_by_key(|r| r.0);
     let mut out = prologue(checked, options);
@@ -162,6 +164,40 @@ fn type_names(module: &Module, names: &[String]) -> String {
         }
     }
     out
+}
+
+/// Each call of a kernel in host code (`add(a, b, c)`) names its `.br` line for the runtime's
+/// error messages: `(::brook::detail::at_("sum.br", 33), add)(a, b, c)`. A kernel named like a
+/// C library function is called through its object when the argument count is the kernel's.
+fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
+    let file = checked.file.name();
+    checked
+        .program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Host(host) => Some(&host.calls),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|call| {
+            let name = call.callee.name.as_str();
+            let kernel = checked.info.kernel(name)?;
+            if call.args.len() != kernel.params.len() {
+                return None;
+            }
+            let object = match reserved::spelling(name) {
+                KernelSpelling::Plain => name.to_string(),
+                KernelSpelling::Overloaded | KernelSpelling::Renamed => {
+                    reserved::object_name(name)
+                }
+            };
+            let (start, end) = (call.callee.span.start as usize, call.callee.span.end as usize);
+            let (line, _) = checked.file.line_col(start);
+            let code = format!("(::brook::detail::at_({file:?}, {line}), {object})");
+            Some((start, end, code))
+        })
+        .collect()
 }
 
 /// The host code's uses of kernels named like C++ keywords (`new(a, b);`), spelled as their
@@ -294,11 +330,12 @@ fn declaration_groups(decls: &[StreamDecl]) -> Vec<&[StreamDecl]> {
 /// `::brook::Stream<T> a(::brook::declared, {d0, d1}), b(...)` for one declaration statement
 /// (`::brook::Iter<T> s(::brook::declared, {d0}, start, end)` for `iter` declarations).
 fn declarations(
-    text: &str,
+    file: &brook_front::source::SourceFile,
     module: &Module,
     info: &ProgramInfo,
     group: &[StreamDecl],
 ) -> Result<String, GenError> {
+    let text = file.text();
     let first = &group[0];
     let (ty, description) = element_spelling(text, module, info, &first.ty)?;
     let class = if first.iter.is_some() {
@@ -329,10 +366,12 @@ fn declarations(
             ),
             _ => String::new(),
         };
+        let (line, _) = file.line_col(decl.span.start as usize);
         let _ = write!(
             out,
-            "{}(::brook::declared, {description}{{{}}}{range})",
+            "{}(::brook::Declared({:?}, {line}), {description}{{{}}}{range})",
             decl.name.name,
+            file.name(),
             dims.join(", ")
         );
     }

@@ -111,6 +111,8 @@ pub struct LaunchOptions {
     /// One stream may be bound as an input and an output (the BrookGPU dialect; also
     /// `BRT_PERMIT_READ_WRITE_ALIASING`): the input is read from a copy.
     pub permit_read_write_aliasing: bool,
+    /// Where the program called the kernel (`file.br:LINE`), for error messages.
+    pub call_site: Option<String>,
 }
 
 /// What a successful launch reports.
@@ -141,6 +143,7 @@ pub fn launch(
     let fail = |problem: LaunchProblem| {
         let error = LaunchError {
             kernel: ir.name.clone(),
+            call_site: options.call_site.clone(),
             problem,
         };
         for output in &outputs {
@@ -170,14 +173,19 @@ pub fn launch(
         reduction_tile: checked.reduction_tile,
         args: checked.bound,
     };
-    submit(checked.device, launch, outputs);
+    submit(checked.device, launch, outputs, options.call_site.clone());
     Ok(LaunchReport {
         warnings: checked.warnings,
     })
 }
 
 /// Queues a checked launch; errors found when it runs are recorded on its outputs.
-fn submit(device: Arc<dyn crate::Device>, launch: Launch, outputs: Vec<RawStream>) {
+fn submit(
+    device: Arc<dyn crate::Device>,
+    launch: Launch,
+    outputs: Vec<RawStream>,
+    call_site: Option<String>,
+) {
     let streams: Vec<RawStream> = launch
         .args
         .iter()
@@ -213,6 +221,7 @@ fn submit(device: Arc<dyn crate::Device>, launch: Launch, outputs: Vec<RawStream
         if let Some(problem) = problem {
             let error = LaunchError {
                 kernel: launch.kernel().name.clone(),
+                call_site,
                 problem,
             };
             for output in &outputs {

@@ -12,17 +12,8 @@ use super::{Arg, ExecRegion};
 use crate::error::LaunchProblem;
 use crate::stream::{Addressing, RawStream};
 use brook_ir::launch::normalized_shape;
-use brook_ir::reduce_order::{reduction_tile, ReduceShapeError};
+use brook_ir::reduce_order::{fitted_target, reduction_tile, ReduceShapeError};
 use brook_ir::ParamRole;
-
-/// The target's shape with leading 1s dropped while it has more than `rank` axes.
-fn fitted_target(target: &[usize], rank: usize) -> &[usize] {
-    let mut t = target;
-    while t.len() > rank && t[0] == 1 {
-        t = &t[1..];
-    }
-    t
-}
 
 /// The domain, tile and (whole) region of a reduction.
 pub fn shapes(checker: &Checker<'_, '_>) -> Check<Shapes> {

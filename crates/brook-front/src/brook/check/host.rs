@@ -4,6 +4,7 @@ use super::ConstSize;
 use super::{Checker, ParamRole, Type};
 use crate::brook::ast::{ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl};
 use crate::diagnostic::{Code, Diagnostic};
+use brook_ir::reduce_order::{declared_reduction_tile, ReduceShapeError};
 use brook_ir::ScalarKind;
 use std::collections::HashMap;
 
@@ -15,6 +16,8 @@ struct HostStream {
     /// Where it is declared: visible after `at`, in `scope` and the blocks inside it.
     scope: HostScope,
     at: u32,
+    /// The dimensions (slowest first) when every one is a positive constant.
+    dims: Option<Vec<usize>>,
 }
 
 /// The host streams by name: each name may be declared in several functions and blocks.
@@ -27,6 +30,7 @@ impl Checker<'_> {
             let Item::Host(host) = item else { continue };
             for decl in &host.streams {
                 let elem = self.stream_decl(decl);
+                let dims = self.constant_dims(decl);
                 streams
                     .entry(decl.name.name.clone())
                     .or_default()
@@ -35,6 +39,7 @@ impl Checker<'_> {
                         iter: decl.iter.is_some(),
                         scope: decl.scope.clone(),
                         at: decl.span.start,
+                        dims,
                     });
             }
             for param in &host.stream_params {
@@ -48,6 +53,7 @@ impl Checker<'_> {
                         iter: false,
                         scope: param.scope.clone(),
                         at: param.span.start,
+                        dims: None,
                     });
             }
         }
@@ -194,6 +200,7 @@ impl Checker<'_> {
         if library_call || !self.arity(call, kernel.params.len()) {
             return;
         }
+        self.reduction_shapes(call, &kernel.params, streams);
         for (n, (arg, param)) in call.args.iter().zip(&kernel.params).enumerate() {
             let Some(stream) = host_stream(call, Some(arg), streams) else {
                 continue;
@@ -242,6 +249,59 @@ impl Checker<'_> {
                 );
             }
         }
+    }
+
+    /// A stream declaration's dimensions when each is a positive integer constant.
+    fn constant_dims(&self, decl: &StreamDecl) -> Option<Vec<usize>> {
+        decl.dims
+            .iter()
+            .map(|d| match self.info.constants.size_of(d) {
+                ConstSize::Value(v) if v > 0 => usize::try_from(v).ok(),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A reduction whose input and target shapes are both constant must fit them (seed 000:
+    /// each target dimension divides the input's, or a lower-rank target equals its leading
+    /// dimensions): the same rule the runtime applies, decided here.
+    fn reduction_shapes(
+        &mut self,
+        call: &HostCall,
+        params: &[super::ParamInfo],
+        streams: &HostStreams,
+    ) {
+        let input = params
+            .iter()
+            .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
+        let target = params.iter().position(|p| p.role == ParamRole::Reduce);
+        let (Some(input), Some(target)) = (input, target) else {
+            return;
+        };
+        let dims = |i: usize| host_stream(call, call.args.get(i), streams)?.dims.clone();
+        let (Some(input_dims), Some(target_dims)) = (dims(input), dims(target)) else {
+            return;
+        };
+        let why = match declared_reduction_tile(&input_dims, &target_dims) {
+            Ok(_) => return,
+            Err(ReduceShapeError::TargetRankTooHigh) => {
+                "Reduction operation don't allow output rank > input rank".to_string()
+            }
+            Err(ReduceShapeError::NotDividing { axis, input, target }) => format!(
+                "Input dimensions should be integral multiple of output dimensions: axis {axis} of the input has {input} elements, the target {target}"
+            ),
+        };
+        self.diags.push(
+            Diagnostic::error(
+                Code::ReductionShape,
+                call.args[target].span(),
+                format!(
+                    "the reduction target {target_dims:?} cannot receive a reduction of the input {input_dims:?}: {why}"
+                ),
+            )
+            .with_note(Some(call.args[input].span()), "the input stream")
+            .with_help("a target of the input's rank must divide each of its dimensions; a lower-rank target must equal its leading dimensions; a one-element target reduces everything"),
+        );
     }
 
     /// Reports a wrong argument count; true when the count is right.
