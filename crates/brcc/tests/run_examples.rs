@@ -194,8 +194,11 @@ fn a_kernel_no_linked_file_defines_is_reported() {
         .expect("run brcc");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(String::from_utf8_lossy(&run.stdout), "1 -1\n", "{stderr}");
-    assert!(stderr.contains("kernel `gone` did not run"), "{stderr}");
-    assert!(stderr.contains("kernel `total` did not run"), "{stderr}");
+    assert!(
+        stderr.contains("kernel `gone` (called at ") && stderr.contains("missing.br:6) did not run"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("kernel `total` (called at "), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -40,13 +40,18 @@ impl BrkStream {
         raw: Result<RawStream, (BError, String)>,
         element: Option<ElementType>,
     ) -> *mut BrkStream {
+        if let Err((code, message)) = &raw {
+            // A stream that could not be made is seen even if nobody calls error().
+            brook_runtime::log::append(&format!("error: {code}: {message}"));
+        }
+        BrkStream::quiet(raw, element)
+    }
+
+    /// [`BrkStream::new`] without printing a failure (another handle to a failed stream).
+    fn quiet(raw: Result<RawStream, (BError, String)>, element: Option<ElementType>) -> *mut BrkStream {
         let (raw, failure) = match raw {
             Ok(raw) => (Some(raw), None),
-            Err((code, message)) => {
-                // A stream that could not be made is seen even if nobody calls error().
-                brook_runtime::log::append(&format!("error: {code}: {message}"));
-                (None, Some((code, message, false)))
-            }
+            Err((code, message)) => (None, Some((code, message, false))),
         };
         Box::into_raw(Box::new(BrkStream {
             raw,
@@ -62,7 +67,11 @@ impl BrkStream {
         match (&self.raw, &self.element) {
             (Some(raw), Some(element)) => Some((raw, element)),
             _ => {
-                if let Some((_, message, reported)) = lock(&self.failure).as_mut() {
+                if let Some((code, message, reported)) = lock(&self.failure).as_mut() {
+                    let first = message.lines().next().unwrap_or_default().to_string();
+                    brook_runtime::log::append(&format!(
+                        "error: {code}: {operation}: the stream was not created, nothing was done ({first})"
+                    ));
                     message.push_str(&format!(
                         "\n{operation}: the stream was not created (see the first error)"
                     ));
@@ -214,7 +223,7 @@ pub unsafe extern "C" fn brk_stream_share(stream: *const BrkStream) -> *mut BrkS
                 |(code, m, _)| (*code, m.clone()),
             )),
         };
-        BrkStream::new(raw, s.element.clone())
+        BrkStream::quiet(raw, s.element.clone())
     })
 }
 
