@@ -6,6 +6,8 @@
 //     unsigned int dims[2] = {width, height};
 //     brook::Stream<float> s(2, dims);
 // Errors never throw: they are recorded on the stream (error(), errorLog()).
+// BrookGPU's runtime API (brook::stream, brook::iter, initialize) is in brookgpu.hpp, included
+// at the end.
 #ifndef BROOK_BROOK_HPP
 #define BROOK_BROOK_HPP
 
@@ -217,10 +219,15 @@ struct Declared {
 };
 static const Declared declared = Declared();
 
+class stream; // BrookGPU's untyped stream (brookgpu.hpp)
+class iter;   // BrookGPU's untyped iterator (brookgpu.hpp)
+
 /// A stream of `T` on the calling thread's device (Brook+ `brook::Stream<T>`). Copies share
 /// the stream, as Brook+ stream objects do.
 template <class T> class Stream {
   public:
+    /// The stream a BrookGPU `brook::stream` names (shared).
+    Stream(const stream& untyped);
     /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
     Stream(Declared at, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
         declare(at, detail::TypeName<T>::get(), slowest_first);
@@ -369,23 +376,26 @@ template <class T> struct Input {
         BrkArg a = {3, 0, 0, 0, i.handle()};
         arg = a;
     }
+    Input(const stream& s);
+    Input(const iter& i);
 };
 
 /// A sized gather parameter (`float c[3][2]`, dimensions slowest first): a stream, or a plain
 /// host array of those dimensions, as Brook+ generated `const float c[3][2]` for it. The host
 /// array is read into a stream of its own when the kernel is called.
 template <class T, unsigned D0, unsigned D1 = 0, unsigned D2 = 0, unsigned D3 = 0> struct Gather {
-    Stream<T> stream;
+    Stream<T> held;
     BrkArg arg;
-    Gather(const Stream<T>& s) : stream(s) { point(); }
-    Gather(const void* host) : stream(make()) {
-        stream.read(host);
+    Gather(const Stream<T>& s) : held(s) { point(); }
+    Gather(const ::brook::stream& s);
+    Gather(const void* host) : held(make()) {
+        held.read(host);
         point();
     }
 
   private:
     void point() {
-        BrkArg a = {0, stream.handle(), 0, 0, 0};
+        BrkArg a = {0, held.handle(), 0, 0, 0};
         arg = a;
     }
     static Stream<T> make() {
@@ -688,6 +698,8 @@ streamGatherOp(const Stream<T>& t, const Stream<I>& index, A& array, const Op& o
 }
 
 } // namespace brook
+
+#include "brookgpu.hpp"
 
 // BrookGPU's built-in stream operators.
 static const brook::ScatterBuiltin STREAM_SCATTER_ASSIGN = {0};

@@ -223,6 +223,7 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
             && (args.line_directives || matches!(args.command, Command::Build | Command::Run)),
         compile_flags: args.meaning_flags(),
         extern_c: args.extern_c,
+        untyped_stream_params: args.brookgpu,
         targets: args
             .targets
             .iter()

@@ -68,6 +68,8 @@ pub struct Program {
     module: Arc<Module>,
     file: String,
     dialect: Dialect,
+    /// The warnings of the compilation, rendered with their source lines ("" when none).
+    warnings: String,
 }
 
 impl Program {
@@ -127,7 +129,14 @@ impl Program {
             module: Arc::new(module),
             file: file.to_string(),
             dialect: options.dialect,
+            warnings: checked.render_diagnostics(),
         })
+    }
+
+    /// The compiler's warnings for the program (as brcc prints them, with the source lines),
+    /// or "" when there are none. A program with warnings runs; show them to the user.
+    pub fn warnings(&self) -> &str {
+        &self.warnings
     }
 
     /// The kernel called `name`.

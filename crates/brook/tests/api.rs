@@ -22,6 +22,19 @@ fn compile_errors_point_at_the_source() {
 }
 
 #[test]
+fn warnings_are_kept_on_the_program() {
+    assert_eq!(copy_program().warnings(), "");
+    let program = Program::from_source(
+        "mixed.br",
+        "kernel void f(float a<>, int k, out float b<>) { b = a * k; }",
+    )
+    .expect("a level-1 warning compiles");
+    let warnings = program.warnings();
+    assert!(warnings.contains("mixed.br:1:"), "{warnings}");
+    assert!(warnings.contains("warning[BR0403]"), "{warnings}");
+}
+
+#[test]
 fn unknown_kernels_list_the_available_ones() {
     let err = copy_program().kernel("paste").expect_err("no such kernel");
     assert_eq!(

@@ -31,6 +31,10 @@ pub struct Options {
     pub compile_flags: String,
     /// `-e`: `extern "C"` before each function the host code defines.
     pub extern_c: bool,
+    /// `-g` (BrookGPU): a host function's stream parameters (`float4 x<>`) are untyped
+    /// `::brook::stream`s, as BrookGPU's brcc wrote them, so hand-written C++ that declares the
+    /// function that way links with it.
+    pub untyped_stream_params: bool,
     /// `-p`: the device types the program prefers, in order (`cpu`, `cuda`); `BRT_RUNTIME`
     /// still wins.
     pub targets: Vec<&'static str>,
@@ -73,8 +77,13 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                 for param in &host.stream_params {
                     let (start, end) = (param.span.start as usize, param.span.end as usize);
                     let (ty, _) = element_spelling(text, module, &checked.info, &param.ty)?;
-                    let pointer = if param.pointer { "*" } else { "" };
-                    let code = format!("::brook::Stream<{ty} >{pointer} {}", param.name.name);
+                    let code = if param.pointer {
+                        format!("::brook::Stream<{ty} >* {}", param.name.name)
+                    } else if options.untyped_stream_params {
+                        format!("::brook::stream {}", param.name.name)
+                    } else {
+                        format!("::brook::Stream<{ty} > {}", param.name.name)
+                    };
                     replacements.push((start, end, keep_lines(&code, &text[start..end])));
                 }
                 for group in declaration_groups(&host.streams) {
