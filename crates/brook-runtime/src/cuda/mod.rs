@@ -122,9 +122,14 @@ impl Device for CudaDevice {
     }
 
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
-        Ok(Arc::new(
-            CudaBuffer::new(self.handles, bytes).map_err(|e| self.fail(e))?,
-        ))
+        let buffer = CudaBuffer::new(self.handles, bytes).map_err(|reason| {
+            RuntimeError::Allocation {
+                device: self.info.to_string(),
+                bytes,
+                reason,
+            }
+        })?;
+        Ok(Arc::new(buffer))
     }
 
     fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
