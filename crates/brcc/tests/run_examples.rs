@@ -195,7 +195,8 @@ fn a_kernel_no_linked_file_defines_is_reported() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(String::from_utf8_lossy(&run.stdout), "1 -1\n", "{stderr}");
     assert!(
-        stderr.contains("kernel `gone` (called at ") && stderr.contains("missing.br:6) did not run"),
+        stderr.contains("kernel `gone` (called at ")
+            && stderr.contains("missing.br:6) did not run"),
         "{stderr}"
     );
     assert!(stderr.contains("kernel `total` (called at "), "{stderr}");

@@ -99,7 +99,11 @@ fn every_runtime_error_kind_is_printed_on_stderr_once() {
     for runtime in runtimes {
         let clean = run(&exe, runtime, "0");
         assert_eq!(clean.0, "done 1 55\n", "{runtime}: {}", clean.1);
-        assert!(clean.1.is_empty(), "{runtime}: a clean run printed {}", clean.1);
+        assert!(
+            clean.1.is_empty(),
+            "{runtime}: a clean run printed {}",
+            clean.1
+        );
         for kind in KINDS {
             let (stdout, stderr) = run(&exe, runtime, kind.argument);
             assert_eq!(stdout, "done 0 0\n", "{runtime}, {}: {stderr}", kind.what);

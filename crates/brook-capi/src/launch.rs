@@ -157,11 +157,18 @@ enum ArgProblem {
 
 /// Refuses a launch whose argument `index` cannot be passed: the error goes on every output
 /// stream of the launch (so nothing reads stale results silently) and is printed once.
-fn refuse(kernel: &brook::Kernel, given: &[BrkArg], index: usize, problem: ArgProblem) -> (BError, String) {
+fn refuse(
+    kernel: &brook::Kernel,
+    given: &[BrkArg],
+    index: usize,
+    problem: ArgProblem,
+) -> (BError, String) {
     let params = &kernel.ir().params;
     let arg = brook_runtime::ArgRef {
         position: index + 1,
-        name: params.get(index).map_or_else(String::new, |p| p.name.clone()),
+        name: params
+            .get(index)
+            .map_or_else(String::new, |p| p.name.clone()),
     };
     let problem = match problem {
         ArgProblem::NotCreated(reason) => LaunchProblem::NotCreated { arg, reason },

@@ -48,7 +48,10 @@ impl BrkStream {
     }
 
     /// [`BrkStream::new`] without printing a failure (another handle to a failed stream).
-    fn quiet(raw: Result<RawStream, (BError, String)>, element: Option<ElementType>) -> *mut BrkStream {
+    fn quiet(
+        raw: Result<RawStream, (BError, String)>,
+        element: Option<ElementType>,
+    ) -> *mut BrkStream {
         let (raw, failure) = match raw {
             Ok(raw) => (Some(raw), None),
             Err((code, message)) => (None, Some((code, message, false))),

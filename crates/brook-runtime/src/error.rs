@@ -125,7 +125,11 @@ pub struct LaunchError {
 impl fmt::Display for LaunchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.call_site {
-            Some(site) => write!(f, "kernel `{}` (called at {site}): {}", self.kernel, self.problem),
+            Some(site) => write!(
+                f,
+                "kernel `{}` (called at {site}): {}",
+                self.kernel, self.problem
+            ),
             None => write!(f, "kernel `{}`: {}", self.kernel, self.problem),
         }
     }

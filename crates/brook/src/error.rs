@@ -48,6 +48,12 @@ impl From<LaunchError> for Error {
     }
 }
 
+impl From<Box<LaunchError>> for Error {
+    fn from(e: Box<LaunchError>) -> Self {
+        Error::Launch(e)
+    }
+}
+
 impl From<RuntimeError> for Error {
     fn from(e: RuntimeError) -> Self {
         match e {

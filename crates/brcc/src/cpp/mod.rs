@@ -197,11 +197,12 @@ fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
             }
             let object = match reserved::spelling(name) {
                 KernelSpelling::Plain => name.to_string(),
-                KernelSpelling::Overloaded | KernelSpelling::Renamed => {
-                    reserved::object_name(name)
-                }
+                KernelSpelling::Overloaded | KernelSpelling::Renamed => reserved::object_name(name),
             };
-            let (start, end) = (call.callee.span.start as usize, call.callee.span.end as usize);
+            let (start, end) = (
+                call.callee.span.start as usize,
+                call.callee.span.end as usize,
+            );
             let (line, _) = checked.file.line_col(start);
             let code = format!("(::brook::detail::at_({file:?}, {line}), {object})");
             Some((start, end, code))

@@ -122,13 +122,12 @@ impl Device for CudaDevice {
     }
 
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
-        let buffer = CudaBuffer::new(self.handles, bytes).map_err(|reason| {
-            RuntimeError::Allocation {
+        let buffer =
+            CudaBuffer::new(self.handles, bytes).map_err(|reason| RuntimeError::Allocation {
                 device: self.info.to_string(),
                 bytes,
                 reason,
-            }
-        })?;
+            })?;
         Ok(Arc::new(buffer))
     }
 

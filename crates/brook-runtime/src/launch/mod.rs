@@ -128,7 +128,7 @@ pub fn launch(
     kernel: usize,
     args: &[Arg<'_>],
     options: &LaunchOptions,
-) -> Result<LaunchReport, LaunchError> {
+) -> Result<LaunchReport, Box<LaunchError>> {
     let ir = &module.kernels[kernel];
     let outputs: Vec<RawStream> = ir
         .params
@@ -149,7 +149,7 @@ pub fn launch(
         for output in &outputs {
             output.record_error(error.code(), &error.to_string());
         }
-        error
+        Box::new(error)
     };
     let checked = check::Checker {
         module,
