@@ -4,7 +4,8 @@ use crate::iter::BrkIter;
 use crate::program::BrkProgram;
 use crate::stream::BrkStream;
 use crate::{guard, names, text};
-use brook_runtime::{BError, Constant, LaunchError, LaunchProblem};
+use brook_ir::SourceParam;
+use brook_runtime::{BError, Constant, LaunchError, LaunchProblem, RawStream};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 
@@ -134,18 +135,42 @@ unsafe fn launch(
         // SAFETY: `count` arguments, as documented.
         unsafe { std::slice::from_raw_parts(args, count) }
     };
-    let mut converted = Vec::with_capacity(given.len());
+    // Each stream is taken out of its handle first: a vout's handle gets a new stream.
+    let mut streams: Vec<Option<RawStream>> = Vec::with_capacity(given.len());
     for (i, arg) in given.iter().enumerate() {
         // SAFETY: as documented.
-        match unsafe { convert(arg) } {
-            Ok(a) => converted.push(a),
+        match unsafe { stream_of(arg) } {
+            Ok(stream) => streams.push(stream),
             Err(problem) => return Err(refuse(&kernel, given, i, problem)),
         }
     }
-    kernel
-        .launch(&converted)
-        .map(|_| ())
-        .map_err(|e| (error_code(&e), e.to_string()))
+    let sources = brook_ir::source_params(kernel.ir());
+    let is_vout = |i: usize| matches!(sources.get(i), Some(SourceParam::Vout(_)));
+    let launched = {
+        let mut converted = Vec::with_capacity(given.len());
+        for (i, (arg, stream)) in given.iter().zip(streams.iter_mut()).enumerate() {
+            converted.push(match stream.as_mut() {
+                Some(stream) if is_vout(i) => brook::Arg::Vout(RefCell::new(stream)),
+                Some(stream) => brook::Arg::Stream(&*stream),
+                // SAFETY: as documented.
+                None => match unsafe { convert(arg) } {
+                    Ok(a) => a,
+                    Err(problem) => return Err(refuse(&kernel, given, i, problem)),
+                },
+            });
+        }
+        kernel.launch(&converted)
+    };
+    launched.map_err(|e| (error_code(&e), e.to_string()))?;
+    for (i, (arg, stream)) in given.iter().zip(streams).enumerate() {
+        // SAFETY: null or a live handle, as documented.
+        if let (true, Some(handle), Some(stream)) =
+            (is_vout(i), unsafe { arg.stream.as_ref() }, stream)
+        {
+            handle.replace(stream);
+        }
+    }
+    Ok(())
 }
 
 /// Why one C argument cannot be passed.
@@ -163,12 +188,12 @@ fn refuse(
     index: usize,
     problem: ArgProblem,
 ) -> (BError, String) {
-    let params = &kernel.ir().params;
+    let params = brook_ir::source_params(kernel.ir());
     let arg = brook_runtime::ArgRef {
         position: index + 1,
         name: params
             .get(index)
-            .map_or_else(String::new, |p| p.name.clone()),
+            .map_or_else(String::new, |p| p.name().to_string()),
     };
     let problem = match problem {
         ArgProblem::NotCreated(reason) => LaunchProblem::NotCreated { arg, reason },
@@ -186,7 +211,11 @@ fn refuse(
     let (code, message) = (error.code(), error.to_string());
     let mut recorded = false;
     for (param, arg) in params.iter().zip(given) {
-        if !param.role.is_written() || arg.kind != BRK_ARG_STREAM {
+        let written = match param {
+            SourceParam::Param(_, p) => p.role.is_written(),
+            SourceParam::Vout(_) => true,
+        };
+        if !written || arg.kind != BRK_ARG_STREAM {
             continue;
         }
         // SAFETY: null or a live handle, as `brk_launch` documents.
@@ -201,22 +230,30 @@ fn refuse(
     (code, message)
 }
 
-/// One C argument as a Rust API argument.
+/// The stream a C stream argument's handle holds now (`None` for other kinds).
+///
+/// # Safety
+/// As [`brk_launch`].
+unsafe fn stream_of(arg: &BrkArg) -> Result<Option<RawStream>, ArgProblem> {
+    if arg.kind != BRK_ARG_STREAM {
+        return Ok(None);
+    }
+    // SAFETY: null or a live handle.
+    let Some(stream) = (unsafe { arg.stream.as_ref() }) else {
+        return Err(ArgProblem::Invalid("a null stream".into()));
+    };
+    match stream.raw() {
+        Some(raw) => Ok(Some(raw)),
+        None => Err(ArgProblem::NotCreated(stream.failure_reason())),
+    }
+}
+
+/// One C argument other than a stream as a Rust API argument.
 ///
 /// # Safety
 /// As [`brk_launch`].
 unsafe fn convert(arg: &BrkArg) -> Result<brook::Arg<'_>, ArgProblem> {
     let invalid = |m: String| ArgProblem::Invalid(m);
-    if arg.kind == BRK_ARG_STREAM {
-        // SAFETY: null or a live handle.
-        let Some(stream) = (unsafe { arg.stream.as_ref() }) else {
-            return Err(invalid("a null stream".into()));
-        };
-        return stream
-            .raw()
-            .map(brook::Arg::Stream)
-            .ok_or_else(|| ArgProblem::NotCreated(stream.failure_reason()));
-    }
     if arg.kind == BRK_ARG_ITERATOR {
         // SAFETY: null or a live handle.
         return match unsafe { arg.iter.as_ref() }.map(|i| &i.iter) {

@@ -25,10 +25,10 @@ type Failure = (BError, String);
 ///
 /// # Safety
 /// Each pointer is null or a live handle.
-unsafe fn streams<'a>(
+unsafe fn streams(
     handles: [*const BrkStream; 3],
     operation: &str,
-) -> Result<[&'a RawStream; 3], Failure> {
+) -> Result<[RawStream; 3], Failure> {
     let mut raws = Vec::with_capacity(3);
     for (handle, what) in handles.into_iter().zip(["data", "index", "array"]) {
         // SAFETY: null or live, as documented.
@@ -40,7 +40,13 @@ unsafe fn streams<'a>(
             )
         })?);
     }
-    Ok([raws[0], raws[1], raws[2]])
+    let [data, index, array]: [RawStream; 3] = raws.try_into().map_err(|_| {
+        (
+            BError::InvalidParameter,
+            format!("{operation}: three streams"),
+        )
+    })?;
+    Ok([data, index, array])
 }
 
 /// The kernel operator `kernel` of `program`.
@@ -115,7 +121,7 @@ pub unsafe extern "C" fn brk_scatter_op(
             _ => ops::ScatterOp::Assign,
         };
         // The runtime records its errors on the array itself.
-        code_of(ops::scatter_op(s, index, target, op))
+        code_of(ops::scatter_op(&s, &index, &target, op))
     })
 }
 
@@ -154,7 +160,7 @@ pub unsafe extern "C" fn brk_gather_op(
             _ => ops::GatherOp::Fetch,
         };
         // The runtime records its errors on the result stream itself.
-        code_of(ops::gather_op(t_raw, index, source, op))
+        code_of(ops::gather_op(&t_raw, &index, &source, op))
     })
 }
 
@@ -163,14 +169,14 @@ pub unsafe extern "C" fn brk_gather_op(
 ///
 /// # Safety
 /// As [`brk_scatter_op`].
-unsafe fn prepare<'a>(
+unsafe fn prepare(
     handles: [*const BrkStream; 3],
     op: u32,
     built_in: &[u32],
     program: *const BrkProgram,
     kernel: *const c_char,
     operation: &str,
-) -> Result<([&'a RawStream; 3], Option<brook::Kernel>), Failure> {
+) -> Result<([RawStream; 3], Option<brook::Kernel>), Failure> {
     // SAFETY: as documented.
     let raws = unsafe { streams(handles, operation) }?;
     let kernel = match op {

@@ -9,7 +9,7 @@ use crate::{guard, names, text};
 use brook_runtime::element::ElementType;
 use brook_runtime::{BError, PendingWrite, RawStream};
 use std::ffi::{c_char, c_int, CString};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A `write(ptr, "async")` waiting to be delivered into `to`.
 struct Pending {
@@ -20,8 +20,10 @@ struct Pending {
 
 /// A stream handle.
 pub struct BrkStream {
-    /// `None` when the declaration failed.
-    raw: Option<RawStream>,
+    /// `None` when the declaration failed. Shared by every handle to the stream (C++ copies),
+    /// so a vout launch that gives the stream new contents and a new length replaces it for
+    /// all of them.
+    cell: Arc<Mutex<Option<RawStream>>>,
     element: Option<ElementType>,
     /// Why the stream could not be made (its code and message), and whether `error()` has
     /// reported it yet.
@@ -57,7 +59,7 @@ impl BrkStream {
             Err((code, message)) => (None, Some((code, message, false))),
         };
         Box::into_raw(Box::new(BrkStream {
-            raw,
+            cell: Arc::new(Mutex::new(raw)),
             element,
             failure: Mutex::new(failure),
             log: Mutex::new(CString::default()),
@@ -66,9 +68,9 @@ impl BrkStream {
     }
 
     /// The stream, or (for a failed declaration) records that `operation` cannot run.
-    fn usable(&self, operation: &str) -> Option<(&RawStream, &ElementType)> {
-        match (&self.raw, &self.element) {
-            (Some(raw), Some(element)) => Some((raw, element)),
+    fn usable(&self, operation: &str) -> Option<(RawStream, ElementType)> {
+        match (self.raw(), &self.element) {
+            (Some(raw), Some(element)) => Some((raw, element.clone())),
             _ => {
                 if let Some((code, message, reported)) = lock(&self.failure).as_mut() {
                     let first = message.lines().next().unwrap_or_default().to_string();
@@ -93,9 +95,15 @@ impl BrkStream {
             .unwrap_or_else(|| "its declaration failed".to_string())
     }
 
-    /// The runtime stream, for launches.
-    pub(crate) fn raw(&self) -> Option<&RawStream> {
-        self.raw.as_ref()
+    /// The runtime stream (`None` when the declaration failed).
+    pub(crate) fn raw(&self) -> Option<RawStream> {
+        lock(&self.cell).clone()
+    }
+
+    /// Gives the stream, for this handle and every other handle to it, new contents (the
+    /// values a vout launch pushed).
+    pub(crate) fn replace(&self, raw: RawStream) {
+        *lock(&self.cell) = Some(raw);
     }
 
     /// Copies finished asynchronous writes to their host memory; with `wait`, all of them.
@@ -219,14 +227,16 @@ pub unsafe extern "C" fn brk_stream_share(stream: *const BrkStream) -> *mut BrkS
         let Some(s) = (unsafe { stream.as_ref() }) else {
             return std::ptr::null_mut();
         };
-        let raw = match &s.raw {
-            Some(raw) => Ok(raw.clone()),
-            None => Err(lock(&s.failure).as_ref().map_or_else(
-                || (BError::Declaration, String::new()),
-                |(code, m, _)| (*code, m.clone()),
-            )),
-        };
-        BrkStream::quiet(raw, s.element.clone())
+        let failure = lock(&s.failure)
+            .as_ref()
+            .map(|(code, m, _)| (*code, m.clone(), false));
+        Box::into_raw(Box::new(BrkStream {
+            cell: s.cell.clone(),
+            element: s.element.clone(),
+            failure: Mutex::new(failure),
+            log: Mutex::new(CString::default()),
+            pending: Mutex::new(Vec::new()),
+        }))
     })
 }
 
@@ -255,7 +265,7 @@ pub unsafe extern "C" fn brk_stream_rank(stream: *const BrkStream) -> u32 {
     guard(0, || {
         // SAFETY: null or a live handle.
         unsafe { stream.as_ref() }
-            .and_then(|s| s.raw.as_ref())
+            .and_then(BrkStream::raw)
             .map_or(0, |r| r.shape().len() as u32)
     })
 }
@@ -268,7 +278,7 @@ pub unsafe extern "C" fn brk_stream_rank(stream: *const BrkStream) -> u32 {
 pub unsafe extern "C" fn brk_stream_dim(stream: *const BrkStream, axis: u32) -> u32 {
     guard(0, || {
         // SAFETY: null or a live handle.
-        let Some(raw) = unsafe { stream.as_ref() }.and_then(|s| s.raw.as_ref()) else {
+        let Some(raw) = unsafe { stream.as_ref() }.and_then(BrkStream::raw) else {
             return 0;
         };
         let shape = raw.shape();
@@ -296,7 +306,7 @@ pub unsafe extern "C" fn brk_stream_read(
         let Some(s) = (unsafe { stream.as_ref() }) else {
             return;
         };
-        let Some((raw, element)) = s.usable("Stream Read") else {
+        let Some((ref raw, ref element)) = s.usable("Stream Read") else {
             return;
         };
         let Some(flags) = flags(raw, "Stream Read", flag_text) else {
@@ -335,7 +345,7 @@ pub unsafe extern "C" fn brk_stream_write(
         let Some(s) = (unsafe { stream.as_ref() }) else {
             return;
         };
-        let Some((raw, element)) = s.usable("Stream Write") else {
+        let Some((ref raw, ref element)) = s.usable("Stream Write") else {
             return;
         };
         let Some(flags) = flags(raw, "Stream Write", flag_text) else {
@@ -383,7 +393,7 @@ pub unsafe extern "C" fn brk_stream_is_sync(stream: *mut BrkStream) -> c_int {
             return 1;
         };
         s.deliver(false);
-        let idle = s.raw.as_ref().is_none_or(RawStream::is_sync);
+        let idle = s.raw().as_ref().is_none_or(RawStream::is_sync);
         c_int::from(idle && lock(&s.pending).is_empty())
     })
 }
@@ -400,7 +410,7 @@ pub unsafe extern "C" fn brk_stream_finish(stream: *mut BrkStream) -> c_int {
             return 0;
         };
         s.deliver(true);
-        match &s.raw {
+        match s.raw() {
             Some(raw) => c_int::from(raw.finish()),
             None => 0,
         }
@@ -425,7 +435,7 @@ pub unsafe extern "C" fn brk_stream_error(stream: *mut BrkStream) -> c_int {
             *reported = true;
             return code as c_int;
         }
-        s.raw
+        s.raw()
             .as_ref()
             .map_or(BError::NoError, RawStream::take_error) as c_int
     })
@@ -463,7 +473,7 @@ pub unsafe extern "C" fn brk_stream_error_log(stream: *mut BrkStream) -> *const 
         let mut text = lock(&s.failure)
             .as_ref()
             .map_or_else(String::new, |(_, m, _)| format!("{m}\n"));
-        if let Some(raw) = &s.raw {
+        if let Some(raw) = s.raw() {
             text.push_str(&raw.error_log());
         }
         let mut log = lock(&s.log);
@@ -483,12 +493,12 @@ pub unsafe extern "C" fn brk_stream_assign(stream: *mut BrkStream, source: *cons
         let (Some(s), Some(from)) = (unsafe { (stream.as_ref(), source.as_ref()) }) else {
             return;
         };
-        let Some((raw, _)) = s.usable("Stream Assign") else {
+        let Some((ref raw, _)) = s.usable("Stream Assign") else {
             return;
         };
-        match from.raw.as_ref() {
+        match from.raw() {
             Some(source) => {
-                let _ = raw.assign(source);
+                let _ = raw.assign(&source);
             }
             None => raw.record_error(
                 BError::InvalidParameter,
@@ -550,14 +560,18 @@ unsafe fn view(
     let Some(s) = (unsafe { stream.as_ref() }) else {
         return std::ptr::null_mut();
     };
-    let Some((raw, element)) = s.usable("Domain Operator") else {
+    let Some((ref raw, ref element)) = s.usable("Domain Operator") else {
         // SAFETY: null or a live handle.
         return unsafe { brk_stream_share(stream) };
     };
     let rank = raw.shape().len();
     let count = count.unwrap_or(rank);
-    let fail =
-        |message: String| BrkStream::new(Err((BError::Domain, message)), Some(element.clone()));
+    // The refused view's error is kept (and printed once) by the stream the program holds,
+    // and by the failed view handle it gets back.
+    let fail = |message: String| {
+        raw.record_error(BError::Domain, &message);
+        BrkStream::quiet(Err((BError::Domain, message)), Some(element.clone()))
+    };
     if start.is_null() || end.is_null() || count == 0 {
         return fail("Domain Operator: null start or end point".to_string());
     }
@@ -576,10 +590,10 @@ unsafe fn view(
         ));
     }
     let widen = |v: &[u32]| v[..rank].iter().map(|&x| x as usize).collect::<Vec<_>>();
-    let view = raw
-        .domain(&widen(start), &widen(end))
-        .map_err(|e| (BError::Domain, e.to_string()));
-    BrkStream::new(view, Some(element.clone()))
+    match raw.domain(&widen(start), &widen(end)) {
+        Ok(view) => BrkStream::new(Ok(view), Some(element.clone())),
+        Err(e) => fail(e.to_string()),
+    }
 }
 
 /// Brook+ `setProperty(name, value)`: interoperability properties (DX) do not exist in this
@@ -594,7 +608,7 @@ pub unsafe extern "C" fn brk_stream_set_property(stream: *mut BrkStream, name: *
         let (Some(s), name) = (unsafe { (stream.as_ref(), text(name).unwrap_or("?")) }) else {
             return;
         };
-        if let Some((raw, _)) = s.usable("Stream setProperty") {
+        if let Some((ref raw, _)) = s.usable("Stream setProperty") {
             raw.record_error(
                 BError::NotSupported,
                 &format!("Stream setProperty(\"{name}\"): no interoperability (DX) properties exist in this implementation"),

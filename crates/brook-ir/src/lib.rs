@@ -25,6 +25,7 @@ pub mod reduce_order;
 pub mod stmt;
 pub mod types;
 pub mod valid;
+pub mod vout;
 
 pub use arena::{Arena, Handle, SourceSpan};
 pub use expr::{
@@ -37,3 +38,4 @@ pub use module::{
 pub use stmt::{Block, Statement, Stmt};
 pub use types::{ScalarKind, ValueType};
 pub use valid::{validate, ValidationError};
+pub use vout::{source_params, SourceParam, Vout};

@@ -146,6 +146,9 @@ pub struct Kernel {
     pub params: Vec<Param>,
     /// `Attribute[GroupSize(x, y, z)]`: the kernel runs in thread groups of this size.
     pub group_size: Option<[u32; 3]>,
+    /// Variable outputs (`vout [N] T s<>`), lowered to output slots and counts
+    /// ([`crate::vout`]); empty for most kernels.
+    pub vouts: Vec<crate::vout::Vout>,
     pub locals: Arena<Local>,
     pub exprs: Arena<Expr>,
     pub body: Block,

@@ -79,6 +79,18 @@ impl Printer<'_> {
         if let Some([x, y, z]) = k.group_size {
             let _ = write!(self.out, " group({x}, {y}, {z})");
         }
+        for v in &k.vouts {
+            let slots: Vec<String> = v.slots.iter().map(|s| s.0.to_string()).collect();
+            let _ = write!(
+                self.out,
+                " vout {}[{}] at {}: slots ({}), count {}",
+                v.name,
+                v.limit,
+                v.position,
+                slots.join(", "),
+                v.count.0
+            );
+        }
         self.out.push_str(" {\n");
         for (handle, local) in k.locals.iter() {
             let shared = if local.shared { "shared " } else { "" };

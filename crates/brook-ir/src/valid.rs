@@ -122,6 +122,7 @@ impl KernelValidator<'_> {
                 );
             }
         }
+        self.vouts()?;
         for (handle, expr) in self.kernel.exprs.iter() {
             self.expr_handles(handle, expr)?;
         }
@@ -129,6 +130,35 @@ impl KernelValidator<'_> {
             self.expr_type(handle, expr)?;
         }
         self.block(&self.kernel.body, false, false)
+    }
+
+    /// Each vout has `limit` slots that are outputs of its element type and an `int` output
+    /// count, none shared with another vout ([`crate::vout`]).
+    fn vouts(&self) -> Check {
+        let mut seen = Vec::new();
+        for vout in &self.kernel.vouts {
+            let output_of = |id: ParamId, ty: &Type| {
+                self.kernel
+                    .param(id)
+                    .is_some_and(|p| p.role == ParamRole::Output && p.ty == *ty)
+            };
+            let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+            let shape_ok = vout.slots.len() == vout.limit as usize
+                && vout.slots.iter().all(|&id| output_of(id, &vout.ty))
+                && output_of(vout.count, &int);
+            let ids = vout.slots.iter().chain([&vout.count]);
+            if !shape_ok || ids.clone().any(|id| seen.contains(id)) {
+                return self.fail(
+                    self.kernel.span,
+                    Problem::Role(format!(
+                        "vout `{}` needs {} output slots of its type and an int output count, its own",
+                        vout.name, vout.limit
+                    )),
+                );
+            }
+            seen.extend(ids.copied());
+        }
+        Ok(())
     }
 
     fn fail(&self, span: SourceSpan, problem: Problem) -> Check {
@@ -632,6 +662,7 @@ mod tests {
                     span: SourceSpan::default(),
                 }],
                 group_size: None,
+                vouts: Vec::new(),
                 locals,
                 exprs,
                 body,

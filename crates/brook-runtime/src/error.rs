@@ -110,6 +110,15 @@ pub enum LaunchProblem {
     NotSupported(String),
     #[error("execution failed: {0}")]
     Execution(String),
+    #[error("vout `{name}`: the instance at {position:?} (x first) pushed {pushed} values, more than its bound of {limit}; its first {limit} were kept (declare a larger `vout [N]`)")]
+    VoutOverflow {
+        name: String,
+        position: Vec<usize>,
+        pushed: u32,
+        limit: u32,
+    },
+    #[error("{arg}: the stream is empty (a vout kernel pushed no values into it)")]
+    EmptyStream { arg: ArgRef },
 }
 
 /// A launch error: the kernel, where the program called it (a `.br` line, when known) and

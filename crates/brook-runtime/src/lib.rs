@@ -36,5 +36,7 @@ pub use device::{
 pub use element::{Element, ElementType};
 pub use error::{ArgRef, BError, LaunchError, LaunchProblem, RuntimeError};
 pub use iter::IterStream;
-pub use launch::{launch, Arg, Bound, Constant, ExecRegion, Launch, LaunchOptions, LaunchReport};
+pub use launch::{
+    launch, Arg, Bound, Constant, ExecRegion, Launch, LaunchOptions, LaunchReport, VoutResult,
+};
 pub use stream::{PendingWrite, RawStream};

@@ -99,7 +99,11 @@ impl Kernel {
     /// output streams) and then queued on the device of its streams: it runs asynchronously,
     /// and reading an output ([`Stream::to_vec`], [`Stream::write`]) waits for it. A reduction
     /// into a host variable (`&mut total`) waits for its result before returning.
+    ///
+    /// A `vout` parameter takes [`vout`]`(&mut stream)`: when the launch returns, `stream`
+    /// holds the values the instances pushed, in domain order (a one-dimensional stream).
     pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
+        self.vout_arguments(args)?;
         let mut host_targets = Vec::new();
         let mut temps: Vec<Option<RawStream>> = Vec::with_capacity(args.len());
         for (index, arg) in args.iter().enumerate() {
@@ -108,6 +112,7 @@ impl Kernel {
                     host_targets.push(index);
                     Some(self.host_target(args, element)?)
                 }
+                Arg::Vout(stream) => Some(stream.borrow().clone()),
                 _ => None,
             });
         }
@@ -119,10 +124,17 @@ impl Kernel {
                 (Arg::Stream(s), None) => brook_runtime::Arg::Stream(s),
                 (Arg::Iterator(i), None) => brook_runtime::Arg::Iterator(i),
                 (Arg::Constant(c), None) => brook_runtime::Arg::Constant(c.clone()),
-                (Arg::HostValue { .. }, None) => unreachable!("host values have a stream"),
+                (Arg::HostValue { .. } | Arg::Vout(_), None) => {
+                    unreachable!("host values and vouts have a stream")
+                }
             })
             .collect();
         let report = brook_runtime::launch(&self.module, self.index, &raw, &self.options)?;
+        for result in &report.vouts {
+            if let Some(Arg::Vout(stream)) = args.get(result.position) {
+                **stream.borrow_mut() = result.stream.clone();
+            }
+        }
         for index in host_targets {
             let (Arg::HostValue { bytes, element }, Some(temp)) = (&args[index], &temps[index])
             else {
@@ -132,6 +144,28 @@ impl Kernel {
             temp.write_bytes(element, &mut bytes)?;
         }
         Ok(report)
+    }
+
+    /// Each vout parameter gets [`vout`]`(&mut stream)`, and only those do.
+    fn vout_arguments(&self, args: &[Arg<'_>]) -> Result<(), Error> {
+        let params = brook_ir::source_params(self.ir());
+        for (n, (param, arg)) in params.iter().zip(args).enumerate() {
+            let is_vout = matches!(param, brook_ir::SourceParam::Vout(_));
+            if is_vout != matches!(arg, Arg::Vout(_)) {
+                let wanted = if is_vout {
+                    "is a vout: pass brook::vout(&mut stream), which receives the pushed values"
+                } else {
+                    "is not a vout: brook::vout(..) is only for `vout` parameters"
+                };
+                return Err(Error::Usage(format!(
+                    "kernel `{}`: argument {} (`{}`) {wanted}",
+                    self.name(),
+                    n + 1,
+                    param.name()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A one-element stream receiving a reduction into a host variable, on the launch's
@@ -168,6 +202,15 @@ pub enum Arg<'a> {
         bytes: RefCell<&'a mut [u8]>,
         element: ElementType,
     },
+    /// [`vout`]`(&mut stream)`: a vout parameter's stream, replaced by the pushed values.
+    Vout(RefCell<&'a mut RawStream>),
+}
+
+/// A stream receiving a `vout` parameter's values: after
+/// `filter.launch(brook::args![&x, brook::vout(&mut kept)])`, `kept` is a one-dimensional
+/// stream of every value pushed, in domain order.
+pub fn vout<T: Element>(stream: &mut Stream<T>) -> Arg<'_> {
+    Arg::Vout(RefCell::new(stream.raw_mut()))
 }
 
 impl<'a, T: Element> From<&'a Stream<T>> for Arg<'a> {

@@ -32,7 +32,7 @@ pub use brook_runtime::{brook_struct, BError, DeviceKind, Element, LaunchReport,
 pub use device::{use_devices, Device};
 pub use error::Error;
 pub use iter::{IterElement, IterStream};
-pub use kernel::{host_var, Arg, Kernel};
+pub use kernel::{host_var, vout, Arg, Kernel};
 pub use ops::{gather_op, scatter_op, GatherOp, ScatterOp};
 pub use program::{CompileOptions, Dialect, Program};
 pub use stream::{PendingWrite, Stream};

@@ -84,6 +84,11 @@ impl<T: Element> Stream<T> {
         self.raw.error_log()
     }
 
+    /// The untyped stream, to replace (a vout's result; same element type).
+    pub(crate) fn raw_mut(&mut self) -> &mut RawStream {
+        &mut self.raw
+    }
+
     /// The untyped stream.
     pub fn raw(&self) -> &RawStream {
         &self.raw

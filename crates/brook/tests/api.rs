@@ -291,3 +291,80 @@ fn gpu_time_measures_gpu_work_and_is_absent_elsewhere() {
         }
     }
 }
+
+const VOUT: &str = "
+kernel void positives(float a<>, vout [1] float kept<>)
+{
+    if (a > 0.0f) {
+        kept = a;
+        push(kept);
+    }
+}
+
+kernel void pairs(float a<>, out float same<>, vout [2] int2 b<>)
+{
+    int i = (int)a;
+    same = a;
+    if (i > 0)
+        push(b, int2(i, 0));
+    if (i > 1)
+        push(b, int2(i, 1));
+}
+";
+
+#[test]
+fn vout_streams_hold_the_pushed_values_in_domain_order_on_every_device() {
+    let program = Program::from_source("vout.br", VOUT).expect("compiles");
+    let positives = program.kernel("positives").expect("positives");
+    let pairs = program.kernel("pairs").expect("pairs");
+    for device in Device::all() {
+        let data = [3.0f32, -1.0, 0.0, 7.0, 2.0, -5.0];
+        let a = Stream::from_slice(&device, &[2, 3], &data).expect("a");
+        let mut kept = Stream::<f32>::new(&device, &[1]).expect("kept");
+        positives
+            .launch(args![&a, brook::vout(&mut kept)])
+            .expect("launch");
+        assert_eq!(kept.shape(), &[3], "{}", device.info());
+        assert_eq!(kept.to_vec().expect("kept"), vec![3.0, 7.0, 2.0]);
+
+        let same = Stream::<f32>::new(&device, &[2, 3]).expect("same");
+        let mut b = Stream::<[i32; 2]>::new(&device, &[1]).expect("b");
+        pairs
+            .launch(args![&a, &same, brook::vout(&mut b)])
+            .expect("launch");
+        assert_eq!(same.to_vec().expect("same"), data.to_vec());
+        assert_eq!(
+            b.to_vec().expect("b"),
+            vec![[3, 0], [3, 1], [7, 0], [7, 1], [2, 0], [2, 1]],
+            "{}",
+            device.info()
+        );
+
+        let negative = Stream::from_slice(&device, &[2], &[-1.0f32, -2.0]).expect("negative");
+        positives
+            .launch(args![&negative, brook::vout(&mut kept)])
+            .expect("launch");
+        assert_eq!(kept.shape(), &[0], "nothing pushed: an empty stream");
+        let err = positives
+            .launch(args![&kept, brook::vout(&mut b)])
+            .expect_err("an empty input and a vout of another type");
+        assert!(matches!(err, Error::Launch(_)), "{err:?}");
+    }
+}
+
+#[test]
+fn a_vout_parameter_needs_brook_vout() {
+    let program = Program::from_source("vout.br", VOUT).expect("compiles");
+    let positives = program.kernel("positives").expect("positives");
+    let device = Device::interp();
+    let a = Stream::from_slice(&device, &[2], &[1.0f32, 2.0]).expect("a");
+    let kept = Stream::<f32>::new(&device, &[2]).expect("kept");
+    let err = positives
+        .launch(args![&a, &kept])
+        .expect_err("a shared borrow cannot receive the pushed values");
+    assert!(
+        err.to_string()
+            .contains("argument 2 (`kept`) is a vout: pass brook::vout(&mut stream)"),
+        "{err}"
+    );
+}

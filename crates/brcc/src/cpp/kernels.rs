@@ -4,7 +4,9 @@
 
 use super::reserved::{self, KernelSpelling};
 use brook_front::brook::ast::{TypeSpec, TypeSpecKind};
-use brook_ir::{Kernel, KernelKind, Module, ParamRole, ScalarKind, Type, ValueType};
+use brook_ir::{
+    source_params, Kernel, KernelKind, Module, ParamRole, ScalarKind, SourceParam, Type, ValueType,
+};
 
 /// The C++ spelling of a Brook value type.
 pub fn cpp_value_type(v: ValueType) -> String {
@@ -128,12 +130,14 @@ pub enum Definition {
 fn operator(kernel: &Kernel, params: &[Passed]) -> String {
     let declarations: Vec<&str> = params.iter().map(|p| p.declaration.as_str()).collect();
     let args: Vec<&str> = params.iter().map(|p| p.arg.as_str()).collect();
-    let outputs: u64 = kernel
-        .params
+    let outputs: u64 = source_params(kernel)
         .iter()
         .take(64)
         .enumerate()
-        .filter(|(_, p)| p.role.is_written())
+        .filter(|(_, p)| match p {
+            SourceParam::Param(_, p) => p.role.is_written(),
+            SourceParam::Vout(_) => true,
+        })
         .map(|(i, _)| 1u64 << i)
         .sum();
     format!(
@@ -173,8 +177,18 @@ pub fn kernel_object(
 ) -> Result<String, String> {
     let mut as_stream = Vec::new();
     let mut as_host = Vec::new();
-    for (i, p) in kernel.params.iter().enumerate() {
+    for (i, source) in source_params(kernel).into_iter().enumerate() {
         let name = format!("p{i}_");
+        let p = match source {
+            SourceParam::Param(_, p) => p,
+            SourceParam::Vout(vout) => {
+                // The handle receives the pushed values (a new one-dimensional stream).
+                let v = param_types(module, kernel, &vout.ty)?;
+                as_stream.push(stream_param(&v, &name));
+                as_host.push(stream_param(&v, &name));
+                continue;
+            }
+        };
         let v = param_types(module, kernel, &p.ty)?;
         let (stream, host) = match p.role {
             ParamRole::Constant => (value_param(&v, &name), value_param(&v, &name)),

@@ -362,6 +362,7 @@ mod tests {
                 kind: KernelKind::Reduce,
                 params: vec![param("a", ParamRole::Input), param("r", ParamRole::Reduce)],
                 group_size: None,
+                vouts: Vec::new(),
                 locals,
                 exprs,
                 body,

@@ -114,6 +114,8 @@ pub struct Param {
     pub stream_dims: Option<(ArrayDims, Span)>,
     /// `[]`, `[][]`, `[N][M]`: a gather or scatter array.
     pub array_dims: Option<(ArrayDims, Span)>,
+    /// `[N]` of `vout [N] T s<>`: the most values one instance pushes.
+    pub vout_limit: Option<(ArrayDims, Span)>,
     pub span: Span,
 }
 

@@ -84,6 +84,11 @@ impl Checker<'_, '_> {
     fn kind_and_type(&self, index: usize) -> Check<()> {
         let param = &self.kernel.params[index];
         let arg = &self.args[index];
+        if matches!(arg, Arg::Stream(s) if s.is_empty()) {
+            return Err(LaunchProblem::EmptyStream {
+                arg: self.arg_ref(index),
+            });
+        }
         let expected_type = ElementType::from_ir(self.module, &param.ty);
         let (wants_stream, what) = match &param.role {
             ParamRole::Constant => (false, "value"),

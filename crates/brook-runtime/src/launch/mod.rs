@@ -11,6 +11,9 @@ pub mod block;
 mod check;
 mod reduce;
 mod region;
+mod vout;
+
+pub use vout::VoutResult;
 
 use crate::element::{Element, ElementType};
 use crate::error::{LaunchError, LaunchProblem};
@@ -116,14 +119,34 @@ pub struct LaunchOptions {
 }
 
 /// What a successful launch reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct LaunchReport {
     /// Warnings (also appended to the outputs' error logs).
     pub warnings: Vec<String>,
+    /// For a kernel with vouts: the stream of pushed values for each vout argument, which the
+    /// caller puts in place of the stream it passed.
+    pub vouts: Vec<VoutResult>,
 }
 
 /// Validates a launch of kernel `kernel` of `module` and queues it on the device of its streams.
+///
+/// Arguments are in the kernel's source order. A kernel with vouts ([`brook_ir::vout`]) runs
+/// before this returns, and its results are in [`LaunchReport::vouts`].
 pub fn launch(
+    module: &Arc<Module>,
+    kernel: usize,
+    args: &[Arg<'_>],
+    options: &LaunchOptions,
+) -> Result<LaunchReport, Box<LaunchError>> {
+    if module.kernels[kernel].vouts.is_empty() {
+        launch_ir(module, kernel, args, options)
+    } else {
+        vout::launch(module, kernel, args, options)
+    }
+}
+
+/// [`launch`] with arguments in IR parameter order.
+fn launch_ir(
     module: &Arc<Module>,
     kernel: usize,
     args: &[Arg<'_>],
@@ -176,6 +199,7 @@ pub fn launch(
     submit(checked.device, launch, outputs, options.call_site.clone());
     Ok(LaunchReport {
         warnings: checked.warnings,
+        vouts: Vec::new(),
     })
 }
 

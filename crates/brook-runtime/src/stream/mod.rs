@@ -85,6 +85,9 @@ struct StreamInner {
     len: usize,
     element: ElementType,
     state: Mutex<StreamState>,
+    /// The stream this view was made from (`None` for a new stream): an error recorded on a
+    /// view is also the program's stream's error (Brook+ `s.domain(..)` temporaries).
+    parent: Option<RawStream>,
 }
 
 /// A stream of any element type. Clones share the stream.
@@ -143,8 +146,35 @@ impl RawStream {
                 len,
                 element,
                 state: Mutex::new(StreamState::default()),
+                parent: None,
             }),
         })
+    }
+
+    /// A one-dimensional stream of no elements: what a vout kernel whose instances pushed
+    /// nothing leaves (ordinary declarations need at least one element).
+    pub fn empty(
+        device: &Arc<dyn Device>,
+        element: ElementType,
+    ) -> Result<RawStream, RuntimeError> {
+        let stream = RawStream::new(device, element, &[1])?;
+        let inner = StreamInner {
+            id: next_id(),
+            storage: stream.inner.storage.clone(),
+            region: Region {
+                origin: vec![0],
+                shape: vec![0],
+            },
+            len: 0,
+            element: stream.inner.element.clone(),
+            state: Mutex::new(StreamState::default()),
+            parent: None,
+        };
+        let empty = RawStream {
+            inner: Arc::new(inner),
+        };
+        empty.mark_initialized();
+        Ok(empty)
     }
 
     /// A view of `region` of this stream's root, sharing the buffer.
@@ -157,10 +187,14 @@ impl RawStream {
                 region,
                 element: self.inner.element.clone(),
                 state: Mutex::new(StreamState::default()),
+                parent: Some(self.clone()),
             }),
         };
         if let Some(code) = self.error() {
-            view.record_error(code, "Domain Operator: the parent stream holds an error");
+            crate::log::append(&format!(
+                "error: {code}: Domain Operator: the parent stream holds an error"
+            ));
+            view.keep_error(code, "Domain Operator: the parent stream holds an error");
         }
         view
     }
@@ -225,8 +259,20 @@ impl RawStream {
     }
 
     /// Records an error: the first code is kept, the log accumulates (and `BRT_LOG_FILE`).
+    /// A view's error is also kept by every stream it was made from, so `s.error()` sees a
+    /// failure recorded on `s.domain(..)`.
     pub fn record_error(&self, code: BError, message: &str) {
         crate::log::append(&format!("error: {code}: {message}"));
+        let mut stream = Some(self);
+        while let Some(s) = stream {
+            s.keep_error(code, message);
+            stream = s.inner.parent.as_ref();
+        }
+    }
+
+    /// Records an error in this stream's state only, printing nothing (it was printed where
+    /// it happened).
+    pub(crate) fn keep_error(&self, code: BError, message: &str) {
         let mut state = self.state();
         state.error.get_or_insert(code);
         state.log.push_str(message);

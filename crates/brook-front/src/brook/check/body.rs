@@ -1,7 +1,7 @@
 //! Kernel bodies: statements, local declarations (with initializers), shared arrays, returns.
 
 use super::ops::ConvContext;
-use super::{Checker, CurrentKernel, Type, Var, VarKind};
+use super::{Checker, CurrentKernel, ParamRole, Type, Var, VarKind};
 use crate::brook::ast::{
     Block, Decl, Declarator, Init, Item, Kernel, Program, Stmt, StmtKind, UnsupportedStmt,
 };
@@ -53,6 +53,7 @@ impl Checker<'_> {
             index,
             loop_depth: 0,
             shared_arrays: 0,
+            pushes: Vec::new(),
         });
         self.push_scope();
         let params = self.info.kernels[index].params.clone();
@@ -68,6 +69,7 @@ impl Checker<'_> {
         for stmt in &body.stmts {
             self.stmt(stmt);
         }
+        self.vout_limits(kernel, index);
         let return_type = self.info.kernels[index].return_type.clone();
         if !matches!(return_type, Type::Void | Type::Error) && !always_returns(&body.stmts) {
             let end = Span {
@@ -89,6 +91,46 @@ impl Checker<'_> {
         }
         self.pop_scope();
         self.current = None;
+    }
+
+    /// A `vout` without `[N]` keeps as many values as its body has `push` sites, which must
+    /// then be outside loops.
+    fn vout_limits(&mut self, kernel: &Kernel, index: usize) {
+        let pushes = self
+            .current
+            .as_ref()
+            .map(|c| c.pushes.clone())
+            .unwrap_or_default();
+        for (n, written) in kernel.params.iter().enumerate() {
+            let role = &self.info.kernels[index]
+                .params
+                .get(n)
+                .map(|p| p.role.clone());
+            let Some(ParamRole::Vout { limit: None }) = role else {
+                continue;
+            };
+            let sites: Vec<bool> = pushes
+                .iter()
+                .filter(|(p, _)| *p == n)
+                .map(|(_, in_loop)| *in_loop)
+                .collect();
+            if sites.iter().any(|&in_loop| in_loop) {
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::Vout,
+                        written.name.span,
+                        format!(
+                            "vout `{}` is pushed inside a loop: give the most values one instance pushes",
+                            written.name.name
+                        ),
+                    )
+                    .with_help(format!("declare it as `vout [N] ... {}<>`", written.name.name)),
+                );
+            }
+            self.info.kernels[index].params[n].role = ParamRole::Vout {
+                limit: Some(sites.len() as u32),
+            };
+        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -249,7 +291,11 @@ impl Checker<'_> {
                 Code::StreamDeclaration,
                 "Iterator not supported inside kernel: iterator streams are declared in host code",
             ),
-            (q.vout, Code::Vout, "vout deprecated"),
+            (
+                q.vout,
+                Code::Vout,
+                "vout qualifier allowed only for kernel parameters",
+            ),
             (
                 q.static_,
                 Code::StorageClass,

@@ -37,9 +37,65 @@ impl Checker<'_> {
         if let Some(&index) = self.kernel_index.get(name) {
             return self.subkernel_call(index, callee, args, span);
         }
+        if name == "push" {
+            return self.push(args, span);
+        }
         self.check_args(args);
         self.unknown_callee(name, callee.span);
         Type::Error
+    }
+
+    /// `push(v)` (the vout `v`'s current value), `push(v, value)`, or `push(value)` into the
+    /// kernel's only vout (BrookGPU variable outputs).
+    fn push(&mut self, args: &[Expr], span: Span) -> Type {
+        let Some(current) = self.current.as_ref() else {
+            return Type::Error;
+        };
+        let (kernel, in_loop) = (current.index, current.loop_depth > 0);
+        let vouts: Vec<(usize, ParamInfo)> = self.info.kernels[kernel]
+            .params
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(_, p)| matches!(p.role, ParamRole::Vout { .. }))
+            .collect();
+        let named = |arg: &Expr| match &arg.kind {
+            ExprKind::Ident(name) => vouts.iter().find(|(_, p)| p.name == *name).cloned(),
+            _ => None,
+        };
+        let (target, value) = match args {
+            [arg] if named(arg).is_some() => (named(arg), Some(arg)),
+            [value] if vouts.len() == 1 => (vouts.first().cloned(), Some(value)),
+            [stream, value] if named(stream).is_some() => (named(stream), Some(value)),
+            _ => (None, None),
+        };
+        let (Some((index, param)), Some(value)) = (target, value) else {
+            self.check_args(args);
+            let message = if vouts.is_empty() {
+                "push needs a vout output: this kernel has none".to_string()
+            } else {
+                "push(value) needs the vout to push into: write `push(v, value)` or assign `v` and `push(v)`".to_string()
+            };
+            self.diags.push(
+                Diagnostic::error(Code::Vout, span, message)
+                    .with_help("declare `vout [N] T v<>` and call `push(v)`, `push(v, value)` or, with one vout, `push(value)`"),
+            );
+            return Type::Void;
+        };
+        if args.len() == 2 {
+            self.expr(&args[0]);
+        }
+        let ty = self.expr(value);
+        self.coerce(
+            value,
+            &ty,
+            &param.ty,
+            ConvContext::Argument(args.len(), "push"),
+        );
+        if let Some(current) = self.current.as_mut() {
+            current.pushes.push((index, in_loop));
+        }
+        Type::Void
     }
 
     fn check_args(&mut self, args: &[Expr]) -> Vec<Type> {
@@ -296,6 +352,22 @@ impl Checker<'_> {
                 .with_note(Some(target.name_span), "defined here, after the call")
                 .with_help("move the subkernel above the kernel that calls it"),
             );
+        }
+        if target
+            .params
+            .iter()
+            .any(|p| matches!(p.role, ParamRole::Vout { .. }))
+        {
+            self.diags.error(
+                Code::Vout,
+                callee.span,
+                format!(
+                    "a kernel with a vout output cannot be called from a kernel: `{}` pushes values",
+                    target.name
+                ),
+            );
+            self.check_args(args);
+            return target.return_type.clone();
         }
         if target.has_scatter() {
             self.diags.error(

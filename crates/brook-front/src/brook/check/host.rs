@@ -210,7 +210,10 @@ impl Checker<'_> {
                     "Illegal to use stream at argument {}: Expected value",
                     n + 1
                 )),
-                ParamRole::Output | ParamRole::Scatter { .. } | ParamRole::Reduce
+                ParamRole::Output
+                | ParamRole::Scatter { .. }
+                | ParamRole::Reduce
+                | ParamRole::Vout { .. }
                     if stream.iter =>
                 {
                     Some(format!(

@@ -46,6 +46,9 @@ pub enum ParamRole {
     Reduce,
     /// `T c`: the same value for every invocation.
     Constant,
+    /// `vout [N] T s<>`: 0 to `limit` values pushed per invocation (`None` until the body's
+    /// push sites give it, when no `[N]` was written).
+    Vout { limit: Option<u32> },
 }
 
 #[derive(Clone, Debug)]
@@ -159,6 +162,8 @@ pub(crate) struct CurrentKernel {
     pub index: usize,
     pub loop_depth: u32,
     pub shared_arrays: u32,
+    /// Each `push` in the body: the vout parameter's index, and whether a loop encloses it.
+    pub pushes: Vec<(usize, bool)>,
 }
 
 pub(crate) struct Checker<'d> {

@@ -102,6 +102,16 @@ impl Checker<'_> {
         };
         if kind == KernelKind::Reduce {
             self.reduction_signature(kernel, &mut params);
+            if let Some(vout) = params
+                .iter()
+                .find(|p| matches!(p.role, ParamRole::Vout { .. }))
+            {
+                self.diags.error(
+                    Code::Vout,
+                    vout.span,
+                    "a reduce kernel cannot have a vout output",
+                );
+            }
         }
         self.scatter_outputs(&params);
         self.constant_buffers(&params);
@@ -203,12 +213,6 @@ impl Checker<'_> {
                 "storage classes are not allowed on kernel parameters",
             );
         }
-        if let Some(span) = q.vout {
-            self.diags.push(
-                Diagnostic::error(Code::Vout, span, "vout deprecated")
-                    .with_help("declare a scatter output `out T name[]` instead"),
-            );
-        }
         if let Some(span) = param.pointer {
             self.diags.error(
                 Code::PointerInKernel,
@@ -227,7 +231,10 @@ impl Checker<'_> {
                 "Problem with stream declaration: streams of arrays are not supported",
             );
         }
-        if q.out.is_some() || q.vout.is_some() {
+        if q.vout.is_some() {
+            return self.vout_role(param);
+        }
+        if q.out.is_some() {
             if let Some((dims, span)) = &param.array_dims {
                 return self.scatter_role(dims, *span, elem, param);
             }
@@ -263,6 +270,41 @@ impl Checker<'_> {
             Some((dims, span)) => self.gather_role(dims, *span),
             None => ParamRole::Constant,
         }
+    }
+
+    /// `vout [N] T s<>` (BrookGPU): a stream parameter, with `N` a constant when written.
+    fn vout_role(&mut self, param: &Param) -> ParamRole {
+        if param.stream_dims.is_none() || param.array_dims.is_some() {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::Vout,
+                    param.name.span,
+                    "a vout parameter must be a stream",
+                )
+                .with_help(format!(
+                    "declare it as `vout [N] ... {}<>`",
+                    param.name.name
+                )),
+            );
+        }
+        let limit = match &param.vout_limit {
+            None => None,
+            Some((dims, span)) => match dims.as_slice() {
+                [Some(n)] => self.array_size(n, "vout"),
+                _ => {
+                    self.diags.push(
+                        Diagnostic::error(
+                            Code::Vout,
+                            *span,
+                            "a vout bound is one constant: `vout [N]`",
+                        )
+                        .with_help("N is the most values one kernel instance pushes"),
+                    );
+                    None
+                }
+            },
+        };
+        ParamRole::Vout { limit }
     }
 
     fn scatter_role(

@@ -43,6 +43,10 @@ impl KernelLowerer<'_> {
                 e.span,
             )));
         }
+        if name == "push" && self.shared.info.kernel("push").is_none() {
+            self.push(args, e)?;
+            return Ok(None);
+        }
         self.inline(name, args, e)
     }
 
@@ -115,6 +119,7 @@ impl KernelLowerer<'_> {
                 _ => fail(arg.span, "a gather parameter needs a gather array"),
             },
             ParamRole::Scatter { .. } => fail(arg.span, "scatter kernels cannot be called"),
+            ParamRole::Vout { .. } => fail(arg.span, "vout kernels cannot be called"),
         }
     }
 

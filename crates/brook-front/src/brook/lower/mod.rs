@@ -17,6 +17,7 @@ mod call;
 mod expr;
 mod place;
 mod stmt;
+mod vout;
 
 use crate::brook::ast::{self, ExprId, Item, Program};
 use crate::brook::check::{self, KernelKind, ParamRole, ProgramInfo};
@@ -215,6 +216,7 @@ struct KernelLowerer<'a> {
     scopes: Vec<HashMap<String, Binding>>,
     frames: Vec<InlineFrame>,
     group_size: Option<[u32; 3]>,
+    vouts: Vec<vout::VoutState>,
 }
 
 impl<'a> KernelLowerer<'a> {
@@ -228,13 +230,18 @@ impl<'a> KernelLowerer<'a> {
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
             group_size: None,
+            vouts: Vec::new(),
         }
     }
 
     fn kernel(mut self, info: &check::KernelInfo, ast: &ast::Kernel) -> Lowered<Kernel> {
         self.group_size = info.group_size;
-        for (n, param) in info.params.iter().enumerate() {
-            let id = ParamId(n as u32);
+        for (position, param) in info.params.iter().enumerate() {
+            if let ParamRole::Vout { limit } = param.role {
+                self.declare_vout(param, position, limit.unwrap_or(0))?;
+                continue;
+            }
+            let id = ParamId(self.params.len() as u32);
             let (role, binding) = match &param.role {
                 ParamRole::Input => (brook_ir::ParamRole::Input, Binding::Input(id)),
                 ParamRole::Iterator => (brook_ir::ParamRole::Iterator, Binding::Input(id)),
@@ -249,6 +256,7 @@ impl<'a> KernelLowerer<'a> {
                     brook_ir::ParamRole::Scatter { rank: *rank as u8 },
                     Binding::Scatter(id),
                 ),
+                ParamRole::Vout { .. } => unreachable!("declared above"),
             };
             let elem = match &param.ty {
                 check::Type::Array { elem, .. } => elem.as_ref(),
@@ -262,6 +270,7 @@ impl<'a> KernelLowerer<'a> {
             });
             self.bind(&param.name, binding);
         }
+        self.vout_params();
         if let Some(body) = &ast.body {
             self.block_items(&body.stmts)?;
         }
@@ -274,6 +283,7 @@ impl<'a> KernelLowerer<'a> {
             },
             params: self.params,
             group_size: info.group_size,
+            vouts: self.vouts.into_iter().map(|v| v.ir).collect(),
             locals: self.locals,
             exprs: self.exprs,
             body,

@@ -186,6 +186,7 @@ impl Parser<'_, '_> {
     fn param(&mut self) -> PResult<Param> {
         let start = self.peek().span;
         let qualifiers = self.qualifiers();
+        let vout_limit = self.vout_limit.take();
         let ty = self.type_spec()?;
         let pointer = self.eat(Punct::Star).or(self.eat(Punct::Amp));
         while self.eat(Punct::Star).is_some() {}
@@ -199,6 +200,7 @@ impl Parser<'_, '_> {
             name,
             stream_dims,
             array_dims,
+            vout_limit,
             span: self.span_from(start),
         })
     }

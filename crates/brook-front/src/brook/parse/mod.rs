@@ -54,6 +54,7 @@ pub fn parse(
         kernel_names: HashSet::new(),
         host_scope: Vec::new(),
         next_scope: 0,
+        vout_limit: None,
     };
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
@@ -109,6 +110,8 @@ pub(crate) struct Parser<'a, 'd> {
     host_scope: crate::brook::ast::HostScope,
     /// The id the next host block gets.
     next_scope: u32,
+    /// `[N]` written after the last `vout` qualifier, for the parameter being parsed.
+    vout_limit: Option<(crate::brook::ast::ArrayDims, Span)>,
 }
 
 impl Parser<'_, '_> {

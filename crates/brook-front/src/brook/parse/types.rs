@@ -2,7 +2,7 @@
 
 use super::{PResult, Parser};
 use crate::brook::ast::{Qualifiers, TypeSpec, TypeSpecKind};
-use crate::brook::token::TokenKind;
+use crate::brook::token::{Punct, TokenKind};
 use brook_ir::{ScalarKind, ValueType};
 
 /// The built-in type a name spells (`float4`, `uchar`, `long2`), if any. BrookGPU's
@@ -70,14 +70,37 @@ impl Parser<'_, '_> {
         while self.nth(ahead).kind == TokenKind::Ident
             && QUALIFIER_WORDS.contains(&self.text_of(self.nth(ahead)))
         {
+            let vout = self.text_of(self.nth(ahead)) == "vout";
             ahead += 1;
+            if vout {
+                ahead = self.skip_brackets(ahead);
+            }
         }
         self.token_starts_type(ahead)
     }
 
+    /// The token index after the `[...]` groups starting `ahead` tokens on (`ahead` itself
+    /// when none starts there).
+    fn skip_brackets(&self, mut ahead: usize) -> usize {
+        let mut depth = 0usize;
+        loop {
+            let token = self.nth(ahead);
+            match token.kind {
+                TokenKind::Punct(Punct::LBracket) => depth += 1,
+                TokenKind::Punct(Punct::RBracket) if depth > 0 => depth -= 1,
+                TokenKind::Eof => return ahead,
+                _ if depth == 0 => return ahead,
+                _ => {}
+            }
+            ahead += 1;
+        }
+    }
+
     /// Consumes qualifier words that precede a type.
+    /// `vout [N]` keeps its `[N]` for the parameter that takes it (`Parser::vout_limit`).
     pub(super) fn qualifiers(&mut self) -> Qualifiers {
         let mut q = Qualifiers::default();
+        self.vout_limit = None;
         while self.peek().kind == TokenKind::Ident && self.at_qualified_type() {
             let token = self.peek();
             let slot = match self.text_of(token) {
@@ -97,6 +120,9 @@ impl Parser<'_, '_> {
             };
             *slot = Some(token.span);
             self.bump();
+            if q.vout == Some(token.span) && self.at(Punct::LBracket) {
+                self.vout_limit = self.array_dims().ok().flatten();
+            }
         }
         q
     }
