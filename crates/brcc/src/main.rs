@@ -204,8 +204,8 @@ struct Generated {
 
 /// The file named on the command line as C++, or the exit code after its diagnostics.
 fn generate(args: &Args) -> Result<Generated, ExitCode> {
-    let (path, text) = read_source(args)?;
-    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
+    let (path, file) = read_source(args)?;
+    let compiled = compile_source(file, &options(args));
     let checked = &compiled.checked;
     eprint!("{}", checked.render_diagnostics());
     let module = match compiled.module {
@@ -265,16 +265,30 @@ fn options(args: &Args) -> CheckOptions {
 }
 
 /// Reads the source file named on the command line, or says why not.
-fn read_source(args: &Args) -> Result<(String, String), ExitCode> {
+/// The `.br` file named on the command line, with the `.brh` headers it includes expanded.
+fn read_source(args: &Args) -> Result<(String, SourceFile), ExitCode> {
     let Some(path) = &args.file else {
         eprintln!("brcc: a .br file is needed");
         return Err(ExitCode::from(2));
     };
-    match std::fs::read(path) {
-        Ok(bytes) => Ok((path.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+    let read = |path: &str| {
+        std::fs::read(path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|err| err.to_string())
+    };
+    let text = match read(path) {
+        Ok(text) => text,
         Err(err) => {
             eprintln!("brcc: cannot read `{path}`: {err}");
-            Err(ExitCode::from(2))
+            return Err(ExitCode::from(2));
+        }
+    };
+    let mut read_header = read;
+    match brook_front::brook::include::expand_headers(path, &text, &mut read_header) {
+        Ok(file) => Ok((path.clone(), file)),
+        Err(message) => {
+            eprintln!("{message}");
+            Err(ExitCode::FAILURE)
         }
     }
 }
@@ -322,11 +336,11 @@ fn ptx_text(module: &brook_ir::Module) -> Result<String, String> {
 }
 
 fn emit(args: &Args, what: Emit) -> ExitCode {
-    let (path, text) = match read_source(args) {
+    let (path, file) = match read_source(args) {
         Ok(source) => source,
         Err(code) => return code,
     };
-    let compiled = compile_source(SourceFile::new(path.clone(), text), &options(args));
+    let compiled = compile_source(file, &options(args));
     let checked = &compiled.checked;
     eprint!("{}", checked.render_diagnostics());
     match compiled.module {
@@ -357,7 +371,7 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
 }
 
 fn check(args: &Args) -> ExitCode {
-    let (path, text) = match read_source(args) {
+    let (path, file) = match read_source(args) {
         Ok(source) => source,
         Err(code) => return code,
     };
@@ -365,7 +379,7 @@ fn check(args: &Args) -> ExitCode {
     if !args.relaxed && args.warning_level.is_some() {
         eprintln!("brcc: note: -w has no effect under strong type checking; pass -a to use it");
     }
-    let checked = check_source(SourceFile::new(path.clone(), text), &options(args));
+    let checked = check_source(file, &options(args));
     if checked.diagnostics.is_empty() {
         return ExitCode::SUCCESS;
     }

@@ -217,7 +217,7 @@ impl Diagnostic {
         let _ = writeln!(
             out,
             "{}:{line}:{col}: {kind}[{}]: {}",
-            file.name(),
+            file.file_of(self.span.start as usize),
             self.code,
             self.message
         );
@@ -227,7 +227,8 @@ impl Diagnostic {
             match note.span {
                 Some(span) => {
                     let (line, col) = file.line_col(span.start as usize);
-                    let _ = writeln!(out, "note: {}:{line}:{col}: {}", file.name(), note.message);
+                    let name = file.file_of(span.start as usize);
+                    let _ = writeln!(out, "note: {name}:{line}:{col}: {}", note.message);
                     write_snippet(&mut out, file, span, None);
                 }
                 None => {
@@ -263,7 +264,7 @@ fn write_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<
         .get(caret_start..caret_end)
         .map_or(1, |s| s.chars().count())
         .max(1);
-    let number = (line_index + 1).to_string();
+    let number = file.line_col(start).0.to_string();
     let gutter = " ".repeat(number.len());
     let _ = writeln!(out, "{gutter} |");
     let _ = writeln!(out, "{number} | {text}");

@@ -35,15 +35,45 @@ impl Span {
 }
 
 /// One source file: its name as the user gave it, its text, and where each line starts.
+///
+/// The text may hold `.brh` headers expanded in place ([`crate::brook::include`]): each
+/// [`Origin`] says which file a run of lines came from, so positions are reported in the file
+/// and line the user wrote.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     name: String,
     text: String,
     line_starts: Vec<usize>,
+    /// Sorted by `line`; the first starts at line 0 in this file.
+    origins: Vec<Origin>,
+}
+
+/// From zero-based line `line` of the text on, the lines are those of `file` from its
+/// zero-based line `file_line`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub line: usize,
+    pub file: String,
+    pub file_line: usize,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let name = name.into();
+        let origin = Origin {
+            line: 0,
+            file: name.clone(),
+            file_line: 0,
+        };
+        SourceFile::with_origins(name, text, vec![origin])
+    }
+
+    /// A text assembled from several files (`origins` sorted by line, the first at line 0).
+    pub fn with_origins(
+        name: impl Into<String>,
+        text: impl Into<String>,
+        origins: Vec<Origin>,
+    ) -> Self {
         let text = text.into();
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
@@ -52,11 +82,24 @@ impl SourceFile {
             name: name.into(),
             text,
             line_starts,
+            origins,
         }
     }
 
+    /// The name of the file compiled (the `.br` file, not a header it includes).
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    fn origin(&self, line: usize) -> Option<&Origin> {
+        let after = self.origins.partition_point(|o| o.line <= line);
+        after.checked_sub(1).and_then(|i| self.origins.get(i))
+    }
+
+    /// The file a byte offset was written in (a header's name inside an expanded header).
+    pub fn file_of(&self, offset: usize) -> &str {
+        let line = self.line_index(offset.min(self.text.len()));
+        self.origin(line).map_or(&self.name, |o| &o.file)
     }
 
     pub fn text(&self) -> &str {
@@ -75,7 +118,8 @@ impl SourceFile {
         }
     }
 
-    /// One-based line and column (in characters) of a byte offset.
+    /// One-based line and column (in characters) of a byte offset, in the file it was
+    /// written in ([`SourceFile::file_of`]).
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let line = self.line_index(offset);
@@ -85,7 +129,10 @@ impl SourceFile {
             .get(start..offset)
             .map_or(offset - start, |s| s.chars().count())
             + 1;
-        (line + 1, column)
+        let file_line = self
+            .origin(line)
+            .map_or(line, |o| line - o.line + o.file_line);
+        (file_line + 1, column)
     }
 
     /// The text of a zero-based line, without its line break.

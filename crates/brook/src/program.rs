@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::kernel::Kernel;
 pub use brook_front::brook::Dialect;
-use brook_front::{compile_source, CheckOptions, SourceFile};
+use brook_front::{compile_source, CheckOptions};
 use brook_ir::Module;
 use std::sync::Arc;
 
@@ -74,7 +74,7 @@ pub struct Program {
 
 impl Program {
     /// Compiles Brook source (kernels; host code in it is ignored). `file` names the source in
-    /// error messages.
+    /// error messages, and `.brh` headers it includes are read next to it.
     pub fn from_source(file: &str, source: &str) -> Result<Program, Error> {
         Program::compile(file, source, &CompileOptions::default())
     }
@@ -95,7 +95,15 @@ impl Program {
             })?;
             check.defines.push(parsed);
         }
-        let compiled = compile_source(SourceFile::new(file, source), &check);
+        // `#include "x.brh"` headers are read next to `file`.
+        let mut read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
+        let source_file = brook_front::brook::include::expand_headers(file, source, &mut read)
+            .map_err(|rendered| Error::Compile {
+                file: file.to_string(),
+                count: 1,
+                rendered,
+            })?;
+        let compiled = compile_source(source_file, &check);
         let checked = &compiled.checked;
         let module = match compiled.module {
             None => {

@@ -368,3 +368,34 @@ fn a_vout_parameter_needs_brook_vout() {
         "{err}"
     );
 }
+
+#[test]
+fn brh_headers_are_read_next_to_the_source() {
+    let dir = std::env::temp_dir().join(format!("brook-brh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("copy.brh"),
+        "kernel void copy(float a<>, out float b<>)\n{\n    b = a + missing;\n}\n",
+    )
+    .expect("header");
+    let main = dir.join("main.br");
+    let main = main.to_str().expect("utf-8 path");
+    let err = Program::from_source(main, "#include \"copy.brh\"\n")
+        .expect_err("the header's kernel has an error");
+    let text = err.to_string();
+    assert!(text.contains("copy.brh:3:13: error[BR0401]"), "{text}");
+    std::fs::write(
+        dir.join("copy.brh"),
+        "kernel void copy(float a<>, out float b<>) { b = a; }\n",
+    )
+    .expect("header");
+    let program = Program::from_source(main, "#include \"copy.brh\"\n").expect("compiles");
+    assert_eq!(program.kernel_names(), vec!["copy".to_string()]);
+    let err = Program::from_source(main, "#include \"absent.brh\"\n").expect_err("no header");
+    assert!(
+        err.to_string()
+            .contains("cannot include the header `absent.brh`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

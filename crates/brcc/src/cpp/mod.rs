@@ -179,7 +179,6 @@ fn type_names(module: &Module, names: &[String]) -> String {
 /// error messages: `(::brook::detail::at_("sum.br", 33), add)(a, b, c)`. A kernel named like a
 /// C library function is called through its object when the argument count is the kernel's.
 fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
-    let file = checked.file.name();
     checked
         .program
         .items
@@ -204,6 +203,7 @@ fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
                 call.callee.span.end as usize,
             );
             let (line, _) = checked.file.line_col(start);
+            let file = checked.file.file_of(start);
             let code = format!("(::brook::detail::at_({file:?}, {line}), {object})");
             Some((start, end, code))
         })
@@ -381,7 +381,7 @@ fn declarations(
             out,
             "{}(::brook::Declared({:?}, {line}), {description}{{{}}}{range})",
             decl.name.name,
-            file.name(),
+            file.file_of(decl.span.start as usize),
             dims.join(", ")
         );
     }

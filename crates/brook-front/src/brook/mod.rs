@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod c_library;
 pub mod check;
+pub mod include;
 pub mod lexer;
 pub mod lower;
 pub mod parse;

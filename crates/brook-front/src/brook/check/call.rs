@@ -324,7 +324,7 @@ impl Checker<'_> {
                     format!("A function definition must exist for any function: `{}` is declared but not defined in this file", target.name),
                 )
                 .with_note(Some(target.name_span), "declared here")
-                .with_help("subkernels are expanded inline: define it in this file"),
+                .with_help("subkernels are expanded inline: define it in this file or in a .brh header it includes"),
             );
         }
         if caller == Some(index) {
