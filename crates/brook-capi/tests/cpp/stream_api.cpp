@@ -118,6 +118,7 @@ int main() {
     unsigned int bad_start[2] = {3, 0}, bad_end[2] = {1, 3};
     brook::Stream<float> bad_view = c.domain(bad_start, bad_end);
     std::printf("bad domain: %d\n", (int)bad_view.error());
+    std::printf("bad domain, on the stream it views: %d\n", (int)c.error());
     unsigned int odd[2] = {5, 3};
     brook::Stream<float> other(2, odd);
     other.assign(c);
