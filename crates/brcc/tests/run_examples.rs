@@ -69,13 +69,7 @@ fn every_example_prints_its_expected_output_on_every_device() {
         "examples with expected output: {}",
         examples.len()
     );
-    let mut runtimes = vec!["cpu", "interp"];
-    if !brook::Device::of_type("cuda")
-        .unwrap_or_default()
-        .is_empty()
-    {
-        runtimes.push("cuda");
-    }
+    let runtimes = cxx::runtimes();
     for (path, expected) in examples {
         let exe = std::env::temp_dir().join(format!(
             "brcc-example-{}-{}",

@@ -89,13 +89,7 @@ fn every_runtime_error_kind_is_printed_on_stderr_once() {
         "brcc build: {}",
         String::from_utf8_lossy(&build.stderr)
     );
-    let mut runtimes = vec!["cpu", "interp"];
-    if !brook::Device::of_type("cuda")
-        .unwrap_or_default()
-        .is_empty()
-    {
-        runtimes.push("cuda");
-    }
+    let runtimes = cxx::runtimes();
     for runtime in runtimes {
         let clean = run(&exe, runtime, "0");
         assert_eq!(clean.0, "done 1 55\n", "{runtime}: {}", clean.1);

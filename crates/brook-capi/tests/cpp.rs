@@ -46,13 +46,7 @@ fn run_program(name: &str) {
     let expected = std::fs::read_to_string(here.join("tests/cpp").join(format!("{name}.expected")))
         .expect("expected output");
     // The program on every kind of device this machine has (BRT_RUNTIME picks the default).
-    let mut runtimes = vec!["cpu", "interp"];
-    if !brook::Device::of_type("cuda")
-        .unwrap_or_default()
-        .is_empty()
-    {
-        runtimes.push("cuda");
-    }
+    let runtimes = cxx::runtimes();
     for runtime in runtimes {
         let run = Command::new(&exe)
             .env("BRT_RUNTIME", runtime)

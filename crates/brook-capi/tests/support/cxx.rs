@@ -1,5 +1,6 @@
 //! What the tests that compile C++ against `libbrook_capi.a` share: this crate's
-//! `tests/cpp.rs`, and brcc's `tests/run_examples.rs`, which includes this file by path.
+//! `tests/cpp.rs`, and brcc's `tests/run_examples.rs` and `tests/runtime_errors.rs`, which
+//! include this file by path.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,4 +43,16 @@ pub fn static_library(profile: &Path) -> PathBuf {
     let library = profile.join("libbrook_capi.a");
     assert!(library.exists(), "{} is missing", library.display());
     library
+}
+
+/// The `BRT_RUNTIME` values to run a program with: every kind of device this machine has.
+pub fn runtimes() -> Vec<&'static str> {
+    let mut runtimes = vec!["cpu", "interp"];
+    if !brook::Device::of_type("cuda")
+        .unwrap_or_default()
+        .is_empty()
+    {
+        runtimes.push("cuda");
+    }
+    runtimes
 }

@@ -47,13 +47,22 @@ pub(super) fn launch(
             problem,
         })
     };
+    // A refused launch marks (and prints on) every stream passed for a vout.
+    let refuse_args = |e: Box<LaunchError>| {
+        for (source, arg) in sources.iter().zip(args) {
+            if let (SourceParam::Vout(_), Arg::Stream(s)) = (source, arg) {
+                s.record_error(e.code(), &e.to_string());
+            }
+        }
+        e
+    };
     if args.len() != sources.len() {
-        return Err(error(LaunchProblem::ArgumentCount {
+        return Err(refuse_args(error(LaunchProblem::ArgumentCount {
             expected: sources.len(),
             found: args.len(),
-        }));
+        })));
     }
-    let targets = targets(module, &sources, args).map_err(error)?;
+    let targets = targets(module, &sources, args).map_err(|p| refuse_args(error(p)))?;
     let refuse = |e: Box<LaunchError>| {
         for target in &targets {
             target.stream.record_error(e.code(), &e.to_string());
