@@ -121,6 +121,9 @@ pub struct Emitter {
     memories: u32,
     /// Bytes of `.shared` memory declared (with alignment padding).
     shared_bytes: u32,
+    /// Float registers that hold an immediate (written once by [`Emitter::mov_imm`] and not
+    /// since), by register name: their bits. See [`Emitter::float_bits`].
+    float_immediates: std::collections::HashMap<String, u64>,
 }
 
 impl Emitter {
@@ -132,6 +135,11 @@ impl Emitter {
 
     /// One instruction (without its `;`).
     pub fn op(&mut self, text: impl AsRef<str>) {
+        // An instruction writing a register ends what it held.
+        if let Some(destination) = text.as_ref().split_whitespace().nth(1) {
+            self.float_immediates
+                .remove(destination.trim_end_matches(','));
+        }
         self.text.push('\t');
         self.text.push_str(text.as_ref());
         self.text.push_str(";\n");
@@ -171,8 +179,26 @@ impl Emitter {
             Class::F32 => "f32",
             Class::F64 => "f64",
         };
+        let value = value.to_string();
         self.op(format!("mov.{ty} {r}, {value}"));
+        let bits = match class {
+            Class::F32 => value.strip_prefix("0f"),
+            Class::F64 => value.strip_prefix("0d"),
+            _ => None,
+        }
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+        if let Some(bits) = bits {
+            self.float_immediates.insert(r.to_string(), bits);
+        }
         r
+    }
+
+    /// The bits of the immediate `r` holds, if it holds one. The lowering folds float
+    /// arithmetic on immediates itself, exactly (IEEE, round to nearest even): ptxas folds
+    /// constant expressions with more precision than `add.rn`/`mul.rn` promise (found by
+    /// brook-fuzz: a dot product of constant vectors came out one ulp off).
+    pub fn float_bits(&self, r: Reg) -> Option<u64> {
+        self.float_immediates.get(&r.to_string()).copied()
     }
 
     /// Copies `from` into the existing register `to`.

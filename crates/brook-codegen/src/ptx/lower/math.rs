@@ -177,7 +177,24 @@ impl Lower<'_> {
         if !kind.is_signed() {
             return x;
         }
-        let a = self.inst("abs", kind, &[x]);
+        // (x ^ m) - m with m = x >> (bits - 1), so that abs(MIN) wraps to MIN. Not PTX `abs`:
+        // ptxas takes its result to be non-negative and turned a later signed remainder of
+        // abs(MIN) into an unsigned one (found by brook-fuzz).
+        let (bits, top) = if x.class == Class::B64 {
+            ("b64", 63)
+        } else {
+            ("b32", 31)
+        };
+        let t = op_type(kind);
+        let mask = self
+            .e
+            .compute(x.class, |r| format!("shr.{t} {r}, {x}, {top}"));
+        let flipped = self
+            .e
+            .compute(x.class, |r| format!("xor.{bits} {r}, {x}, {mask}"));
+        let a = self
+            .e
+            .compute(x.class, |r| format!("sub.{t} {r}, {flipped}, {mask}"));
         self.normalize(kind, a)
     }
 

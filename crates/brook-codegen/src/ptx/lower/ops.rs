@@ -70,6 +70,14 @@ impl Lower<'_> {
         match (op, kind) {
             (UnaryOp::Neg, ScalarKind::Bool) => v,
             (UnaryOp::Neg, k) if k.is_float() => {
+                if let Some(bits) = self.e.float_bits(v) {
+                    let sign = if k == ScalarKind::F64 {
+                        1 << 63
+                    } else {
+                        1 << 31
+                    };
+                    return self.float_immediate(k, bits ^ sign);
+                }
                 self.e.compute(v.class, |r| format!("neg.{t} {r}, {v}"))
             }
             (UnaryOp::Neg, k) => {
@@ -126,8 +134,44 @@ impl Lower<'_> {
             // Bitwise and logical operators never reach floats (the validator checks).
             _ => return a,
         };
+        if let (Some(x), Some(y)) = (self.e.float_bits(a), self.e.float_bits(b)) {
+            return self.fold(op, kind, x, y);
+        }
         self.e
             .compute(a.class, |r| format!("{arith}.{t} {r}, {a}, {b}"))
+    }
+
+    /// `x op y` on two immediates, computed here with IEEE arithmetic (see
+    /// [`crate::ptx::emit::Emitter::float_bits`]).
+    fn fold(&mut self, op: BinaryOp, kind: ScalarKind, x: u64, y: u64) -> Reg {
+        if kind == ScalarKind::F64 {
+            let (a, b) = (f64::from_bits(x), f64::from_bits(y));
+            let v = match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                _ => a / b,
+            };
+            self.float_immediate(kind, v.to_bits())
+        } else {
+            let (a, b) = (f32::from_bits(x as u32), f32::from_bits(y as u32));
+            let v = match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                _ => a / b,
+            };
+            self.float_immediate(kind, u64::from(v.to_bits()))
+        }
+    }
+
+    /// A register holding the float of these bits.
+    fn float_immediate(&mut self, kind: ScalarKind, bits: u64) -> Reg {
+        if kind == ScalarKind::F64 {
+            self.e.mov_imm(Class::F64, format!("0d{bits:016X}"))
+        } else {
+            self.e.mov_imm(Class::F32, format!("0f{:08X}", bits as u32))
+        }
     }
 
     /// Operators on bools: logic directly on predicates, the rest on 0/1 integers.

@@ -298,3 +298,92 @@ fn parse_stream(name: &str, rest: &str, n: usize) -> Result<ArgSpec, String> {
         values,
     })
 }
+
+/// The case as text in the format [`parse`] reads.
+pub fn write(case: &Case, comment: &str) -> String {
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
+    if !case.flags.is_empty() {
+        out.push_str(&format!("flags: {}\n", case.flags.join(" ")));
+    }
+    if let Some(ulp) = case.ulp {
+        out.push_str(&format!("ulp: {ulp}\n"));
+    }
+    out.push_str("source:\n");
+    out.push_str(case.source.trim_end());
+    out.push('\n');
+    for run in &case.runs {
+        out.push_str(&format!("run {}:\n", run.kernel));
+        for spec in &run.lets {
+            out.push_str(&format!("  let {}\n", spec_text(spec)));
+        }
+        for spec in &run.args {
+            out.push_str(&format!("  {}\n", spec_text(spec)));
+        }
+        if let Some((offset, size)) = &run.domain {
+            out.push_str(&format!("  domain: {} {}\n", commas(offset), commas(size)));
+        }
+        if let Some(text) = &run.error {
+            out.push_str(&format!("  error: {text}\n"));
+        }
+        if let Some(text) = &run.warning {
+            out.push_str(&format!("  warning: {text}\n"));
+        }
+        if !run.outputs.is_empty() {
+            out.push_str("expect:\n");
+        }
+        for e in &run.outputs {
+            out.push_str(&format!("  {} = {}", e.name, e.values.join(" ")));
+            if let Some(t) = e.tolerance {
+                out.push_str(&format!(" ~ {t}"));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn commas(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn dims_text(dims: &[usize]) -> String {
+    dims.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One argument line, without the indentation.
+fn spec_text(spec: &ArgSpec) -> String {
+    match spec {
+        ArgSpec::Constant { name, values } => format!("{name} = {}", values.join(" ")),
+        ArgSpec::Stream {
+            name,
+            ty,
+            dims,
+            values,
+        } => match values {
+            Some(v) => format!("{name}: {ty}<{}> = {}", dims_text(dims), v.join(" ")),
+            None => format!("{name}: {ty}<{}>", dims_text(dims)),
+        },
+        ArgSpec::Same { name, of } => format!("{name}: same {of}"),
+        ArgSpec::Host { name, ty } => format!("{name}: {ty} host"),
+        ArgSpec::Iter { name, dims, values } => {
+            let ty = match values.len() / 2 {
+                1 => "float".to_string(),
+                w => format!("float{w}"),
+            };
+            let v: Vec<String> = values.iter().map(f32::to_string).collect();
+            format!("{name}: iter {ty}<{}> = {}", dims_text(dims), v.join(" "))
+        }
+        ArgSpec::View {
+            name,
+            of,
+            start,
+            end,
+        } => format!("{name}: domain {of} {} {}", commas(start), commas(end)),
+    }
+}

@@ -1,20 +1,17 @@
-//! The conformance suite: every case in `tests/conformance/*.case` (at the repository root) runs
-//! on every available device. Each run's outputs must equal the case's expected values (which
-//! were computed independently of Brook, by hand or with a short Python script) and, on every
-//! device other than the interpreter, the interpreter's bytes too. Adding a device needs no
-//! change here or in the cases. The format is described in `case.rs`.
+//! Running a case: its program compiled once, each run on each device, the outputs checked
+//! against the case's expected values and, off the interpreter, against the interpreter's bytes.
+//! The conformance suite and the fuzzer both judge a case here, so "the same answer" means one
+//! thing everywhere.
 
-mod case;
-
+use crate::case::{ArgSpec, Case, Expectation, Run};
 use brook::runtime::element::ElementType;
 use brook::runtime::{ops, Constant, IterStream, RawStream};
 use brook::{Arg, CompileOptions, Device, DeviceKind, Program};
 use brook_ir::{ScalarKind, Type};
-use case::{ArgSpec, Case, Expectation, Run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-fn case_files() -> Vec<PathBuf> {
+pub fn case_files() -> Vec<PathBuf> {
     // BROOK_CONFORMANCE_DIR: the cases, for a test binary run away from its checkout.
     let dir = std::env::var_os("BROOK_CONFORMANCE_DIR")
         .map(PathBuf::from)
@@ -28,13 +25,13 @@ fn case_files() -> Vec<PathBuf> {
     files
 }
 
-fn options(case: &Case) -> CompileOptions {
+pub fn options(case: &Case) -> CompileOptions {
     CompileOptions::from_flags(&case.flags.join(" "))
         .unwrap_or_else(|e| panic!("case flags {:?}: {e}", case.flags))
 }
 
 /// The scalar components of an element type, with their byte offsets.
-fn components(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>) {
+pub fn components(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>) {
     match ty {
         ElementType::Value(v) => {
             for i in 0..usize::from(v.width) {
@@ -49,7 +46,7 @@ fn components(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>)
     }
 }
 
-fn element_type(program: &Program, name: &str) -> Result<ElementType, String> {
+pub fn element_type(program: &Program, name: &str) -> Result<ElementType, String> {
     let module = program.module();
     if let Some(struct_name) = name.strip_prefix("struct ") {
         let id = module
@@ -118,7 +115,7 @@ fn encode(ty: &ElementType, len: usize, values: &[String]) -> Result<Vec<u8>, St
 }
 
 /// A component as text-comparable number.
-fn decode_component(kind: ScalarKind, bytes: &[u8]) -> f64 {
+pub fn decode_component(kind: ScalarKind, bytes: &[u8]) -> f64 {
     let mut raw = [0u8; 8];
     raw[..kind.size() as usize].copy_from_slice(&bytes[..kind.size() as usize]);
     let bits = u64::from_le_bytes(raw);
@@ -130,6 +127,16 @@ fn decode_component(kind: ScalarKind, bytes: &[u8]) -> f64 {
         ScalarKind::I32 => bits as i32 as f64,
         ScalarKind::I64 => bits as i64 as f64,
         _ => bits as f64,
+    }
+}
+
+/// A component as text that reads back to the same bits (`-0.0`, `NaN`, `inf` included).
+pub fn component_text(kind: ScalarKind, bytes: &[u8]) -> String {
+    let value = decode_component(kind, bytes);
+    match kind {
+        ScalarKind::F32 => format!("{:?}", value as f32),
+        ScalarKind::F64 => format!("{value:?}"),
+        _ => format!("{}", value as i128),
     }
 }
 
@@ -147,9 +154,9 @@ fn matches(kind: ScalarKind, found: f64, expected: &str, tolerance: Option<f64>)
     }
 }
 
-struct Outcome {
+pub struct Outcome {
     /// Output bytes by argument or `let` name.
-    outputs: HashMap<String, Vec<u8>>,
+    pub outputs: HashMap<String, Vec<u8>>,
 }
 
 /// What an argument or `let` line made.
@@ -161,7 +168,7 @@ enum Made {
 }
 
 /// The element type name of a stream, view or host variable.
-fn spec_type(run: &Run, name: &str) -> Option<String> {
+pub fn spec_type(run: &Run, name: &str) -> Option<String> {
     match run
         .args
         .iter()
@@ -310,7 +317,7 @@ fn launch(
     Ok(report.warnings)
 }
 
-fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
+pub fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
     // Launches without streams (an iterator reduced into a host variable) use this device.
     brook::use_devices(std::slice::from_ref(device));
     let outcome = run_on(program, run, device);
@@ -414,7 +421,7 @@ fn ulps(kind: ScalarKind, a: f64, b: f64) -> u64 {
 /// equals any NaN (IEEE 754 leaves the payload of a computed NaN open: x86 propagates the
 /// operand's, a GPU writes its canonical NaN), and with `ulp`, float components within that
 /// many ulps.
-fn same_outputs(
+pub fn same_outputs(
     run: &Run,
     program: &Program,
     ulp: Option<u64>,
@@ -454,7 +461,7 @@ fn same_outputs(
     Ok(())
 }
 
-fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(), String> {
+pub fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(), String> {
     for Expectation {
         name,
         values,
@@ -498,75 +505,75 @@ fn check_expected(run: &Run, outcome: &Outcome, program: &Program) -> Result<(),
     Ok(())
 }
 
-#[test]
-fn conformance() {
-    // The interpreter runs first: every other device is compared with its outputs.
-    let mut devices = Device::all();
-    devices.sort_by_key(|d| d.kind() != DeviceKind::Interp);
-    let names: Vec<String> = devices.iter().map(|d| d.info().to_string()).collect();
-    println!("conformance: devices: {}", names.join(", "));
-    if !devices.iter().any(|d| d.kind() == DeviceKind::Cuda) {
-        println!("conformance: no CUDA device in this build or machine: CUDA runs skipped");
-    }
-    let files = case_files();
+/// How a run went wrong on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The run failed (the launch was refused, an argument could not be made).
+    Failed,
+    /// The outputs are not the case's expected values.
+    Unexpected,
+    /// The outputs differ from the interpreter's.
+    Differs,
+}
+
+/// One run that went wrong on one device.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The index of the run in the case.
+    pub run: usize,
+    pub device: String,
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+/// The interpreter's outputs of each run of a case, by run index (runs that failed there are
+/// missing).
+pub type Reference = HashMap<usize, HashMap<String, Vec<u8>>>;
+
+/// Runs every run of `case` on `devices` and checks it: against the case's expectations, and
+/// off the interpreter against the interpreter's outputs. `devices` must list the interpreter
+/// first when other devices are to be compared with it.
+pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> (Vec<Failure>, Reference) {
     let mut failures = Vec::new();
-    let mut runs = 0;
-    for path in &files {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let text = std::fs::read_to_string(path).expect("read case");
-        let case = match case::parse(&text) {
-            Ok(case) => case,
-            Err(e) => {
-                failures.push(format!("{name}: {e}"));
-                continue;
-            }
-        };
-        let program = match Program::compile(&name, &case.source, &options(&case)) {
-            Ok(p) => p,
-            Err(e) => {
-                failures.push(format!("{name}: does not compile:\n{e}"));
-                continue;
-            }
-        };
-        let mut reference: HashMap<usize, HashMap<String, Vec<u8>>> = HashMap::new();
-        for device in &devices {
-            for (r, run) in case.runs.iter().enumerate() {
-                runs += 1;
-                let at = format!("{name}:{} on {}", run.line, device.info());
-                let outcome = match run_once(&program, run, device) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        failures.push(format!("{at}: {e}"));
-                        continue;
-                    }
-                };
-                if let Err(e) = check_expected(run, &outcome, &program) {
-                    failures.push(format!("{at}: {e}"));
+    let mut reference = Reference::new();
+    for device in devices {
+        for (r, run) in case.runs.iter().enumerate() {
+            let mut fail = |kind, message| {
+                failures.push(Failure {
+                    run: r,
+                    device: device.info().to_string(),
+                    kind,
+                    message,
+                })
+            };
+            let outcome = match run_once(program, run, device) {
+                Ok(o) => o,
+                Err(e) => {
+                    fail(FailureKind::Failed, e);
+                    continue;
                 }
-                if device.kind() == DeviceKind::Interp {
-                    reference.insert(r, outcome.outputs);
-                } else if let Some(expected) = reference.get(&r) {
-                    if let Err(e) = same_outputs(run, &program, case.ulp, expected, &outcome) {
-                        failures.push(format!("{at}: outputs differ from the interpreter's: {e}"));
-                    }
+            };
+            if let Err(e) = check_expected(run, &outcome, program) {
+                fail(FailureKind::Unexpected, e);
+            }
+            if device.kind() == DeviceKind::Interp {
+                reference.insert(r, outcome.outputs);
+            } else if let Some(expected) = reference.get(&r) {
+                if let Err(e) = same_outputs(run, program, case.ulp, expected, &outcome) {
+                    fail(
+                        FailureKind::Differs,
+                        format!("outputs differ from the interpreter's: {e}"),
+                    );
                 }
             }
         }
     }
-    println!("conformance: {} cases, {runs} runs", files.len());
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(
-        files.len() >= 60,
-        "the suite has only {} cases",
-        files.len()
-    );
+    (failures, reference)
+}
+
+/// Every available device, the interpreter first.
+pub fn devices_interpreter_first() -> Vec<Device> {
+    let mut devices = Device::all();
+    devices.sort_by_key(|d| d.kind() != DeviceKind::Interp);
+    devices
 }

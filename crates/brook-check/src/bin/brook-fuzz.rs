@@ -1,0 +1,321 @@
+//! `brook-fuzz`: random kernels on every device, compared with the interpreter bit for bit.
+//!
+//! ```text
+//! brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J]
+//!            [--batch B] [--timeout SECS] [--tries T] [--out DIR]
+//! brook-fuzz show SEED INDEX      the case that kernel INDEX of seed SEED is
+//! ```
+//! Kernels run in worker processes (`--jobs` at a time, `--batch` kernels each), so a crash or
+//! a hang is caught and named (the kernel that was running) and the run goes on after it. Each
+//! finding is minimised and written to `--out` (default `fuzz-findings/`) as a conformance case.
+//! The exit status is 1 when anything was found.
+
+use brook_check::fuzz::{self, shrink};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+struct Options {
+    seed: u64,
+    first: u64,
+    count: u64,
+    devices: Vec<String>,
+    jobs: usize,
+    batch: u64,
+    timeout: u64,
+    tries: usize,
+    out: PathBuf,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J] \
+         [--batch B] [--timeout SECS] [--tries T] [--out DIR]\n       brook-fuzz show SEED INDEX"
+    );
+    std::process::exit(2)
+}
+
+fn parse(args: &[String]) -> Options {
+    let mut o = Options {
+        seed: 1,
+        first: 0,
+        count: 1000,
+        devices: Vec::new(),
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        batch: 2000,
+        timeout: 120,
+        tries: 400,
+        out: PathBuf::from("fuzz-findings"),
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().cloned().unwrap_or_else(|| usage());
+        let number = |v: String| v.parse::<u64>().unwrap_or_else(|_| usage());
+        match flag.as_str() {
+            "--seed" => o.seed = number(value()),
+            "--first" => o.first = number(value()),
+            "--count" => o.count = number(value()),
+            "--jobs" => o.jobs = number(value()).max(1) as usize,
+            "--batch" => o.batch = number(value()).max(1),
+            "--timeout" => o.timeout = number(value()).max(1),
+            "--tries" => o.tries = number(value()) as usize,
+            "--devices" => o.devices = value().split(',').map(String::from).collect(),
+            "--out" => o.out = PathBuf::from(value()),
+            _ => usage(),
+        }
+    }
+    o
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("show") => {
+            let [_, seed, index] = args.as_slice() else {
+                usage()
+            };
+            let (Ok(seed), Ok(index)) = (seed.parse(), index.parse()) else {
+                usage()
+            };
+            let generated = fuzz::generate(seed, index);
+            print!("{}", brook_check::case::write(&generated.case(), ""));
+        }
+        Some("worker") => worker(&parse(&args[1..])),
+        _ => std::process::exit(parent(&parse(&args))),
+    }
+}
+
+/// Runs kernels `first..first + count` in this process, printing `at I` before each and
+/// `finding I PATH` for each finding, then `done`.
+fn worker(o: &Options) {
+    let devices = fuzz::devices(&o.devices);
+    let stdout = std::io::stdout();
+    // Keep panics' own messages off stderr: check() reports them as findings.
+    std::panic::set_hook(Box::new(|_| {}));
+    // BROOK_FUZZ_SLOW_MS: name the kernels that take longer than this to check.
+    let slow = std::env::var("BROOK_FUZZ_SLOW_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    for index in o.first..o.first + o.count {
+        let _ = writeln!(stdout.lock(), "at {index}");
+        let generated = fuzz::generate(o.seed, index);
+        let started = Instant::now();
+        let found = fuzz::check(&generated, &devices);
+        let took = started.elapsed();
+        if slow.is_some_and(|ms| took > Duration::from_millis(ms)) {
+            let _ = writeln!(stdout.lock(), "slow {index} {} ms", took.as_millis());
+        }
+        if let Some(finding) = found {
+            let small = shrink::minimise(&generated, &finding, &devices, o.tries);
+            let path = write_finding(
+                o,
+                index,
+                &fuzz::case_text(&small, &finding, &origin(o, index)),
+            );
+            let _ = writeln!(
+                stdout.lock(),
+                "finding {index} {} {:?} on {}",
+                path.display(),
+                finding.kind,
+                finding.device
+            );
+        }
+    }
+    let _ = writeln!(stdout.lock(), "done");
+}
+
+fn origin(o: &Options, index: u64) -> String {
+    format!(
+        "seed {} kernel {index}: `brook-fuzz show {} {index}`",
+        o.seed, o.seed
+    )
+}
+
+fn write_finding(o: &Options, index: u64, text: &str) -> PathBuf {
+    let _ = std::fs::create_dir_all(&o.out);
+    let path = o.out.join(format!("fuzz_{}_{index}.case", o.seed));
+    if let Err(e) = std::fs::write(&path, text) {
+        eprintln!("brook-fuzz: cannot write {}: {e}", path.display());
+    }
+    path
+}
+
+/// A worker process and the kernels it still has to run.
+struct Worker {
+    child: Child,
+    next: u64,
+    end: u64,
+    last_line: Instant,
+    done: bool,
+}
+
+enum Line {
+    Text(usize, String),
+    Closed(usize),
+}
+
+fn spawn(o: &Options, id: usize, first: u64, end: u64, tx: &mpsc::Sender<Line>) -> Worker {
+    let exe = std::env::current_exe().expect("the path of brook-fuzz");
+    let mut child = Command::new(exe)
+        .arg("worker")
+        .args(["--seed", &o.seed.to_string()])
+        .args(["--first", &first.to_string()])
+        .args(["--count", &(end - first).to_string()])
+        .args(["--tries", &o.tries.to_string()])
+        .args(["--devices", &o.devices.join(",")])
+        .arg("--out")
+        .arg(&o.out)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start a brook-fuzz worker");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let tx = tx.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(Line::Text(id, line));
+        }
+        let _ = tx.send(Line::Closed(id));
+    });
+    Worker {
+        child,
+        next: first,
+        end,
+        last_line: Instant::now(),
+        done: false,
+    }
+}
+
+/// Runs the kernels over worker processes; returns the exit status.
+fn parent(o: &Options) -> i32 {
+    let start = Instant::now();
+    let names: Vec<String> = fuzz::devices(&o.devices)
+        .iter()
+        .map(|d| d.info().to_string())
+        .collect();
+    println!(
+        "brook-fuzz: seed {}, kernels {}..{}, devices {}",
+        o.seed,
+        o.first,
+        o.first + o.count,
+        names.join(", ")
+    );
+    if names.len() < 2 {
+        println!(
+            "brook-fuzz: no device to compare with the interpreter (of {:?})",
+            o.devices
+        );
+        return 1;
+    }
+    let mut batches: VecDeque<(u64, u64)> = (o.first..o.first + o.count)
+        .step_by(o.batch as usize)
+        .map(|b| (b, (b + o.batch).min(o.first + o.count)))
+        .collect();
+    let (tx, rx) = mpsc::channel();
+    let mut workers: Vec<Option<Worker>> = Vec::new();
+    let (mut compared, mut findings, mut crashes, mut hangs) = (0u64, Vec::new(), 0, 0);
+    let mut last_report = Instant::now();
+    loop {
+        while workers.iter().filter(|w| w.is_some()).count() < o.jobs {
+            let Some((first, end)) = batches.pop_front() else {
+                break;
+            };
+            let id = workers.len();
+            workers.push(Some(spawn(o, id, first, end, &tx)));
+        }
+        if workers.iter().all(Option::is_none) {
+            break;
+        }
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(Line::Text(id, line)) => {
+                let Some(w) = workers[id].as_mut() else {
+                    continue;
+                };
+                w.last_line = Instant::now();
+                let words: Vec<&str> = line.splitn(3, ' ').collect();
+                match words.as_slice() {
+                    ["at", i] => {
+                        w.next = i.parse().unwrap_or(w.next);
+                        compared += 1;
+                    }
+                    ["finding", i, rest] => {
+                        println!("brook-fuzz: kernel {i}: {rest}");
+                        findings.push(line.clone());
+                    }
+                    ["done"] => w.done = true,
+                    ["slow", i, rest] => println!("brook-fuzz: kernel {i}: {rest}"),
+                    _ => {}
+                }
+            }
+            Ok(Line::Closed(id)) => {
+                let Some(mut w) = workers[id].take() else {
+                    continue;
+                };
+                let status = w.child.wait();
+                if !w.done {
+                    crashes += 1;
+                    let why = status.map_or("?".to_string(), |s| s.to_string());
+                    report_lost(o, w.next, &format!("the worker died ({why})"));
+                    if w.next + 1 < w.end {
+                        batches.push_front((w.next + 1, w.end));
+                    }
+                }
+            }
+            Err(_) => {}
+        }
+        for slot in workers.iter_mut() {
+            let hung = slot
+                .as_ref()
+                .is_some_and(|w| w.last_line.elapsed() > Duration::from_secs(o.timeout));
+            if hung {
+                let mut w = slot.take().expect("a hung worker");
+                let _ = w.child.kill();
+                let _ = w.child.wait();
+                hangs += 1;
+                report_lost(
+                    o,
+                    w.next,
+                    &format!("no progress for {} s (a hang)", o.timeout),
+                );
+                if w.next + 1 < w.end {
+                    batches.push_front((w.next + 1, w.end));
+                }
+            }
+        }
+        if last_report.elapsed() > Duration::from_secs(30) {
+            last_report = Instant::now();
+            println!(
+                "brook-fuzz: {compared} kernels, {} findings, {:.0} s",
+                findings.len() + crashes + hangs,
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    println!();
+    println!("| seed | kernels | devices | mismatches/failures | crashes | hangs | seconds |");
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {compared} | {} | {} | {crashes} | {hangs} | {:.0} |",
+        o.seed,
+        names.join(" vs "),
+        findings.len(),
+        start.elapsed().as_secs_f64()
+    );
+    i32::from(!findings.is_empty() || crashes > 0 || hangs > 0)
+}
+
+/// A kernel that killed or hung its worker: written as it was generated (not minimised: that
+/// would run it again).
+fn report_lost(o: &Options, index: u64, why: &str) {
+    let generated = fuzz::generate(o.seed, index);
+    let comment = format!("Found by brook-fuzz ({}): {why}.", origin(o, index));
+    let path = write_finding(
+        o,
+        index,
+        &brook_check::case::write(&generated.case(), &comment),
+    );
+    println!("brook-fuzz: kernel {index}: {why}: {}", path.display());
+}
