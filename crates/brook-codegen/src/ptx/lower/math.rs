@@ -201,9 +201,19 @@ impl Lower<'_> {
     /// `max` (`max == true`) or `min`. For floats: a NaN operand gives the other operand (the
     /// second if both are NaN), and `-0 < +0`; integers compare by their kind's order.
     fn min_max(&mut self, kind: ScalarKind, a: Reg, b: Reg, max: bool) -> Reg {
-        let name = if max { "max" } else { "min" };
         if !kind.is_float() {
-            return self.inst(name, kind, &[a, b]);
+            // A compare and a select, not PTX `min`/`max`: ptxas miscompiled nested integer
+            // min/max over a negation on sm_90 (`min(0, min(a, -b))` gave -2^30; found by
+            // brook-fuzz).
+            let t = op_type(kind);
+            let bits = if a.class == Class::B64 { "b64" } else { "b32" };
+            let cmp = if max { "gt" } else { "lt" };
+            let first = self
+                .e
+                .compute(Class::Pred, |r| format!("setp.{cmp}.{t} {r}, {a}, {b}"));
+            return self
+                .e
+                .compute(a.class, |r| format!("selp.{bits} {r}, {a}, {b}, {first}"));
         }
         let t = op_type(kind);
         let (bits_class, bits) = if kind == ScalarKind::F64 {
