@@ -135,8 +135,15 @@ impl Emitter {
 
     /// One instruction (without its `;`).
     pub fn op(&mut self, text: impl AsRef<str>) {
-        // An instruction writing a register ends what it held.
-        if let Some(destination) = text.as_ref().split_whitespace().nth(1) {
+        // An instruction writing a register ends what it held (`@p op dst, ...` too).
+        let mut words = text.as_ref().split_whitespace();
+        let first = words.next().unwrap_or("");
+        let destination = if first.starts_with('@') {
+            words.nth(1)
+        } else {
+            words.next()
+        };
+        if let Some(destination) = destination {
             self.float_immediates
                 .remove(destination.trim_end_matches(','));
         }
