@@ -400,16 +400,8 @@ impl<'r> Gen<'r> {
 
     /// An assignment to a local: whole, one component, or compound.
     fn assign(&mut self) -> Option<Stmt> {
-        if self.scope.writable.is_empty() {
-            return None;
-        }
-        let (name, ty) = self.rng.pick(&self.scope.writable).clone();
-        let (target, ty) = if ty.width > 1 && self.rng.chance(30) {
-            let c = SWIZZLE[self.rng.below(usize::from(ty.width))];
-            (format!("{name}.{c}"), ty.scalar())
-        } else {
-            (name, ty)
-        };
+        let locals = self.scope.writable.clone();
+        let (target, ty) = self.target(&locals, 30)?;
         let ops: &[&'static str] = if has_bitwise(ty.kind) {
             &[
                 "=", "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
@@ -425,17 +417,23 @@ impl<'r> Gen<'r> {
 
     /// An assignment to an output (whole or one component).
     pub fn assign_output(&mut self) -> Option<Stmt> {
-        if self.scope.outputs.is_empty() {
+        let outputs = self.scope.outputs.clone();
+        let (target, ty) = self.target(&outputs, 25)?;
+        Some(Stmt::Assign(target, "=", self.expr(ty, 4)))
+    }
+
+    /// One of `names` to assign, whole or (`percent` of the time, for a vector) one component.
+    fn target(&mut self, names: &[(String, Ty)], percent: u32) -> Option<(String, Ty)> {
+        if names.is_empty() {
             return None;
         }
-        let (name, ty) = self.rng.pick(&self.scope.outputs).clone();
-        let (target, ty) = if ty.width > 1 && self.rng.chance(25) {
+        let (name, ty) = self.rng.pick(names).clone();
+        Some(if ty.width > 1 && self.rng.chance(percent) {
             let c = SWIZZLE[self.rng.below(usize::from(ty.width))];
             (format!("{name}.{c}"), ty.scalar())
         } else {
             (name, ty)
-        };
-        Some(Stmt::Assign(target, "=", self.expr(ty, 4)))
+        })
     }
 }
 
