@@ -110,6 +110,17 @@ pub fn mem_type(kind: ScalarKind) -> &'static str {
     }
 }
 
+/// The `mov` type of a register class.
+fn mov_type(class: Class) -> &'static str {
+    match class {
+        Class::Pred => "pred",
+        Class::B32 => "b32",
+        Class::B64 => "b64",
+        Class::F32 => "f32",
+        Class::F64 => "f64",
+    }
+}
+
 /// The text of one function body.
 #[derive(Default)]
 pub struct Emitter {
@@ -121,9 +132,9 @@ pub struct Emitter {
     memories: u32,
     /// Bytes of `.shared` memory declared (with alignment padding).
     shared_bytes: u32,
-    /// Float registers that hold an immediate (written once by [`Emitter::mov_imm`] and not
-    /// since), by register name: their bits. See [`Emitter::float_bits`].
-    float_immediates: std::collections::HashMap<String, u64>,
+    /// Registers that hold an immediate (written once by [`Emitter::mov_imm`] and not since),
+    /// by register name: their bits. See [`Emitter::float_bits`] and [`Emitter::int_bits`].
+    immediates: std::collections::HashMap<String, u64>,
 }
 
 impl Emitter {
@@ -144,8 +155,7 @@ impl Emitter {
             words.next()
         };
         if let Some(destination) = destination {
-            self.float_immediates
-                .remove(destination.trim_end_matches(','));
+            self.immediates.remove(destination.trim_end_matches(','));
         }
         self.text.push('\t');
         self.text.push_str(text.as_ref());
@@ -176,36 +186,41 @@ impl Emitter {
         self.op(format!("@!{pred} bra {to}"));
     }
 
-    /// A new register holding `value` (`mov.<ty>`).
+    /// A new register holding `value`: `mov.<ty>` for integers and predicates; a float
+    /// (`0f…`/`0d…`) is loaded from `.const` memory instead ([`super::literals`]).
     pub fn mov_imm(&mut self, class: Class, value: impl fmt::Display) -> Reg {
         let r = self.reg(class);
-        let ty = match class {
-            Class::Pred => "pred",
-            Class::B32 => "b32",
-            Class::B64 => "b64",
-            Class::F32 => "f32",
-            Class::F64 => "f64",
-        };
         let value = value.to_string();
-        self.op(format!("mov.{ty} {r}, {value}"));
-        let bits = match class {
-            Class::F32 => value.strip_prefix("0f"),
-            Class::F64 => value.strip_prefix("0d"),
-            _ => None,
-        }
-        .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+        let bits = if let Some(bits) = super::literals::float_bits(class, &value) {
+            self.op(super::literals::load(r, bits));
+            Some(bits)
+        } else {
+            self.op(format!("mov.{} {r}, {value}", mov_type(class)));
+            value.parse::<u64>().ok()
+        };
         if let Some(bits) = bits {
-            self.float_immediates.insert(r.to_string(), bits);
+            self.immediates.insert(r.to_string(), bits);
         }
         r
     }
 
-    /// The bits of the immediate `r` holds, if it holds one. The lowering folds float
-    /// arithmetic on immediates itself, exactly (IEEE, round to nearest even): ptxas folds
-    /// constant expressions with more precision than `add.rn`/`mul.rn` promise (found by
-    /// brook-fuzz: a dot product of constant vectors came out one ulp off).
+    /// The bits of the float immediate `r` holds, if it holds one. The lowering folds float
+    /// arithmetic on immediates itself, exactly (IEEE, round to nearest even), rather than
+    /// leaving constant expressions to the JIT, which folds some with more precision than
+    /// `add.rn`/`mul.rn` promise (found by brook-fuzz: a dot product of constant vectors came
+    /// out one ulp off).
     pub fn float_bits(&self, r: Reg) -> Option<u64> {
-        self.float_immediates.get(&r.to_string()).copied()
+        matches!(r.class, Class::F32 | Class::F64)
+            .then(|| self.immediates.get(&r.to_string()).copied())
+            .flatten()
+    }
+
+    /// The bits of the integer immediate `r` holds, if it holds one (narrow kinds extended
+    /// from their width, as registers keep them).
+    pub fn int_bits(&self, r: Reg) -> Option<u64> {
+        matches!(r.class, Class::B32 | Class::B64)
+            .then(|| self.immediates.get(&r.to_string()).copied())
+            .flatten()
     }
 
     /// Copies `from` into the existing register `to`.
@@ -213,14 +228,7 @@ impl Emitter {
         if to == from {
             return;
         }
-        let ty = match to.class {
-            Class::Pred => "pred",
-            Class::B32 => "b32",
-            Class::B64 => "b64",
-            Class::F32 => "f32",
-            Class::F64 => "f64",
-        };
-        self.op(format!("mov.{ty} {to}, {from}"));
+        self.op(format!("mov.{} {to}, {from}", mov_type(to.class)));
     }
 
     /// A new register of `class` computed by `f(dest)` (the instruction text).

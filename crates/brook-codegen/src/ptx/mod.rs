@@ -4,13 +4,15 @@
 //! one entry function, `brook_main` ([`driver`]), taking the launch's parameter block
 //! ([`crate::abi`]) as a `.param` byte array. Arithmetic follows the exact rules of
 //! `../shared/SEMANTICS.md`: every float operation is written with `.rn` (so `ptxas` never
-//! contracts `a*b+c` into an `fma`), no flush-to-zero, integer division never traps.
+//! contracts `a*b+c` into an `fma`), no flush-to-zero, integer division never traps, and float
+//! literals come from `.const` memory so the JIT folds no float arithmetic ([`literals`]).
 //! No CUDA toolkit is needed: the text is written here and JIT-compiled by the driver.
 
 mod driver;
 mod emit;
 mod helpers;
 mod libm;
+mod literals;
 mod lower;
 
 pub use driver::reduce::{Paths as ReducePaths, COLUMNS_ENTRY, MAX_PIECE, WARP_ENTRY};
@@ -130,13 +132,14 @@ pub fn compile(
             (text, helpers, EntryKind::Map { per_thread })
         }
     };
-    let mut text = format!(
+    let header = format!(
         "// Brook kernel `{}` (rank {}), written by brook-codegen\n.version {}\n.target sm_{}\n.address_size 64\n",
         k.name,
         variant.rank,
         target.ptx_version(),
         target.sm
     );
+    let mut text = String::new();
     let mut bodies = Vec::new();
     for name in helper_names {
         let Some(helper) = helpers::helper_text(name) else {
@@ -156,6 +159,7 @@ pub fn compile(
     }
     text.push('\n');
     text.push_str(&entry_text);
+    let text = format!("{header}{}{text}", literals::declarations(&text));
     Ok(PtxKernel {
         text,
         entry,

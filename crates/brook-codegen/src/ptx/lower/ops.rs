@@ -308,23 +308,12 @@ impl Lower<'_> {
             return self.nonzero(from, v);
         }
         if from == ScalarKind::Bool {
-            return match to {
-                ScalarKind::F32 => self.e.compute(Class::F32, |r| {
-                    format!("selp.f32 {r}, 0f3F800000, 0f00000000, {v}")
-                }),
-                ScalarKind::F64 => self.e.compute(Class::F64, |r| {
-                    format!("selp.f64 {r}, 0d3FF0000000000000, 0d0000000000000000, {v}")
-                }),
-                k => {
-                    let t = if Class::of(k) == Class::B64 {
-                        "u64"
-                    } else {
-                        "u32"
-                    };
-                    self.e
-                        .compute(Class::of(k), |r| format!("selp.{t} {r}, 1, 0, {v}"))
-                }
-            };
+            return self.bool_to(to, v);
+        }
+        if to.is_float() {
+            if let Some(bits) = self.fold_to_float(from, to, v) {
+                return self.float_immediate(to, bits);
+            }
         }
         match (from.is_float(), to.is_float()) {
             (true, true) if to == ScalarKind::F64 => self
@@ -341,6 +330,68 @@ impl Lower<'_> {
             }
             (false, false) => self.int_to_int(from, to, v),
         }
+    }
+
+    /// `true`/`false` as 1/0 of `to`.
+    fn bool_to(&mut self, to: ScalarKind, v: Reg) -> Reg {
+        if to.is_float() {
+            // Literal registers, not immediates: see `crate::ptx::literals`.
+            let (one, zero) = if to == ScalarKind::F64 {
+                (1f64.to_bits(), 0)
+            } else {
+                (u64::from(1f32.to_bits()), 0)
+            };
+            let (one, zero) = (
+                self.float_immediate(to, one),
+                self.float_immediate(to, zero),
+            );
+            let t = op_type(to);
+            return self
+                .e
+                .compute(one.class, |r| format!("selp.{t} {r}, {one}, {zero}, {v}"));
+        }
+        let t = if Class::of(to) == Class::B64 {
+            "u64"
+        } else {
+            "u32"
+        };
+        self.e
+            .compute(Class::of(to), |r| format!("selp.{t} {r}, 1, 0, {v}"))
+    }
+
+    /// The bits of the conversion of immediate `v` to the float kind `to`, computed here
+    /// (round to nearest even, as `cvt.rn`), or `None` when `v` is not an immediate or is a
+    /// NaN (whose payload the lowering leaves to the instruction).
+    fn fold_to_float(&self, from: ScalarKind, to: ScalarKind, v: Reg) -> Option<u64> {
+        let single = to == ScalarKind::F32;
+        let wide = |x: f64| {
+            if single {
+                u64::from((x as f32).to_bits())
+            } else {
+                x.to_bits()
+            }
+        };
+        if from.is_float() {
+            let bits = self.e.float_bits(v)?;
+            let x = if from == ScalarKind::F32 {
+                f64::from(f32::from_bits(bits as u32))
+            } else {
+                f64::from_bits(bits)
+            };
+            return (!x.is_nan()).then(|| wide(x));
+        }
+        let bits = self.e.int_bits(v)?;
+        // One rounding, straight from the integer (never through f64 for f32).
+        Some(match (from, single) {
+            (ScalarKind::I64, true) => u64::from((bits as i64 as f32).to_bits()),
+            (ScalarKind::U64, true) => u64::from((bits as f32).to_bits()),
+            (ScalarKind::I64, false) => (bits as i64 as f64).to_bits(),
+            (ScalarKind::U64, false) => (bits as f64).to_bits(),
+            (k, true) if k.is_signed() => u64::from((bits as u32 as i32 as f32).to_bits()),
+            (_, true) => u64::from((bits as u32 as f32).to_bits()),
+            (k, false) if k.is_signed() => f64::from(bits as u32 as i32).to_bits(),
+            (_, false) => f64::from(bits as u32).to_bits(),
+        })
     }
 
     fn int_to_int(&mut self, from: ScalarKind, to: ScalarKind, v: Reg) -> Reg {

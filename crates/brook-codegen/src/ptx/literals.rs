@@ -1,0 +1,90 @@
+//! Float literals live in `.const` memory, where the JIT cannot see their values.
+//!
+//! The driver's JIT folds arithmetic on values it knows at compile time, and it does not
+//! always fold the way the instructions it replaces compute (found by brook-fuzz on sm_90 with
+//! driver 580: `cvt(2) * 101.0 + -0.40000153` folded to the odd neighbour of a tie, one ulp
+//! from `mul.rn` then `add.rn`; `selp.f32` between `-0.0` and `-1.0` rewritten as an integer
+//! select converted to float, which loses the sign of zero). A `.const` variable may be
+//! written by the host before a launch, so the JIT must load it: a float that comes from a
+//! literal is never a compile-time constant to it, and every operation on it runs as written.
+//! On the GPU the load is free: constant-bank values are direct operands of arithmetic.
+//!
+//! The lowering still folds operations whose operands are all literals itself, exactly
+//! (see [`crate::ptx::emit::Emitter::float_bits`]), and loads the result.
+
+use super::emit::{Class, Reg};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+const F32_PREFIX: &str = "brook_f32_";
+const F64_PREFIX: &str = "brook_f64_";
+
+/// The bits of a float immediate written as PTX (`0fXXXXXXXX` for `class` F32,
+/// `0dXXXXXXXXXXXXXXXX` for F64).
+pub fn float_bits(class: Class, value: &str) -> Option<u64> {
+    let hex = match class {
+        Class::F32 => value.strip_prefix("0f").filter(|h| h.len() == 8)?,
+        Class::F64 => value.strip_prefix("0d").filter(|h| h.len() == 16)?,
+        _ => return None,
+    };
+    u64::from_str_radix(hex, 16).ok()
+}
+
+/// The instruction loading the float literal of `bits` into `r` (of class F32 or F64).
+pub fn load(r: Reg, bits: u64) -> String {
+    if r.class == Class::F64 {
+        format!("ld.const.f64 {r}, [{F64_PREFIX}{bits:016X}]")
+    } else {
+        format!("ld.const.f32 {r}, [{F32_PREFIX}{:08X}]", bits as u32)
+    }
+}
+
+/// The `.const` declarations of every literal that `text` (a whole module) loads, once each.
+pub fn declarations(text: &str) -> String {
+    let f32s = names(text, F32_PREFIX, 8);
+    let f64s = names(text, F64_PREFIX, 16);
+    let mut out = String::new();
+    for hex in &f32s {
+        let _ = writeln!(out, ".const .align 4 .b32 {F32_PREFIX}{hex} = 0x{hex};");
+    }
+    for hex in &f64s {
+        let _ = writeln!(out, ".const .align 8 .b64 {F64_PREFIX}{hex} = 0x{hex};");
+    }
+    out
+}
+
+/// The hex digits after each `prefix` in `text` (`digits` of them).
+fn names<'t>(text: &'t str, prefix: &str, digits: usize) -> BTreeSet<&'t str> {
+    text.match_indices(prefix)
+        .filter_map(|(at, _)| text.get(at + prefix.len()..at + prefix.len() + digits))
+        .filter(|hex| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declares_each_loaded_literal_once() {
+        let text = "ld.const.f32 %f0, [brook_f32_3F800000];\n\
+                    ld.const.f32 %f1, [brook_f32_3F800000];\n\
+                    ld.const.f64 %fd0, [brook_f64_8000000000000000];\n";
+        assert_eq!(
+            declarations(text),
+            ".const .align 4 .b32 brook_f32_3F800000 = 0x3F800000;\n\
+             .const .align 8 .b64 brook_f64_8000000000000000 = 0x8000000000000000;\n"
+        );
+    }
+
+    #[test]
+    fn reads_float_immediates() {
+        assert_eq!(float_bits(Class::F32, "0f80000000"), Some(0x8000_0000));
+        assert_eq!(
+            float_bits(Class::F64, "0d3FF0000000000000"),
+            Some(0x3FF0 << 48)
+        );
+        assert_eq!(float_bits(Class::B32, "7"), None);
+        assert_eq!(float_bits(Class::F32, "local_1"), None);
+    }
+}
