@@ -323,6 +323,7 @@ impl Lower<'_> {
                 .e
                 .compute(Class::F32, |r| format!("cvt.rn.f32.f64 {r}, {v}")),
             (true, false) => self.float_to_int(from, to, v),
+            (false, true) if from == ScalarKind::U32 => self.u32_to_float(to, v),
             (false, true) => {
                 let (ft, tt) = (op_type(from), op_type(to));
                 self.e
@@ -392,6 +393,33 @@ impl Lower<'_> {
             (k, false) if k.is_signed() => f64::from(bits as u32 as i32).to_bits(),
             (_, false) => f64::from(bits as u32).to_bits(),
         })
+    }
+
+    /// A `uint` as a float, without `cvt.rn.f*.u32`: ptxas (CUDA 13, sm_90) turns the sign
+    /// extension that keeps a `short` or `char` in its register (`bfe.s32`) followed by
+    /// `cvt.rn.f64.u32` into one signed conversion from 16 bits, so `(double)(uint)s` came out
+    /// negative for a negative `short` `s` (found by brook-fuzz). The value is converted as
+    /// signed (exact in `double`), 2^32 is added when it is negative, and a `float` is
+    /// rounded once from the exact `double`.
+    fn u32_to_float(&mut self, to: ScalarKind, v: Reg) -> Reg {
+        let signed = self
+            .e
+            .compute(Class::F64, |r| format!("cvt.rn.f64.s32 {r}, {v}"));
+        let negative = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.lt.s32 {r}, {v}, 0"));
+        let two_to_32 = self.float_immediate(ScalarKind::F64, 4_294_967_296f64.to_bits());
+        let wrapped = self.e.compute(Class::F64, |r| {
+            format!("add.rn.f64 {r}, {signed}, {two_to_32}")
+        });
+        let exact = self.e.compute(Class::F64, |r| {
+            format!("selp.f64 {r}, {wrapped}, {signed}, {negative}")
+        });
+        if to == ScalarKind::F64 {
+            return exact;
+        }
+        self.e
+            .compute(Class::F32, |r| format!("cvt.rn.f32.f64 {r}, {exact}"))
     }
 
     fn int_to_int(&mut self, from: ScalarKind, to: ScalarKind, v: Reg) -> Reg {
