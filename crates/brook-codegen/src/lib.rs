@@ -5,6 +5,8 @@
 //! - [`cpu`]: IR to x86-64/AArch64 code through Cranelift, compiled in memory.
 //! - [`ptx`]: IR to PTX text for NVIDIA GPUs, compiled by the CUDA driver.
 //! - [`leaves`]: flattening IR types into scalar leaves (shared by both).
+//! - [`lower`] and [`leaf_walk`]: the parts of lowering written once for both, over the
+//!   backends' primitive operations.
 //!
 //! Each backend exposes the same shape: an error type and `compile(&Module, kernel, &Variant)`.
 
@@ -12,5 +14,6 @@ pub mod abi;
 pub mod cpu;
 pub mod leaf_walk;
 pub mod leaves;
+pub mod lower;
 pub mod mathlib;
 pub mod ptx;

@@ -16,9 +16,9 @@
 //! combine pieces.
 
 use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
-use crate::abi::{header, record, BlockLayout, Variant};
+use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
-use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
+use crate::cpu::lower::{bind_params, Binding, BlockTarget, Flow, Lower, PTR};
 use crate::cpu::CompileError;
 use crate::leaf_walk::LeafOps;
 use brook_ir::{ParamRole, Type};
@@ -115,19 +115,7 @@ pub fn build_combine(
 }
 
 /// How leaves are read: from a stream at an element index, or computed by an iterator.
-enum Source {
-    Stream {
-        base: Value,
-        offset: Value,
-        pitch: Vec<Value>,
-        size: u32,
-    },
-    Iterator {
-        start: Vec<Value>,
-        end: Vec<Value>,
-        shape: Vec<Value>,
-    },
-}
+type Source = crate::lower::binding::Source<Value>;
 
 /// The state of the walk over a tile's leaves.
 struct Walk {
@@ -143,9 +131,9 @@ struct Walk {
 
 impl Walk {
     fn set_cursor(&self, lower: &mut Lower<'_, '_>) {
-        if let Source::Stream { offset, pitch, .. } = &self.source {
+        if let Source::Stream(stream) = &self.source {
             let at = self.position(lower);
-            let index = lower.element_index(*offset, &at, pitch);
+            let index = lower.element_index(stream.offset, &at, &stream.pitch);
             lower.b.def_var(self.cursor, index);
         }
     }
@@ -163,16 +151,14 @@ impl Walk {
     /// The leaf `step` elements along the fastest axis from the current one.
     fn leaf(&self, lower: &mut Lower<'_, '_>, ty: &Type, step: u64) -> Vec<Value> {
         match &self.source {
-            Source::Stream {
-                base, pitch, size, ..
-            } => {
-                let Some(&last) = pitch.last() else {
+            Source::Stream(stream) => {
+                let Some(&last) = stream.pitch.last() else {
                     return lower.zeros(ty); // rank 0 never reaches a backend
                 };
                 let cursor = lower.b.use_var(self.cursor);
                 let delta = lower.b.ins().imul_imm_s(last, step as i64);
                 let index = lower.b.ins().iadd(cursor, delta);
-                let addr = lower.element_address(*base, index, *size);
+                let addr = lower.element_address(stream.base, index, stream.size);
                 lower.load_value(ty, addr)
             }
             Source::Iterator { start, end, shape } => {
@@ -199,9 +185,9 @@ impl Walk {
         lower.b.ins().brif(at_end, wrap, &[], same_row, &[]);
 
         lower.b.switch_to_block(same_row);
-        if let Source::Stream { pitch, .. } = &self.source {
+        if let Source::Stream(stream) = &self.source {
             let cursor = lower.b.use_var(self.cursor);
-            let delta = lower.b.ins().imul_imm_s(pitch[last], by as i64);
+            let delta = lower.b.ins().imul_imm_s(stream.pitch[last], by as i64);
             let cursor = lower.b.ins().iadd(cursor, delta);
             lower.b.def_var(self.cursor, cursor);
         }
@@ -417,30 +403,16 @@ pub fn build_range(
         .zip(&tile)
         .map(|(&t, &n)| lower.b.ins().imul(t, n))
         .collect();
-    let at = layout.param_offset(roles.input);
-    let is_iterator = variant
-        .inputs
-        .get(roles.input)
-        .copied()
-        .flatten()
-        .is_some_and(|m| m.is_iterator());
-    let source = if is_iterator {
-        let width = crate::cpu::layout::leaf_count(lower.module, &roles.ty);
-        Source::Iterator {
-            start: lower.block_floats(block, at + record::ITER_START, width),
-            end: lower.block_floats(block, at + record::ITER_END, width),
-            shape: lower.block_axes(block, at + record::SHAPE, rank),
-        }
-    } else {
-        let size = lower.module.layout(&roles.ty).size;
-        let stream = lower.stream_ref(block, at, rank, size);
-        Source::Stream {
-            base: stream.base,
-            offset: stream.offset,
-            pitch: stream.pitch,
-            size,
-        }
-    };
+    let (module, kernel) = (lower.module, lower.kernel);
+    let mut block_target = BlockTarget { lower, block };
+    let source = crate::lower::binding::reduction_source(
+        &mut block_target,
+        module,
+        kernel,
+        roles.input,
+        layout,
+        variant,
+    );
     let first = unravel(lower, lo, &tile, None);
     let u = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
     let zero = lower.iconst(PTR, 0);

@@ -56,7 +56,7 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
     fn input(&mut self, p: ParamId) -> Vec<Value> {
         let ty = self.kernel.params[p.0 as usize].ty.clone();
         match self.bindings[p.0 as usize].clone() {
-            Binding::Cursor { cursor } => {
+            Binding::Element { addr: cursor } => {
                 let addr = self.b.use_var(cursor);
                 self.load_value(&ty, addr)
             }

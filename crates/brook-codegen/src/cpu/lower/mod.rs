@@ -20,7 +20,7 @@ pub use stmt::count_barriers;
 
 use super::layout::{clif_type, leaves, Leaf};
 use super::CompileError;
-use crate::abi::{record, BlockLayout, Variant};
+use crate::abi::{BlockLayout, Variant};
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value,
@@ -32,41 +32,12 @@ use std::collections::HashMap;
 /// The pointer-sized integer type (the backends run on 64-bit hosts).
 pub const PTR: types::Type = types::I64;
 
-/// How a parameter is reached from compiled code.
-#[derive(Clone, Debug)]
-pub enum Binding {
-    /// Nothing to read (a parameter the function does not use).
-    Unbound,
-    /// The element at the address in `cursor`: inputs of the domain's shape and outputs.
-    Cursor { cursor: Variable },
-    /// An input of another shape, read through implicit resize.
-    Resized { stream: StreamRef },
-    /// An iterator; `resized` when its shape differs from the domain.
-    Iterator {
-        start: Vec<Value>,
-        end: Vec<Value>,
-        shape: Vec<Value>,
-        resized: bool,
-    },
-    /// A gather or scatter array.
-    Array { stream: StreamRef },
-    /// A constant's leaves.
-    Constant(Vec<Value>),
-    /// A value held in variables (a reduction's accumulator).
-    Vars(Vec<Variable>),
-    /// A read-only value (a reduction's right operand).
-    Values(Vec<Value>),
-}
+/// How a parameter is reached from compiled code: an element's address is in a variable
+/// (a cursor, [`CursorInfo`]), a reduction's accumulator in variables.
+pub type Binding = crate::lower::Binding<Value, Variable>;
 
-/// A stream's address, element offset, shape and pitches, loaded from its record.
-#[derive(Clone, Debug)]
-pub struct StreamRef {
-    pub base: Value,
-    pub offset: Value,
-    pub shape: Vec<Value>,
-    pub pitch: Vec<Value>,
-    pub size: u32,
-}
+/// A stream's record, loaded into values.
+pub type StreamRef = crate::lower::StreamRef<Value>;
 
 /// A cursor: the address of a stream's element at the current position, kept up to date as
 /// the position advances (`base + (offset + sum(pos[k] * pitch[k])) * size`).
@@ -228,34 +199,11 @@ impl<'a, 'f> Lower<'a, 'f> {
         )
     }
 
-    /// `count` consecutive `f32`s of the block.
-    pub fn block_floats(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
-        (0..count)
-            .map(|c| {
-                let flags = MemFlagsData::trusted().with_readonly();
-                self.b
-                    .ins()
-                    .load(types::F32, flags, block, (at + 4 * c as u32) as i32)
-            })
-            .collect()
-    }
-
     /// `count` consecutive `u64`s of the block.
     pub fn block_axes(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
         (0..count)
             .map(|k| self.block_u64(block, at + 8 * k as u32))
             .collect()
-    }
-
-    /// A stream record's address, offset, and `rank` axes of shape and pitch.
-    pub fn stream_ref(&mut self, block: Value, at: u32, rank: usize, size: u32) -> StreamRef {
-        StreamRef {
-            base: self.block_u64(block, at + record::ADDRESS),
-            offset: self.block_u64(block, at + record::OFFSET),
-            shape: self.block_axes(block, at + record::SHAPE, rank),
-            pitch: self.block_axes(block, at + record::PITCH, rank),
-            size,
-        }
     }
 
     /// `offset + sum(index[k] * pitch[k])`: an element index.
@@ -334,84 +282,58 @@ impl<'a, 'f> Lower<'a, 'f> {
     }
 }
 
-/// The stream record's rank that a launch of `variant` binds for parameter `role`.
-pub fn bound_rank(variant: &Variant, role: &brook_ir::ParamRole) -> usize {
-    match role {
-        brook_ir::ParamRole::Gather { dims } => dims.len(),
-        brook_ir::ParamRole::Scatter { rank } => usize::from(*rank),
-        _ => variant.rank,
-    }
-}
-
-/// Reads the records of a launch's parameter block into bindings. Inputs and outputs of the
-/// domain's shape get a cursor variable (set by the caller); reduction parameters are left for
-/// the reduction driver.
+/// Reads the records of a launch's parameter block (at `block`) into bindings
+/// ([`crate::lower::bind_params`]). Inputs and outputs of the domain's shape get a cursor
+/// variable (set by the caller); reduction parameters are left for the reduction driver.
 pub fn bind_params(
     lower: &mut Lower<'_, '_>,
     block: Value,
     layout: &BlockLayout,
     variant: &Variant,
 ) {
-    use brook_ir::ParamRole;
-    let module = lower.module;
-    for (index, param) in lower.kernel.params.iter().enumerate() {
-        let at = layout.param_offset(index);
-        let size = module.layout(&param.ty).size;
-        let mode = variant.inputs.get(index).copied().flatten();
-        let binding = match (&param.role, mode) {
-            (ParamRole::Constant, _) => {
-                let leaves = leaves(module, &param.ty);
-                let values = leaves
-                    .iter()
-                    .map(|leaf| {
-                        let addr = lower.b.ins().iadd_imm_s(block, i64::from(at));
-                        lower.load_scalar(leaf.kind, addr, leaf.offset)
-                    })
-                    .collect();
-                Binding::Constant(values)
-            }
-            (ParamRole::Gather { .. } | ParamRole::Scatter { .. }, _) => {
-                let rank = bound_rank(variant, &param.role);
-                Binding::Array {
-                    stream: lower.stream_ref(block, at, rank, size),
-                }
-            }
-            (ParamRole::Reduce, _) => Binding::Unbound,
-            // A reduction's input is bound by the reduction driver.
-            (ParamRole::Input | ParamRole::Iterator, _)
-                if lower.kernel.kind == brook_ir::KernelKind::Reduce =>
-            {
-                Binding::Unbound
-            }
-            (_, Some(m)) if m.is_iterator() => {
-                let width = match &param.ty {
-                    Type::Value(v) => usize::from(v.width),
-                    _ => 1,
-                };
-                Binding::Iterator {
-                    start: lower.block_floats(block, at + record::ITER_START, width),
-                    end: lower.block_floats(block, at + record::ITER_END, width),
-                    shape: lower.block_axes(block, at + record::SHAPE, variant.rank),
-                    resized: m.is_resized(),
-                }
-            }
-            (_, Some(m)) if m.is_resized() => Binding::Resized {
-                stream: lower.stream_ref(block, at, variant.rank, size),
-            },
-            _ => {
-                let stream = lower.stream_ref(block, at, variant.rank, size);
-                let zero = lower.iconst(PTR, 0);
-                let cursor = lower.var_with(PTR, zero);
-                let last = *stream.pitch.last().unwrap_or(&zero);
-                let step = lower.b.ins().imul_imm_s(last, i64::from(size));
-                lower.cursors.push(CursorInfo {
-                    var: cursor,
-                    stream,
-                    step,
-                });
-                Binding::Cursor { cursor }
-            }
-        };
-        lower.bindings[index] = binding;
+    let (module, kernel) = (lower.module, lower.kernel);
+    let mut target = BlockTarget { lower, block };
+    let bindings = crate::lower::bind_params(&mut target, module, kernel, layout, variant);
+    lower.bindings = bindings;
+}
+
+/// The CPU's [`crate::lower::Target`]: a function being lowered and its parameter block.
+pub struct BlockTarget<'l, 'a, 'f> {
+    pub lower: &'l mut Lower<'a, 'f>,
+    /// The address of the parameter block.
+    pub block: Value,
+}
+
+impl crate::lower::Target for BlockTarget<'_, '_, '_> {
+    type Leaf = Value;
+    type Var = Variable;
+
+    fn block_u64(&mut self, at: u32) -> Value {
+        self.lower.block_u64(self.block, at)
+    }
+
+    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Value {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let b = &mut self.lower.b;
+        let value = b.ins().load(clif_type(kind), flags, self.block, at as i32);
+        if kind == ScalarKind::Bool {
+            b.ins().icmp_imm_s(IntCC::NotEqual, value, 0)
+        } else {
+            value
+        }
+    }
+
+    fn element_variable(&mut self, stream: &StreamRef) -> Variable {
+        let lower = &mut *self.lower;
+        let zero = lower.iconst(PTR, 0);
+        let cursor = lower.var_with(PTR, zero);
+        let last = *stream.pitch.last().unwrap_or(&zero);
+        let step = lower.b.ins().imul_imm_s(last, i64::from(stream.size));
+        lower.cursors.push(CursorInfo {
+            var: cursor,
+            stream: stream.clone(),
+            step,
+        });
+        cursor
     }
 }

@@ -109,7 +109,7 @@ impl Lower<'_, '_> {
         };
         let binding = self.bindings[p.0 as usize].clone();
         Ok(match (root, binding) {
-            (PlaceRoot::Output(_), Binding::Cursor { cursor }) => {
+            (PlaceRoot::Output(_), Binding::Element { addr: cursor }) => {
                 (Root::Memory(self.b.use_var(cursor), 0), None)
             }
             (PlaceRoot::Output(_), Binding::Vars(vars)) => (Root::Vars(vars), None),

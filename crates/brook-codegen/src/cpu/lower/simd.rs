@@ -121,7 +121,7 @@ impl Simd {
             match &place.root {
                 PlaceRoot::Local(l) => lower.b.def_var(self.locals[l.index()], v),
                 PlaceRoot::Output(p) => {
-                    if let Binding::Cursor { cursor } = lower.bindings[p.0 as usize] {
+                    if let Binding::Element { addr: cursor } = lower.bindings[p.0 as usize] {
                         let addr = lower.b.use_var(cursor);
                         lower.b.ins().store(unaligned(), v, addr, 0);
                     }
@@ -191,7 +191,7 @@ impl Simd {
 
     fn cursor_load(&self, lower: &mut Lower<'_, '_>, param: usize, ty: types::Type) -> Value {
         match lower.bindings[param] {
-            Binding::Cursor { cursor } => {
+            Binding::Element { addr: cursor } => {
                 let addr = lower.b.use_var(cursor);
                 lower.b.ins().load(ty, unaligned(), addr, 0)
             }

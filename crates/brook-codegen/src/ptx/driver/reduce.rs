@@ -19,7 +19,7 @@
 //! [`COLUMNS_ENTRY`] ([`super::reduce_columns`]: a thread per four neighbouring targets).
 
 use super::{entry_text, special, ENTRY};
-use crate::abi::{header, record, BlockLayout, Variant};
+use crate::abi::{header, BlockLayout, Variant};
 use crate::leaves::leaves;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{bind_params, Binding, Lower, StreamRef};
@@ -34,14 +34,7 @@ pub(super) const BATCH: u64 = 8;
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
 /// Where a thread's leaves come from when they are the kernel's input.
-pub(super) enum Source {
-    Stream(StreamRef),
-    Iterator {
-        start: Vec<Reg>,
-        end: Vec<Reg>,
-        shape: Vec<Reg>,
-    },
-}
+pub(super) type Source = crate::lower::binding::Source<Reg>;
 
 pub(super) struct Reduction {
     pub input: usize,
@@ -550,28 +543,8 @@ pub(super) fn input_source(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Source {
-    let rank = variant.rank;
-    let param = &lower.kernel.params[r.input];
-    let at = layout.param_offset(r.input);
-    let iterator = variant
-        .inputs
-        .get(r.input)
-        .copied()
-        .flatten()
-        .is_some_and(|m| m.is_iterator());
-    if iterator {
-        let width = match &param.ty {
-            Type::Value(v) => usize::from(v.width),
-            _ => 1,
-        };
-        return Source::Iterator {
-            start: lower.param_floats(at + record::ITER_START, width),
-            end: lower.param_floats(at + record::ITER_END, width),
-            shape: lower.param_axes(at + record::SHAPE, rank),
-        };
-    }
-    let size = lower.module.layout(&param.ty).size;
-    Source::Stream(lower.stream_ref(at, rank, size))
+    let (module, kernel) = (lower.module, lower.kernel);
+    crate::lower::binding::reduction_source(lower, module, kernel, r.input, layout, variant)
 }
 
 pub(super) fn target_ref(
@@ -581,7 +554,7 @@ pub(super) fn target_ref(
     rank: usize,
 ) -> StreamRef {
     let at = layout.param_offset(r.target);
-    lower.stream_ref(at, rank, r.value_size)
+    crate::lower::binding::stream_ref(lower, at, rank, r.value_size)
 }
 
 /// `dest = combine(left, right)`: the kernel body with the accumulator `dest` starting as

@@ -17,7 +17,7 @@ mod stmt;
 
 use super::emit::{mem_type, Class, Emitter, Label, Reg};
 use super::CompileError;
-use crate::abi::{record, BlockLayout, Variant};
+use crate::abi::{BlockLayout, Variant};
 use crate::leaves::{has_array, leaves, Leaf};
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
 use std::collections::HashMap;
@@ -25,42 +25,13 @@ use std::collections::HashMap;
 /// The name of the parameter block in every entry's signature.
 pub const PARAMS: &str = "params";
 
-/// How a parameter is reached.
-#[derive(Clone, Debug)]
-pub enum Binding {
-    /// Nothing to read (a parameter this entry does not use).
-    Unbound,
-    /// The element at the (global) address in a register, set for each instance: inputs of
-    /// the domain's shape and outputs.
-    Element { addr: Reg },
-    /// An input of another shape, read through implicit resize.
-    Resized { stream: StreamRef },
-    /// An iterator; `resized` when its shape differs from the domain.
-    Iterator {
-        start: Vec<Reg>,
-        end: Vec<Reg>,
-        shape: Vec<Reg>,
-        resized: bool,
-    },
-    /// A gather or scatter array.
-    Array { stream: StreamRef },
-    /// A constant's leaves.
-    Constant(Vec<Reg>),
-    /// A value held in registers that stores overwrite (a reduction's accumulator).
-    Vars(Vec<Reg>),
-    /// A read-only value (a reduction's right operand).
-    Values(Vec<Reg>),
-}
+/// How a parameter is reached: an element's (global) address is in a register set for each
+/// instance ([`Lower::set_elements`]), a reduction's accumulator in registers that stores
+/// overwrite.
+pub type Binding = crate::lower::Binding<Reg, Reg>;
 
-/// A stream's address, element offset, shape and pitches, loaded from its record (`u64`s).
-#[derive(Clone, Debug)]
-pub struct StreamRef {
-    pub base: Reg,
-    pub offset: Reg,
-    pub shape: Vec<Reg>,
-    pub pitch: Vec<Reg>,
-    pub size: u32,
-}
+/// A stream's record, loaded into `u64` registers.
+pub type StreamRef = crate::lower::StreamRef<Reg>;
 
 /// Where a local lives.
 #[derive(Clone, Debug)]
@@ -280,28 +251,6 @@ impl<'a> Lower<'a> {
             .collect()
     }
 
-    /// `count` consecutive `f32`s of the block.
-    pub fn param_floats(&mut self, at: u32, count: usize) -> Vec<Reg> {
-        (0..count)
-            .map(|c| {
-                let at = at + 4 * c as u32;
-                self.e
-                    .compute(Class::F32, |r| format!("ld.param.f32 {r}, [{PARAMS}+{at}]"))
-            })
-            .collect()
-    }
-
-    /// A stream record's address, offset, and `rank` axes of shape and pitch.
-    pub fn stream_ref(&mut self, at: u32, rank: usize, size: u32) -> StreamRef {
-        StreamRef {
-            base: self.param_u64(at + record::ADDRESS),
-            offset: self.param_u64(at + record::OFFSET),
-            shape: self.param_axes(at + record::SHAPE, rank),
-            pitch: self.param_axes(at + record::PITCH, rank),
-            size,
-        }
-    }
-
     /// `offset + sum(index[k] * pitch[k])`: an element index.
     pub fn element_index(&mut self, offset: Reg, index: &[Reg], pitch: &[Reg]) -> Reg {
         let mut sum = offset;
@@ -390,83 +339,41 @@ impl<'a> Lower<'a> {
     }
 }
 
-/// The stream record's rank that a launch of `variant` binds for parameter `role`.
-pub fn bound_rank(variant: &Variant, role: &brook_ir::ParamRole) -> usize {
-    match role {
-        brook_ir::ParamRole::Gather { dims } => dims.len(),
-        brook_ir::ParamRole::Scatter { rank } => usize::from(*rank),
-        _ => variant.rank,
-    }
-}
-
-/// Reads the records of the parameter block into bindings. Inputs and outputs of the
-/// domain's shape get an element address register (set by [`Lower::set_elements`]);
-/// reduction parameters are left for the reduction driver.
+/// Reads the records of the parameter block into bindings ([`crate::lower::bind_params`]).
+/// Inputs and outputs of the domain's shape get an element address register (set by
+/// [`Lower::set_elements`]); reduction parameters are left for the reduction driver.
 pub fn bind_params(lower: &mut Lower<'_>, layout: &BlockLayout, variant: &Variant) {
-    use brook_ir::ParamRole;
-    let module = lower.module;
-    for (index, param) in lower.kernel.params.iter().enumerate() {
-        let at = layout.param_offset(index);
-        let size = module.layout(&param.ty).size;
-        let mode = variant.inputs.get(index).copied().flatten();
-        let binding = match (&param.role, mode) {
-            (ParamRole::Constant, _) => {
-                let values = leaves(module, &param.ty)
-                    .iter()
-                    .map(|leaf| param_scalar(lower, leaf.kind, at + leaf.offset))
-                    .collect();
-                Binding::Constant(values)
-            }
-            (ParamRole::Gather { .. } | ParamRole::Scatter { .. }, _) => {
-                let rank = bound_rank(variant, &param.role);
-                Binding::Array {
-                    stream: lower.stream_ref(at, rank, size),
-                }
-            }
-            (ParamRole::Reduce, _) => Binding::Unbound,
-            (ParamRole::Input | ParamRole::Iterator, _)
-                if lower.kernel.kind == brook_ir::KernelKind::Reduce =>
-            {
-                Binding::Unbound
-            }
-            (_, Some(m)) if m.is_iterator() => {
-                let width = match &param.ty {
-                    Type::Value(v) => usize::from(v.width),
-                    _ => 1,
-                };
-                Binding::Iterator {
-                    start: lower.param_floats(at + record::ITER_START, width),
-                    end: lower.param_floats(at + record::ITER_END, width),
-                    shape: lower.param_axes(at + record::SHAPE, variant.rank),
-                    resized: m.is_resized(),
-                }
-            }
-            (_, Some(m)) if m.is_resized() => Binding::Resized {
-                stream: lower.stream_ref(at, variant.rank, size),
-            },
-            _ => {
-                let stream = lower.stream_ref(at, variant.rank, size);
-                let addr = lower.e.reg(Class::B64);
-                lower.elements.push((addr, stream));
-                Binding::Element { addr }
-            }
-        };
-        lower.bindings[index] = binding;
-    }
+    let (module, kernel) = (lower.module, lower.kernel);
+    lower.bindings = crate::lower::bind_params(lower, module, kernel, layout, variant);
 }
 
-/// One scalar of a constant in the parameter block.
-fn param_scalar(lower: &mut Lower<'_>, kind: ScalarKind, at: u32) -> Reg {
-    if kind == ScalarKind::Bool {
-        let byte = lower
-            .e
-            .compute(Class::B32, |r| format!("ld.param.u8 {r}, [{PARAMS}+{at}]"));
-        return lower
-            .e
-            .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
+/// The GPU's [`crate::lower::Target`]: the parameter block is the entry's `.param` array.
+impl crate::lower::Target for Lower<'_> {
+    type Leaf = Reg;
+    type Var = Reg;
+
+    fn block_u64(&mut self, at: u32) -> Reg {
+        self.param_u64(at)
     }
-    let ty = mem_type(kind);
-    lower.e.compute(Class::of(kind), |r| {
-        format!("ld.param.{ty} {r}, [{PARAMS}+{at}]")
-    })
+
+    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Reg {
+        if kind == ScalarKind::Bool {
+            let byte = self
+                .e
+                .compute(Class::B32, |r| format!("ld.param.u8 {r}, [{PARAMS}+{at}]"));
+            return self
+                .e
+                .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
+        }
+        let ty = mem_type(kind);
+        self.e.compute(Class::of(kind), |r| {
+            format!("ld.param.{ty} {r}, [{PARAMS}+{at}]")
+        })
+    }
+
+    fn element_variable(&mut self, stream: &StreamRef) -> Reg {
+        let addr = self.e.reg(Class::B64);
+        self.elements.push((addr, stream.clone()));
+        addr
+    }
 }
