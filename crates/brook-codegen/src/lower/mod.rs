@@ -3,11 +3,15 @@
 //!
 //! - [`binding`]: how each parameter of a launch is reached (the decision from its role and
 //!   the launch's variant, and the reads of the parameter block it needs).
+//! - [`launch`]: the executable forms of `brook_ir::launch` (what inputs, gathers, `indexof`
+//!   and `instance()` read: implicit resize, iterators, clamped indices), over
+//!   [`launch::Launch`], which extends the expression walk's [`crate::leaf_walk::LeafOps`].
 //!
 //! The expression walk over scalar leaves is [`crate::leaf_walk`]; the backends keep their
 //! instruction selection for Brook's arithmetic rules, math, memory access details and drivers.
 
 pub mod binding;
+pub mod launch;
 
 pub use binding::{bind_params, bound_rank, Binding, StreamRef};
 

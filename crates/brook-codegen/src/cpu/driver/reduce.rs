@@ -165,7 +165,7 @@ impl Walk {
                 let mut at = self.position(lower);
                 let last = at.len() - 1;
                 at[last] = lower.b.ins().iadd_imm_s(at[last], step as i64);
-                lower.iterator_value(start, end, shape, &at)
+                crate::lower::launch::iterator_value(lower, start, end, shape, &at)
             }
         }
     }

@@ -1,15 +1,16 @@
 //! Expressions: each IR expression becomes the flat list of its scalar leaves.
 
-use super::{Binding, Lower, StreamRef, PTR};
+use super::{Binding, Lower, PTR};
 use crate::cpu::layout::clif_type;
 use crate::cpu::CompileError;
 use crate::leaf_walk::LeafOps;
-use brook_ir::launch::iterator_axis;
+use crate::lower::launch::{self, Launch};
 use brook_ir::{
     BinaryOp, Expr, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind, Type,
     UnaryOp,
 };
 use cranelift_codegen::ir::{condcodes::IntCC, immediates::Ieee32, types, InstBuilder, Value};
+use cranelift_frontend::Variable;
 use std::collections::HashMap;
 
 impl<'a> LeafOps<'a> for Lower<'a, '_> {
@@ -52,44 +53,12 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
         Lower::load_place(self, place)
     }
 
-    /// The current element of an input, iterator or reduction operand.
     fn input(&mut self, p: ParamId) -> Vec<Value> {
-        let ty = self.kernel.params[p.0 as usize].ty.clone();
-        match self.bindings[p.0 as usize].clone() {
-            Binding::Element { addr: cursor } => {
-                let addr = self.b.use_var(cursor);
-                self.load_value(&ty, addr)
-            }
-            Binding::Resized { stream } => {
-                let at = self.resized(&stream.shape);
-                let index = self.element_index(stream.offset, &at, &stream.pitch);
-                let addr = self.element_address(stream.base, index, stream.size);
-                self.load_value(&ty, addr)
-            }
-            Binding::Iterator {
-                start,
-                end,
-                shape,
-                resized,
-            } => {
-                let at = if resized {
-                    self.resized(&shape)
-                } else {
-                    self.position()
-                };
-                self.iterator_value(&start, &end, &shape, &at)
-            }
-            Binding::Vars(vars) => vars.into_iter().map(|v| self.b.use_var(v)).collect(),
-            Binding::Values(values) => values,
-            _ => self.zeros(&ty),
-        }
+        launch::input(self, p)
     }
 
     fn constant(&mut self, p: ParamId) -> Option<Vec<Value>> {
-        match &self.bindings[p.0 as usize] {
-            Binding::Constant(values) => Some(values.clone()),
-            _ => None,
-        }
+        launch::constant(self, p)
     }
 
     fn gather(
@@ -97,13 +66,7 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
         param: ParamId,
         indices: &[Handle<Expr>],
     ) -> Result<Vec<Value>, CompileError> {
-        let ty = self.kernel.params[param.0 as usize].ty.clone();
-        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
-            return Ok(self.zeros(&ty));
-        };
-        let index = self.clamped_element(&stream, indices)?;
-        let addr = self.element_address(stream.base, index, stream.size);
-        Ok(self.load_value(&ty, addr))
+        launch::gather(self, param, indices)
     }
 
     /// An index value as `i64`: integers as they are, floats by `floor(f + 0.25)` (saturating,
@@ -187,13 +150,11 @@ impl<'a> LeafOps<'a> for Lower<'a, '_> {
     }
 
     fn index_of(&mut self, p: ParamId) -> Vec<Value> {
-        let at = self.index_position(p);
-        self.position_vector(&at, ScalarKind::F32)
+        launch::index_of(self, p)
     }
 
     fn instance(&mut self) -> Vec<Value> {
-        let at = self.position();
-        self.position_vector(&at, ScalarKind::I32)
+        launch::instance(self)
     }
 
     fn instance_in_group(&mut self) -> Vec<Value> {
@@ -213,84 +174,40 @@ impl Lower<'_, '_> {
             construct: what,
         }
     }
+}
 
-    /// Element `at` of an iterator: `start + ((end - start) * i) / n` per component, in `f32`,
-    /// component `c` running along [`iterator_axis`].
-    pub fn iterator_value(
-        &mut self,
-        start: &[Value],
-        end: &[Value],
-        shape: &[Value],
-        at: &[Value],
-    ) -> Vec<Value> {
-        let rank = shape.len();
-        (0..start.len())
-            .map(|c| {
-                let axis = iterator_axis(rank, c);
-                let i = self.b.ins().fcvt_from_uint(types::F32, at[axis]);
-                let n = self.b.ins().fcvt_from_uint(types::F32, shape[axis]);
-                let span = self.b.ins().fsub(end[c], start[c]);
-                let scaled = self.b.ins().fmul(span, i);
-                let step = self.b.ins().fdiv(scaled, n);
-                self.b.ins().fadd(start[c], step)
-            })
-            .collect()
+impl<'a> Launch<'a> for Lower<'a, '_> {
+    type Var = Variable;
+
+    fn binding(&self, p: ParamId) -> Binding {
+        self.bindings[p.0 as usize].clone()
     }
 
-    /// The input position read at the current position through implicit resize:
-    /// `floor(pos * n_in / n_out)` per axis.
-    fn resized(&mut self, shape: &[Value]) -> Vec<Value> {
-        let pos = self.position();
-        let domain = self.domain.clone();
-        pos.into_iter()
-            .zip(shape)
-            .zip(domain)
-            .map(|((p, &n_in), n_out)| {
-                let product = self.b.ins().imul(p, n_in);
-                self.b.ins().udiv(product, n_out)
-            })
-            .collect()
+    fn read_var(&mut self, var: Variable) -> Value {
+        self.b.use_var(var)
     }
 
-    /// The position `indexof(p)` reports.
-    fn index_position(&mut self, p: ParamId) -> Vec<Value> {
-        match self.bindings[p.0 as usize].clone() {
-            Binding::Resized { stream } => self.resized(&stream.shape),
-            Binding::Iterator {
-                shape,
-                resized: true,
-                ..
-            } => self.resized(&shape),
-            _ => self.position(),
-        }
+    fn position(&mut self) -> Vec<Value> {
+        Lower::position(self)
     }
 
-    /// A position (slowest first) as a 4-vector of `kind`, fastest axis in `.x`.
-    fn position_vector(&mut self, at: &[Value], kind: ScalarKind) -> Vec<Value> {
-        let mut lanes = Vec::with_capacity(4);
-        for lane in 0..4 {
-            let value = match at.len().checked_sub(lane + 1).map(|axis| at[axis]) {
-                Some(p) if kind == ScalarKind::F32 => self.b.ins().fcvt_from_uint(types::F32, p),
-                Some(p) => self.b.ins().ireduce(types::I32, p),
-                None => self.zero(kind),
-            };
-            lanes.push(value);
-        }
-        lanes
+    fn domain(&self) -> Vec<Value> {
+        self.domain.clone()
     }
 
-    /// The clamped element index of a gather (or of a scatter place read).
-    pub fn clamped_element(
-        &mut self,
-        stream: &StreamRef,
-        indices: &[Handle<Expr>],
-    ) -> Result<Value, CompileError> {
-        let mut at = Vec::with_capacity(indices.len());
-        for (&h, &extent) in indices.iter().zip(&stream.shape) {
-            let i = self.index_value(h)?;
-            at.push(self.clamp_index(i, extent));
-        }
-        let pitch = stream.pitch[..at.len()].to_vec();
-        Ok(self.element_index(stream.offset, &at, &pitch))
+    fn load_element(&mut self, ty: &Type, addr: Value) -> Vec<Value> {
+        self.load_value(ty, addr)
+    }
+
+    fn element_index(&mut self, offset: Value, at: &[Value], pitch: &[Value]) -> Value {
+        Lower::element_index(self, offset, at, pitch)
+    }
+
+    fn mul_index(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().imul(a, b)
+    }
+
+    fn div_index(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().udiv(a, b)
     }
 }

@@ -116,7 +116,7 @@ impl Lower<'_, '_> {
             (PlaceRoot::Output(_), Binding::Values(values)) => (Root::Values(values), None),
             (PlaceRoot::Scatter { indices, .. }, Binding::Array { stream }) => {
                 if !for_store {
-                    let index = self.clamped_element(&stream, indices)?;
+                    let index = crate::lower::launch::clamped_element(self, &stream, indices)?;
                     let addr = self.element_address(stream.base, index, stream.size);
                     return Ok((Root::Memory(addr, 0), None));
                 }

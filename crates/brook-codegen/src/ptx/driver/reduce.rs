@@ -493,7 +493,9 @@ fn load_serial_leaf(
                 let input_ty = lower.kernel.params[r.input].ty.clone();
                 lower.load_value(&input_ty, addr, "global", true)
             }
-            Source::Iterator { start, end, shape } => lower.iterator_value(start, end, shape, &pos),
+            Source::Iterator { start, end, shape } => {
+                crate::lower::launch::iterator_value(lower, start, end, shape, &pos)
+            }
         };
         for (d, s) in into.iter().zip(&v) {
             lower.e.mov(*d, *s);

@@ -1,10 +1,10 @@
 //! Expressions: each IR expression becomes the registers of its scalar leaves.
 
-use super::{Binding, Lower, StreamRef};
+use super::{Binding, Lower};
 use crate::leaf_walk::LeafOps;
+use crate::lower::launch::{self, Launch};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::CompileError;
-use brook_ir::launch::iterator_axis;
 use brook_ir::{
     BinaryOp, Expr, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind, Type,
     UnaryOp,
@@ -65,42 +65,12 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         Lower::load_place(self, place)
     }
 
-    /// The current element of an input, iterator or reduction operand.
     fn input(&mut self, p: ParamId) -> Vec<Reg> {
-        let ty = self.kernel.params[p.0 as usize].ty.clone();
-        match self.bindings[p.0 as usize].clone() {
-            // Inputs are never written by the kernel (aliased streams are copied first): the
-            // read-only path lets ptxas move these loads ahead of stores.
-            Binding::Element { addr } => self.load_value(&ty, addr, "global.nc", true),
-            Binding::Resized { stream } => {
-                let at = self.resized(&stream.shape);
-                let index = self.element_index(stream.offset, &at, &stream.pitch);
-                let addr = self.element_address(stream.base, index, stream.size);
-                self.load_value(&ty, addr, "global.nc", true)
-            }
-            Binding::Iterator {
-                start,
-                end,
-                shape,
-                resized,
-            } => {
-                let at = if resized {
-                    self.resized(&shape)
-                } else {
-                    self.pos.clone()
-                };
-                self.iterator_value(&start, &end, &shape, &at)
-            }
-            Binding::Vars(values) | Binding::Values(values) => values,
-            _ => self.zeros(&ty),
-        }
+        launch::input(self, p)
     }
 
     fn constant(&mut self, p: ParamId) -> Option<Vec<Reg>> {
-        match &self.bindings[p.0 as usize] {
-            Binding::Constant(values) => Some(values.clone()),
-            _ => None,
-        }
+        launch::constant(self, p)
     }
 
     fn gather(
@@ -108,13 +78,7 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         param: ParamId,
         indices: &[Handle<Expr>],
     ) -> Result<Vec<Reg>, CompileError> {
-        let ty = self.kernel.params[param.0 as usize].ty.clone();
-        let Binding::Array { stream } = self.bindings[param.0 as usize].clone() else {
-            return Ok(self.zeros(&ty));
-        };
-        let index = self.clamped_element(&stream, indices)?;
-        let addr = self.element_address(stream.base, index, stream.size);
-        Ok(self.load_value(&ty, addr, "global.nc", true))
+        launch::gather(self, param, indices)
     }
 
     /// An index value as `s64`: integers as they are, floats by `floor(f + 0.25)`
@@ -232,13 +196,11 @@ impl<'a> LeafOps<'a> for Lower<'a> {
     }
 
     fn index_of(&mut self, p: ParamId) -> Vec<Reg> {
-        let at = self.index_position(p);
-        self.position_vector(&at, ScalarKind::F32)
+        launch::index_of(self, p)
     }
 
     fn instance(&mut self) -> Vec<Reg> {
-        let at = self.pos.clone();
-        self.position_vector(&at, ScalarKind::I32)
+        launch::instance(self)
     }
 
     fn instance_in_group(&mut self) -> Vec<Reg> {
@@ -252,102 +214,42 @@ impl<'a> LeafOps<'a> for Lower<'a> {
     }
 }
 
-impl Lower<'_> {
-    /// Element `at` of an iterator: `start + ((end - start) * i) / n` per component, in `f32`.
-    pub fn iterator_value(
-        &mut self,
-        start: &[Reg],
-        end: &[Reg],
-        shape: &[Reg],
-        at: &[Reg],
-    ) -> Vec<Reg> {
-        let rank = shape.len();
-        (0..start.len())
-            .map(|c| {
-                let axis = iterator_axis(rank, c);
-                let (p, n) = (at[axis], shape[axis]);
-                let i = self
-                    .e
-                    .compute(Class::F32, |r| format!("cvt.rn.f32.u64 {r}, {p}"));
-                let n = self
-                    .e
-                    .compute(Class::F32, |r| format!("cvt.rn.f32.u64 {r}, {n}"));
-                let (s, e) = (start[c], end[c]);
-                let span = self
-                    .e
-                    .compute(Class::F32, |r| format!("sub.rn.f32 {r}, {e}, {s}"));
-                let scaled = self
-                    .e
-                    .compute(Class::F32, |r| format!("mul.rn.f32 {r}, {span}, {i}"));
-                let step = self
-                    .e
-                    .compute(Class::F32, |r| format!("div.rn.f32 {r}, {scaled}, {n}"));
-                self.e
-                    .compute(Class::F32, |r| format!("add.rn.f32 {r}, {s}, {step}"))
-            })
-            .collect()
+impl<'a> Launch<'a> for Lower<'a> {
+    type Var = Reg;
+
+    fn binding(&self, p: ParamId) -> Binding {
+        self.bindings[p.0 as usize].clone()
     }
 
-    /// The input position read at the current position through implicit resize:
-    /// `floor(pos * n_in / n_out)` per axis.
-    fn resized(&mut self, shape: &[Reg]) -> Vec<Reg> {
-        let pos = self.pos.clone();
-        let domain = self.domain.clone();
-        pos.into_iter()
-            .zip(shape)
-            .zip(domain)
-            .map(|((p, &n_in), n_out)| {
-                let product = self
-                    .e
-                    .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {p}, {n_in}"));
-                self.e
-                    .compute(Class::B64, |r| format!("div.u64 {r}, {product}, {n_out}"))
-            })
-            .collect()
+    fn read_var(&mut self, var: Reg) -> Reg {
+        var
     }
 
-    /// The position `indexof(p)` reports.
-    fn index_position(&mut self, p: ParamId) -> Vec<Reg> {
-        match self.bindings[p.0 as usize].clone() {
-            Binding::Resized { stream } => self.resized(&stream.shape),
-            Binding::Iterator {
-                shape,
-                resized: true,
-                ..
-            } => self.resized(&shape),
-            _ => self.pos.clone(),
-        }
+    fn position(&mut self) -> Vec<Reg> {
+        self.pos.clone()
     }
 
-    /// A position (slowest first) as a 4-vector of `kind`, fastest axis in `.x`.
-    fn position_vector(&mut self, at: &[Reg], kind: ScalarKind) -> Vec<Reg> {
-        (0..4)
-            .map(
-                |lane| match at.len().checked_sub(lane + 1).map(|axis| at[axis]) {
-                    Some(p) if kind == ScalarKind::F32 => self
-                        .e
-                        .compute(Class::F32, |r| format!("cvt.rn.f32.u64 {r}, {p}")),
-                    Some(p) => self
-                        .e
-                        .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {p}")),
-                    None => self.zero(kind),
-                },
-            )
-            .collect()
+    fn domain(&self) -> Vec<Reg> {
+        self.domain.clone()
     }
 
-    /// The clamped element index of a gather (or of a scatter place read).
-    pub fn clamped_element(
-        &mut self,
-        stream: &StreamRef,
-        indices: &[Handle<Expr>],
-    ) -> Result<Reg, CompileError> {
-        let mut at = Vec::with_capacity(indices.len());
-        for (&h, &extent) in indices.iter().zip(&stream.shape) {
-            let i = self.index_value(h)?;
-            at.push(self.clamp_index(i, extent));
-        }
-        let pitch = stream.pitch[..at.len()].to_vec();
-        Ok(self.element_index(stream.offset, &at, &pitch))
+    /// Inputs are never written by the kernel (aliased streams are copied first): the
+    /// read-only path lets ptxas move these loads ahead of stores.
+    fn load_element(&mut self, ty: &Type, addr: Reg) -> Vec<Reg> {
+        self.load_value(ty, addr, "global.nc", true)
+    }
+
+    fn element_index(&mut self, offset: Reg, at: &[Reg], pitch: &[Reg]) -> Reg {
+        Lower::element_index(self, offset, at, pitch)
+    }
+
+    fn mul_index(&mut self, a: Reg, b: Reg) -> Reg {
+        self.e
+            .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {a}, {b}"))
+    }
+
+    fn div_index(&mut self, a: Reg, b: Reg) -> Reg {
+        self.e
+            .compute(Class::B64, |r| format!("div.u64 {r}, {a}, {b}"))
     }
 }
