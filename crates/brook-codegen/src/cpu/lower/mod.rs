@@ -199,11 +199,10 @@ impl<'a, 'f> Lower<'a, 'f> {
         )
     }
 
-    /// `count` consecutive `u64`s of the block.
+    /// `count` consecutive `u64`s of the block at `block` ([`crate::lower::binding::axes`]).
     pub fn block_axes(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
-        (0..count)
-            .map(|k| self.block_u64(block, at + 8 * k as u32))
-            .collect()
+        let mut target = BlockTarget { lower: self, block };
+        crate::lower::binding::axes(&mut target, at, count)
     }
 
     /// `offset + sum(index[k] * pitch[k])`: an element index.

@@ -244,11 +244,9 @@ impl<'a> Lower<'a> {
             .compute(Class::B64, |r| format!("ld.param.u64 {r}, [{PARAMS}+{at}]"))
     }
 
-    /// `count` consecutive `u64`s of the block.
+    /// `count` consecutive `u64`s of the block ([`crate::lower::binding::axes`]).
     pub fn param_axes(&mut self, at: u32, count: usize) -> Vec<Reg> {
-        (0..count)
-            .map(|k| self.param_u64(at + 8 * k as u32))
-            .collect()
+        crate::lower::binding::axes(self, at, count)
     }
 
     /// `offset + sum(index[k] * pitch[k])`: an element index.
