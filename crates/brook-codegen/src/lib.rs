@@ -5,14 +5,13 @@
 //! - [`cpu`]: IR to x86-64/AArch64 code through Cranelift, compiled in memory.
 //! - [`ptx`]: IR to PTX text for NVIDIA GPUs, compiled by the CUDA driver.
 //! - [`leaves`]: flattening IR types into scalar leaves (shared by both).
-//! - [`lower`] and [`leaf_walk`]: the parts of lowering written once for both, over the
-//!   backends' primitive operations.
+//! - [`lower`]: lowering a kernel body, written once for both over the backends' primitive
+//!   operations ([`lower::Target`]).
 //!
 //! Each backend exposes the same shape: an error type and `compile(&Module, kernel, &Variant)`.
 
 pub mod abi;
 pub mod cpu;
-pub mod leaf_walk;
 pub mod leaves;
 pub mod lower;
 pub mod mathlib;

@@ -258,7 +258,7 @@ impl Builder<'_> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let args = b.block_params(entry).to_vec();
-        let mut lower = lower::Lower::new(self.module, self.kernel, b, call_conv);
+        let mut lower = lower::Lower::new(self.module, self.kernel, b, call_conv, args[0]);
         build(&mut lower, &args, self.layout, self.variant)?;
         lower.finish(self.jit.isa().frontend_config());
         let id = self

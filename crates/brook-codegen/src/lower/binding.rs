@@ -7,7 +7,7 @@
 use super::Target;
 use crate::abi::{record, BlockLayout, Variant};
 use crate::leaves::leaves;
-use brook_ir::{Kernel, KernelKind, Module, Param, ParamRole, ScalarKind, Type};
+use brook_ir::{Kernel, KernelKind, Param, ParamRole, ScalarKind, Type};
 
 /// How a parameter is reached from compiled code; `L` is a backend's value, `V` its variable.
 #[derive(Clone, Debug)]
@@ -97,13 +97,12 @@ pub fn access(kernel: &Kernel, index: usize, variant: &Variant) -> Access {
 
 /// Reads the records of a launch's parameter block into one binding per parameter of
 /// `kernel` (see [`access`]).
-pub fn bind_params<T: Target>(
+pub fn bind_params<'ir, T: Target<'ir>>(
     target: &mut T,
-    module: &Module,
-    kernel: &Kernel,
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Vec<Binding<T::Leaf, T::Var>> {
+    let (module, kernel) = (target.module(), target.kernel());
     (0..kernel.params.len())
         .map(|index| {
             let param = &kernel.params[index];
@@ -153,14 +152,13 @@ pub enum Source<L> {
 
 /// Reads the record of reduction input `input` of `kernel` (a stream or an iterator of the
 /// launch's rank).
-pub fn reduction_source<T: Target>(
+pub fn reduction_source<'ir, T: Target<'ir>>(
     target: &mut T,
-    module: &Module,
-    kernel: &Kernel,
     input: usize,
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Source<T::Leaf> {
+    let (module, kernel) = (target.module(), target.kernel());
     let param = &kernel.params[input];
     let at = layout.param_offset(input);
     let iterator = variant
@@ -189,7 +187,7 @@ fn width(ty: &Type) -> usize {
 }
 
 /// A stream record's address, offset, and `rank` axes of shape and pitch.
-pub fn stream_ref<T: Target>(
+pub fn stream_ref<'ir, T: Target<'ir>>(
     target: &mut T,
     at: u32,
     rank: usize,
@@ -205,14 +203,14 @@ pub fn stream_ref<T: Target>(
 }
 
 /// `count` consecutive `u64`s of the block.
-pub fn axes<T: Target>(target: &mut T, at: u32, count: usize) -> Vec<T::Leaf> {
+pub fn axes<'ir, T: Target<'ir>>(target: &mut T, at: u32, count: usize) -> Vec<T::Leaf> {
     (0..count)
         .map(|k| target.block_u64(at + 8 * k as u32))
         .collect()
 }
 
 /// `count` consecutive `f32`s of the block.
-pub fn floats<T: Target>(target: &mut T, at: u32, count: usize) -> Vec<T::Leaf> {
+pub fn floats<'ir, T: Target<'ir>>(target: &mut T, at: u32, count: usize) -> Vec<T::Leaf> {
     (0..count)
         .map(|c| target.block_scalar(ScalarKind::F32, at + 4 * c as u32))
         .collect()

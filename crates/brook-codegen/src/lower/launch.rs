@@ -1,42 +1,13 @@
-//! The executable forms of `brook_ir::launch`, written once over [`Launch`]: what an input,
+//! The executable forms of `brook_ir::launch`, written once over [`Target`]: what an input,
 //! a gather, `indexof` and `instance()` read at the current position — implicit resize,
 //! iterator values, clamped gather indices, position vectors.
 
-use super::Binding;
-use crate::leaf_walk::LeafOps;
+use super::{Binding, ExprWalk, Target};
 use brook_ir::launch::iterator_axis;
 use brook_ir::{BinaryOp, Expr, Handle, ParamId, ScalarKind, Type};
 
-/// What a backend's expression lowering offers beyond [`LeafOps`] for the shared forms.
-pub trait Launch<'ir>: LeafOps<'ir> {
-    /// A variable holding a leaf (see [`super::Target::Var`]).
-    type Var: Copy;
-
-    /// How parameter `p` is bound in the function being lowered.
-    fn binding(&self, p: ParamId) -> Binding<Self::Leaf, Self::Var>;
-    /// The current value of a variable.
-    fn read_var(&mut self, var: Self::Var) -> Self::Leaf;
-    /// The current position in the domain (slowest first), `u64`s.
-    fn position(&mut self) -> Vec<Self::Leaf>;
-    /// The domain's extents (slowest first), `u64`s.
-    fn domain(&self) -> Vec<Self::Leaf>;
-    /// A whole stream element of `ty` at `addr` (streams are read-only while a kernel runs).
-    fn load_element(&mut self, ty: &Type, addr: Self::Leaf) -> Vec<Self::Leaf>;
-    /// `offset + sum(at[k] * pitch[k])`: an element index.
-    fn element_index(
-        &mut self,
-        offset: Self::Leaf,
-        at: &[Self::Leaf],
-        pitch: &[Self::Leaf],
-    ) -> Self::Leaf;
-    /// `a * b` on `u64` positions and extents.
-    fn mul_index(&mut self, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
-    /// `a / b` on `u64` positions and extents (`b` is an extent, never 0).
-    fn div_index(&mut self, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
-}
-
 /// The current element of an input, iterator or reduction operand `p`.
-pub fn input<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
+pub fn input<'ir, T: Target<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
     let ty = t.kernel().params[p.0 as usize].ty.clone();
     match t.binding(p) {
         Binding::Element { addr } => {
@@ -69,7 +40,7 @@ pub fn input<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
 }
 
 /// The leaves of constant `p` (`None` where it has none bound).
-pub fn constant<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Option<Vec<T::Leaf>> {
+pub fn constant<'ir, T: Target<'ir>>(t: &mut T, p: ParamId) -> Option<Vec<T::Leaf>> {
     match t.binding(p) {
         Binding::Constant(values) => Some(values),
         _ => None,
@@ -77,7 +48,7 @@ pub fn constant<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Option<Vec<T::Lea
 }
 
 /// An element of gather array `p` at `indices`, each clamped to its axis.
-pub fn gather<'ir, T: Launch<'ir>>(
+pub fn gather<'ir, T: Target<'ir>>(
     t: &mut T,
     p: ParamId,
     indices: &[Handle<Expr>],
@@ -92,7 +63,7 @@ pub fn gather<'ir, T: Launch<'ir>>(
 }
 
 /// The clamped element index of a gather (or of a scatter place read).
-pub fn clamped_element<'ir, T: Launch<'ir>>(
+pub fn clamped_element<'ir, T: Target<'ir>>(
     t: &mut T,
     stream: &super::StreamRef<T::Leaf>,
     indices: &[Handle<Expr>],
@@ -107,7 +78,7 @@ pub fn clamped_element<'ir, T: Launch<'ir>>(
 }
 
 /// `indexof(p)`: the position it reports as a `float4`, fastest axis in `.x`.
-pub fn index_of<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
+pub fn index_of<'ir, T: Target<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
     let at = match t.binding(p) {
         Binding::Resized { stream } => resized(t, &stream.shape),
         Binding::Iterator {
@@ -121,14 +92,14 @@ pub fn index_of<'ir, T: Launch<'ir>>(t: &mut T, p: ParamId) -> Vec<T::Leaf> {
 }
 
 /// `instance()`: the position as an `int4`, fastest axis in `.x`.
-pub fn instance<'ir, T: Launch<'ir>>(t: &mut T) -> Vec<T::Leaf> {
+pub fn instance<'ir, T: Target<'ir>>(t: &mut T) -> Vec<T::Leaf> {
     let at = t.position();
     position_vector(t, &at, ScalarKind::I32)
 }
 
 /// Element `at` of an iterator: `start + ((end - start) * i) / n` per component, in `f32`,
 /// component `c` running along [`iterator_axis`].
-pub fn iterator_value<'ir, T: Launch<'ir>>(
+pub fn iterator_value<'ir, T: Target<'ir>>(
     t: &mut T,
     start: &[T::Leaf],
     end: &[T::Leaf],
@@ -152,7 +123,7 @@ pub fn iterator_value<'ir, T: Launch<'ir>>(
 
 /// The input position read at the current position through implicit resize:
 /// `floor(pos * n_in / n_out)` per axis.
-fn resized<'ir, T: Launch<'ir>>(t: &mut T, shape: &[T::Leaf]) -> Vec<T::Leaf> {
+fn resized<'ir, T: Target<'ir>>(t: &mut T, shape: &[T::Leaf]) -> Vec<T::Leaf> {
     let pos = t.position();
     let domain = t.domain();
     pos.into_iter()
@@ -166,7 +137,7 @@ fn resized<'ir, T: Launch<'ir>>(t: &mut T, shape: &[T::Leaf]) -> Vec<T::Leaf> {
 }
 
 /// A position (slowest first) as a 4-vector of `kind` (`F32` or `I32`), fastest axis in `.x`.
-fn position_vector<'ir, T: Launch<'ir>>(
+fn position_vector<'ir, T: Target<'ir>>(
     t: &mut T,
     at: &[T::Leaf],
     kind: ScalarKind,

@@ -10,8 +10,9 @@
 
 use super::{load_region, unravel};
 use crate::abi::{BlockLayout, Variant};
-use crate::cpu::lower::{bind_params, count_barriers, Flow, LocalStore, Lower, PTR};
+use crate::cpu::lower::{bind_params, Flow, LocalStore, Lower, PTR};
 use crate::cpu::CompileError;
+use crate::lower::count_barriers;
 use brook_ir::{Kernel, Module};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
@@ -51,10 +52,9 @@ pub fn build(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Result<(), CompileError> {
-    let (block, state, shared, instance, in_group) =
-        (params[0], params[1], params[2], params[3], params[4]);
-    bind_params(lower, block, layout, variant);
-    let region = load_region(lower, block, variant.rank);
+    let (state, shared, instance, in_group) = (params[1], params[2], params[3], params[4]);
+    bind_params(lower, layout, variant);
+    let region = load_region(lower, variant.rank);
     let pos = unravel(lower, instance, &region.size, Some(&region.origin));
     lower.pos = pos.iter().map(|&p| lower.var_with(PTR, p)).collect();
     lower.set_cursors(&pos);

@@ -21,10 +21,10 @@ pub fn build(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Result<(), CompileError> {
-    let (block, start, end) = (params[0], params[1], params[2]);
+    let (start, end) = (params[1], params[2]);
     let rank = variant.rank;
-    bind_params(lower, block, layout, variant);
-    let region = load_region(lower, block, rank);
+    bind_params(lower, layout, variant);
+    let region = load_region(lower, rank);
     let memory_locals = stack_locals(lower);
     let first = unravel(lower, start, &region.size, Some(&region.origin));
     lower.pos = first.iter().map(|&p| lower.var_with(PTR, p)).collect();

@@ -146,10 +146,10 @@ pub struct Region {
     pub end: Vec<Value>,
 }
 
-pub fn load_region(lower: &mut Lower<'_, '_>, block: Value, rank: usize) -> Region {
-    lower.domain = lower.block_axes(block, header::DOMAIN, rank);
-    let origin = lower.block_axes(block, header::REGION_ORIGIN, rank);
-    let size = lower.block_axes(block, header::REGION_SIZE, rank);
+pub fn load_region(lower: &mut Lower<'_, '_>, rank: usize) -> Region {
+    lower.domain = lower.block_axes(header::DOMAIN, rank);
+    let origin = lower.block_axes(header::REGION_ORIGIN, rank);
+    let size = lower.block_axes(header::REGION_SIZE, rank);
     let end = origin
         .iter()
         .zip(&size)

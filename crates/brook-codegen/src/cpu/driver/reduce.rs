@@ -18,9 +18,9 @@
 use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
-use crate::cpu::lower::{bind_params, Binding, BlockTarget, Flow, Lower, PTR};
+use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
 use crate::cpu::CompileError;
-use crate::leaf_walk::LeafOps;
+use crate::lower::Target;
 use brook_ir::{ParamRole, Type};
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
@@ -101,8 +101,8 @@ pub fn build_combine(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Result<(), CompileError> {
-    let (block, left, right) = (params[0], params[1], params[2]);
-    bind_params(lower, block, layout, variant);
+    let (left, right) = (params[1], params[2]);
+    bind_params(lower, layout, variant);
     let roles = roles(lower)?;
     let acc = accumulator(lower, &roles);
     let a = lower.load_value(&roles.ty, left);
@@ -390,29 +390,20 @@ pub fn build_range(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Result<(), CompileError> {
-    let (block, target, lo, hi, out) = (params[0], params[1], params[2], params[3], params[4]);
+    let (target, lo, hi, out) = (params[1], params[2], params[3], params[4]);
     let rank = variant.rank;
-    bind_params(lower, block, layout, variant);
+    bind_params(lower, layout, variant);
     let roles = roles(lower)?;
     let acc = accumulator(lower, &roles);
-    let targets = lower.block_axes(block, header::DOMAIN, rank);
-    let tile = lower.block_axes(block, header::TILE, rank);
+    let targets = lower.block_axes(header::DOMAIN, rank);
+    let tile = lower.block_axes(header::TILE, rank);
     let t = unravel(lower, target, &targets, None);
     let base: Vec<Value> = t
         .iter()
         .zip(&tile)
         .map(|(&t, &n)| lower.b.ins().imul(t, n))
         .collect();
-    let (module, kernel) = (lower.module, lower.kernel);
-    let mut block_target = BlockTarget { lower, block };
-    let source = crate::lower::binding::reduction_source(
-        &mut block_target,
-        module,
-        kernel,
-        roles.input,
-        layout,
-        variant,
-    );
+    let source = crate::lower::binding::reduction_source(lower, roles.input, layout, variant);
     let first = unravel(lower, lo, &tile, None);
     let u = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
     let zero = lower.iconst(PTR, 0);

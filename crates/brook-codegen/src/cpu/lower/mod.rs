@@ -9,14 +9,10 @@
 //! their statement runs and memoised for the rest of that statement, so a handle used twice in
 //! one statement is computed once (the IR guarantees both uses see the same value).
 
-mod expr;
 mod math;
 mod ops;
-mod place;
 pub mod simd;
-mod stmt;
-
-pub use stmt::count_barriers;
+mod target;
 
 use super::layout::{clif_type, leaves, Leaf};
 use super::CompileError;
@@ -91,7 +87,8 @@ pub struct Lower<'a, 'f> {
     pub in_group: Option<Value>,
     pub flow: Flow,
     pub cursors: Vec<CursorInfo>,
-    loops: Vec<(Block, Block)>,
+    /// The address of the launch's parameter block (every function's first argument).
+    pub param_block: Value,
     memo: HashMap<Handle<Expr>, Vec<Value>>,
     sigs: HashMap<super::helpers::HelperSig, SigRef>,
 }
@@ -102,6 +99,7 @@ impl<'a, 'f> Lower<'a, 'f> {
         kernel: &'a Kernel,
         b: FunctionBuilder<'f>,
         call_conv: CallConv,
+        param_block: Value,
     ) -> Self {
         Lower {
             module,
@@ -115,7 +113,7 @@ impl<'a, 'f> Lower<'a, 'f> {
             in_group: None,
             flow: Flow::Jump(Block::from_u32(0)),
             cursors: Vec::new(),
-            loops: Vec::new(),
+            param_block,
             memo: HashMap::new(),
             sigs: HashMap::new(),
         }
@@ -131,7 +129,7 @@ impl<'a, 'f> Lower<'a, 'f> {
     /// body (the builder then stands in a block still open) or through `return`.
     pub fn body(&mut self) -> Result<(), CompileError> {
         let body = &self.kernel.body;
-        self.block(body)
+        crate::lower::stmt::block(self, body, None)
     }
 
     pub fn iconst(&mut self, ty: types::Type, value: i64) -> Value {
@@ -189,20 +187,9 @@ impl<'a, 'f> Lower<'a, 'f> {
         }
     }
 
-    /// A `u64` field of the parameter block.
-    pub fn block_u64(&mut self, block: Value, at: u32) -> Value {
-        self.b.ins().load(
-            types::I64,
-            MemFlagsData::trusted().with_readonly(),
-            block,
-            at as i32,
-        )
-    }
-
-    /// `count` consecutive `u64`s of the block at `block` ([`crate::lower::binding::axes`]).
-    pub fn block_axes(&mut self, block: Value, at: u32, count: usize) -> Vec<Value> {
-        let mut target = BlockTarget { lower: self, block };
-        crate::lower::binding::axes(&mut target, at, count)
+    /// `count` consecutive `u64`s of the parameter block ([`crate::lower::binding::axes`]).
+    pub fn block_axes(&mut self, at: u32, count: usize) -> Vec<Value> {
+        crate::lower::binding::axes(self, at, count)
     }
 
     /// `offset + sum(index[k] * pitch[k])`: an element index.
@@ -273,66 +260,11 @@ impl<'a, 'f> Lower<'a, 'f> {
         self.sigs.insert(sig, r);
         r
     }
-
-    /// Forgets memoised expression values (at each statement, and when control flow may have
-    /// changed what a load reads).
-    pub fn forget(&mut self) {
-        self.memo.clear();
-    }
 }
 
-/// Reads the records of a launch's parameter block (at `block`) into bindings
+/// Reads the records of a launch's parameter block into bindings
 /// ([`crate::lower::bind_params`]). Inputs and outputs of the domain's shape get a cursor
 /// variable (set by the caller); reduction parameters are left for the reduction driver.
-pub fn bind_params(
-    lower: &mut Lower<'_, '_>,
-    block: Value,
-    layout: &BlockLayout,
-    variant: &Variant,
-) {
-    let (module, kernel) = (lower.module, lower.kernel);
-    let mut target = BlockTarget { lower, block };
-    let bindings = crate::lower::bind_params(&mut target, module, kernel, layout, variant);
-    lower.bindings = bindings;
-}
-
-/// The CPU's [`crate::lower::Target`]: a function being lowered and its parameter block.
-pub struct BlockTarget<'l, 'a, 'f> {
-    pub lower: &'l mut Lower<'a, 'f>,
-    /// The address of the parameter block.
-    pub block: Value,
-}
-
-impl crate::lower::Target for BlockTarget<'_, '_, '_> {
-    type Leaf = Value;
-    type Var = Variable;
-
-    fn block_u64(&mut self, at: u32) -> Value {
-        self.lower.block_u64(self.block, at)
-    }
-
-    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Value {
-        let flags = MemFlagsData::trusted().with_readonly();
-        let b = &mut self.lower.b;
-        let value = b.ins().load(clif_type(kind), flags, self.block, at as i32);
-        if kind == ScalarKind::Bool {
-            b.ins().icmp_imm_s(IntCC::NotEqual, value, 0)
-        } else {
-            value
-        }
-    }
-
-    fn element_variable(&mut self, stream: &StreamRef) -> Variable {
-        let lower = &mut *self.lower;
-        let zero = lower.iconst(PTR, 0);
-        let cursor = lower.var_with(PTR, zero);
-        let last = *stream.pitch.last().unwrap_or(&zero);
-        let step = lower.b.ins().imul_imm_s(last, i64::from(stream.size));
-        lower.cursors.push(CursorInfo {
-            var: cursor,
-            stream: stream.clone(),
-            step,
-        });
-        cursor
-    }
+pub fn bind_params(lower: &mut Lower<'_, '_>, layout: &BlockLayout, variant: &Variant) {
+    lower.bindings = crate::lower::bind_params(lower, layout, variant);
 }

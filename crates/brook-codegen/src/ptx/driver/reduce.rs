@@ -545,8 +545,7 @@ pub(super) fn input_source(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Source {
-    let (module, kernel) = (lower.module, lower.kernel);
-    crate::lower::binding::reduction_source(lower, module, kernel, r.input, layout, variant)
+    crate::lower::binding::reduction_source(lower, r.input, layout, variant)
 }
 
 pub(super) fn target_ref(

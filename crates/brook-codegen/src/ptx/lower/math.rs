@@ -4,7 +4,7 @@
 //! functions of [`crate::ptx::helpers`].
 
 use super::Lower;
-use crate::leaf_walk::LeafOps;
+use crate::lower::Target;
 use crate::ptx::emit::{op_type, Class, Reg};
 use crate::ptx::helpers::FMOD_F64;
 use brook_ir::{BinaryOp, MathFun, ScalarKind};

@@ -9,11 +9,9 @@
 //! [`Class`]. Expressions are evaluated when their statement runs and memoised for the rest of
 //! that statement, as in the CPU backend.
 
-mod expr;
 mod math;
 mod ops;
-mod place;
-mod stmt;
+mod target;
 
 use super::emit::{mem_type, Class, Emitter, Label, Reg};
 use super::CompileError;
@@ -59,7 +57,6 @@ pub struct Lower<'a> {
     pub ret: Label,
     /// Element bindings and their streams, whose addresses follow the position.
     pub elements: Vec<(Reg, StreamRef)>,
-    loops: Vec<(Label, Label)>,
     memo: HashMap<Handle<Expr>, Vec<Reg>>,
     /// Helper functions (`.func`) the body calls, by name.
     pub helpers: Vec<&'static str>,
@@ -80,7 +77,6 @@ impl<'a> Lower<'a> {
             in_group: None,
             ret,
             elements: Vec::new(),
-            loops: Vec::new(),
             memo: HashMap::new(),
             helpers: Vec::new(),
         }
@@ -89,7 +85,7 @@ impl<'a> Lower<'a> {
     /// Lowers the kernel body where the emitter stands; `return` jumps to `self.ret`.
     pub fn body(&mut self) -> Result<(), CompileError> {
         let body = &self.kernel.body;
-        self.block(body)
+        crate::lower::stmt::block(self, body, None)
     }
 
     pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
@@ -277,11 +273,6 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// Forgets memoised expression values (at each statement).
-    pub fn forget(&mut self) {
-        self.memo.clear();
-    }
-
     /// Places every local: registers, or `.local` memory for locals holding arrays (and
     /// `.shared` memory for `shared` locals of a thread-group kernel when `groups`).
     pub fn place_locals(&mut self, groups: bool) {
@@ -341,37 +332,5 @@ impl<'a> Lower<'a> {
 /// Inputs and outputs of the domain's shape get an element address register (set by
 /// [`Lower::set_elements`]); reduction parameters are left for the reduction driver.
 pub fn bind_params(lower: &mut Lower<'_>, layout: &BlockLayout, variant: &Variant) {
-    let (module, kernel) = (lower.module, lower.kernel);
-    lower.bindings = crate::lower::bind_params(lower, module, kernel, layout, variant);
-}
-
-/// The GPU's [`crate::lower::Target`]: the parameter block is the entry's `.param` array.
-impl crate::lower::Target for Lower<'_> {
-    type Leaf = Reg;
-    type Var = Reg;
-
-    fn block_u64(&mut self, at: u32) -> Reg {
-        self.param_u64(at)
-    }
-
-    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Reg {
-        if kind == ScalarKind::Bool {
-            let byte = self
-                .e
-                .compute(Class::B32, |r| format!("ld.param.u8 {r}, [{PARAMS}+{at}]"));
-            return self
-                .e
-                .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
-        }
-        let ty = mem_type(kind);
-        self.e.compute(Class::of(kind), |r| {
-            format!("ld.param.{ty} {r}, [{PARAMS}+{at}]")
-        })
-    }
-
-    fn element_variable(&mut self, stream: &StreamRef) -> Reg {
-        let addr = self.e.reg(Class::B64);
-        self.elements.push((addr, stream.clone()));
-        addr
-    }
+    lower.bindings = crate::lower::bind_params(lower, layout, variant);
 }

@@ -1,18 +1,20 @@
-//! Expressions: each IR expression becomes the registers of its scalar leaves.
+//! The GPU's [`Target`]: the shared lowering's primitive operations as PTX instructions on
+//! virtual registers. Structured control flow becomes labels and branches; the parameter
+//! block is the entry's `.param` array.
 
-use super::{Binding, Lower};
-use crate::leaf_walk::LeafOps;
-use crate::lower::launch::{self, Launch};
-use crate::ptx::emit::{Class, Reg};
+use super::{Binding, LocalStore, Lower, StreamRef, PARAMS};
+use crate::lower::{Memory, Root, Space, Target};
+use crate::ptx::emit::{mem_type, Class, Label, Reg};
 use crate::ptx::CompileError;
 use brook_ir::{
-    BinaryOp, Expr, Handle, Kernel, Literal, MathFun, Module, ParamId, Place, ScalarKind, Type,
+    BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
     UnaryOp,
 };
 use std::collections::HashMap;
 
-impl<'a> LeafOps<'a> for Lower<'a> {
+impl<'a> Target<'a> for Lower<'a> {
     type Leaf = Reg;
+    type Var = Reg;
     type Error = CompileError;
 
     fn module(&self) -> &'a Module {
@@ -61,32 +63,9 @@ impl<'a> LeafOps<'a> for Lower<'a> {
             .collect()
     }
 
-    fn load_place(&mut self, place: &Place) -> Result<Vec<Reg>, CompileError> {
-        Lower::load_place(self, place)
-    }
-
-    fn input(&mut self, p: ParamId) -> Vec<Reg> {
-        launch::input(self, p)
-    }
-
-    fn constant(&mut self, p: ParamId) -> Option<Vec<Reg>> {
-        launch::constant(self, p)
-    }
-
-    fn gather(
-        &mut self,
-        param: ParamId,
-        indices: &[Handle<Expr>],
-    ) -> Result<Vec<Reg>, CompileError> {
-        launch::gather(self, param, indices)
-    }
-
-    /// An index value as `s64`: integers as they are, floats by `floor(f + 0.25)`
-    /// (saturating, NaN gives 0), `ulong`s above the `long` range saturate.
-    fn index_value(&mut self, h: Handle<Expr>) -> Result<Reg, CompileError> {
-        let kind = self.expr_kind(h);
-        let v = self.scalar(h)?;
-        Ok(match kind {
+    /// An index as `s64`.
+    fn to_index(&mut self, kind: ScalarKind, v: Reg) -> Reg {
+        match kind {
             ScalarKind::F32 | ScalarKind::F64 => {
                 let t = if kind == ScalarKind::F32 {
                     "f32"
@@ -122,7 +101,7 @@ impl<'a> LeafOps<'a> for Lower<'a> {
             _ => self
                 .e
                 .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {v}")),
-        })
+        }
     }
 
     fn index_constant(&mut self, value: u64) -> Reg {
@@ -195,14 +174,6 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         Lower::exact_math(self, fun, kind, args)
     }
 
-    fn index_of(&mut self, p: ParamId) -> Vec<Reg> {
-        launch::index_of(self, p)
-    }
-
-    fn instance(&mut self) -> Vec<Reg> {
-        launch::instance(self)
-    }
-
     fn instance_in_group(&mut self) -> Vec<Reg> {
         let mut lanes = vec![self.e.mov_imm(Class::B32, 0); 4];
         if let Some(g) = self.in_group {
@@ -212,10 +183,6 @@ impl<'a> LeafOps<'a> for Lower<'a> {
         }
         lanes
     }
-}
-
-impl<'a> Launch<'a> for Lower<'a> {
-    type Var = Reg;
 
     fn binding(&self, p: ParamId) -> Binding {
         self.bindings[p.0 as usize].clone()
@@ -251,5 +218,164 @@ impl<'a> Launch<'a> for Lower<'a> {
     fn div_index(&mut self, a: Reg, b: Reg) -> Reg {
         self.e
             .compute(Class::B64, |r| format!("div.u64 {r}, {a}, {b}"))
+    }
+
+    fn block_u64(&mut self, at: u32) -> Reg {
+        self.param_u64(at)
+    }
+
+    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Reg {
+        if kind == ScalarKind::Bool {
+            let byte = self
+                .e
+                .compute(Class::B32, |r| format!("ld.param.u8 {r}, [{PARAMS}+{at}]"));
+            return self
+                .e
+                .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {byte}, 0"));
+        }
+        let ty = mem_type(kind);
+        self.e.compute(Class::of(kind), |r| {
+            format!("ld.param.{ty} {r}, [{PARAMS}+{at}]")
+        })
+    }
+
+    /// A register set by [`Lower::set_elements`].
+    fn element_variable(&mut self, stream: &StreamRef) -> Reg {
+        let addr = self.e.reg(Class::B64);
+        self.elements.push((addr, stream.clone()));
+        addr
+    }
+
+    /// A copy: later stores to the variable must not change this value.
+    fn snapshot_var(&mut self, var: Reg) -> Reg {
+        let copy = self.e.reg(var.class);
+        self.e.mov(copy, var);
+        copy
+    }
+
+    fn write_var(&mut self, var: Reg, value: Reg) {
+        self.e.mov(var, value);
+    }
+
+    fn local(&self, l: Handle<Local>) -> Root<Reg, Reg> {
+        match &self.locals[l.index()] {
+            LocalStore::Vars(regs) => Root::Vars(regs.clone()),
+            LocalStore::Memory { addr, .. } => Root::Memory {
+                addr: *addr,
+                offset: 0,
+                space: Space::Local,
+            },
+        }
+    }
+
+    /// A whole stream element with vector loads where they fit.
+    fn load_memory(&mut self, at: &Memory<Reg>) -> Vec<Reg> {
+        let space = state_space(at.space);
+        if at.whole {
+            return self.load_value(&at.ty, at.addr, space, true);
+        }
+        at.layout
+            .iter()
+            .map(|leaf| self.load_scalar(leaf.kind, at.addr, leaf.offset, space))
+            .collect()
+    }
+
+    fn store_memory(&mut self, at: &Memory<Reg>, values: &[Reg]) {
+        let space = state_space(at.space);
+        if at.whole {
+            self.store_value(&at.ty, values, at.addr, space, true);
+        } else {
+            self.store_leaves(&at.layout, values, at.addr, space);
+        }
+    }
+
+    /// The labels of the rejecting arm and of the end.
+    type If = (Label, Label);
+    type Loop = PtxLoop;
+    /// The label after the guarded code.
+    type Guard = Label;
+
+    fn begin_if(&mut self, cond: Reg) -> (Label, Label) {
+        let (otherwise, merge) = (self.e.label(), self.e.label());
+        self.e.bra_unless(cond, otherwise);
+        (otherwise, merge)
+    }
+
+    fn begin_else(&mut self, &(otherwise, merge): &(Label, Label)) {
+        self.e.bra(merge);
+        self.e.at(otherwise);
+    }
+
+    fn end_if(&mut self, (_, merge): (Label, Label)) {
+        self.e.at(merge);
+    }
+
+    fn begin_loop(&mut self) -> PtxLoop {
+        let frame = PtxLoop {
+            header: self.e.label(),
+            next: self.e.label(),
+            exit: self.e.label(),
+        };
+        self.e.at(frame.header);
+        frame
+    }
+
+    fn begin_continuing(&mut self, frame: PtxLoop) {
+        self.e.at(frame.next);
+    }
+
+    fn end_loop(&mut self, frame: PtxLoop) {
+        self.e.bra(frame.header);
+        self.e.at(frame.exit);
+    }
+
+    fn jump_break(&mut self, frame: PtxLoop) {
+        self.e.bra(frame.exit);
+    }
+
+    fn jump_continue(&mut self, frame: PtxLoop) {
+        self.e.bra(frame.next);
+    }
+
+    fn jump_return(&mut self) {
+        let ret = self.ret;
+        self.e.bra(ret);
+    }
+
+    fn barrier(&mut self) {
+        self.e.op("bar.sync 0");
+    }
+
+    /// PTX keeps dead code (ptxas removes it).
+    fn is_unreachable(&self) -> bool {
+        false
+    }
+
+    fn begin_guard(&mut self, flag: Reg) -> Label {
+        let skip = self.e.label();
+        self.e.bra_unless(flag, skip);
+        skip
+    }
+
+    fn end_guard(&mut self, skip: Label) {
+        self.e.at(skip);
+    }
+}
+
+/// A loop's labels.
+#[derive(Clone, Copy, Debug)]
+pub struct PtxLoop {
+    header: Label,
+    /// The continuing part (where `continue` goes).
+    next: Label,
+    exit: Label,
+}
+
+/// The PTX state space of a place's memory: stream elements are global; locals in memory
+/// are addressed generically (local or shared memory, converted with `cvta`).
+fn state_space(space: Space) -> &'static str {
+    match space {
+        Space::Stream => "global",
+        Space::Local => "",
     }
 }

@@ -1,93 +1,30 @@
-//! The part of expression lowering that every code generator shares: each IR expression
-//! becomes the flat list of its scalar leaves (Cranelift values for the CPU, PTX registers
-//! for the GPU), computed once per statement.
+//! The expression walk, written once over [`Target`]: each IR expression becomes the flat
+//! list of its scalar leaves (Cranelift values for the CPU, PTX registers for the GPU),
+//! computed once per statement.
 //!
 //! How an expression's leaves follow from its operands' leaves — composition, splats,
 //! fields, components, swizzles, operators and selects applied leaf by leaf, conversions —
-//! does not depend on the target, and is written once here ([`LeafOps::compute`]), as are
-//! the math-function dispatch ([`LeafOps::math`]) and the walks of a place's path
-//! ([`LeafOps::walk_memory`], [`LeafOps::walk_leaves`]). A backend says what one leaf is: a
-//! literal, an operator or conversion of leaves, a load, an input, a gather, an inline math
-//! function or a helper call, index arithmetic, a position.
+//! does not depend on the target, and is written here ([`ExprWalk::compute`]), as are the
+//! math-function dispatch ([`ExprWalk::math`]) and the walks of a place's path
+//! ([`ExprWalk::walk_memory`], [`ExprWalk::walk_leaves`]).
 
-use brook_ir::{
-    Access, BinaryOp, Expr, ExprKind, Handle, Kernel, Literal, MathFun, Module, ParamId, Place,
-    ScalarKind, Type, UnaryOp, ValueType,
-};
-use std::collections::HashMap;
+use super::{launch, place, Target};
+use brook_ir::{Access, Expr, ExprKind, Handle, MathFun, ScalarKind, Type, ValueType};
 
-/// A backend's operations on scalar leaves, and the shared walk over expressions built on
-/// them. `'ir` is the lifetime of the module being compiled.
-pub trait LeafOps<'ir> {
-    /// One scalar leaf of a value (a Cranelift `Value`, a PTX register).
-    type Leaf: Copy;
-    type Error;
+/// The expression walk over any [`Target`] (every target has it; nothing overrides it).
+pub trait ExprWalk<'ir>: Target<'ir> + Sized {
+    /// Forgets memoised expression values (at each statement, and when control flow may have
+    /// changed what a load reads).
+    fn forget(&mut self) {
+        self.memo().clear();
+    }
 
-    fn module(&self) -> &'ir Module;
-    fn kernel(&self) -> &'ir Kernel;
-    /// The leaves computed so far in this statement.
-    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Self::Leaf>>;
-    /// The error for a construct of expression `h` that the backend cannot compile.
-    fn unsupported(&self, h: Handle<Expr>, what: String) -> Self::Error;
-
-    fn literal(&mut self, lit: Literal) -> Self::Leaf;
-    /// The zero value of `ty`, as leaves.
-    fn zeros(&mut self, ty: &Type) -> Vec<Self::Leaf>;
-    fn load_place(&mut self, place: &Place) -> Result<Vec<Self::Leaf>, Self::Error>;
-    /// The current element of an input, iterator or reduction operand.
-    fn input(&mut self, p: ParamId) -> Vec<Self::Leaf>;
-    /// The leaves of a constant parameter (`None` where it has none bound).
-    fn constant(&mut self, p: ParamId) -> Option<Vec<Self::Leaf>>;
-    /// An element of a gather array (indices clamped).
-    fn gather(
-        &mut self,
-        param: ParamId,
-        indices: &[Handle<Expr>],
-    ) -> Result<Vec<Self::Leaf>, Self::Error>;
-    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
-    fn binary(
-        &mut self,
-        op: BinaryOp,
-        kind: ScalarKind,
-        a: Self::Leaf,
-        b: Self::Leaf,
-    ) -> Self::Leaf;
-    /// `c ? a : b` for one leaf.
-    fn select(&mut self, c: Self::Leaf, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
-    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Self::Leaf) -> Self::Leaf;
-    /// A library function the backend calls for `fun` on `double`s or `float`s (the
-    /// transcendental ones), or `None` where it computes `fun` inline.
-    type Helper: Copy;
-    fn math_helper(&self, fun: MathFun, double: bool) -> Option<Self::Helper>;
-    /// One call of `helper` on one lane's arguments of `kind`.
-    fn call_math_helper(
-        &mut self,
-        helper: Self::Helper,
-        kind: ScalarKind,
-        lane: &[Self::Leaf],
-    ) -> Self::Leaf;
-    /// A math function computed inline: `args` are the arguments' leaves, of `kind`.
-    fn exact_math(
-        &mut self,
-        fun: MathFun,
-        kind: ScalarKind,
-        args: &[Vec<Self::Leaf>],
-    ) -> Vec<Self::Leaf>;
-    /// `indexof(p)`: the position it reports as a `float4`, fastest axis in `.x`.
-    fn index_of(&mut self, p: ParamId) -> Vec<Self::Leaf>;
-    /// The instance's position as an `int4`, fastest axis in `.x`.
-    fn instance(&mut self) -> Vec<Self::Leaf>;
-    /// The instance's index in its thread group as an `int4` (`.x`; 0 outside groups).
-    fn instance_in_group(&mut self) -> Vec<Self::Leaf>;
-
-    /// An index expression's value as a signed machine-word index (see the backends).
-    fn index_value(&mut self, h: Handle<Expr>) -> Result<Self::Leaf, Self::Error>;
-    /// A machine-word constant.
-    fn index_constant(&mut self, value: u64) -> Self::Leaf;
-    /// `i` clamped to `[0, extent - 1]`.
-    fn clamp_index(&mut self, i: Self::Leaf, extent: Self::Leaf) -> Self::Leaf;
-    /// `base + index * size`.
-    fn element_address(&mut self, base: Self::Leaf, index: Self::Leaf, size: u32) -> Self::Leaf;
+    /// An index expression's value as a signed machine-word index ([`Target::to_index`]).
+    fn index_value(&mut self, h: Handle<Expr>) -> Result<Self::Leaf, Self::Error> {
+        let kind = self.expr_kind(h);
+        let v = self.scalar(h)?;
+        Ok(self.to_index(kind, v))
+    }
 
     /// Walks a place's path through memory from `addr`: the address (with dynamic indices
     /// added) and a constant byte offset; `ty` becomes the type reached. Array indices are
@@ -215,13 +152,13 @@ pub trait LeafOps<'ir> {
                 let width = ty.value().map_or(1, |v| usize::from(v.width));
                 vec![a; width]
             }
-            ExprKind::Load(place) => self.load_place(place)?,
-            ExprKind::Input(p) => self.input(*p),
-            ExprKind::Constant(p) => match self.constant(*p) {
+            ExprKind::Load(place) => place::load_place(self, place)?,
+            ExprKind::Input(p) => launch::input(self, *p),
+            ExprKind::Constant(p) => match launch::constant(self, *p) {
                 Some(values) => values,
                 None => self.zeros(ty),
             },
-            ExprKind::Gather { param, indices } => self.gather(*param, indices)?,
+            ExprKind::Gather { param, indices } => launch::gather(self, *param, indices)?,
             ExprKind::Field { base, index } => {
                 let base_ty = self.expr_type(*base);
                 let values = self.expr(*base)?;
@@ -276,9 +213,11 @@ pub trait LeafOps<'ir> {
                     .collect()
             }
             ExprKind::Math { fun, args } => self.math(h, *fun, args)?,
-            ExprKind::IndexOf(p) => self.index_of(*p),
-            ExprKind::Instance => self.instance(),
+            ExprKind::IndexOf(p) => launch::index_of(self, *p),
+            ExprKind::Instance => launch::instance(self),
             ExprKind::InstanceInGroup => self.instance_in_group(),
         })
     }
 }
+
+impl<'ir, T: Target<'ir>> ExprWalk<'ir> for T {}

@@ -1,0 +1,87 @@
+//! The structured statement walk, written once over [`Target`]'s control flow: stores, `if`,
+//! loops with `break` and `continue`, `return` and barriers.
+//!
+//! Expression values are memoised for one statement ([`ExprWalk::forget`] between
+//! statements), as control flow may change what a load reads.
+
+use super::{place, ExprWalk, Target};
+use brook_ir::{Block, Stmt};
+
+/// Lowers `block` where the target stands; `innermost` is the loop that `break` and
+/// `continue` leave (none outside loops).
+pub fn block<'ir, T: Target<'ir>>(
+    t: &mut T,
+    block: &Block,
+    innermost: Option<T::Loop>,
+) -> Result<(), T::Error> {
+    for statement in block.iter() {
+        t.forget();
+        self::statement(t, &statement.stmt, innermost)?;
+    }
+    t.forget();
+    Ok(())
+}
+
+fn statement<'ir, T: Target<'ir>>(
+    t: &mut T,
+    stmt: &Stmt,
+    innermost: Option<T::Loop>,
+) -> Result<(), T::Error> {
+    // Dead code (after a jump) is not lowered, except where it holds barriers: a target may
+    // need each barrier's resume point filled.
+    if t.is_unreachable() && count_barriers_in(stmt) == 0 {
+        return Ok(());
+    }
+    match stmt {
+        Stmt::Store { place, value } => {
+            let values = t.expr(*value)?;
+            place::store_place(t, place, &values)?;
+        }
+        Stmt::If {
+            cond,
+            accept,
+            reject,
+        } => {
+            let c = t.scalar(*cond)?;
+            let frame = t.begin_if(c);
+            block(t, accept, innermost)?;
+            t.begin_else(&frame);
+            block(t, reject, innermost)?;
+            t.end_if(frame);
+        }
+        Stmt::Loop { body, continuing } => {
+            let frame = t.begin_loop();
+            block(t, body, Some(frame))?;
+            t.begin_continuing(frame);
+            block(t, continuing, Some(frame))?;
+            t.end_loop(frame);
+        }
+        Stmt::Break => {
+            if let Some(frame) = innermost {
+                t.jump_break(frame);
+            }
+        }
+        Stmt::Continue => {
+            if let Some(frame) = innermost {
+                t.jump_continue(frame);
+            }
+        }
+        Stmt::Return => t.jump_return(),
+        Stmt::Barrier => t.barrier(),
+    }
+    Ok(())
+}
+
+/// How many barriers a block holds (each is a resume point of a resumable thread).
+pub fn count_barriers(block: &Block) -> usize {
+    block.iter().map(|s| count_barriers_in(&s.stmt)).sum()
+}
+
+fn count_barriers_in(stmt: &Stmt) -> usize {
+    match stmt {
+        Stmt::Barrier => 1,
+        Stmt::If { accept, reject, .. } => count_barriers(accept) + count_barriers(reject),
+        Stmt::Loop { body, continuing } => count_barriers(body) + count_barriers(continuing),
+        _ => 0,
+    }
+}
