@@ -157,3 +157,24 @@ pub struct Variant {
     /// for every stream and `domain()` view of a row-major stream).
     pub unit_stride: bool,
 }
+
+/// How one entry of a compiled reduction reduces the pieces of a pass (the runtime's planner,
+/// `brook_runtime::reduce_plan`, picks an entry per pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceShape {
+    /// A thread (a call, on the CPU) per piece of one target's leaves, in any layout.
+    Serial,
+    /// A warp per piece; each target's leaves must be consecutive in memory.
+    Warp,
+    /// A thread per four neighbouring targets' pieces; their leaves must lie side by side.
+    Columns,
+}
+
+/// An entry a compiled reduction declares: its name in the compiled module, its shape, and
+/// the most leaves one piece may have (a power of two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceEntry {
+    pub name: &'static str,
+    pub shape: ReduceShape,
+    pub max_piece: u64,
+}

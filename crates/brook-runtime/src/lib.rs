@@ -12,6 +12,7 @@
 //! - [`element`]: element types and the [`Element`] trait for host data;
 //! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
+//! - [`reduce_plan`]: the passes of a reduction on a compiled device, planned as data;
 //! - [`cpu`]: the CPU device: kernels compiled to native code (Cranelift), run on all cores;
 //! - [`interp`]: the reference interpreter devices;
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
@@ -27,6 +28,7 @@ pub mod launch;
 pub mod log;
 pub mod ops;
 pub mod queue;
+pub mod reduce_plan;
 pub mod stream;
 
 pub use device::{

@@ -15,7 +15,7 @@ pub mod helpers;
 mod layout;
 mod lower;
 
-use crate::abi::{BlockLayout, Variant};
+use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
 use brook_ir::{Kernel, KernelKind, Module, SourceSpan};
 use cranelift_codegen::ir::{types, AbiParam, Signature};
 use cranelift_codegen::isa::OwnedTargetIsa;
@@ -59,6 +59,14 @@ pub type RangeFn =
     unsafe extern "C" fn(block: *const u8, target: u64, lo: u64, hi: u64, out: *mut u8);
 /// `*left = combine(*left, *right)`.
 pub type CombineFn = unsafe extern "C" fn(block: *const u8, left: *mut u8, right: *const u8);
+
+/// The entry every CPU reduction has ([`Entry::Reduce`]'s `range`): any piece of a tile's
+/// leaves (its counter stack has 64 levels).
+pub const REDUCE_ENTRY: ReduceEntry = ReduceEntry {
+    name: "range",
+    shape: ReduceShape::Serial,
+    max_piece: 1 << 63,
+};
 
 /// The compiled entry points of one kernel variant.
 #[derive(Clone, Copy, Debug)]

@@ -191,8 +191,14 @@ impl Emitter {
     pub fn mov_imm(&mut self, class: Class, value: impl fmt::Display) -> Reg {
         let r = self.reg(class);
         let value = value.to_string();
-        let bits = if let Some(bits) = super::literals::float_bits(class, &value) {
-            self.op(super::literals::load(r, bits));
+        let double = match class {
+            Class::F32 => Some(false),
+            Class::F64 => Some(true),
+            _ => None,
+        };
+        let literal = double.and_then(|d| Some((d, super::literals::float_bits(d, &value)?)));
+        let bits = if let Some((double, bits)) = literal {
+            self.op(super::literals::load(r, double, bits));
             Some(bits)
         } else {
             self.op(format!("mov.{} {r}, {value}", mov_type(class)));

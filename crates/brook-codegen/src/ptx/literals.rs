@@ -12,27 +12,27 @@
 //! The lowering still folds operations whose operands are all literals itself, exactly
 //! (see [`crate::ptx::emit::Emitter::float_bits`]), and loads the result.
 
-use super::emit::{Class, Reg};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
 const F32_PREFIX: &str = "brook_f32_";
 const F64_PREFIX: &str = "brook_f64_";
 
-/// The bits of a float immediate written as PTX (`0fXXXXXXXX` for `class` F32,
-/// `0dXXXXXXXXXXXXXXXX` for F64).
-pub fn float_bits(class: Class, value: &str) -> Option<u64> {
-    let hex = match class {
-        Class::F32 => value.strip_prefix("0f").filter(|h| h.len() == 8)?,
-        Class::F64 => value.strip_prefix("0d").filter(|h| h.len() == 16)?,
-        _ => return None,
+/// The bits of a float immediate written as PTX (`0fXXXXXXXX` for a `float`,
+/// `0dXXXXXXXXXXXXXXXX` for a `double`).
+pub fn float_bits(double: bool, value: &str) -> Option<u64> {
+    let hex = if double {
+        value.strip_prefix("0d").filter(|h| h.len() == 16)?
+    } else {
+        value.strip_prefix("0f").filter(|h| h.len() == 8)?
     };
     u64::from_str_radix(hex, 16).ok()
 }
 
-/// The instruction loading the float literal of `bits` into `r` (of class F32 or F64).
-pub fn load(r: Reg, bits: u64) -> String {
-    if r.class == Class::F64 {
+/// The instruction loading the float literal of `bits` into register `r` (a `double` or a
+/// `float` register).
+pub fn load(r: impl std::fmt::Display, double: bool, bits: u64) -> String {
+    if double {
         format!("ld.const.f64 {r}, [{F64_PREFIX}{bits:016X}]")
     } else {
         format!("ld.const.f32 {r}, [{F32_PREFIX}{:08X}]", bits as u32)
@@ -79,12 +79,10 @@ mod tests {
 
     #[test]
     fn reads_float_immediates() {
-        assert_eq!(float_bits(Class::F32, "0f80000000"), Some(0x8000_0000));
-        assert_eq!(
-            float_bits(Class::F64, "0d3FF0000000000000"),
-            Some(0x3FF0 << 48)
-        );
-        assert_eq!(float_bits(Class::B32, "7"), None);
-        assert_eq!(float_bits(Class::F32, "local_1"), None);
+        assert_eq!(float_bits(false, "0f80000000"), Some(0x8000_0000));
+        assert_eq!(float_bits(true, "0d3FF0000000000000"), Some(0x3FF0 << 48));
+        assert_eq!(float_bits(true, "0f80000000"), None);
+        assert_eq!(float_bits(false, "7"), None);
+        assert_eq!(float_bits(false, "local_1"), None);
     }
 }

@@ -15,10 +15,7 @@ mod libm;
 mod literals;
 mod lower;
 
-pub use driver::reduce::{Paths as ReducePaths, COLUMNS_ENTRY, MAX_PIECE, WARP_ENTRY};
-pub use driver::reduce_columns::MAX_PIECE as MAX_COLUMN_PIECE;
-
-use crate::abi::{BlockLayout, Variant};
+use crate::abi::{BlockLayout, ReduceEntry, Variant};
 use brook_ir::{KernelKind, Module, SourceSpan};
 use std::time::{Duration, Instant};
 
@@ -57,7 +54,7 @@ pub enum CompileError {
 }
 
 /// What kind of launch the entry expects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     /// A grid-stride loop over the region (any grid works); `per_thread` instances per
     /// thread make full use of the unrolled loop.
@@ -65,9 +62,12 @@ pub enum EntryKind {
     /// One CTA of `group_size` threads per group of instances, using `shared_bytes` of shared
     /// memory.
     Group { group_size: u32, shared_bytes: u32 },
-    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `paths`: the
-    /// entries the module has besides the serial one ([`PtxKernel::entry_names`]).
-    Reduce { value_size: u32, paths: ReducePaths },
+    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `entries`:
+    /// the entries the module has, serial first, each with its shape and limit.
+    Reduce {
+        value_size: u32,
+        entries: Vec<ReduceEntry>,
+    },
 }
 
 /// A kernel written as a PTX module.
@@ -82,19 +82,13 @@ pub struct PtxKernel {
 }
 
 impl PtxKernel {
-    /// The names of the module's entry functions: the main one first, then (reductions) the
-    /// warp and the column entries it has, in that order.
+    /// The names of the module's entry functions, the main one first (for a reduction, the
+    /// declared entries in their order).
     pub fn entry_names(&self) -> Vec<&'static str> {
-        let mut names = vec![driver::ENTRY];
-        if let EntryKind::Reduce { paths, .. } = self.entry {
-            if paths.cooperative {
-                names.push(WARP_ENTRY);
-            }
-            if paths.columns {
-                names.push(COLUMNS_ENTRY);
-            }
+        match &self.entry {
+            EntryKind::Reduce { entries, .. } => entries.iter().map(|e| e.name).collect(),
+            _ => vec![driver::ENTRY],
         }
-        names
     }
 }
 
@@ -110,9 +104,12 @@ pub fn compile(
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
         (KernelKind::Reduce, _) => {
-            let (text, helpers, value_size, paths) =
-                driver::reduce::build(module, k, variant, &layout)?;
-            (text, helpers, EntryKind::Reduce { value_size, paths })
+            let built = driver::reduce::build(module, k, variant, &layout)?;
+            let entry = EntryKind::Reduce {
+                value_size: built.value_size,
+                entries: built.entries,
+            };
+            (built.text, built.helpers, entry)
         }
         (KernelKind::Map, Some(size)) => {
             let group_size = size.iter().product::<u32>().max(1);

@@ -1,20 +1,26 @@
-//! Reductions on the CPU, in the canonical order of `brook_ir::reduce_order`.
+//! Reductions on the CPU, in the canonical order of `brook_ir::reduce_order`, in the passes
+//! [`crate::reduce_plan`] gives.
 //!
-//! Many target elements (row sums, tiles): each task reduces whole tiles. Few targets with
-//! large tiles (a full sum): each tile is cut into aligned power-of-two pieces reduced in
-//! parallel, and the pieces' results are combined with the same canonical tree, which gives
-//! exactly the canonical result (see `brook_ir::reduce_order`, "Why this order").
+//! One pass (many target elements, as row sums, or small tiles): each task reduces whole
+//! tiles. More (few targets with large tiles, as a full sum): the first pass cuts each tile
+//! into aligned power-of-two pieces reduced in parallel by the compiled `range` function; the
+//! later passes are done at once on the host by combining the pieces' values with the same
+//! canonical tree (the later passes' trees together are that tree), which gives exactly the
+//! canonical result (see `brook_ir::reduce_order`, "Why this order").
 
 use super::run::{chunks, BlockPtr};
 use crate::launch::{Bound, Launch};
+use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::addressing::unravel;
-use brook_codegen::cpu::{CombineFn, RangeFn};
+use brook_codegen::cpu::{CombineFn, RangeFn, REDUCE_ENTRY};
 use brook_ir::reduce_order::reduce_canonical;
 use brook_ir::ParamRole;
 use rayon::prelude::*;
 
 /// Leaves below which a tile is reduced by one call.
 const MIN_PIECE: usize = 1 << 14;
+/// Pieces per thread a split tile is cut into (threads finish at different times).
+const PIECES_PER_THREAD: u64 = 16;
 
 #[derive(Clone, Copy)]
 struct OutPtr(*mut u8);
@@ -42,7 +48,19 @@ impl Reduction {
         }
         let outputs = target_addresses(launch, self.value_size)?;
         let threads = super::run::worker_count().max(1);
-        if targets >= threads * 2 || tile <= MIN_PIECE {
+        let caps = Capabilities {
+            parallelism: threads as u64,
+            pieces_per_worker: PIECES_PER_THREAD,
+            serial_min_piece: MIN_PIECE as u64,
+            serial_whole: MIN_PIECE as u64,
+            entries: vec![REDUCE_ENTRY],
+        };
+        let passes = reduce_plan::plan(tile as u64, targets as u64, &caps, Layout::default());
+        if let Some(first) = passes.first().filter(|p| p.pieces > 1) {
+            for (t, out) in outputs.iter().enumerate() {
+                self.run_split(block, t, tile, first.piece as usize, *out);
+            }
+        } else {
             let chunk_min = (MIN_PIECE / tile).max(1);
             chunks(targets, chunk_min)
                 .into_par_iter()
@@ -53,21 +71,12 @@ impl Reduction {
                         unsafe { (self.range)(block.get(), t as u64, 0, tile as u64, out.0) };
                     }
                 });
-            return Ok(());
-        }
-        for (t, out) in outputs.iter().enumerate() {
-            self.run_split(block, t, tile, *out);
         }
         Ok(())
     }
 
-    /// One target's tile, in aligned power-of-two pieces.
-    fn run_split(&self, block: BlockPtr, target: usize, tile: usize, out: OutPtr) {
-        let threads = super::run::worker_count().max(1);
-        let piece = tile
-            .div_ceil(threads * 16)
-            .max(MIN_PIECE)
-            .next_power_of_two();
+    /// One target's tile, in aligned power-of-two pieces of `piece` leaves.
+    fn run_split(&self, block: BlockPtr, target: usize, tile: usize, piece: usize, out: OutPtr) {
         let count = tile.div_ceil(piece);
         let stride = self.value_size.div_ceil(8).max(1);
         let mut partials = vec![0u64; stride * count];

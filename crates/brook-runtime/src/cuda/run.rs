@@ -4,8 +4,10 @@ use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
 use crate::launch::{Bound, Launch};
+use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::Addressing;
-use brook_codegen::ptx::{PtxKernel, COLUMNS_ENTRY, MAX_COLUMN_PIECE, MAX_PIECE, WARP_ENTRY};
+use brook_codegen::abi::ReduceShape;
+use brook_codegen::ptx::{EntryKind, PtxKernel};
 use brook_ir::ParamRole;
 use std::ffi::c_void;
 
@@ -79,81 +81,6 @@ pub fn run_groups(
     .map_err(LaunchProblem::Execution)
 }
 
-/// Leaves per target that one thread reduces in a final pass without further splitting.
-const SINGLE_PASS: u64 = 1024;
-
-/// The shape of one reduction pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pass {
-    pub leaves: u64,
-    pub piece: u64,
-    pub pieces: u64,
-    /// One warp per piece (leaves consecutive in memory), else one thread per piece.
-    pub cooperative: bool,
-    /// One thread per four neighbouring targets (and piece).
-    pub columns: bool,
-}
-
-/// What the layout of a pass's leaves allows.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Shape {
-    /// Each target's leaves are consecutive in memory.
-    pub contiguous: bool,
-    /// Four neighbouring targets' leaves lie side by side (16 bytes per leaf).
-    pub side_by_side: bool,
-}
-
-/// Nominal waves of warps a cooperative pass is split into.
-const WARP_WAVES: u64 = 8;
-
-/// Leaves per target from which a warp per piece pays off.
-const COOPERATIVE_MIN: u64 = 64;
-/// The smallest piece a warp gets when a target's leaves are split (smaller pieces would only
-/// add passes).
-const COOPERATIVE_PIECE: u64 = 512;
-
-/// How the next pass splits `leaves` leaves per target over threads, for `targets` targets
-/// on a GPU that keeps about `want` threads busy, and which entry runs it: the warp entry
-/// where `shape` says each target's leaves are consecutive, the column entry where
-/// neighbouring targets' leaves lie side by side, else the serial one.
-pub fn plan_pass(leaves: u64, targets: u64, want: u64, shape: Shape) -> Pass {
-    let cooperative = shape.contiguous && leaves >= COOPERATIVE_MIN;
-    let columns = !cooperative && shape.side_by_side;
-    let warps = (want / 32).max(1);
-    let (workers, least) = if cooperative {
-        // Few targets (a whole-stream sum) are split into several waves of warps, so that the
-        // last, partial wave is a small part of the time (measured: 1.55 waves left the GPU
-        // half idle for a third of a sum). Many targets (row sums) fill the GPU unsplit, and
-        // splitting them would cost a pass.
-        let splits = targets < warps / 2;
-        let waves = if splits { WARP_WAVES } else { 1 };
-        (warps * waves, COOPERATIVE_PIECE)
-    } else if columns {
-        // A thread covers four targets' pieces, so `want` leaves-per-thread workers make a
-        // quarter of the threads the GPU holds: streaming long pieces read faster than a
-        // full GPU of short ones (measured on an H200, 8192x8192 column sums: pieces of 256
-        // rows 0.082 ms, of 64 rows 0.092 ms).
-        (want.max(1), 32)
-    } else {
-        (want.max(1), 32)
-    };
-    let per_worker = (leaves * targets).div_ceil(workers).max(least);
-    let most = if columns { MAX_COLUMN_PIECE } else { MAX_PIECE };
-    let mut piece = per_worker.next_power_of_two().min(most);
-    // A short tail of pieces is not worth another pass.
-    // (The column path splits short columns too: a thread per four targets is few threads.)
-    if piece >= leaves || (!cooperative && !columns && leaves <= SINGLE_PASS) {
-        piece = leaves.next_power_of_two().min(most);
-    }
-    Pass {
-        leaves,
-        piece,
-        pieces: leaves.div_ceil(piece),
-        cooperative,
-        columns,
-    }
-}
-
 /// A reduction's input, when it is a stream: its bound shape and addressing.
 fn stream_input(launch: &Launch) -> Option<(&[usize], &Addressing)> {
     let input = launch
@@ -218,32 +145,47 @@ fn leaves_evenly_spaced(tile: &[usize], pitches: &[usize]) -> bool {
         .all(|w| pitches[w[0]] == tile[w[1]] * pitches[w[1]])
 }
 
-/// The entries of a reduction module: the serial one, and the faster ones it has.
+/// A reduction module's loaded entries, with what each declares.
 pub struct ReduceEntries<'a> {
-    serial: &'a Function,
-    warp: Option<&'a Function>,
-    columns: Option<&'a Function>,
+    ptx: &'a PtxKernel,
+    functions: &'a [Function],
 }
 
 impl<'a> ReduceEntries<'a> {
-    /// Picks the entries out of `functions` (loaded in the order of `entry_names`).
-    pub fn new(ptx: &PtxKernel, functions: &'a [Function]) -> ReduceEntries<'a> {
-        let names = ptx.entry_names();
-        let named = |name: &str| {
-            names
-                .iter()
-                .position(|n| *n == name)
-                .and_then(|i| functions.get(i))
+    /// `functions` are loaded in the order of [`PtxKernel::entry_names`].
+    pub fn new(ptx: &'a PtxKernel, functions: &'a [Function]) -> ReduceEntries<'a> {
+        ReduceEntries { ptx, functions }
+    }
+
+    /// The reduction's capabilities on a GPU that keeps `parallelism` threads busy.
+    fn capabilities(&self, parallelism: u64) -> Capabilities {
+        let entries = match &self.ptx.entry {
+            EntryKind::Reduce { entries, .. } => entries.clone(),
+            _ => Vec::new(),
         };
-        ReduceEntries {
-            serial: &functions[0],
-            warp: named(WARP_ENTRY),
-            columns: named(COLUMNS_ENTRY),
+        Capabilities {
+            parallelism,
+            pieces_per_worker: 1,
+            serial_min_piece: SERIAL_MIN_PIECE,
+            serial_whole: SERIAL_WHOLE,
+            entries,
         }
+    }
+
+    /// The loaded function of entry `name`.
+    fn function(&self, name: &str) -> Option<&'a Function> {
+        let index = self.ptx.entry_names().iter().position(|n| *n == name)?;
+        self.functions.get(index)
     }
 }
 
-/// Runs a reduction in passes (see `brook_codegen::ptx`'s reduction driver).
+/// The fewest leaves a GPU thread's serial piece gets.
+const SERIAL_MIN_PIECE: u64 = 32;
+/// Leaves per target that one thread reduces in a final pass without further splitting.
+const SERIAL_WHOLE: u64 = 1024;
+
+/// Runs a reduction in the passes [`reduce_plan::plan`] gives (see
+/// `brook_codegen::ptx`'s reduction driver).
 pub fn run_reduction(
     entries: &ReduceEntries<'_>,
     handles: &Handles,
@@ -260,17 +202,14 @@ pub fn run_reduction(
     if targets == 0 || tile == 0 {
         return Ok(());
     }
-    let want = u64::from(properties.multiprocessors.max(1)) * 2048;
+    let caps = entries.capabilities(u64::from(properties.multiprocessors.max(1)) * 2048);
     let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
-    let (has_warp, has_columns) = (entries.warp.is_some(), entries.columns.is_some());
-    let mut shape = Shape {
-        contiguous: has_warp && tile_is_contiguous(launch_info, tile_shape),
-        side_by_side: has_columns && tiles_side_by_side(launch_info, tile_shape),
+    let first = Layout {
+        contiguous: tile_is_contiguous(launch_info, tile_shape),
+        side_by_side: tiles_side_by_side(launch_info, tile_shape),
     };
-    let mut leaves = tile;
     let mut source: Option<CudaBuffer> = None;
-    loop {
-        let pass = plan_pass(leaves, targets, want, shape);
+    for pass in reduce_plan::plan(tile, targets, &caps, first) {
         let last = pass.pieces == 1;
         let target_out = if last {
             None
@@ -283,11 +222,12 @@ pub fn run_reduction(
         let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
         let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
         let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
-        let function = match (pass.cooperative, pass.columns) {
-            (true, _) => entries.warp.unwrap_or(entries.serial),
-            (_, true) => entries.columns.unwrap_or(entries.serial),
-            _ => entries.serial,
-        };
+        let function = entries.function(pass.entry.name).ok_or_else(|| {
+            LaunchProblem::NotSupported(format!(
+                "the reduction module has no entry `{}`",
+                pass.entry.name
+            ))
+        })?;
         let mut params = [
             block as *mut c_void,
             (&mut src as *mut u64).cast(),
@@ -297,12 +237,10 @@ pub fn run_reduction(
             (&mut pieces as *mut u64).cast(),
             (&mut mode as *mut u32).cast(),
         ];
-        let threads = if pass.cooperative {
-            targets * pass.pieces * 32
-        } else if pass.columns {
-            targets / 4 * pass.pieces
-        } else {
-            targets * pass.pieces
+        let threads = match pass.entry.shape {
+            ReduceShape::Warp => targets * pass.pieces * 32,
+            ReduceShape::Columns => targets / 4 * pass.pieces,
+            ReduceShape::Serial => targets * pass.pieces,
         } as usize;
         launch(
             function,
@@ -312,20 +250,10 @@ pub fn run_reduction(
             &mut params,
         )
         .map_err(LaunchProblem::Execution)?;
-        if last {
-            return Ok(());
-        }
         // The previous scratch array is freed after this pass on the stream.
         source = target_out;
-        leaves = pass.pieces;
-        // A column pass writes its scratch array as `[piece][target]` (rows of targets side
-        // by side, read by the column entry again); the others as `[target][piece]` (each
-        // target's pieces consecutive).
-        shape = Shape {
-            contiguous: has_warp && !pass.columns,
-            side_by_side: pass.columns,
-        };
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -341,34 +269,5 @@ mod tests {
         // Axes of one element do not count.
         assert!(leaves_evenly_spaced(&[16, 1, 1], &[768, 64, 1]));
         assert!(leaves_evenly_spaced(&[1, 1, 1], &[768, 64, 1]));
-    }
-
-    #[test]
-    fn passes_end_with_one_piece_per_target() {
-        for (leaves, targets) in [
-            (1u64 << 28, 1u64),
-            (8192, 8192),
-            (3, 5),
-            (1000, 1),
-            (1 << 20, 4),
-        ] {
-            let mut l = leaves;
-            let mut passes = 0;
-            loop {
-                let shape = Shape {
-                    contiguous: passes > 0,
-                    side_by_side: passes == 0 && targets % 4 == 0,
-                };
-                let p = plan_pass(l, targets, 132 * 2048, shape);
-                assert!(p.piece.is_power_of_two() && p.piece * p.pieces >= l);
-                passes += 1;
-                if p.pieces == 1 {
-                    break;
-                }
-                assert!(p.pieces < l, "no progress at {l}");
-                l = p.pieces;
-            }
-            assert!(passes <= 4, "{leaves} x {targets}: {passes} passes");
-        }
     }
 }

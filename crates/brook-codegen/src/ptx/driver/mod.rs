@@ -10,8 +10,6 @@
 pub mod group;
 pub mod map;
 pub mod reduce;
-pub mod reduce_columns;
-mod reduce_warp;
 
 use super::emit::{Class, Reg};
 use super::lower::{Lower, PARAMS};

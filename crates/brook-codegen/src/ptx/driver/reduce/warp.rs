@@ -7,17 +7,17 @@
 //! arrive in two or four 16-byte loads when the run is aligned), then five butterfly shuffle
 //! levels combine the runs of neighbouring lanes into the chunk's tree. Every lane ends with
 //! the same bits, so all lanes keep the same binary-counter stack of chunk subtrees (see
-//! [`super::reduce`]). A last, partial chunk is the same tree with its missing leaves pruned,
+//! [`super::serial`]). A last, partial chunk is the same tree with its missing leaves pruned,
 //! which is the canonical tree of its leaf count; it is combined right of the stack. Lane 0
 //! writes the result. No combine ever runs on a missing leaf.
 
-use super::reduce::{
+use super::common::{
     combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
     Reduction, Scratch, Share, Written,
 };
-use super::special;
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
+use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
 use crate::ptx::CompileError;

@@ -2,7 +2,7 @@
 //! whose targets' leaves lie side by side (column sums: each target is a column, so the four
 //! leaves of one row for four neighbouring columns are 16 consecutive bytes).
 //!
-//! The thread does what the serial path does (see [`super::reduce`]: batches of leaves, a
+//! The thread does what the serial path does (see [`super::serial`]: batches of leaves, a
 //! binary-counter stack, the canonical tree of its piece) for four targets with four stacks,
 //! loading each row's four leaves with one 16-byte load. A warp then reads 512 consecutive
 //! bytes per load instead of 128, and the address arithmetic (one add per row) is shared by
@@ -13,13 +13,13 @@
 //! element wide on the last axis, which has unit pitch, each target's leaves are evenly
 //! spaced in memory, and every row of four targets' leaves is 16-byte aligned.
 
-use super::reduce::{
+use super::common::{
     combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
     Reduction, Scratch, Share, Written, BATCH,
 };
-use super::special;
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
+use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
 use crate::ptx::CompileError;

@@ -1,0 +1,313 @@
+//! What the reduction entries share: the pass parameters, a worker's share of a pass, the
+//! combine step (the kernel body), the binary-counter stack of aligned subtrees, and where a
+//! piece's value goes.
+
+use crate::abi::{BlockLayout, Variant};
+use crate::ptx::emit::{Class, Reg};
+use crate::ptx::lower::{Binding, Lower, StreamRef};
+use crate::ptx::CompileError;
+use brook_ir::Type;
+
+/// Levels of the serial counter stack: a thread reduces at most `2^LEVELS` leaves.
+pub(super) const LEVELS: u32 = 22;
+/// Leaves a serial thread loads together (a power of two).
+pub(super) const BATCH: u64 = 8;
+/// The most leaves one serial thread or one warp reduces in a pass.
+pub(super) const MAX_PIECE: u64 = 1 << LEVELS;
+
+/// Where a thread's leaves come from when they are the kernel's input.
+pub(super) type Source = crate::lower::binding::Source<Reg>;
+
+/// The reduction's input and target parameters and its value.
+pub(super) struct Reduction {
+    pub input: usize,
+    pub target: usize,
+    pub ty: Type,
+    pub value_size: u32,
+}
+
+/// The pass parameters the entry has loaded (shared by the faster paths).
+pub(super) struct Pass {
+    pub src: Reg,
+    pub dst: Reg,
+    pub leaves_per_target: Reg,
+    pub piece: Reg,
+    pub pieces: Reg,
+    pub mode: Reg,
+    pub targets: Reg,
+    pub domain: Vec<Reg>,
+    pub tile: Vec<Reg>,
+    pub ret: crate::ptx::emit::Label,
+}
+
+/// A worker's share of a pass.
+pub(super) struct Share {
+    /// The target (or group of targets) it reduces.
+    pub unit: Reg,
+    /// Which piece of the unit's leaves, and where that piece starts and how long it is.
+    pub piece_index: Reg,
+    pub lo: Reg,
+    pub count: Reg,
+}
+
+/// Worker `worker` of `units * pieces` takes unit `worker % units`, piece `worker / units`;
+/// workers past the end leave (to `ret`).
+pub(super) fn share(
+    lower: &mut Lower<'_>,
+    worker: Reg,
+    units: Reg,
+    pieces: Reg,
+    piece: Reg,
+    leaves_per_target: Reg,
+    ret: crate::ptx::emit::Label,
+) -> Share {
+    let op =
+        |lower: &mut Lower<'_>, text: &dyn Fn(Reg) -> String| lower.e.compute(Class::B64, text);
+    let workers = op(lower, &|reg| format!("mul.lo.u64 {reg}, {units}, {pieces}"));
+    let outside = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {worker}, {workers}")
+    });
+    lower.e.bra_if(outside, ret);
+    let unit = op(lower, &|reg| format!("rem.u64 {reg}, {worker}, {units}"));
+    let piece_index = op(lower, &|reg| format!("div.u64 {reg}, {worker}, {units}"));
+    let lo = op(lower, &|reg| {
+        format!("mul.lo.u64 {reg}, {piece_index}, {piece}")
+    });
+    let end = op(lower, &|reg| format!("add.u64 {reg}, {lo}, {piece}"));
+    let hi = op(lower, &|reg| {
+        format!("min.u64 {reg}, {end}, {leaves_per_target}")
+    });
+    let count = op(lower, &|reg| format!("sub.u64 {reg}, {hi}, {lo}"));
+    Share {
+        unit,
+        piece_index,
+        lo,
+        count,
+    }
+}
+
+/// Whether `bit` of the `mode` parameter is set.
+pub(super) fn mode_bit(lower: &mut Lower<'_>, mode: Reg, bit: u32) -> Reg {
+    let b = lower
+        .e
+        .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, {bit}"));
+    lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {b}, 0"))
+}
+
+/// Where a piece's value goes.
+pub(super) struct Written<'a> {
+    pub to_target: Reg,
+    pub dst: Reg,
+    pub tpos: &'a [Reg],
+    pub piece_index: Reg,
+    pub target_index: Reg,
+    pub scratch: Scratch,
+}
+
+/// How a pass that is not the last lays out its scratch array.
+pub(super) enum Scratch {
+    /// `[target][piece]`, each target's pieces consecutive (read next by the serial or warp
+    /// entry), with this many pieces per target.
+    TargetMajor { pieces: Reg },
+    /// `[piece][target]`, neighbouring targets side by side (read next by the column
+    /// entry), with this many targets.
+    PieceMajor { targets: Reg },
+}
+
+/// Stores a piece's value: into the target element when the pass is the last, else into the
+/// scratch array (laid out as `w.scratch` says).
+pub(super) fn write_result(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    rank: usize,
+    w: &Written<'_>,
+    result: &[Reg],
+) {
+    let (to_scratch, written) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(w.to_target, to_scratch);
+    {
+        let target = target_ref(lower, r, layout, rank);
+        let index = lower.element_index(target.offset, w.tpos, &target.pitch);
+        let addr = lower.element_address(target.base, index, target.size);
+        lower.store_value(&r.ty.clone(), result, addr, "global", true);
+        lower.e.bra(written);
+    }
+    lower.e.at(to_scratch);
+    {
+        let (j, t) = (w.piece_index, w.target_index);
+        let slot = lower.e.compute(Class::B64, |reg| match w.scratch {
+            Scratch::TargetMajor { pieces } => format!("mad.lo.u64 {reg}, {t}, {pieces}, {j}"),
+            Scratch::PieceMajor { targets } => format!("mad.lo.u64 {reg}, {j}, {targets}, {t}"),
+        });
+        let addr = lower.element_address(w.dst, slot, r.value_size);
+        lower.store_value(&r.ty.clone(), result, addr, "global", true);
+    }
+    lower.e.at(written);
+}
+
+/// `linear` unravelled row-major in a box of `size` (fresh registers, slowest first).
+pub(super) fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) -> Vec<Reg> {
+    let pos: Vec<Reg> = (0..size.len()).map(|_| lower.e.reg(Class::B64)).collect();
+    let zero: Vec<Reg> = (0..size.len()).map(|_| lower.u64_imm(0)).collect();
+    crate::ptx::driver::unravel(lower, &pos, linear, size, &zero);
+    pos
+}
+
+/// Moves a position one step in row-major order inside a box of `size` (branch-free carry).
+pub(super) fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
+    let Some(last) = pos.len().checked_sub(1) else {
+        return;
+    };
+    let mut carry: Option<Reg> = None;
+    for k in (0..=last).rev() {
+        let p = pos[k];
+        let step = match carry {
+            None => lower.u64_imm(1),
+            Some(c) => lower
+                .e
+                .compute(Class::B64, |reg| format!("selp.u64 {reg}, 1, 0, {c}")),
+        };
+        lower.e.op(format!("add.u64 {p}, {p}, {step}"));
+        let s = size[k];
+        let wrapped = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {p}, {s}"));
+        if k > 0 {
+            lower.e.op(format!("@{wrapped} mov.u64 {p}, 0"));
+        }
+        carry = Some(wrapped);
+    }
+}
+
+pub(super) fn input_source(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    variant: &Variant,
+) -> Source {
+    crate::lower::binding::reduction_source(lower, r.input, layout, variant)
+}
+
+pub(super) fn target_ref(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    layout: &BlockLayout,
+    rank: usize,
+) -> StreamRef {
+    let at = layout.param_offset(r.target);
+    crate::lower::binding::stream_ref(lower, at, rank, r.value_size)
+}
+
+/// `dest = combine(left, right)`: the kernel body with the accumulator `dest` starting as
+/// `left` and the input bound to `right`.
+pub(super) fn combine(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    dest: &[Reg],
+    left: &[Reg],
+    right: &[Reg],
+) -> Result<(), CompileError> {
+    let right: Vec<Reg> = right
+        .iter()
+        .map(|&v| {
+            let copy = lower.e.reg(v.class);
+            lower.e.mov(copy, v);
+            copy
+        })
+        .collect();
+    for (d, l) in dest.iter().zip(left) {
+        lower.e.mov(*d, *l);
+    }
+    lower.bindings[r.target] = Binding::Vars(dest.to_vec());
+    lower.bindings[r.input] = Binding::Values(right);
+    lower.zero_locals();
+    let end = lower.e.label();
+    lower.ret = end;
+    lower.body()?;
+    lower.e.at(end);
+    Ok(())
+}
+
+/// Pushes leaf number `n` (value `value`) onto the counter stack: while the levels below are
+/// full, the new subtree is combined with them (the older subtree on the left).
+pub(super) fn insert(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    value: &[Reg],
+    slots: &[Vec<Reg>],
+    n: Reg,
+) -> Result<(), CompileError> {
+    let stored = lower.e.label();
+    for (level, slot) in slots.iter().enumerate() {
+        let (place, next) = (lower.e.label(), lower.e.label());
+        let bit = lower.e.compute(Class::B64, |reg| {
+            format!("and.b64 {reg}, {n}, {}", 1u64 << level)
+        });
+        let empty = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
+        lower.e.bra_if(empty, place);
+        combine(lower, r, value, slot, value)?;
+        lower.e.bra(next);
+        lower.e.at(place);
+        for (d, s) in slot.iter().zip(value) {
+            lower.e.mov(*d, *s);
+        }
+        lower.e.bra(stored);
+        lower.e.at(next);
+    }
+    lower.e.at(stored);
+    Ok(())
+}
+
+/// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
+/// the canonical value of `count` leaves.
+pub(super) fn finish_stack(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    slots: &[Vec<Reg>],
+    count: Reg,
+) -> Result<Vec<Reg>, CompileError> {
+    let result: Vec<Reg> = slots[0].iter().map(|s| lower.e.reg(s.class)).collect();
+    let has = lower.e.reg(Class::Pred);
+    let no = lower.pred_const(false);
+    lower.e.mov(has, no);
+    finish_stack_onto(lower, r, slots, count, &result, has)?;
+    Ok(result)
+}
+
+/// [`finish_stack`] onto `result`, a value right of every subtree of the stack when `has`
+/// holds (else `result` is empty). Leaves the value in `result`.
+pub(super) fn finish_stack_onto(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    slots: &[Vec<Reg>],
+    count: Reg,
+    result: &[Reg],
+    has: Reg,
+) -> Result<(), CompileError> {
+    for (level, slot) in slots.iter().enumerate() {
+        let (skip, first) = (lower.e.label(), lower.e.label());
+        let bit = lower.e.compute(Class::B64, |reg| {
+            format!("and.b64 {reg}, {count}, {}", 1u64 << level)
+        });
+        let empty = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
+        lower.e.bra_if(empty, skip);
+        lower.e.bra_unless(has, first);
+        combine(lower, r, result, slot, result)?;
+        lower.e.bra(skip);
+        lower.e.at(first);
+        for (d, s) in result.iter().zip(slot) {
+            lower.e.mov(*d, *s);
+        }
+        let yes = lower.pred_const(true);
+        lower.e.mov(has, yes);
+        lower.e.at(skip);
+    }
+    Ok(())
+}

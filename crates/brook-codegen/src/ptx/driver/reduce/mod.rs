@@ -1,0 +1,215 @@
+//! Reductions in the canonical order of `brook_ir::reduce_order`, in passes.
+//!
+//! A pass reduces each target's leaves in aligned power-of-two pieces and writes each piece's
+//! value to a dense scratch array (`[target][piece]`: each target's pieces consecutive;
+//! `[piece][target]` after a column pass, read by the column entry again) or, when a target
+//! has one piece, the target element; the next pass reduces the scratch array's pieces the
+//! same way. Because every piece is an aligned power-of-two subtree, combining pieces
+//! canonically gives the canonical result. The runtime plans the passes
+//! (`brook_runtime::reduce_plan`) from the entries a module declares ([`ReduceEntry`]).
+//!
+//! A module has up to three entries with the same parameters — besides the parameter block,
+//! `src` and `dst` (scratch addresses), `leaves` (leaves per target in this pass), `piece`
+//! (leaves per worker, a power of two), `pieces` (pieces per target) and `mode` (bit 0:
+//! leaves come from `src`; bit 1: results go to the targets):
+//! - [`serial`]: a thread per piece, any layout (always there);
+//! - [`warp`]: a warp per piece of consecutive leaves (stream inputs);
+//! - [`columns`]: a thread per four neighbouring targets whose leaves lie side by side
+//!   (stream inputs of one 4-byte scalar).
+//!
+//! Separate entries keep each path's register count its own. [`common`] holds what they
+//! share (the pass parameters, a worker's share, the combine step, the binary-counter stack,
+//! writing results); the three import it and nothing of each other.
+
+mod columns;
+mod common;
+mod serial;
+mod warp;
+
+use super::{entry_text, ENTRY};
+use crate::abi::{header, BlockLayout, ReduceEntry, ReduceShape, Variant};
+use crate::ptx::emit::{Class, Reg};
+use crate::ptx::lower::{bind_params, Lower};
+use crate::ptx::CompileError;
+use brook_ir::{Kernel, Module, ParamRole};
+use common::{input_source, Pass, Reduction, Source, MAX_PIECE};
+
+/// The entry of the warp path.
+const WARP_ENTRY: &str = "brook_warp";
+/// The entry of the column path.
+const COLUMNS_ENTRY: &str = "brook_columns";
+
+/// The paths, one entry each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Serial,
+    Warp,
+    Columns,
+}
+
+impl Path {
+    /// What the entry `name` of this path declares.
+    fn entry(self, name: &'static str) -> ReduceEntry {
+        let (shape, max_piece) = match self {
+            Path::Serial => (ReduceShape::Serial, MAX_PIECE),
+            Path::Warp => (ReduceShape::Warp, MAX_PIECE),
+            Path::Columns => (ReduceShape::Columns, columns::MAX_PIECE),
+        };
+        ReduceEntry {
+            name,
+            shape,
+            max_piece,
+        }
+    }
+}
+
+/// A reduction's entries, written.
+pub struct Built {
+    pub text: String,
+    /// The helper functions they call.
+    pub helpers: Vec<&'static str>,
+    /// Bytes of one reduced value.
+    pub value_size: u32,
+    /// The entries, serial first.
+    pub entries: Vec<ReduceEntry>,
+}
+
+/// Writes the entries of reduction `kernel`.
+pub fn build(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    layout: &BlockLayout,
+) -> Result<Built, CompileError> {
+    let input = kernel
+        .params
+        .iter()
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
+    let target = kernel
+        .params
+        .iter()
+        .position(|p| p.role == ParamRole::Reduce);
+    let (Some(input), Some(target)) = (input, target) else {
+        return Err(CompileError::Unsupported {
+            kernel: kernel.name.clone(),
+            span: kernel.span,
+            construct: "a reduction without one input and one reduction target".into(),
+        });
+    };
+    let ty = kernel.params[target].ty.clone();
+    let r = Reduction {
+        input,
+        target,
+        value_size: module.layout(&ty).size,
+        ty,
+    };
+    let stream_input = !variant
+        .inputs
+        .get(input)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.is_iterator());
+    let mut chosen = vec![(Path::Serial, ENTRY)];
+    if stream_input {
+        chosen.push((Path::Warp, WARP_ENTRY));
+    }
+    if stream_input && columns::applies(module, kernel, &r) {
+        chosen.push((Path::Columns, COLUMNS_ENTRY));
+    }
+    let mut text = String::new();
+    let mut helpers: Vec<&'static str> = Vec::new();
+    let entries = chosen
+        .iter()
+        .map(|&(path, name)| path.entry(name))
+        .collect();
+    for (path, name) in chosen {
+        let mut lower = Lower::new(module, kernel);
+        lower.place_locals(false);
+        bind_params(&mut lower, layout, variant);
+        emit(&mut lower, &r, variant, layout, path)?;
+        for h in std::mem::take(&mut lower.helpers) {
+            if !helpers.contains(&h) {
+                helpers.push(h);
+            }
+        }
+        let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
+        let entry = entry_text(name, layout.size(), lower.e.finish(), "");
+        // The extra parameters follow the block in the signature.
+        text.push_str(&entry.replacen(")\n{", &format!("{extra})\n{{"), 1));
+        text.push('\n');
+    }
+    Ok(Built {
+        text,
+        helpers,
+        value_size: r.value_size,
+        entries,
+    })
+}
+
+fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {
+    lower
+        .e
+        .compute(Class::B64, |r| format!("ld.param.u64 {r}, [{name}]"))
+}
+fn emit(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    variant: &Variant,
+    layout: &BlockLayout,
+    path: Path,
+) -> Result<(), CompileError> {
+    let rank = variant.rank;
+    let domain = lower.param_axes(header::DOMAIN, rank);
+    let tile = lower.param_axes(header::TILE, rank);
+    let src = extra_u64(lower, "src");
+    let dst = extra_u64(lower, "dst");
+    let leaves_per_target = extra_u64(lower, "leaves");
+    let piece = extra_u64(lower, "piece");
+    let pieces = extra_u64(lower, "pieces");
+    let mode = lower
+        .e
+        .compute(Class::B32, |reg| format!("ld.param.u32 {reg}, [mode]"));
+    let mut targets = lower.u64_imm(1);
+    for &d in &domain {
+        targets = lower.e.compute(Class::B64, |reg| {
+            format!("mul.lo.u64 {reg}, {targets}, {d}")
+        });
+    }
+    let ret = lower.ret;
+    let source = input_source(lower, r, layout, variant);
+    if let (Source::Stream(stream), Path::Warp | Path::Columns) = (&source, path) {
+        let pass = Pass {
+            src,
+            dst,
+            leaves_per_target,
+            piece,
+            pieces,
+            mode,
+            targets,
+            domain: domain.clone(),
+            tile: tile.clone(),
+            ret,
+        };
+        if path == Path::Warp {
+            warp::emit(lower, r, layout, &pass, stream)?;
+        } else {
+            columns::emit(lower, r, layout, &pass, stream)?;
+        }
+        lower.e.at(ret);
+        lower.e.op("ret");
+        return Ok(());
+    }
+    let pass = Pass {
+        src,
+        dst,
+        leaves_per_target,
+        piece,
+        pieces,
+        mode,
+        targets,
+        domain,
+        tile,
+        ret,
+    };
+    serial::emit(lower, r, layout, &pass, &source)
+}
