@@ -309,24 +309,10 @@ fn print_ptx(module: &brook_ir::Module) -> Result<(), String> {
 
 fn ptx_text(module: &brook_ir::Module) -> Result<String, String> {
     let mut out = String::new();
-    use brook_codegen::abi::{InputMode, Variant};
-    use brook_ir::ParamRole;
+    use brook_codegen::abi::Variant;
     for (index, kernel) in module.kernels.iter().enumerate() {
-        let inputs = kernel
-            .params
-            .iter()
-            .map(|p| match p.role {
-                ParamRole::Input => Some(InputMode::Direct),
-                ParamRole::Iterator => Some(InputMode::Iterator),
-                _ => None,
-            })
-            .collect();
-        let variant = Variant {
-            rank: 1,
-            inputs,
-            unit_stride: true,
-        };
-        let target = brook_codegen::ptx::Target { sm: 90 };
+        let variant = Variant::plain(kernel, 1);
+        let target = brook_codegen::ptx::Target::DEFAULT;
         let ptx = brook_codegen::ptx::compile(module, index, &variant, target)
             .map_err(|e| e.to_string())?;
         out.push_str(&ptx.text);

@@ -19,7 +19,7 @@
 //! has its shape at the same place, then `start` and `end` (`f32` x 4 each). A constant record
 //! holds the value's bytes in C layout.
 
-use brook_ir::{Kernel, Module, ParamRole};
+use brook_ir::{Kernel, KernelKind, Module, ParamRole};
 
 /// Byte offsets of the block's header fields.
 pub mod header {
@@ -158,6 +158,66 @@ pub struct Variant {
     pub unit_stride: bool,
 }
 
+/// What a launch binds to one input or iterator parameter, as far as a variant depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputBinding {
+    /// An iterator (else a stream).
+    pub iterator: bool,
+    /// Its shape differs from the domain's (read through implicit resize; reductions read
+    /// their input by tiles and never resize).
+    pub other_shape: bool,
+}
+
+impl Variant {
+    /// The variant of `kernel` for a launch over `rank` axes: `bound(p)` tells how input or
+    /// iterator parameter `p` is bound (`None`: not bound to a stream or iterator); other
+    /// parameters get no mode. The one place a variant is made (the devices, brcc and the
+    /// benchmarks all come here).
+    pub fn new(
+        kernel: &Kernel,
+        rank: usize,
+        unit_stride: bool,
+        mut bound: impl FnMut(usize) -> Option<InputBinding>,
+    ) -> Variant {
+        let reduce = kernel.kind == KernelKind::Reduce;
+        let inputs = kernel
+            .params
+            .iter()
+            .enumerate()
+            .map(|(index, param)| {
+                if !matches!(param.role, ParamRole::Input | ParamRole::Iterator) {
+                    return None;
+                }
+                let b = bound(index)?;
+                let resized = !reduce && b.other_shape;
+                Some(match (b.iterator, resized) {
+                    (false, false) => InputMode::Direct,
+                    (false, true) => InputMode::Resized,
+                    (true, false) => InputMode::Iterator,
+                    (true, true) => InputMode::IteratorResized,
+                })
+            })
+            .collect();
+        Variant {
+            rank,
+            inputs,
+            unit_stride,
+        }
+    }
+
+    /// The variant of `kernel` for the plainest launch over `rank` axes: every input stream
+    /// and iterator of the domain's shape, every stream row-major (what `brcc --emit ptx`
+    /// writes and the benchmarks compile).
+    pub fn plain(kernel: &Kernel, rank: usize) -> Variant {
+        Variant::new(kernel, rank, true, |index| {
+            Some(InputBinding {
+                iterator: kernel.params[index].role == ParamRole::Iterator,
+                other_shape: false,
+            })
+        })
+    }
+}
+
 /// How one entry of a compiled reduction reduces the pieces of a pass (the runtime's planner,
 /// `brook_runtime::reduce_plan`, picks an entry per pass).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,4 +237,87 @@ pub struct ReduceEntry {
     pub name: &'static str,
     pub shape: ReduceShape,
     pub max_piece: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brook_ir::{Arena, Block, Param, ScalarKind, SourceSpan, Type, ValueType};
+
+    fn kernel(kind: KernelKind, roles: &[ParamRole]) -> Kernel {
+        let params = roles
+            .iter()
+            .map(|role| Param {
+                name: "p".into(),
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+                role: role.clone(),
+                span: SourceSpan::default(),
+            })
+            .collect();
+        Kernel {
+            name: "k".into(),
+            kind,
+            params,
+            group_size: None,
+            vouts: Vec::new(),
+            locals: Arena::new(),
+            exprs: Arena::new(),
+            body: Block::new(),
+            span: SourceSpan::default(),
+        }
+    }
+
+    #[test]
+    fn a_variant_gives_modes_to_inputs_and_iterators_only() {
+        let roles = [
+            ParamRole::Input,
+            ParamRole::Iterator,
+            ParamRole::Input,
+            ParamRole::Constant,
+            ParamRole::Output,
+        ];
+        let k = kernel(KernelKind::Map, &roles);
+        let bound = |index: usize| {
+            Some(InputBinding {
+                iterator: index == 1,
+                other_shape: index >= 1,
+            })
+        };
+        let v = Variant::new(&k, 2, false, bound);
+        assert_eq!(
+            v.inputs,
+            [
+                Some(InputMode::Direct),
+                Some(InputMode::IteratorResized),
+                Some(InputMode::Resized),
+                None,
+                None
+            ]
+        );
+        assert_eq!((v.rank, v.unit_stride), (2, false));
+        let plain = Variant::plain(&k, 1);
+        assert_eq!(
+            plain.inputs,
+            [
+                Some(InputMode::Direct),
+                Some(InputMode::Iterator),
+                Some(InputMode::Direct),
+                None,
+                None
+            ]
+        );
+        assert!(plain.unit_stride);
+    }
+
+    #[test]
+    fn a_reduction_input_of_another_shape_is_not_resized() {
+        let k = kernel(KernelKind::Reduce, &[ParamRole::Input, ParamRole::Reduce]);
+        let v = Variant::new(&k, 1, true, |_| {
+            Some(InputBinding {
+                iterator: false,
+                other_shape: true,
+            })
+        });
+        assert_eq!(v.inputs, [Some(InputMode::Direct), None]);
+    }
 }

@@ -201,19 +201,8 @@ fn main() -> Result<(), brook::Error> {
             .iter()
             .position(|k| k.name == kernel.name())
             .unwrap_or(0);
-        let variant = brook_codegen::abi::Variant {
-            rank: if name == "mandel" { 2 } else { 1 },
-            inputs: kernel
-                .ir()
-                .params
-                .iter()
-                .map(|p| {
-                    matches!(p.role, brook_ir::ParamRole::Input)
-                        .then_some(brook_codegen::abi::InputMode::Direct)
-                })
-                .collect(),
-            unit_stride: true,
-        };
+        let rank = if name == "mandel" { 2 } else { 1 };
+        let variant = brook_codegen::abi::Variant::plain(kernel.ir(), rank);
         let times: Vec<f64> = (0..REPEATS)
             .map(|_| {
                 brook_codegen::cpu::compile(program.module(), index, &variant)

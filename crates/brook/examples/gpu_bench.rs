@@ -7,7 +7,7 @@
 //! their own). Without a CUDA device the program says so and measures nothing.
 
 use brook::{args, host_var, Device, Program, Stream};
-use brook_codegen::abi::{InputMode, Variant};
+use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, Target};
 use std::time::Instant;
 
@@ -328,16 +328,12 @@ fn main() -> Result<(), brook::Error> {
         .iter()
         .position(|k| k.name == "saxpy")
         .unwrap_or(0);
-    let variant = Variant {
-        rank: 1,
-        inputs: vec![None, Some(InputMode::Direct), Some(InputMode::Direct), None],
-        unit_stride: true,
-    };
+    let variant = Variant::plain(&program.module().kernels[index], 1);
     let ptx_ms = median(
         (0..REPEATS)
             .map(|_| {
                 let s = Instant::now();
-                let _ = compile(program.module(), index, &variant, Target { sm: 90 });
+                let _ = compile(program.module(), index, &variant, Target::DEFAULT);
                 s.elapsed().as_secs_f64() * 1e3
             })
             .collect(),

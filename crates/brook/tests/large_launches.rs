@@ -248,7 +248,7 @@ fn reductions_of_every_width_and_alignment() {
 /// one the PTX declares.
 #[test]
 fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
-    use brook_codegen::abi::{InputMode, Variant};
+    use brook_codegen::abi::Variant;
     use brook_codegen::ptx::{compile, EntryKind, Target};
     let program = Program::from_source("large.br", KERNELS).expect("compiles");
     let index = program
@@ -257,12 +257,8 @@ fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
         .iter()
         .position(|k| k.name == "rotate")
         .expect("rotate");
-    let variant = Variant {
-        rank: 1,
-        inputs: vec![Some(InputMode::Direct), None],
-        unit_stride: true,
-    };
-    let ptx = compile(program.module(), index, &variant, Target { sm: 90 }).expect("ptx");
+    let variant = Variant::plain(&program.module().kernels[index], 1);
+    let ptx = compile(program.module(), index, &variant, Target::DEFAULT).expect("ptx");
     // `shared float4 ring[8]`: 128 bytes.
     assert_eq!(
         ptx.entry,

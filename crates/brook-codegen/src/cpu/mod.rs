@@ -298,7 +298,6 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::InputMode;
     use brook_ir::{
         Access, Arena, Block, Expr, ExprKind, FieldDecl, Literal, Local, Param, ParamId, ParamRole,
         Place, PlaceRoot, ScalarKind, Stmt, StructDecl, StructId, Type, ValueType,
@@ -382,11 +381,7 @@ mod tests {
     #[test]
     fn an_unsupported_construct_is_an_error_naming_kernel_and_construct() {
         let module = array_in_reduction();
-        let variant = Variant {
-            rank: 1,
-            inputs: vec![Some(InputMode::Direct), None],
-            unit_stride: true,
-        };
+        let variant = Variant::plain(&module.kernels[0], 1);
         let error = compile(&module, 0, &variant).expect_err("refused");
         let text = error.to_string();
         assert!(text.contains("kernel `pick`"), "{text}");

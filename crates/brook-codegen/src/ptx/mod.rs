@@ -27,6 +27,9 @@ pub struct Target {
 }
 
 impl Target {
+    /// The target where no GPU is there to ask (`brcc --emit ptx`): an H100/H200.
+    pub const DEFAULT: Target = Target { sm: 90 };
+
     /// The PTX ISA version written in the module: the oldest that knows `sm`.
     pub fn ptx_version(&self) -> &'static str {
         match self.sm {

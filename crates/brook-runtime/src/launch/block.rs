@@ -2,8 +2,8 @@
 //! variant it needs and the parameter block (`brook_codegen::abi`).
 
 use super::{check_constant, check_extent, Bound, Launch};
-use brook_codegen::abi::{header, record, BlockLayout, InputMode, ParamBlock, Variant};
-use brook_ir::{KernelKind, ParamRole};
+use brook_codegen::abi::{header, record, BlockLayout, InputBinding, ParamBlock, Variant};
+use brook_ir::ParamRole;
 
 /// A device's view of one of its buffers: its address and its length in bytes.
 pub type AddressOf = dyn Fn(&dyn crate::Buffer) -> Result<(u64, usize), String>;
@@ -11,29 +11,6 @@ pub type AddressOf = dyn Fn(&dyn crate::Buffer) -> Result<(u64, usize), String>;
 /// The variant of the launch's kernel that this launch runs.
 pub fn variant(launch: &Launch) -> Variant {
     let kernel = launch.kernel();
-    let reduce = kernel.kind == KernelKind::Reduce;
-    let inputs = kernel
-        .params
-        .iter()
-        .zip(&launch.args)
-        .map(|(param, arg)| {
-            if !matches!(param.role, ParamRole::Input | ParamRole::Iterator) {
-                return None;
-            }
-            let (iterator, shape) = match arg {
-                Bound::Stream { shape, .. } => (false, shape),
-                Bound::Iterator { shape, .. } => (true, shape),
-                Bound::Constant(_) => return None,
-            };
-            let resized = !reduce && *shape != launch.domain;
-            Some(match (iterator, resized) {
-                (false, false) => InputMode::Direct,
-                (false, true) => InputMode::Resized,
-                (true, false) => InputMode::Iterator,
-                (true, true) => InputMode::IteratorResized,
-            })
-        })
-        .collect();
     let unit_stride = kernel
         .params
         .iter()
@@ -43,11 +20,17 @@ pub fn variant(launch: &Launch) -> Variant {
             Bound::Stream { addressing, .. } => addressing.pitches.last() == Some(&1),
             _ => true,
         });
-    Variant {
-        rank: launch.domain.len(),
-        inputs,
-        unit_stride,
-    }
+    Variant::new(kernel, launch.domain.len(), unit_stride, |index| {
+        let (iterator, shape) = match &launch.args[index] {
+            Bound::Stream { shape, .. } => (false, shape),
+            Bound::Iterator { shape, .. } => (true, shape),
+            Bound::Constant(_) => return None,
+        };
+        Some(InputBinding {
+            iterator,
+            other_shape: *shape != launch.domain,
+        })
+    })
 }
 
 /// The parameter block of a launch. Every stream's elements (of its bound shape) are checked

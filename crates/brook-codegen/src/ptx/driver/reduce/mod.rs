@@ -176,29 +176,6 @@ fn emit(
         });
     }
     let ret = lower.ret;
-    let source = input_source(lower, r, layout, variant);
-    if let (Source::Stream(stream), Path::Warp | Path::Columns) = (&source, path) {
-        let pass = Pass {
-            src,
-            dst,
-            leaves_per_target,
-            piece,
-            pieces,
-            mode,
-            targets,
-            domain: domain.clone(),
-            tile: tile.clone(),
-            ret,
-        };
-        if path == Path::Warp {
-            warp::emit(lower, r, layout, &pass, stream)?;
-        } else {
-            columns::emit(lower, r, layout, &pass, stream)?;
-        }
-        lower.e.at(ret);
-        lower.e.op("ret");
-        return Ok(());
-    }
     let pass = Pass {
         src,
         dst,
@@ -211,5 +188,13 @@ fn emit(
         tile,
         ret,
     };
-    serial::emit(lower, r, layout, &pass, &source)
+    let source = input_source(lower, r, layout, variant);
+    match (&source, path) {
+        (Source::Stream(stream), Path::Warp) => warp::emit(lower, r, layout, &pass, stream)?,
+        (Source::Stream(stream), Path::Columns) => columns::emit(lower, r, layout, &pass, stream)?,
+        _ => serial::emit(lower, r, layout, &pass, &source)?,
+    }
+    lower.e.at(ret);
+    lower.e.op("ret");
+    Ok(())
 }

@@ -160,8 +160,6 @@ pub(super) fn emit(
         scratch: Scratch::TargetMajor { pieces },
     };
     write_result(lower, r, layout, rank, &written, &result);
-    lower.e.at(ret);
-    lower.e.op("ret");
     Ok(())
 }
 
