@@ -9,6 +9,8 @@
 //! - [`queue`]: the in-order work queue each device owns (asynchronous work);
 //! - [`stream`]: untyped streams with the Brook+ error state, transfers, `domain()` views;
 //! - [`iter`]: iterator streams;
+//! - [`kernel_cache`]: the compiled kernels of the compiled devices, one entry per program,
+//!   kernel and variant;
 //! - [`element`]: element types and the [`Element`] trait for host data;
 //! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
@@ -24,6 +26,7 @@ pub mod element;
 pub mod error;
 pub mod interp;
 pub mod iter;
+pub mod kernel_cache;
 pub mod launch;
 pub mod log;
 pub mod ops;

@@ -12,25 +12,20 @@ mod run;
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
 use crate::error::{range_error, LaunchProblem, RuntimeError};
+use crate::kernel_cache::KernelCache;
 use crate::launch::{block, Launch};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu::{compile, CompiledKernel, Entry};
-use brook_ir::{Module, ParamRole};
+use brook_ir::ParamRole;
 use buffer::CpuBuffer;
 use run::BlockPtr;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-/// A compiled kernel, keyed by its program (kept alive by the entry), kernel and variant.
-type CacheKey = (usize, usize, Variant);
-/// The program is kept alive with its compiled kernel, so that its address is never reused.
-type CacheEntry = (Arc<Module>, Arc<CompiledKernel>);
+use std::sync::Arc;
 
 pub struct CpuDevice {
     info: DeviceInfo,
     queue: Queue,
-    cache: Mutex<HashMap<CacheKey, CacheEntry>>,
+    cache: KernelCache<CompiledKernel>,
 }
 
 impl CpuDevice {
@@ -43,7 +38,7 @@ impl CpuDevice {
                 description: format!("cpu:0 (native code, {threads} threads)"),
             },
             queue: Queue::new("brook-cpu-0"),
-            cache: Mutex::new(HashMap::new()),
+            cache: KernelCache::default(),
         }
     }
 
@@ -57,21 +52,11 @@ impl CpuDevice {
         launch: &Launch,
         variant: &Variant,
     ) -> Result<Arc<CompiledKernel>, LaunchProblem> {
-        let key = (
-            Arc::as_ptr(&launch.module) as usize,
-            launch.kernel,
-            variant.clone(),
-        );
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, compiled)) = cache.get(&key) {
-            return Ok(compiled.clone());
-        }
-        let compiled = Arc::new(
-            compile(&launch.module, launch.kernel, variant)
-                .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?,
-        );
-        cache.insert(key, (launch.module.clone(), compiled.clone()));
-        Ok(compiled)
+        self.cache
+            .get_or_make(&launch.module, launch.kernel, variant, || {
+                compile(&launch.module, launch.kernel, variant)
+                    .map_err(|e| LaunchProblem::NotSupported(e.to_string()))
+            })
     }
 }
 

@@ -14,17 +14,16 @@ mod run;
 
 use crate::device::{Buffer, Device, DeviceInfo, DeviceKind, Strided};
 use crate::error::{range_error, LaunchProblem, RuntimeError};
+use crate::kernel_cache::KernelCache;
 use crate::launch::{block, Launch};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, EntryKind, PtxKernel, Target};
-use brook_ir::Module;
 use buffer::CudaBuffer;
 use cudarc::driver::sys;
 use driver::{check, Function, Handles, Properties};
-use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A kernel loaded on the GPU.
@@ -34,15 +33,12 @@ pub struct Loaded {
     functions: Vec<Function>,
 }
 
-type CacheKey = (usize, usize, Variant);
-type CacheEntry = (Arc<Module>, Arc<Loaded>);
-
 pub struct CudaDevice {
     info: DeviceInfo,
     queue: Queue,
     handles: Handles,
     properties: Properties,
-    cache: Mutex<HashMap<CacheKey, CacheEntry>>,
+    cache: KernelCache<Loaded>,
 }
 
 /// The CUDA devices of this machine, or why there are none.
@@ -69,7 +65,7 @@ impl CudaDevice {
             queue: Queue::new(format!("brook-cuda-{ordinal}")),
             handles,
             properties,
-            cache: Mutex::new(HashMap::new()),
+            cache: KernelCache::default(),
         })
     }
 
@@ -89,15 +85,14 @@ impl CudaDevice {
 
     /// The loaded variant of a launch's kernel, written and loaded on first use.
     pub fn loaded(&self, launch: &Launch, variant: &Variant) -> Result<Arc<Loaded>, LaunchProblem> {
-        let key = (
-            Arc::as_ptr(&launch.module) as usize,
-            launch.kernel,
-            variant.clone(),
-        );
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, loaded)) = cache.get(&key) {
-            return Ok(loaded.clone());
-        }
+        self.cache
+            .get_or_make(&launch.module, launch.kernel, variant, || {
+                self.load(launch, variant)
+            })
+    }
+
+    /// Writes a launch's kernel as PTX and loads it.
+    fn load(&self, launch: &Launch, variant: &Variant) -> Result<Loaded, LaunchProblem> {
         let ptx = compile(&launch.module, launch.kernel, variant, self.target())
             .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
         self.check_shared_memory(launch, &ptx)?;
@@ -106,9 +101,7 @@ impl CudaDevice {
         }
         let functions = disk_cache::load(&ptx.text, self.target().sm, &ptx.entry_names())
             .map_err(LaunchProblem::Execution)?;
-        let loaded = Arc::new(Loaded { ptx, functions });
-        cache.insert(key, (launch.module.clone(), loaded.clone()));
-        Ok(loaded)
+        Ok(Loaded { ptx, functions })
     }
 }
 

@@ -1,0 +1,127 @@
+//! The compiled kernels of a device, one cache for every compiled device (cpu, cuda): an entry
+//! per program, kernel and [`Variant`], made on first use.
+//!
+//! A program is known by the identity of its module. An entry holds a weak reference to the
+//! module, which keeps the module's allocation (not the module) in place, so its address
+//! stays unique while the entry exists. An entry whose module has been dropped can never be
+//! used again and is removed at the next insertion: the cache holds the kernels of live
+//! programs only, and a dropped program's compiled code is freed with its entry (as far as the
+//! device frees code: see the CUDA device).
+
+use brook_codegen::abi::Variant;
+use brook_ir::Module;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// A module's address, a kernel index and the variant.
+type Key = (usize, usize, Variant);
+
+struct Entry<T> {
+    module: Weak<Module>,
+    value: Arc<T>,
+}
+
+/// Compiled kernels of type `T` (a device's artifact).
+pub struct KernelCache<T> {
+    entries: Mutex<HashMap<Key, Entry<T>>>,
+}
+
+impl<T> Default for KernelCache<T> {
+    fn default() -> Self {
+        KernelCache {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T> KernelCache<T> {
+    /// Kernel `kernel` of `module` as `variant`, made by `make` on first use. Kernels are
+    /// made one at a time (the lock is held while `make` runs), so each is made once.
+    pub fn get_or_make<E>(
+        &self,
+        module: &Arc<Module>,
+        kernel: usize,
+        variant: &Variant,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        let key = (Arc::as_ptr(module) as usize, kernel, variant.clone());
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = entries.get(&key) {
+            if entry.module.strong_count() > 0 {
+                return Ok(entry.value.clone());
+            }
+        }
+        let value = Arc::new(make()?);
+        entries.retain(|_, entry| entry.module.strong_count() > 0);
+        let module = Arc::downgrade(module);
+        let entry = Entry {
+            module,
+            value: value.clone(),
+        };
+        entries.insert(key, entry);
+        Ok(value)
+    }
+
+    /// How many kernels the cache holds.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(rank: usize) -> Variant {
+        Variant {
+            rank,
+            inputs: Vec::new(),
+            unit_stride: true,
+        }
+    }
+
+    #[test]
+    fn a_kernel_is_made_once_per_module_kernel_and_variant() {
+        let cache = KernelCache::<u32>::default();
+        let module = Arc::new(Module::default());
+        let mut made = 0;
+        let mut get = |kernel, rank| {
+            *cache
+                .get_or_make(&module, kernel, &variant(rank), || {
+                    made += 1;
+                    Ok::<u32, ()>(made)
+                })
+                .unwrap()
+        };
+        assert_eq!(get(0, 1), 1);
+        assert_eq!(get(0, 1), 1);
+        assert_eq!(get(0, 2), 2);
+        assert_eq!(get(1, 1), 3);
+        assert_eq!(cache.len(), 3);
+    }
+
+    #[test]
+    fn a_dropped_programs_kernels_are_removed_and_an_error_caches_nothing() {
+        let cache = KernelCache::<u32>::default();
+        let old = Arc::new(Module::default());
+        cache
+            .get_or_make(&old, 0, &variant(1), || Ok::<u32, ()>(1))
+            .unwrap();
+        cache
+            .get_or_make(&old, 1, &variant(1), || Ok::<u32, ()>(2))
+            .unwrap();
+        drop(old);
+        let new = Arc::new(Module::default());
+        let failed = cache.get_or_make(&new, 0, &variant(1), || Err::<u32, &str>("no"));
+        assert_eq!(failed.err(), Some("no"));
+        assert_eq!(cache.len(), 2, "nothing is inserted on an error");
+        cache
+            .get_or_make(&new, 0, &variant(1), || Ok::<u32, ()>(3))
+            .unwrap();
+        assert_eq!(cache.len(), 1, "the dropped program's two kernels are gone");
+    }
+}
