@@ -12,7 +12,7 @@ use brook_codegen::abi::{ReduceEntry, ReduceShape};
 
 /// What a device offers a reduction.
 #[derive(Clone, Debug)]
-pub struct Capabilities {
+pub struct Capabilities<'a> {
     /// Workers the device keeps busy at once (CPU threads; a GPU's resident threads).
     pub parallelism: u64,
     /// Pieces a split aims for per worker, so that workers finishing at different times
@@ -24,7 +24,7 @@ pub struct Capabilities {
     /// Targets of at most this many leaves are reduced whole by a serial worker.
     pub serial_whole: u64,
     /// The compiled reduction's entries (the first is serial).
-    pub entries: Vec<ReduceEntry>,
+    pub entries: &'a [ReduceEntry],
 }
 
 /// What the layout of a pass's leaves allows.
@@ -63,7 +63,7 @@ const COLUMN_MIN_PIECE: u64 = 32;
 
 /// Every pass of a reduction of `leaves` leaves per target into `targets` targets, whose
 /// first pass reads leaves laid out as `first`.
-pub fn plan(leaves: u64, targets: u64, caps: &Capabilities, first: Layout) -> Vec<Pass> {
+pub fn plan(leaves: u64, targets: u64, caps: &Capabilities<'_>, first: Layout) -> Vec<Pass> {
     let mut passes = Vec::new();
     let (mut leaves, mut layout) = (leaves, first);
     loop {
@@ -86,7 +86,7 @@ pub fn plan(leaves: u64, targets: u64, caps: &Capabilities, first: Layout) -> Ve
 /// How the next pass splits `leaves` leaves per target: the warp entry where each target's
 /// leaves are consecutive (and the module has one), the column entry where neighbouring
 /// targets' leaves lie side by side, else the serial one.
-pub fn plan_pass(leaves: u64, targets: u64, caps: &Capabilities, layout: Layout) -> Pass {
+pub fn plan_pass(leaves: u64, targets: u64, caps: &Capabilities<'_>, layout: Layout) -> Pass {
     let has = |shape| caps.entries.iter().copied().find(|e| e.shape == shape);
     let serial = caps.entries.first().copied().unwrap_or(ReduceEntry {
         name: "",
@@ -145,7 +145,7 @@ mod tests {
         }
     }
 
-    fn gpu(entries: Vec<ReduceEntry>) -> Capabilities {
+    fn gpu(entries: &[ReduceEntry]) -> Capabilities<'_> {
         Capabilities {
             parallelism: 132 * 2048,
             pieces_per_worker: 1,
@@ -155,13 +155,19 @@ mod tests {
         }
     }
 
-    fn cpu(threads: u64) -> Capabilities {
+    const CPU_ENTRIES: &[ReduceEntry] = &[ReduceEntry {
+        name: "e",
+        shape: ReduceShape::Serial,
+        max_piece: u64::MAX,
+    }];
+
+    fn cpu(threads: u64) -> Capabilities<'static> {
         Capabilities {
             parallelism: threads,
             pieces_per_worker: 16,
             serial_min_piece: 1 << 14,
             serial_whole: 1 << 14,
-            entries: vec![entry(ReduceShape::Serial, u64::MAX)],
+            entries: CPU_ENTRIES,
         }
     }
 
@@ -175,11 +181,8 @@ mod tests {
 
     #[test]
     fn passes_end_with_one_piece_per_target_and_always_progress() {
-        let caps = [
-            gpu(all_gpu_entries()),
-            gpu(all_gpu_entries()[..1].to_vec()),
-            cpu(16),
-        ];
+        let all = all_gpu_entries();
+        let caps = [gpu(&all), gpu(&all[..1]), cpu(16)];
         for caps in &caps {
             for (leaves, targets) in [
                 (1u64 << 28, 1u64),
@@ -210,7 +213,8 @@ mod tests {
 
     #[test]
     fn the_entry_follows_the_layout_and_what_the_module_has() {
-        let caps = gpu(all_gpu_entries());
+        let all = all_gpu_entries();
+        let caps = gpu(&all);
         let contiguous = Layout {
             contiguous: true,
             side_by_side: false,
@@ -228,7 +232,7 @@ mod tests {
             shape(1 << 20, Layout::default(), &caps),
             ReduceShape::Serial
         );
-        let serial_only = gpu(all_gpu_entries()[..1].to_vec());
+        let serial_only = gpu(&all[..1]);
         assert_eq!(
             shape(1 << 20, contiguous, &serial_only),
             ReduceShape::Serial
@@ -256,7 +260,8 @@ mod tests {
 
     #[test]
     fn a_whole_stream_sum_on_a_gpu_uses_several_waves_of_warps() {
-        let caps = gpu(all_gpu_entries());
+        let all = all_gpu_entries();
+        let caps = gpu(&all);
         let contiguous = Layout {
             contiguous: true,
             side_by_side: false,

@@ -53,7 +53,7 @@ impl Reduction {
             pieces_per_worker: PIECES_PER_THREAD,
             serial_min_piece: MIN_PIECE as u64,
             serial_whole: MIN_PIECE as u64,
-            entries: vec![REDUCE_ENTRY],
+            entries: std::slice::from_ref(&REDUCE_ENTRY),
         };
         let passes = reduce_plan::plan(tile as u64, targets as u64, &caps, Layout::default());
         if let Some(first) = passes.first().filter(|p| p.pieces > 1) {

@@ -6,7 +6,7 @@ use crate::error::LaunchProblem;
 use crate::launch::{Bound, Launch};
 use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::Addressing;
-use brook_codegen::abi::ReduceShape;
+use brook_codegen::abi::{ReduceEntry, ReduceShape};
 use brook_codegen::ptx::{EntryKind, PtxKernel};
 use brook_ir::ParamRole;
 use std::ffi::c_void;
@@ -157,24 +157,28 @@ impl<'a> ReduceEntries<'a> {
         ReduceEntries { ptx, functions }
     }
 
+    /// The entries the module declares, in the order their functions were loaded.
+    fn declared(&self) -> &'a [ReduceEntry] {
+        match &self.ptx.entry {
+            EntryKind::Reduce { entries, .. } => entries,
+            _ => &[],
+        }
+    }
+
     /// The reduction's capabilities on a GPU that keeps `parallelism` threads busy.
-    fn capabilities(&self, parallelism: u64) -> Capabilities {
-        let entries = match &self.ptx.entry {
-            EntryKind::Reduce { entries, .. } => entries.clone(),
-            _ => Vec::new(),
-        };
+    fn capabilities(&self, parallelism: u64) -> Capabilities<'a> {
         Capabilities {
             parallelism,
             pieces_per_worker: 1,
             serial_min_piece: SERIAL_MIN_PIECE,
             serial_whole: SERIAL_WHOLE,
-            entries,
+            entries: self.declared(),
         }
     }
 
     /// The loaded function of entry `name`.
     fn function(&self, name: &str) -> Option<&'a Function> {
-        let index = self.ptx.entry_names().iter().position(|n| *n == name)?;
+        let index = self.declared().iter().position(|e| e.name == name)?;
         self.functions.get(index)
     }
 }
