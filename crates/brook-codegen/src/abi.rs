@@ -242,29 +242,11 @@ pub struct ReduceEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use brook_ir::{Arena, Block, Param, ScalarKind, SourceSpan, Type, ValueType};
+    use crate::test_kernels::param;
 
     fn kernel(kind: KernelKind, roles: &[ParamRole]) -> Kernel {
-        let params = roles
-            .iter()
-            .map(|role| Param {
-                name: "p".into(),
-                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
-                role: role.clone(),
-                span: SourceSpan::default(),
-            })
-            .collect();
-        Kernel {
-            name: "k".into(),
-            kind,
-            params,
-            group_size: None,
-            vouts: Vec::new(),
-            locals: Arena::new(),
-            exprs: Arena::new(),
-            body: Block::new(),
-            span: SourceSpan::default(),
-        }
+        let params = roles.iter().map(|role| param(role.clone(), 1)).collect();
+        crate::test_kernels::kernel(kind, params)
     }
 
     #[test]

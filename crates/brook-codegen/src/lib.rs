@@ -16,3 +16,5 @@ pub mod leaves;
 pub mod lower;
 pub mod mathlib;
 pub mod ptx;
+#[cfg(test)]
+mod test_kernels;

@@ -220,33 +220,7 @@ pub fn floats<'ir, T: Target<'ir>>(target: &mut T, at: u32, count: usize) -> Vec
 mod tests {
     use super::*;
     use crate::abi::InputMode;
-    use brook_ir::{Arena, Block, SourceSpan, ValueType};
-
-    fn param(role: ParamRole, width: u8) -> Param {
-        Param {
-            name: "p".into(),
-            ty: Type::Value(ValueType {
-                kind: ScalarKind::F32,
-                width,
-            }),
-            role,
-            span: SourceSpan::default(),
-        }
-    }
-
-    fn kernel(kind: KernelKind, params: Vec<Param>) -> Kernel {
-        Kernel {
-            name: "k".into(),
-            kind,
-            params,
-            group_size: None,
-            vouts: Vec::new(),
-            locals: Arena::new(),
-            exprs: Arena::new(),
-            body: Block::new(),
-            span: SourceSpan::default(),
-        }
-    }
+    use crate::test_kernels::{kernel, param};
 
     #[test]
     fn map_parameters_follow_their_role_and_the_launch_mode() {
