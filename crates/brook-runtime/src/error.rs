@@ -226,17 +226,3 @@ impl From<LaunchError> for RuntimeError {
         RuntimeError::Launch(Box::new(e))
     }
 }
-
-/// A host transfer of `len` bytes at `offset` that does not fit a buffer of `size` bytes.
-pub(crate) fn range_error(
-    what: &'static str,
-    offset: usize,
-    len: usize,
-    size: usize,
-) -> RuntimeError {
-    RuntimeError::HostLength {
-        operation: what,
-        expected: size.saturating_sub(offset),
-        found: len,
-    }
-}

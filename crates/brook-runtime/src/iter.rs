@@ -6,7 +6,7 @@
 use crate::element::ElementType;
 use crate::error::RuntimeError;
 use crate::stream::addressing::unravel;
-use crate::stream::check_shape;
+use crate::stream::shape::check_shape;
 use brook_ir::launch::{iterator_axis, iterator_value};
 use brook_ir::{ScalarKind, ValueType};
 

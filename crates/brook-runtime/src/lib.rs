@@ -3,9 +3,12 @@
 //! The runtime never parses: it takes an IR [`brook_ir::Module`] from a frontend and runs its
 //! kernels on a [`Device`]. Launch semantics (domain, implicit resize, gather clamping, ...) are
 //! defined in [`brook_ir::launch`]; [`launch()`] checks arguments against a kernel's signature
-//! and hands a validated [`Launch`] to the device.
+//! and hands a validated [`LaunchPlan`] to the device.
 //!
-//! - [`device`]: the `Device` trait, enumeration, `BRT_RUNTIME` selection, per-thread devices;
+//! - [`device`]: the `Device` trait; [`buffer`]: device memory and checked byte ranges;
+//! - [`registry`]: the device modules, discovery, `BRT_RUNTIME` selection, per-thread devices;
+//! - [`plan`]: the launch plan a device runs (buffers, shapes, constants) and its parameter
+//!   block;
 //! - [`queue`]: the in-order work queue each device owns (asynchronous work);
 //! - [`stream`]: untyped streams with the Brook+ error state, transfers, `domain()` views;
 //! - [`iter`]: iterator streams;
@@ -19,6 +22,7 @@
 //! - [`interp`]: the reference interpreter devices;
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
 
+pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod device;
@@ -30,18 +34,20 @@ pub mod kernel_cache;
 pub mod launch;
 pub mod log;
 pub mod ops;
+pub mod plan;
 pub mod queue;
 pub mod reduce_plan;
+pub mod registry;
 pub mod stream;
 
-pub use device::{
-    current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,
-    Buffer, Device, DeviceInfo, DeviceKind,
-};
+pub use buffer::Buffer;
+pub use device::{Device, DeviceInfo, DeviceKind};
 pub use element::{Element, ElementType};
 pub use error::{ArgRef, BError, LaunchError, LaunchProblem, RuntimeError};
 pub use iter::IterStream;
-pub use launch::{
-    launch, Arg, Bound, Constant, ExecRegion, Launch, LaunchOptions, LaunchReport, VoutResult,
+pub use launch::{launch, Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
+pub use plan::{Bound, ExecRegion, LaunchPlan};
+pub use registry::{
+    current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,
 };
 pub use stream::{PendingWrite, RawStream};

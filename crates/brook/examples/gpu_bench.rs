@@ -177,7 +177,7 @@ fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
 
 fn main() -> Result<(), brook::Error> {
     let Some(device) = Device::all().into_iter().find(|d| d.type_name() == "cuda") else {
-        let why = brook::runtime::device::cuda_unavailable().unwrap_or("no GPU found");
+        let why = brook::runtime::registry::cuda_unavailable().unwrap_or("no GPU found");
         println!("gpu_bench: no CUDA device ({why}): nothing measured");
         return Ok(());
     };

@@ -5,7 +5,7 @@
 //! there one at a time), or by the worker threads of one launch, which the launch checks made
 //! sure write disjoint elements.
 
-use crate::device::Buffer;
+use crate::buffer::{Buffer, Span};
 use crate::error::RuntimeError;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
@@ -47,11 +47,11 @@ impl CpuBuffer {
         self.ptr
     }
 
-    /// The bytes `offset..offset + len`, if within the buffer.
-    pub fn range(&self, offset: usize, len: usize) -> Option<*mut u8> {
-        let end = offset.checked_add(len)?;
-        // SAFETY: `offset <= end <= self.len`, inside the allocation.
-        (end <= self.len).then(|| unsafe { self.ptr.add(offset) })
+    /// The address of a span's first byte (a span of this buffer lies inside it).
+    pub fn at(&self, span: Span<'_>) -> *mut u8 {
+        // SAFETY: `span.offset() + span.len() <= self.len` (checked when the span was made,
+        // against this buffer's length), inside the allocation.
+        unsafe { self.ptr.add(span.offset()) }
     }
 }
 

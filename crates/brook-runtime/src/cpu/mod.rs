@@ -10,10 +10,11 @@ mod buffer;
 mod reduce;
 mod run;
 
-use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
-use crate::error::{range_error, LaunchProblem, RuntimeError};
+use crate::buffer::{Buffer, Span};
+use crate::device::{Device, DeviceInfo, DeviceKind};
+use crate::error::{LaunchProblem, RuntimeError};
 use crate::kernel_cache::KernelCache;
-use crate::launch::{block, Launch};
+use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu::{compile, CompiledKernel, Entry};
@@ -21,6 +22,11 @@ use brook_ir::ParamRole;
 use buffer::CpuBuffer;
 use run::BlockPtr;
 use std::sync::Arc;
+
+/// The CPU device: every machine has one.
+pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
+    Ok(vec![Arc::new(CpuDevice::new())])
+}
 
 pub struct CpuDevice {
     info: DeviceInfo,
@@ -42,14 +48,17 @@ impl CpuDevice {
         }
     }
 
-    fn buffer<'b>(&self, buffer: &'b dyn Buffer) -> Result<&'b CpuBuffer, RuntimeError> {
-        bind::cpu_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))
+    /// The address of a span's first byte.
+    fn address(&self, span: Span<'_>) -> Result<*mut u8, RuntimeError> {
+        let buffer = bind::cpu_buffer(span.buffer())
+            .map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))?;
+        Ok(buffer.at(span))
     }
 
     /// The compiled variant of a launch's kernel, compiling it on first use.
     pub fn compiled(
         &self,
-        launch: &Launch,
+        launch: &LaunchPlan,
         variant: &Variant,
     ) -> Result<Arc<CompiledKernel>, LaunchProblem> {
         self.cache
@@ -79,49 +88,30 @@ impl Device for CpuDevice {
         Ok(Arc::new(CpuBuffer::new(&self.info.description, bytes)?))
     }
 
-    fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
-        let buffer = self.buffer(buffer)?;
-        let target = buffer
-            .range(offset, bytes.len())
-            .ok_or_else(|| range_error("Stream Read", offset, bytes.len(), buffer.len()))?;
-        // SAFETY: the range is inside the buffer; queue work is serialised.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), target, bytes.len()) };
+    fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
+        let target = self.address(to)?;
+        let data = &data[..to.len()];
+        // SAFETY: the span lies in the buffer; queue work is serialised.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), target, data.len()) };
         Ok(())
     }
 
-    fn download(
-        &self,
-        buffer: &dyn Buffer,
-        offset: usize,
-        out: &mut [u8],
-    ) -> Result<(), RuntimeError> {
-        let buffer = self.buffer(buffer)?;
-        let source = buffer
-            .range(offset, out.len())
-            .ok_or_else(|| range_error("Stream Write", offset, out.len(), buffer.len()))?;
+    fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
+        let source = self.address(from)?;
+        let out = &mut out[..from.len()];
         // SAFETY: as for `upload`.
         unsafe { std::ptr::copy_nonoverlapping(source, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 
-    fn copy(
-        &self,
-        from: &dyn Buffer,
-        from_offset: usize,
-        to: &dyn Buffer,
-        to_offset: usize,
-        bytes: usize,
-    ) -> Result<(), RuntimeError> {
-        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
-        let out_of_range = || range_error("Stream Copy", to_offset, bytes, to.len());
-        let source = from.range(from_offset, bytes).ok_or_else(out_of_range)?;
-        let target = to.range(to_offset, bytes).ok_or_else(out_of_range)?;
-        // SAFETY: both ranges are inside their buffers; `copy` allows overlap.
-        unsafe { std::ptr::copy(source, target, bytes) };
+    fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
+        let (source, target) = (self.address(from)?, self.address(to)?);
+        // SAFETY: both spans lie in their buffers; `copy` allows overlap.
+        unsafe { std::ptr::copy(source, target, from.len().min(to.len())) };
         Ok(())
     }
 
-    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+    fn launch(&self, launch: &LaunchPlan) -> Result<(), LaunchProblem> {
         let variant = block::variant(launch);
         let compiled = self.compiled(launch, &variant)?;
         let block = block::param_block(launch, &compiled.layout, &bind::address_of)
@@ -147,7 +137,7 @@ impl Device for CpuDevice {
 /// Runs a compiled kernel's instances (on the worker threads).
 fn execute(
     entry: &Entry,
-    launch: &Launch,
+    launch: &LaunchPlan,
     ptr: BlockPtr,
     total: usize,
     in_order: bool,

@@ -9,7 +9,8 @@
 //! canonical result (see `brook_ir::reduce_order`, "Why this order").
 
 use super::run::{chunks, BlockPtr};
-use crate::launch::{Bound, Launch};
+use crate::buffer::Span;
+use crate::plan::{Bound, LaunchPlan};
 use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::addressing::unravel;
 use brook_codegen::cpu::{CombineFn, RangeFn, REDUCE_ENTRY};
@@ -37,7 +38,7 @@ pub struct Reduction {
 
 impl Reduction {
     /// Reduces every tile of the launch into its target element.
-    pub fn run(&self, launch: &Launch, block: BlockPtr) -> Result<(), String> {
+    pub fn run(&self, launch: &LaunchPlan, block: BlockPtr) -> Result<(), String> {
         let tile: usize = launch
             .reduction_tile
             .as_ref()
@@ -119,7 +120,7 @@ impl Reduction {
 }
 
 /// The address of every target element, in row-major order of the domain.
-fn target_addresses(launch: &Launch, value_size: usize) -> Result<Vec<OutPtr>, String> {
+fn target_addresses(launch: &LaunchPlan, value_size: usize) -> Result<Vec<OutPtr>, String> {
     let kernel = launch.kernel();
     let index = kernel
         .params
@@ -127,22 +128,21 @@ fn target_addresses(launch: &Launch, value_size: usize) -> Result<Vec<OutPtr>, S
         .position(|p| p.role == ParamRole::Reduce)
         .ok_or("a reduction without a target")?;
     let Bound::Stream {
-        stream, addressing, ..
+        buffer, addressing, ..
     } = &launch.args[index]
     else {
         return Err("the reduction target is not a stream".into());
     };
-    let buffer = super::bind::cpu_buffer(stream.buffer().as_ref())?;
+    let buffer = super::bind::cpu_buffer(buffer.as_ref())?;
     let targets: usize = launch.domain.iter().product();
     let mut pos = vec![0; launch.domain.len()];
     (0..targets)
         .map(|t| {
             unravel(t, &launch.domain, &mut pos);
             let offset = addressing.element(&pos) * value_size;
-            buffer
-                .range(offset, value_size)
-                .map(OutPtr)
-                .ok_or_else(|| "the reduction target is smaller than its shape".to_string())
+            Span::new("Kernel Execution", buffer, offset, value_size)
+                .map(|span| OutPtr(buffer.at(span)))
+                .map_err(|_| "the reduction target is smaller than its shape".to_string())
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! (except scratch arrays) and freed on the device's stream after the work queued before the free.
 
 use super::driver::{check, Handles};
-use crate::device::Buffer;
+use crate::buffer::{Buffer, Span};
 use cudarc::driver::sys;
 use std::any::Any;
 
@@ -55,9 +55,9 @@ impl CudaBuffer {
         self.handles
     }
 
-    /// The device address of byte `offset` when `len` bytes from there lie in the buffer.
-    pub fn range(&self, offset: usize, len: usize) -> Option<u64> {
-        (offset.checked_add(len)? <= self.len).then(|| self.ptr + offset as u64)
+    /// The device address of a span's first byte (a span of this buffer lies inside it).
+    pub fn at(&self, span: Span<'_>) -> u64 {
+        self.ptr + span.offset() as u64
     }
 }
 
@@ -83,7 +83,7 @@ impl Drop for CudaBuffer {
     }
 }
 
-/// A CUDA buffer's address and length, for [`crate::launch::block::param_block`].
+/// A CUDA buffer's address and length, for [`crate::plan::block::param_block`].
 pub fn address_of(buffer: &dyn Buffer) -> Result<(u64, usize), String> {
     let buffer = cuda_buffer(buffer)?;
     Ok((buffer.ptr(), buffer.len()))

@@ -11,7 +11,7 @@
 //! Where: `BROOK_CACHE_DIR`, else `$XDG_CACHE_HOME/brook/cuda`, else `$HOME/.cache/brook/cuda`;
 //! `BROOK_CACHE_DIR=off` (or empty) turns it off.
 
-use super::driver::{self, Function};
+use super::driver::{self, Handles, LoadedModule};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 12] = b"BROOKCUBIN1\n";
@@ -32,20 +32,25 @@ pub fn directory() -> Option<PathBuf> {
 }
 
 /// Loads the module for `ptx` from the cache, or compiles it (and caches the binary).
-pub fn load(ptx: &str, sm: u32, entries: &[&str]) -> Result<Vec<Function>, String> {
+pub fn load(
+    ptx: &str,
+    sm: u32,
+    entries: &[&str],
+    handles: Handles,
+) -> Result<LoadedModule, String> {
     let Some(dir) = directory() else {
-        return driver::load_ptx(ptx, entries);
+        return driver::load_ptx(ptx, entries, handles);
     };
     let path = dir.join(entry_name(ptx, sm, driver::driver_version()));
     if let Some(image) = read_entry(&path, ptx) {
-        if let Ok(functions) = driver::load_image(&image, entries) {
-            return Ok(functions);
+        if let Ok(module) = driver::load_image(&image, entries, handles) {
+            return Ok(module);
         }
     }
     let image = driver::compile_ptx(ptx)?;
-    let functions = driver::load_image(&image, entries)?;
+    let module = driver::load_image(&image, entries, handles)?;
     let _ = write_entry(&dir, &path, ptx, &image);
-    Ok(functions)
+    Ok(module)
 }
 
 /// `<hash>.cubin` for a PTX text on a compute capability and driver version.

@@ -159,7 +159,34 @@ pub fn open(ordinal: usize) -> Result<(Handles, Properties), String> {
     Ok((Handles { context, stream }, properties))
 }
 
-/// The entry function of a loaded module (modules stay loaded for the process's life).
+/// A module loaded in a GPU's context, with the entry functions asked for; unloaded when
+/// dropped (after the GPU's stream has finished the work that may still run its functions).
+pub struct LoadedModule {
+    module: sys::CUmodule,
+    handles: Handles,
+    /// The entries, in the order they were asked for.
+    pub functions: Vec<Function>,
+}
+
+// SAFETY: a module handle is a plain driver handle usable from any thread with its context.
+unsafe impl Send for LoadedModule {}
+// SAFETY: as above; nothing mutates the module after loading.
+unsafe impl Sync for LoadedModule {}
+
+impl Drop for LoadedModule {
+    fn drop(&mut self) {
+        // A kernel of the module may still be queued: wait for the stream, then unload. On a
+        // failure the module stays loaded (a leak of GPU memory, nothing worse).
+        if self.handles.synchronize().is_ok() {
+            // SAFETY: the module was loaded in this context and nothing uses it any more.
+            unsafe {
+                let _ = sys::cuModuleUnload(self.module);
+            }
+        }
+    }
+}
+
+/// The entry function of a loaded module; valid while its [`LoadedModule`] lives.
 #[derive(Debug)]
 pub struct Function {
     pub function: sys::CUfunction,
@@ -168,7 +195,7 @@ pub struct Function {
     pub max_threads: u32,
 }
 
-// SAFETY: module and function handles are plain driver handles usable from any thread.
+// SAFETY: function handles are plain driver handles usable from any thread.
 unsafe impl Send for Function {}
 // SAFETY: as above.
 unsafe impl Sync for Function {}
@@ -228,18 +255,28 @@ pub fn compile_ptx(ptx: &str) -> Result<Vec<u8>, String> {
     }
 }
 
-/// Loads a GPU binary made by [`compile_ptx`] and finds its `entries`.
-pub fn load_image(image: &[u8], entries: &[&str]) -> Result<Vec<Function>, String> {
+/// Loads a GPU binary made by [`compile_ptx`] into the context of `handles` (current on this
+/// thread) and finds its `entries`.
+pub fn load_image(
+    image: &[u8],
+    entries: &[&str],
+    handles: Handles,
+) -> Result<LoadedModule, String> {
     let mut module = std::ptr::null_mut();
     // SAFETY: the image is a whole cubin in memory; the driver copies what it needs.
     check(
         unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
         "loading a compiled module",
     )?;
-    entries
-        .iter()
-        .map(|entry| function_of(module, entry))
-        .collect()
+    let mut loaded = LoadedModule {
+        module,
+        handles,
+        functions: Vec::with_capacity(entries.len()),
+    };
+    for entry in entries {
+        loaded.functions.push(function_of(module, entry)?);
+    }
+    Ok(loaded)
 }
 
 /// The driver's version (`major * 1000 + minor * 10`), or 0.
@@ -251,8 +288,8 @@ pub fn driver_version() -> i32 {
 }
 
 /// JIT-compiles PTX text and finds its `entries`; a compile failure returns the JIT's log.
-pub fn load_ptx(ptx: &str, entries: &[&str]) -> Result<Vec<Function>, String> {
-    load_image(&compile_ptx(ptx)?, entries)
+pub fn load_ptx(ptx: &str, entries: &[&str], handles: Handles) -> Result<LoadedModule, String> {
+    load_image(&compile_ptx(ptx)?, entries, handles)
 }
 
 /// The entry `entry` of a loaded module, with its register count and thread limit.

@@ -12,25 +12,27 @@ pub mod disk_cache;
 mod driver;
 mod run;
 
-use crate::device::{Buffer, Device, DeviceInfo, DeviceKind, Strided};
-use crate::error::{range_error, LaunchProblem, RuntimeError};
+use crate::buffer::{Buffer, Rows, Span, Strided};
+use crate::device::{Device, DeviceInfo, DeviceKind};
+use crate::error::{LaunchProblem, RuntimeError};
 use crate::kernel_cache::KernelCache;
-use crate::launch::{block, Launch};
+use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, EntryKind, PtxKernel, Target};
 use buffer::CudaBuffer;
 use cudarc::driver::sys;
-use driver::{check, Function, Handles, Properties};
+use driver::{check, Handles, LoadedModule, Properties};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A kernel loaded on the GPU.
+/// A kernel loaded on the GPU; its module is unloaded when the kernel cache drops it (its
+/// program was dropped).
 pub struct Loaded {
     pub ptx: PtxKernel,
-    /// The module's entries, in the order of [`PtxKernel::entry_names`].
-    functions: Vec<Function>,
+    /// The module, its entries in the order of [`PtxKernel::entry_names`].
+    module: LoadedModule,
 }
 
 pub struct CudaDevice {
@@ -42,7 +44,7 @@ pub struct CudaDevice {
 }
 
 /// The CUDA devices of this machine, or why there are none.
-pub fn discover() -> Result<Vec<CudaDevice>, String> {
+pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
     if !driver::driver_library_present() {
         return Err("the CUDA driver library (libcuda) is not installed".into());
     }
@@ -50,7 +52,9 @@ pub fn discover() -> Result<Vec<CudaDevice>, String> {
     if count == 0 {
         return Err("the CUDA driver reports no GPU".into());
     }
-    (0..count).map(CudaDevice::open).collect()
+    (0..count)
+        .map(|ordinal| CudaDevice::open(ordinal).map(|d| Arc::new(d) as Arc<dyn Device>))
+        .collect()
 }
 
 impl CudaDevice {
@@ -79,12 +83,21 @@ impl CudaDevice {
         buffer::cuda_buffer(buffer).map_err(|e| RuntimeError::NoDevice(self.info.to_string(), e))
     }
 
+    /// The device address of a span's first byte.
+    fn address(&self, span: Span<'_>) -> Result<sys::CUdeviceptr, RuntimeError> {
+        Ok(self.buffer(span.buffer())?.at(span))
+    }
+
     fn fail(&self, e: String) -> RuntimeError {
         RuntimeError::NoDevice(self.info.to_string(), e)
     }
 
     /// The loaded variant of a launch's kernel, written and loaded on first use.
-    pub fn loaded(&self, launch: &Launch, variant: &Variant) -> Result<Arc<Loaded>, LaunchProblem> {
+    pub fn loaded(
+        &self,
+        launch: &LaunchPlan,
+        variant: &Variant,
+    ) -> Result<Arc<Loaded>, LaunchProblem> {
         self.cache
             .get_or_make(&launch.module, launch.kernel, variant, || {
                 self.load(launch, variant)
@@ -92,16 +105,17 @@ impl CudaDevice {
     }
 
     /// Writes a launch's kernel as PTX and loads it.
-    fn load(&self, launch: &Launch, variant: &Variant) -> Result<Loaded, LaunchProblem> {
+    fn load(&self, launch: &LaunchPlan, variant: &Variant) -> Result<Loaded, LaunchProblem> {
         let ptx = compile(&launch.module, launch.kernel, variant, self.target())
             .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
         self.check_shared_memory(launch, &ptx)?;
         if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
-        let functions = disk_cache::load(&ptx.text, self.target().sm, &ptx.entry_names())
+        let names = ptx.entry_names();
+        let module = disk_cache::load(&ptx.text, self.target().sm, &names, self.handles)
             .map_err(LaunchProblem::Execution)?;
-        Ok(Loaded { ptx, functions })
+        Ok(Loaded { ptx, module })
     }
 }
 
@@ -124,37 +138,28 @@ impl Device for CudaDevice {
         Ok(Arc::new(buffer))
     }
 
-    fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
+    fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;
-        let buffer = self.buffer(buffer)?;
-        let target = buffer
-            .range(offset, bytes.len())
-            .ok_or_else(|| range_error("Stream Read", offset, bytes.len(), buffer.len()))?;
-        // SAFETY: the range is inside the buffer; from pageable memory the call returns once
-        // the bytes are staged, so `bytes` may go away afterwards.
+        let target = self.address(to)?;
+        let data = &data[..to.len()];
+        // SAFETY: the span lies in the buffer; from pageable memory the call returns once the
+        // bytes are staged, so `data` may go away afterwards.
         let code = unsafe {
             sys::cuMemcpyHtoDAsync_v2(
                 target,
-                bytes.as_ptr().cast(),
-                bytes.len(),
+                data.as_ptr().cast(),
+                data.len(),
                 self.handles.stream,
             )
         };
         check(code, "copying to the GPU").map_err(|e| self.fail(e))
     }
 
-    fn download(
-        &self,
-        buffer: &dyn Buffer,
-        offset: usize,
-        out: &mut [u8],
-    ) -> Result<(), RuntimeError> {
+    fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;
-        let buffer = self.buffer(buffer)?;
-        let source = buffer
-            .range(offset, out.len())
-            .ok_or_else(|| range_error("Stream Write", offset, out.len(), buffer.len()))?;
-        // SAFETY: the range is inside the buffer; the stream is synchronised before `out` is
+        let source = self.address(from)?;
+        let out = &mut out[..from.len()];
+        // SAFETY: the span lies in the buffer; the stream is synchronised before `out` is
         // used.
         let code = unsafe {
             sys::cuMemcpyDtoHAsync_v2(
@@ -168,30 +173,22 @@ impl Device for CudaDevice {
         self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
-    fn upload_strided(
-        &self,
-        buffer: &dyn Buffer,
-        rows: Strided,
-        data: &[u8],
-    ) -> Result<(), RuntimeError> {
-        let target = self.strided_range(buffer, rows, "Stream Read")?;
+    fn upload_strided(&self, to: Rows<'_>, data: &[u8]) -> Result<(), RuntimeError> {
+        let target = self.address(to.span())?;
+        let data = &data[..to.layout().packed_len()];
         let copy = memcpy_2d(
-            rows,
+            to.layout(),
             Side::Host(data.as_ptr() as usize),
             Side::Device(target),
         );
         self.copy_2d(&copy, "copying rows to the GPU")
     }
 
-    fn download_strided(
-        &self,
-        buffer: &dyn Buffer,
-        rows: Strided,
-        out: &mut [u8],
-    ) -> Result<(), RuntimeError> {
-        let source = self.strided_range(buffer, rows, "Stream Write")?;
+    fn download_strided(&self, from: Rows<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
+        let source = self.address(from.span())?;
+        let out = &mut out[..from.layout().packed_len()];
         let copy = memcpy_2d(
-            rows,
+            from.layout(),
             Side::Device(source),
             Side::Host(out.as_mut_ptr() as usize),
         );
@@ -203,26 +200,19 @@ impl Device for CudaDevice {
         true
     }
 
-    fn copy_from_peer(
-        &self,
-        from: &dyn Buffer,
-        to: &dyn Buffer,
-        bytes: usize,
-    ) -> Option<Result<(), RuntimeError>> {
-        let (Ok(from), Ok(to)) = (buffer::cuda_buffer(from), buffer::cuda_buffer(to)) else {
+    fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
+        let (Ok(source), Ok(target)) = (
+            buffer::cuda_buffer(from.buffer()),
+            buffer::cuda_buffer(to.buffer()),
+        ) else {
             return None;
         };
-        Some(self.peer_copy(from, to, bytes))
+        Some(self.peer_copy((source, from), (target, to)))
     }
 
-    fn upload_in_place(
-        &self,
-        buffer: &dyn Buffer,
-        offset: usize,
-        bytes: &[u8],
-    ) -> Result<(), RuntimeError> {
-        let pinned = self.pinned(bytes.as_ptr() as *mut u8, bytes.len());
-        self.upload(buffer, offset, bytes)?;
+    fn upload_in_place(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
+        let pinned = self.pinned(data.as_ptr() as *mut u8, data.len());
+        self.upload(to, data)?;
         if pinned.is_some() {
             // The copy reads the pinned memory asynchronously: done before it is unpinned.
             self.handles.synchronize().map_err(|e| self.fail(e))?;
@@ -230,46 +220,32 @@ impl Device for CudaDevice {
         Ok(())
     }
 
-    fn download_in_place(
-        &self,
-        buffer: &dyn Buffer,
-        offset: usize,
-        out: &mut [u8],
-    ) -> Result<(), RuntimeError> {
+    fn download_in_place(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
         let _pinned = self.pinned(out.as_mut_ptr(), out.len());
-        self.download(buffer, offset, out)
+        self.download(from, out)
     }
 
-    fn copy(
-        &self,
-        from: &dyn Buffer,
-        from_offset: usize,
-        to: &dyn Buffer,
-        to_offset: usize,
-        bytes: usize,
-    ) -> Result<(), RuntimeError> {
+    fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;
-        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
-        let out_of_range = || range_error("Stream Copy", to_offset, bytes, to.len());
-        let source = from.range(from_offset, bytes).ok_or_else(out_of_range)?;
-        let target = to.range(to_offset, bytes).ok_or_else(out_of_range)?;
+        let (source, target) = (self.address(from)?, self.address(to)?);
+        let bytes = from.len().min(to.len());
         if bytes == 0 {
             return Ok(());
         }
-        // SAFETY: both ranges lie in their buffers (overlap within one buffer is allowed by
-        // the driver for device-to-device copies on one stream).
+        // SAFETY: both spans lie in their buffers (overlap within one buffer is allowed by the
+        // driver for device-to-device copies on one stream).
         let code = unsafe { sys::cuMemcpyDtoDAsync_v2(target, source, bytes, self.handles.stream) };
         check(code, "copying on the GPU").map_err(|e| self.fail(e))
     }
 
-    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+    fn launch(&self, launch: &LaunchPlan) -> Result<(), LaunchProblem> {
         self.handles.bind().map_err(LaunchProblem::Execution)?;
         let variant = block::variant(launch);
         let loaded = self.loaded(launch, &variant)?;
         let params = block::param_block(launch, &loaded.ptx.layout, &buffer::address_of)
             .map_err(LaunchProblem::Execution)?;
         let total: usize = launch.region.size.iter().product();
-        let f = &loaded.functions[0];
+        let f = &loaded.module.functions[0];
         match loaded.ptx.entry {
             EntryKind::Map { per_thread } => {
                 run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
@@ -283,7 +259,7 @@ impl Device for CudaDevice {
                 group_size,
             ),
             EntryKind::Reduce { value_size, .. } => run::run_reduction(
-                &run::ReduceEntries::new(&loaded.ptx, &loaded.functions),
+                &run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions),
                 &self.handles,
                 &self.properties,
                 launch,
@@ -369,20 +345,6 @@ impl CudaDevice {
         (code == sys::CUresult::CUDA_SUCCESS).then_some(Pinned(ptr as usize))
     }
 
-    /// The device address of the first of `rows`, when all of them lie in `buffer`.
-    fn strided_range(
-        &self,
-        buffer: &dyn Buffer,
-        rows: Strided,
-        operation: &'static str,
-    ) -> Result<sys::CUdeviceptr, RuntimeError> {
-        let buffer = self.buffer(buffer)?;
-        let span = (rows.rows.saturating_sub(1)) * rows.pitch + rows.row_bytes;
-        buffer
-            .range(rows.first, span)
-            .ok_or_else(|| range_error(operation, rows.first, span, buffer.len()))
-    }
-
     /// Queues a 2-D copy on the stream.
     fn copy_2d(&self, copy: &sys::CUDA_MEMCPY2D, what: &str) -> Result<(), RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;
@@ -395,13 +357,11 @@ impl CudaDevice {
     /// `bytes` from another GPU's buffer into one of this GPU's, on this GPU's stream.
     fn peer_copy(
         &self,
-        from: &CudaBuffer,
-        to: &CudaBuffer,
-        bytes: usize,
+        (from, from_span): (&CudaBuffer, Span<'_>),
+        (to, to_span): (&CudaBuffer, Span<'_>),
     ) -> Result<(), RuntimeError> {
-        let out_of_range = || range_error("Stream Assign", 0, bytes, to.len());
-        let source = from.range(0, bytes).ok_or_else(out_of_range)?;
-        let target = to.range(0, bytes).ok_or_else(out_of_range)?;
+        let (source, target) = (from.at(from_span), to.at(to_span));
+        let bytes = from_span.len().min(to_span.len());
         self.handles.bind().map_err(|e| self.fail(e))?;
         // SAFETY: both ranges lie in their buffers; each context owns its buffer; the copy is
         // waited for before the buffers can go away.
@@ -420,7 +380,11 @@ impl CudaDevice {
     }
 
     /// A thread-group kernel's shared memory must fit the device's limit per group.
-    fn check_shared_memory(&self, launch: &Launch, ptx: &PtxKernel) -> Result<(), LaunchProblem> {
+    fn check_shared_memory(
+        &self,
+        launch: &LaunchPlan,
+        ptx: &PtxKernel,
+    ) -> Result<(), LaunchProblem> {
         let EntryKind::Group { shared_bytes, .. } = ptx.entry else {
             return Ok(());
         };

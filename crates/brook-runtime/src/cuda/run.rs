@@ -3,9 +3,9 @@
 use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::LaunchProblem;
-use crate::launch::{Bound, Launch};
+use crate::plan::{Bound, LaunchPlan};
 use crate::reduce_plan::{self, Capabilities, Layout};
-use crate::stream::Addressing;
+use crate::stream::addressing::Addressing;
 use brook_codegen::abi::{ReduceEntry, ReduceShape};
 use brook_codegen::ptx::{EntryKind, PtxKernel};
 use brook_ir::ParamRole;
@@ -82,7 +82,7 @@ pub fn run_groups(
 }
 
 /// A reduction's input, when it is a stream: its bound shape and addressing.
-fn stream_input(launch: &Launch) -> Option<(&[usize], &Addressing)> {
+fn stream_input(launch: &LaunchPlan) -> Option<(&[usize], &Addressing)> {
     let input = launch
         .kernel()
         .params
@@ -99,7 +99,7 @@ fn stream_input(launch: &Launch) -> Option<(&[usize], &Addressing)> {
 /// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
 /// tile's row-major order: the tile is 1 on the outer axes, then one partial axis, then whole
 /// dense axes.
-fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
+fn tile_is_contiguous(launch: &LaunchPlan, tile: &[usize]) -> bool {
     let Some((shape, addressing)) = stream_input(launch) else {
         return false;
     };
@@ -120,7 +120,7 @@ fn tile_is_contiguous(launch: &Launch, tile: &[usize]) -> bool {
 /// (groups of four targets along the last axis, each tile one element wide there, with unit
 /// pitch), each target's leaves are evenly spaced in memory, and every row of four leaves is
 /// 16-byte aligned (buffers are, so the view's offset and pitches must be multiples of 4).
-fn tiles_side_by_side(launch: &Launch, tile: &[usize]) -> bool {
+fn tiles_side_by_side(launch: &LaunchPlan, tile: &[usize]) -> bool {
     let Some((shape, addressing)) = stream_input(launch) else {
         return false;
     };
@@ -194,7 +194,7 @@ pub fn run_reduction(
     entries: &ReduceEntries<'_>,
     handles: &Handles,
     properties: &Properties,
-    launch_info: &Launch,
+    launch_info: &LaunchPlan,
     block: *const u8,
     value_size: u32,
 ) -> Result<(), LaunchProblem> {

@@ -7,21 +7,21 @@
 
 use super::eval::{Context, InputData, Memory, OutputData, StreamData};
 use super::{exec, interp_buffer, reduce, value, InterpBuffer};
-use crate::launch::{check_constant, check_extent, Bound, Launch};
+use crate::plan::{check_constant, check_extent, Bound, LaunchPlan};
 use std::sync::MutexGuard;
 
 /// Runs a launch on interpreter buffers.
-pub fn run_launch(launch: &Launch) -> Result<(), String> {
+pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
     let kernel = launch.kernel();
     // Distinct buffers, each with whether the launch writes it.
     let mut distinct: Vec<(&InterpBuffer, bool)> = Vec::new();
     let mut slot_of = Vec::with_capacity(launch.args.len());
     for (param, arg) in kernel.params.iter().zip(&launch.args) {
-        let Bound::Stream { stream, .. } = arg else {
+        let Bound::Stream { buffer, .. } = arg else {
             slot_of.push(None);
             continue;
         };
-        let buffer = interp_buffer(stream.buffer().as_ref())?;
+        let buffer = interp_buffer(buffer.as_ref())?;
         let slot = match distinct.iter().position(|(b, _)| std::ptr::eq(*b, buffer)) {
             Some(slot) => slot,
             None => {

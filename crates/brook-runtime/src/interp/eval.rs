@@ -3,8 +3,8 @@
 use super::ops;
 use super::value::{decode_num, Layouts, Num, Value};
 use crate::iter::IterStream;
-use crate::launch::ExecRegion;
-use crate::stream::Addressing;
+use crate::plan::ExecRegion;
+use crate::stream::addressing::Addressing;
 use brook_ir::launch::{clamp_index, resize_index, scatter_index};
 use brook_ir::{
     Access, Expr, ExprKind, Handle, Kernel, Local, Module, ParamId, Place, PlaceRoot, ScalarKind,

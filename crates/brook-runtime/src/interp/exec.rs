@@ -7,7 +7,7 @@
 
 use super::eval::{write_path, Context, Eval, Memory};
 use super::value::Value;
-use crate::launch::ExecRegion;
+use crate::plan::ExecRegion;
 use crate::stream::addressing::unravel;
 use brook_ir::{Block, PlaceRoot, Stmt, Type};
 

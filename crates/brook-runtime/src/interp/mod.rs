@@ -16,15 +16,23 @@ mod value;
 
 pub use single::{apply_map, combine};
 
-use crate::device::{Buffer, Device, DeviceInfo, DeviceKind};
-use crate::error::{range_error, LaunchProblem, RuntimeError};
-use crate::launch::Launch;
+use crate::buffer::{Buffer, Span};
+use crate::device::{Device, DeviceInfo, DeviceKind};
+use crate::error::{LaunchProblem, RuntimeError};
+use crate::plan::LaunchPlan;
 use crate::queue::Queue;
 use std::any::Any;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How many interpreter devices there are.
 pub const INTERP_DEVICES: usize = 2;
+
+/// The interpreter devices `interp:0` and `interp:1`.
+pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
+    Ok((0..INTERP_DEVICES)
+        .map(|ordinal| Arc::new(InterpDevice::new(ordinal)) as Arc<dyn Device>)
+        .collect())
+}
 
 pub struct InterpDevice {
     info: DeviceInfo,
@@ -102,64 +110,32 @@ impl Device for InterpDevice {
         }))
     }
 
-    fn upload(&self, buffer: &dyn Buffer, offset: usize, bytes: &[u8]) -> Result<(), RuntimeError> {
-        let mut data = self.buffer(buffer)?.lock();
-        let size = data.len();
-        let target = offset
-            .checked_add(bytes.len())
-            .and_then(|end| data.get_mut(offset..end))
-            .ok_or_else(|| range_error("Stream Read", offset, bytes.len(), size))?;
-        target.copy_from_slice(bytes);
+    fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
+        let mut memory = self.buffer(to.buffer())?.lock();
+        memory[to.offset()..][..to.len()].copy_from_slice(&data[..to.len()]);
         Ok(())
     }
 
-    fn download(
-        &self,
-        buffer: &dyn Buffer,
-        offset: usize,
-        out: &mut [u8],
-    ) -> Result<(), RuntimeError> {
-        let data = self.buffer(buffer)?.lock();
-        let source = offset
-            .checked_add(out.len())
-            .and_then(|end| data.get(offset..end))
-            .ok_or_else(|| range_error("Stream Write", offset, out.len(), data.len()))?;
-        out.copy_from_slice(source);
+    fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
+        let memory = self.buffer(from.buffer())?.lock();
+        out[..from.len()].copy_from_slice(&memory[from.offset()..][..from.len()]);
         Ok(())
     }
 
-    fn copy(
-        &self,
-        from: &dyn Buffer,
-        from_offset: usize,
-        to: &dyn Buffer,
-        to_offset: usize,
-        bytes: usize,
-    ) -> Result<(), RuntimeError> {
-        let (from, to) = (self.buffer(from)?, self.buffer(to)?);
-        let out_of_range = |size: usize| range_error("Stream Copy", to_offset, bytes, size);
-        if std::ptr::eq(from, to) {
-            let mut data = to.lock();
-            let size = data.len();
-            if from_offset.max(to_offset).saturating_add(bytes) > size {
-                return Err(out_of_range(size));
-            }
-            data.copy_within(from_offset..from_offset + bytes, to_offset);
+    fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
+        let (source, target) = (self.buffer(from.buffer())?, self.buffer(to.buffer())?);
+        let len = from.len().min(to.len());
+        if std::ptr::eq(source, target) {
+            let start = from.offset();
+            target.lock().copy_within(start..start + len, to.offset());
             return Ok(());
         }
-        let source = from.lock();
-        let mut target = to.lock();
-        let (Some(source), Some(target)) = (
-            source.get(from_offset..from_offset.saturating_add(bytes)),
-            target.get_mut(to_offset..to_offset.saturating_add(bytes)),
-        ) else {
-            return Err(out_of_range(to.len));
-        };
-        target.copy_from_slice(source);
+        let source = source.lock();
+        target.lock()[to.offset()..][..len].copy_from_slice(&source[from.offset()..][..len]);
         Ok(())
     }
 
-    fn launch(&self, launch: &Launch) -> Result<(), LaunchProblem> {
+    fn launch(&self, launch: &LaunchPlan) -> Result<(), LaunchProblem> {
         bind::run_launch(launch).map_err(LaunchProblem::Execution)
     }
 

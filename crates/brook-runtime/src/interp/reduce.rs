@@ -5,7 +5,7 @@
 use super::eval::{read_input, Context, Memory};
 use super::single::{run_single, SingleArg};
 use super::value::Value;
-use crate::launch::Bound;
+use crate::plan::Bound;
 use crate::stream::addressing::unravel;
 use brook_ir::reduce_order::reduce_canonical;
 use brook_ir::ParamRole;

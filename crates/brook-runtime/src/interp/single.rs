@@ -9,8 +9,8 @@
 use super::eval::{Context, InputData, Memory, OutputData, StreamData};
 use super::exec;
 use super::value::Layouts;
-use crate::launch::ExecRegion;
-use crate::stream::Addressing;
+use crate::plan::ExecRegion;
+use crate::stream::addressing::Addressing;
 use brook_ir::{Kernel, KernelKind, Module, ParamRole};
 
 /// An argument of a single instance: an input element, a written element (its bytes hold the

@@ -7,15 +7,19 @@
 //! set: then the input is copied first, so the result equals the unaliased one). An input never
 //! written gets a warning.
 
-use super::{reduce, Arg, Bound, ExecRegion, LaunchOptions};
+use super::args::Arg;
+use super::checker::{Check, Checker, Shapes};
+use super::{reduce, region};
 use crate::device::{same_device, Device};
 use crate::element::ElementType;
-use crate::error::{ArgRef, LaunchProblem};
+use crate::error::LaunchProblem;
+use crate::plan::{Bound, ExecRegion};
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
-use brook_ir::{Kernel, KernelKind, Module, ParamRole};
+use brook_ir::{KernelKind, ParamRole};
 use std::sync::Arc;
 
+/// A launch that passed every check: its device, shapes, bound arguments and warnings.
 pub struct Checked {
     pub device: Arc<dyn Device>,
     pub domain: Vec<usize>,
@@ -25,30 +29,7 @@ pub struct Checked {
     pub warnings: Vec<String>,
 }
 
-pub struct Checker<'a, 'b> {
-    pub module: &'a Module,
-    pub kernel: &'a Kernel,
-    pub args: &'a [Arg<'b>],
-    pub options: &'a LaunchOptions,
-}
-
-pub type Check<T> = Result<T, LaunchProblem>;
-
-/// The shapes a launch runs over.
-pub struct Shapes {
-    pub domain: Vec<usize>,
-    pub region: ExecRegion,
-    pub reduction_tile: Option<Vec<usize>>,
-}
-
 impl Checker<'_, '_> {
-    pub fn arg_ref(&self, index: usize) -> ArgRef {
-        ArgRef {
-            position: index + 1,
-            name: self.kernel.params[index].name.clone(),
-        }
-    }
-
     pub fn run(&self) -> Check<Checked> {
         if self.args.len() != self.kernel.params.len() {
             return Err(LaunchProblem::ArgumentCount {
@@ -128,17 +109,6 @@ impl Checker<'_, '_> {
         })
     }
 
-    pub fn streams(&self) -> impl Iterator<Item = (usize, &RawStream)> {
-        self.args.iter().enumerate().filter_map(|(i, a)| match a {
-            Arg::Stream(s) => Some((i, *s)),
-            _ => None,
-        })
-    }
-
-    pub fn is_written(&self, index: usize) -> bool {
-        self.kernel.params[index].role.is_written()
-    }
-
     /// The device of the first output (or first stream); every stream must be on it. A launch
     /// of iterators and values only runs on the calling thread's device.
     fn launch_device(&self) -> Check<Arc<dyn Device>> {
@@ -147,7 +117,7 @@ impl Checker<'_, '_> {
             .find(|(i, _)| self.is_written(*i))
             .or_else(|| self.streams().next());
         let Some((_, first)) = first else {
-            return Ok(crate::device::current_device());
+            return Ok(crate::registry::current_device());
         };
         let device = first.device().clone();
         for (index, stream) in self.streams() {
@@ -179,15 +149,6 @@ impl Checker<'_, '_> {
         Ok(())
     }
 
-    /// The normalized shape of an input-like argument (stream or iterator).
-    pub fn input_shape(&self, index: usize) -> Option<Vec<usize>> {
-        match &self.args[index] {
-            Arg::Stream(s) => Some(normalized_shape(s.shape()).to_vec()),
-            Arg::Iterator(i) => Some(normalized_shape(i.shape()).to_vec()),
-            Arg::Constant(_) => None,
-        }
-    }
-
     /// The domain of a map kernel: the shape of its first output stream (other outputs must
     /// have it), else its first input; then the execution region within it.
     fn map_shapes(&self) -> Check<Shapes> {
@@ -217,7 +178,7 @@ impl Checker<'_, '_> {
                 })
                 .and_then(|i| self.input_shape(i))
         };
-        super::region::exec_region(domain, self.options)
+        region::exec_region(domain, self.options)
     }
 
     fn bind(&self, index: usize, shapes: &Shapes, aliasing_allowed: bool) -> Check<Bound> {
@@ -268,7 +229,7 @@ impl Checker<'_, '_> {
             crate::stream::Addressing::row_major(stream.shape()).fit(shape.len())
         };
         Ok(Bound::Stream {
-            stream,
+            buffer: stream.buffer().clone(),
             shape,
             addressing,
         })

@@ -7,10 +7,12 @@
 //! `<100, 200>`: rows). The launch domain is the target's shape padded with trailing 1s to the
 //! input's rank, so target position `t` reduces the input box at `t * tile` of size `tile`.
 
-use super::check::{Check, Checker, Shapes};
-use super::{Arg, ExecRegion};
+use super::args::Arg;
+use super::checker::{Check, Checker, Shapes};
 use crate::error::LaunchProblem;
-use crate::stream::{Addressing, RawStream};
+use crate::plan::ExecRegion;
+use crate::stream::addressing::Addressing;
+use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::reduce_order::{fitted_target, reduction_tile, ReduceShapeError};
 use brook_ir::ParamRole;

@@ -7,9 +7,10 @@
 //! Both are given fastest axis first, as `uint4`s; components past the domain's rank must be 0
 //! (offset) or at most 1 (size).
 
-use super::check::{Check, Shapes};
-use super::{ExecRegion, LaunchOptions};
+use super::args::LaunchOptions;
+use super::checker::{Check, Shapes};
 use crate::error::LaunchProblem;
+use crate::plan::ExecRegion;
 
 /// The domain rank a size asks for: up to its last component above 1 (at least 1).
 fn rank_of(size: &[usize; 4]) -> usize {

@@ -8,7 +8,8 @@
 //! ([`super::LaunchReport::vouts`]). An instance that pushed more than its bound is an error
 //! on the new stream, which keeps the first values of each instance.
 
-use super::{launch_ir, Arg, LaunchOptions, LaunchReport};
+use super::args::{Arg, LaunchOptions, LaunchReport, VoutResult};
+use super::plain::launch_ir;
 use crate::element::ElementType;
 use crate::error::{ArgRef, LaunchError, LaunchProblem};
 use crate::stream::RawStream;
@@ -16,13 +17,6 @@ use brook_ir::launch::normalized_shape;
 use brook_ir::{source_params, Kernel, Module, ParamId, ParamRole, ScalarKind, SourceParam, Vout};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// A vout's result: the new stream for the argument at `position` (0-based, source order).
-#[derive(Clone, Debug)]
-pub struct VoutResult {
-    pub position: usize,
-    pub stream: RawStream,
-}
 
 /// The vout argument the program passed, and where its slots and count are.
 struct Target<'a> {

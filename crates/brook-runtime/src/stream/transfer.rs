@@ -8,7 +8,7 @@
 //! by row, in place in its parent's buffer.
 
 use super::{lock, RawStream};
-use crate::device::Strided;
+use crate::buffer::{Rows, Span, Strided};
 use crate::element::ElementType;
 use crate::error::{BError, RuntimeError};
 use crate::queue::Ticket;
@@ -95,10 +95,10 @@ impl RawStream {
             // SAFETY: the caller keeps the memory valid until this job is done.
             let bytes = unsafe { std::slice::from_raw_parts(host.0 as *const u8, host.1) };
             let at = stream.addressing().offset * stream.element().size();
-            if let Err(e) = stream
-                .device()
-                .upload_in_place(stream.buffer().as_ref(), at, bytes)
-            {
+            let buffer = stream.buffer();
+            let done = Span::new("Stream Read", buffer.as_ref(), at, bytes.len())
+                .and_then(|to| stream.device().upload_in_place(to, bytes));
+            if let Err(e) = done {
                 stream.record_error(e.code(), &e.to_string());
             }
         });
@@ -142,10 +142,10 @@ impl RawStream {
             // SAFETY: the caller keeps the memory valid and unread until this job is done.
             let out = unsafe { std::slice::from_raw_parts_mut(host.0 as *mut u8, host.1) };
             let at = stream.addressing().offset * stream.element().size();
-            if let Err(e) = stream
-                .device()
-                .download_in_place(stream.buffer().as_ref(), at, out)
-            {
+            let buffer = stream.buffer();
+            let done = Span::new("Stream Write", buffer.as_ref(), at, out.len())
+                .and_then(|from| stream.device().download_in_place(from, out));
+            if let Err(e) = done {
                 stream.record_error(e.code(), &e.to_string());
             }
         });
@@ -193,11 +193,14 @@ impl RawStream {
         self.device()
             .queue()
             .run(move || {
-                target.device().copy_from_peer(
-                    from.buffer().as_ref(),
-                    target.buffer().as_ref(),
-                    bytes,
-                )
+                let (source, sink) = (from.buffer(), target.buffer());
+                let spans = Span::new("Stream Assign", source.as_ref(), 0, bytes).and_then(|f| {
+                    Span::new("Stream Assign", sink.as_ref(), 0, bytes).map(|t| (f, t))
+                });
+                match spans {
+                    Ok((from, to)) => target.device().copy_from_peer(from, to),
+                    Err(e) => Some(Err(e)),
+                }
             })
             .flatten()
     }
@@ -340,16 +343,16 @@ impl RawStream {
     pub(crate) fn upload_now(&self, data: &[u8]) -> Result<(), RuntimeError> {
         let size = self.element().size();
         let runs = self.addressing().runs(self.shape());
+        let buffer = self.buffer();
         if let Some(rows) = Strided::of_runs(&runs, size) {
-            return self
-                .device()
-                .upload_strided(self.buffer().as_ref(), rows, data);
+            let to = Rows::new("Stream Read", buffer.as_ref(), rows)?;
+            return self.device().upload_strided(to, data);
         }
         let mut at = 0;
         for (first, len) in runs {
             let bytes = &data[at..at + len * size];
-            self.device()
-                .upload(self.buffer().as_ref(), first * size, bytes)?;
+            let to = Span::new("Stream Read", buffer.as_ref(), first * size, bytes.len())?;
+            self.device().upload(to, bytes)?;
             at += len * size;
         }
         Ok(())
@@ -360,16 +363,17 @@ impl RawStream {
         let size = self.element().size();
         let mut out = vec![0u8; self.len() * size];
         let runs = self.addressing().runs(self.shape());
+        let buffer = self.buffer();
         if let Some(rows) = Strided::of_runs(&runs, size) {
-            self.device()
-                .download_strided(self.buffer().as_ref(), rows, &mut out)?;
+            let from = Rows::new("Stream Write", buffer.as_ref(), rows)?;
+            self.device().download_strided(from, &mut out)?;
             return Ok(out);
         }
         let mut at = 0;
         for (first, len) in runs {
             let target = &mut out[at..at + len * size];
-            self.device()
-                .download(self.buffer().as_ref(), first * size, target)?;
+            let from = Span::new("Stream Write", buffer.as_ref(), first * size, target.len())?;
+            self.device().download(from, target)?;
             at += len * size;
         }
         Ok(out)
@@ -386,14 +390,17 @@ impl RawStream {
             } else {
                 to.rows(shape).into_iter().zip(from.rows(shape)).collect()
             };
+        let (from_buffer, to_buffer) = (source.buffer(), self.buffer());
         for ((to_first, len), (from_first, _)) in pairs {
-            self.device().copy(
-                source.buffer().as_ref(),
+            let bytes = len * size;
+            let from = Span::new(
+                "Stream Copy",
+                from_buffer.as_ref(),
                 from_first * size,
-                self.buffer().as_ref(),
-                to_first * size,
-                len * size,
+                bytes,
             )?;
+            let to = Span::new("Stream Copy", to_buffer.as_ref(), to_first * size, bytes)?;
+            self.device().copy(from, to)?;
         }
         Ok(())
     }

@@ -1,15 +1,16 @@
-//! From a validated launch to what compiled code reads, for the native devices: the kernel
+//! From a launch plan to what compiled code reads, for the native devices: the kernel
 //! variant it needs and the parameter block (`brook_codegen::abi`).
 
-use super::{check_constant, check_extent, Bound, Launch};
+use super::{check_constant, check_extent, Bound, LaunchPlan};
+use crate::buffer::Buffer;
 use brook_codegen::abi::{header, record, BlockLayout, InputBinding, ParamBlock, Variant};
 use brook_ir::ParamRole;
 
 /// A device's view of one of its buffers: its address and its length in bytes.
-pub type AddressOf = dyn Fn(&dyn crate::Buffer) -> Result<(u64, usize), String>;
+pub type AddressOf = dyn Fn(&dyn Buffer) -> Result<(u64, usize), String>;
 
 /// The variant of the launch's kernel that this launch runs.
-pub fn variant(launch: &Launch) -> Variant {
+pub fn variant(launch: &LaunchPlan) -> Variant {
     let kernel = launch.kernel();
     let unit_stride = kernel
         .params
@@ -36,7 +37,7 @@ pub fn variant(launch: &Launch) -> Variant {
 /// The parameter block of a launch. Every stream's elements (of its bound shape) are checked
 /// to lie inside its buffer, so compiled code never addresses outside one.
 pub fn param_block(
-    launch: &Launch,
+    launch: &LaunchPlan,
     layout: &BlockLayout,
     address_of: &AddressOf,
 ) -> Result<ParamBlock, String> {
@@ -66,7 +67,7 @@ pub fn param_block(
                 }
             }
             Bound::Stream {
-                stream,
+                buffer,
                 shape,
                 addressing,
             } => {
@@ -76,7 +77,7 @@ pub fn param_block(
                 ) {
                     expect_rank(&param.name, shape, rank)?;
                 }
-                let (address, len_bytes) = address_of(stream.buffer().as_ref())?;
+                let (address, len_bytes) = address_of(buffer.as_ref())?;
                 if shape.contains(&0) {
                     return Err(format!("stream `{}` has an empty axis", param.name));
                 }

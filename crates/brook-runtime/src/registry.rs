@@ -1,0 +1,238 @@
+//! Which devices exist and which one a program uses.
+//!
+//! Each device module offers a `discover` function; [`BACKENDS`] lists them with the names a
+//! runtime may be asked by, in order of preference. [`devices`] runs every discovery once;
+//! [`get_devices`] picks by type name (Brook+ `getDevices`), [`find_device`] by runtime name
+//! and index; [`default_device`] reads `BRT_RUNTIME` and `BRT_ADAPTER` as seed 001 describes,
+//! falling back, with a message, to the best device this build has; [`use_devices`] sets the
+//! devices of the calling thread ([`current_device`]), which threads do not inherit. This is the
+//! only module that knows the device modules, and the only one reading `BRT_RUNTIME`.
+//!
+//! Adding a device: implement [`crate::Device`] in a module with a `discover` function, give it
+//! a [`DeviceKind`], and add a [`Backend`] line here.
+
+use crate::device::{Device, DeviceKind};
+use crate::error::RuntimeError;
+use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
+
+/// A device module's discovery: the devices of its kind on this machine, or why there are none.
+pub type Discover = fn() -> Result<Vec<Arc<dyn Device>>, String>;
+
+/// A device module as the registry sees it.
+pub struct Backend {
+    pub kind: DeviceKind,
+    /// The runtime names that select it (`BRT_RUNTIME`, `getDevices`), the type name first.
+    pub names: &'static [&'static str],
+    pub discover: Discover,
+}
+
+/// Every device module, the preferred first.
+pub const BACKENDS: &[Backend] = &[
+    Backend {
+        kind: DeviceKind::Cuda,
+        names: &["cuda", "cal", "gpu"],
+        discover: crate::cuda::discover,
+    },
+    Backend {
+        kind: DeviceKind::Cpu,
+        names: &["cpu"],
+        discover: crate::cpu::discover,
+    },
+    Backend {
+        kind: DeviceKind::Interp,
+        names: &["interp"],
+        discover: crate::interp::discover,
+    },
+];
+
+/// The device module a runtime or type name means (any case, surrounding blanks ignored).
+pub fn backend_named(name: &str) -> Option<&'static Backend> {
+    let name = name.trim().to_ascii_lowercase();
+    BACKENDS.iter().find(|b| b.names.contains(&name.as_str()))
+}
+
+fn known_names() -> String {
+    let names: Vec<&str> = BACKENDS
+        .iter()
+        .flat_map(|b| b.names.iter().copied())
+        .collect();
+    names.join(", ")
+}
+
+struct Found {
+    devices: Vec<Arc<dyn Device>>,
+    /// Why a kind has no device, for each kind whose discovery found none.
+    missing: Vec<(DeviceKind, String)>,
+}
+
+fn found() -> &'static Found {
+    static FOUND: OnceLock<Found> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let mut found = Found {
+            devices: Vec::new(),
+            missing: Vec::new(),
+        };
+        for backend in BACKENDS {
+            match (backend.discover)() {
+                Ok(devices) if !devices.is_empty() => found.devices.extend(devices),
+                Ok(_) => found
+                    .missing
+                    .push((backend.kind, "none was found".to_string())),
+                Err(why) => found.missing.push((backend.kind, why)),
+            }
+        }
+        found
+    })
+}
+
+/// The devices this build can use, in order of preference for the default device.
+pub fn devices() -> &'static [Arc<dyn Device>] {
+    &found().devices
+}
+
+/// Why this machine has no device of `kind` (`None` when it has one).
+pub fn unavailable(kind: DeviceKind) -> Option<&'static str> {
+    found()
+        .missing
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, why)| why.as_str())
+}
+
+/// Why this machine has no CUDA device (`None` when it has one).
+pub fn cuda_unavailable() -> Option<&'static str> {
+    unavailable(DeviceKind::Cuda)
+}
+
+/// The devices of a type name (Brook+ `getDevices`): `all` or a name of [`BACKENDS`]. An
+/// unknown name is an error listing the known ones; a known type this machine has no device
+/// of gives an empty list.
+pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> {
+    if type_name.trim().eq_ignore_ascii_case("all") {
+        return Ok(devices().to_vec());
+    }
+    let backend = backend_named(type_name).ok_or_else(|| {
+        RuntimeError::NoDevice(
+            type_name.to_string(),
+            format!("known device types are all, {}", known_names()),
+        )
+    })?;
+    Ok(of_kind(backend.kind).cloned().collect())
+}
+
+fn of_kind(kind: DeviceKind) -> impl Iterator<Item = &'static Arc<dyn Device>> {
+    devices().iter().filter(move |d| d.info().kind == kind)
+}
+
+/// The device of a runtime name and index (`cuda`, 1).
+pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, RuntimeError> {
+    let Some(backend) = backend_named(name) else {
+        return Err(RuntimeError::NoDevice(
+            name.to_string(),
+            format!("known runtimes are {}", known_names()),
+        ));
+    };
+    if let Some(device) = of_kind(backend.kind).find(|d| d.info().ordinal == ordinal) {
+        return Ok(device.clone());
+    }
+    let present: Vec<String> = of_kind(backend.kind)
+        .map(|d| format!("{}:{}", backend.kind.name(), d.info().ordinal))
+        .collect();
+    let why = match unavailable(backend.kind) {
+        Some(why) => format!("no {} device: {why}", backend.kind.name()),
+        None => format!(
+            "the {} devices are {}",
+            backend.kind.name(),
+            present.join(", ")
+        ),
+    };
+    Err(RuntimeError::NoDevice(
+        format!("{}:{ordinal}", backend.kind.name()),
+        why,
+    ))
+}
+
+thread_local! {
+    static THREAD_DEVICES: RefCell<Option<Vec<Arc<dyn Device>>>> = const { RefCell::new(None) };
+}
+
+/// Sets the devices the calling thread uses (Brook+ `useDevices`): new streams and host-side
+/// operations of this thread go to the first. An empty list returns the thread to the default
+/// device. Other threads, including threads started later by this one, are not affected.
+pub fn use_devices(devices: &[Arc<dyn Device>]) {
+    THREAD_DEVICES.with(|d| {
+        *d.borrow_mut() = if devices.is_empty() {
+            None
+        } else {
+            Some(devices.to_vec())
+        }
+    });
+}
+
+/// The devices set by [`use_devices`] on this thread, or the default device.
+pub fn thread_devices() -> Vec<Arc<dyn Device>> {
+    THREAD_DEVICES
+        .with(|d| d.borrow().clone())
+        .unwrap_or_else(|| vec![default_device()])
+}
+
+/// The device this thread uses: the first of [`use_devices`], or [`default_device`].
+pub fn current_device() -> Arc<dyn Device> {
+    THREAD_DEVICES
+        .with(|d| d.borrow().as_ref().and_then(|v| v.first().cloned()))
+        .unwrap_or_else(default_device)
+}
+
+/// The device a program uses when it names none: `BRT_RUNTIME` (and `BRT_ADAPTER` for the
+/// index), or the first device. A requested runtime that is not available falls back with a
+/// message on stderr, never a failure.
+pub fn default_device() -> Arc<dyn Device> {
+    static DEFAULT: OnceLock<Arc<dyn Device>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            let requested = std::env::var("BRT_RUNTIME").ok();
+            let adapter = std::env::var("BRT_ADAPTER")
+                .ok()
+                .and_then(|a| a.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            match requested.as_deref().map(str::trim) {
+                None | Some("") => devices()[0].clone(),
+                Some(name) => match find_device(name, adapter) {
+                    Ok(device) => device,
+                    Err(e) => {
+                        let fallback = devices()[0].clone();
+                        eprintln!("brook: BRT_RUNTIME={name}: {e}; using {}", fallback.info());
+                        fallback
+                    }
+                },
+            }
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_backend_answers_to_its_type_name_first() {
+        for backend in BACKENDS {
+            assert_eq!(backend.names[0], backend.kind.name());
+            assert_eq!(
+                backend_named(backend.kind.name()).unwrap().kind,
+                backend.kind
+            );
+        }
+        assert_eq!(backend_named(" CAL ").unwrap().kind, DeviceKind::Cuda);
+        assert!(backend_named("opencl").is_none());
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let e = get_devices("opencl").err().unwrap().to_string();
+        assert!(e.contains("interp") && e.contains("cuda"), "{e}");
+        let e = find_device("cpu", 7).err().unwrap().to_string();
+        assert!(e.contains("cpu:0"), "{e}");
+    }
+}
