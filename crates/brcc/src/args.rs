@@ -18,7 +18,8 @@ Usage:
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
   brcc FILE.br --emit ptx      print the PTX the CUDA device writes for each kernel
-                               (1-D launch, sm_90)
+                               (1-D launch; for sm_90 unless --sm N names another GPU,
+                               e.g. --sm 80 for an A100: a running program asks its GPU)
   brcc FILE.br --emit cpp      print the generated C++
 
 The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbrook_capi.a
@@ -92,6 +93,8 @@ pub struct Args {
     pub extern_c: bool,
     /// `--emit ir|ptx|cpp`: what to print instead of generating C++.
     pub emit: Option<String>,
+    /// `--sm N`: the compute capability `--emit ptx` writes for (`major * 10 + minor`).
+    pub sm: Option<u32>,
     /// The program's own arguments, after `--` (`brcc run`).
     pub run_args: Vec<String>,
 }
@@ -200,6 +203,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-w" => out.warning_level = Some(level(&value(&mut i, "-w")?)?),
             "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
             "--emit" => out.emit = Some(emit(&value(&mut i, "--emit")?)?),
+            "--sm" => out.sm = Some(compute_capability(&value(&mut i, "--sm")?)?),
             _ if arg.starts_with("-w") && arg.len() > 2 => {
                 out.warning_level = Some(level(&arg[2..])?)
             }
@@ -222,6 +226,16 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         i += 1;
     }
     Ok(out)
+}
+
+fn compute_capability(text: &str) -> Result<u32, String> {
+    let digits = text.trim().trim_start_matches("sm_");
+    match digits.parse::<u32>() {
+        Ok(sm) if (30..=200).contains(&sm) => Ok(sm),
+        _ => Err(format!(
+            "--sm takes a compute capability as major * 10 + minor (90 for an H100), not `{text}`"
+        )),
+    }
 }
 
 fn emit(text: &str) -> Result<String, String> {

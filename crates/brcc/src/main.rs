@@ -100,7 +100,7 @@ fn program(args: &Args) -> ExitCode {
                 (format!("{prefix}.h"), header),
             ];
             if args.keep_device_code {
-                match device_code(&path, &module) {
+                match device_code(&path, &module, &ptx_target(args)) {
                     Ok(kept) => files.extend(
                         kept.into_iter()
                             .map(|(ext, text)| (format!("{prefix}.{ext}"), text)),
@@ -158,12 +158,17 @@ fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Progr
 }
 
 /// `-k`: the device code the runtime will make, to keep: the kernel IR (`ir`) and the PTX of
-/// each kernel (`ptx`; what the CUDA device writes for a 1-D launch on sm_90).
+/// each kernel (`ptx`; what the CUDA device writes for a 1-D launch on the `--sm` GPU).
 fn device_code(
     path: &str,
     module: &brook_ir::Module,
+    target: &brook_codegen::ptx::Target,
 ) -> Result<Vec<(&'static str, String)>, ExitCode> {
-    let ptx = ptx_text(module).map_err(|e| {
+    let valid = brook_ir::validate(module.clone()).map_err(|e| {
+        eprintln!("{path}: internal compiler error: {e}");
+        ExitCode::FAILURE
+    })?;
+    let ptx = ptx_text(&valid, target).map_err(|e| {
         eprintln!("{path}: {e}");
         ExitCode::FAILURE
     })?;
@@ -301,24 +306,35 @@ enum Emit {
 }
 
 /// The PTX of every kernel, as the CUDA device writes it for a launch over a 1-D domain with
-/// every input a stream (or iterator) of the domain's shape, for an sm_90 GPU.
-fn print_ptx(module: &brook_ir::Module) -> Result<(), String> {
-    print!("{}", ptx_text(module)?);
-    Ok(())
-}
-
-fn ptx_text(module: &brook_ir::Module) -> Result<String, String> {
+/// every input a stream (or iterator) of the domain's shape, for `target`. An error shows
+/// where in the source the construct that cannot be compiled is.
+fn ptx_text(
+    module: &brook_ir::ValidModule,
+    target: &brook_codegen::ptx::Target,
+) -> Result<String, String> {
     let mut out = String::new();
     use brook_codegen::abi::Variant;
     for (index, kernel) in module.kernels.iter().enumerate() {
         let variant = Variant::plain(kernel, 1);
-        let target = brook_codegen::ptx::Target::DEFAULT;
-        let ptx = brook_codegen::ptx::compile(module, index, &variant, target)
-            .map_err(|e| e.to_string())?;
+        let ptx =
+            brook_codegen::ptx::compile(module, index, &variant, target).map_err(|e| {
+                match e.span().and_then(|span| module.excerpt(span)) {
+                    Some(excerpt) => format!("{e}\n{excerpt}"),
+                    None => e.to_string(),
+                }
+            })?;
         out.push_str(&ptx.text);
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The GPU `--emit ptx` writes for: `--sm`, else [`brook_codegen::ptx::Target::DEFAULT`].
+fn ptx_target(args: &Args) -> brook_codegen::ptx::Target {
+    let default = brook_codegen::ptx::Target::DEFAULT;
+    brook_codegen::ptx::Target {
+        sm: args.sm.unwrap_or(default.sm),
+    }
 }
 
 fn emit(args: &Args, what: Emit) -> ExitCode {
@@ -330,13 +346,16 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
     let checked = &compiled.checked;
     eprint!("{}", checked.render_diagnostics());
     match compiled.module {
-        Some(Ok(module)) => match brook_ir::validate(&module) {
-            Ok(()) if what == Emit::Ir => {
+        Some(Ok(module)) => match brook_ir::validate(module) {
+            Ok(module) if what == Emit::Ir => {
                 print!("{}", brook_ir::print::print_module(&module));
                 ExitCode::SUCCESS
             }
-            Ok(()) => match print_ptx(&module) {
-                Ok(()) => ExitCode::SUCCESS,
+            Ok(module) => match ptx_text(&module, &ptx_target(args)) {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
                 Err(e) => {
                     eprintln!("{path}: {e}");
                     ExitCode::FAILURE

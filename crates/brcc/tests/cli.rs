@@ -178,6 +178,12 @@ fn emit_ptx_prints_one_module_per_kernel() {
         text.contains("add.rn.f32"),
         "float additions keep their rounding mode"
     );
+    let older = brcc(&[&example.to_string_lossy(), "--emit", "ptx", "--sm", "80"]);
+    let text = String::from_utf8_lossy(&older.stdout);
+    assert!(text.contains(".target sm_80") && text.contains(".version 7.0"));
+    let bad = brcc(&[&example.to_string_lossy(), "--emit", "ptx", "--sm", "8.0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--sm takes a compute capability"));
 }
 
 #[test]

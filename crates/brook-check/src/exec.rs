@@ -4,8 +4,8 @@
 //! thing everywhere.
 
 use crate::case::{ArgSpec, Case, Expectation, Run};
-use brook::runtime::element::ElementType;
-use brook::runtime::{ops, Constant, IterStream, RawStream};
+use brook::raw::ElementType;
+use brook::raw::{ops, Constant, IterStream, RawStream};
 use brook::{Arg, CompileOptions, Device, DeviceKind, Program};
 use brook_ir::{ScalarKind, Type};
 use std::collections::HashMap;

@@ -8,9 +8,11 @@
 //! - [`lower`]: lowering a kernel body, written once for both over the backends' primitive
 //!   operations ([`lower::Target`]).
 //!
-//! Each backend exposes the same shape: an error type and `compile(&Module, kernel, &Variant)`.
+//! - [`contract`]: what every backend keeps: [`Backend`] (one `compile(&ValidModule, kernel,
+//!   &Variant, &Options)` shape) and [`CompileError`], which keeps the span of the problem.
 
 pub mod abi;
+pub mod contract;
 pub mod cpu;
 pub mod leaves;
 pub mod lower;
@@ -18,3 +20,5 @@ pub mod mathlib;
 pub mod ptx;
 #[cfg(test)]
 mod test_kernels;
+
+pub use contract::{Backend, BackendKind, CodeTarget, CompileError};

@@ -52,7 +52,7 @@ fn every_clean_program_lowers_to_valid_ir_matching_its_snapshot() {
                 continue;
             }
         };
-        if let Err(e) = brook_ir::validate(&module) {
+        if let Err(e) = brook_ir::validate(module.clone()) {
             failures.push(format!("{name}: {e}"));
             continue;
         }

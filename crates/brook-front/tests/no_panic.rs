@@ -39,7 +39,7 @@ fn run(text: &str, options: &CheckOptions) {
     let _ = compiled.checked.render_diagnostics();
     if let Some(module) = compiled.module {
         let module = module.unwrap_or_else(|e| panic!("lowering failed: {e}\n{text}"));
-        if let Err(e) = brook_ir::validate(&module) {
+        if let Err(e) = brook_ir::validate(module) {
             panic!("invalid IR: {e}\n{text}");
         }
     }

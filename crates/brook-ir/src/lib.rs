@@ -22,6 +22,7 @@ pub mod launch;
 pub mod module;
 pub mod print;
 pub mod reduce_order;
+pub mod source;
 pub mod stmt;
 pub mod types;
 pub mod valid;
@@ -35,7 +36,8 @@ pub use module::{
     FieldDecl, Kernel, KernelKind, Layout, Local, Module, Param, ParamId, ParamRole, StructDecl,
     StructId, Type,
 };
+pub use source::SourceFile;
 pub use stmt::{Block, Statement, Stmt};
 pub use types::{ScalarKind, ValueType};
-pub use valid::{validate, ValidationError};
+pub use valid::{validate, ValidModule, ValidationError};
 pub use vout::{source_params, SourceParam, Vout};

@@ -18,9 +18,11 @@
 
 use crate::arena::{Arena, SourceSpan};
 use crate::expr::Expr;
+use crate::source::SourceFile;
 use crate::stmt::Block;
 use crate::types::ValueType;
 use std::fmt;
+use std::sync::Arc;
 
 /// The index of a struct in [`Module::structs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -173,9 +175,18 @@ impl Kernel {
 pub struct Module {
     pub structs: Vec<StructDecl>,
     pub kernels: Vec<Kernel>,
+    /// The source the module was compiled from, where the frontend keeps it: the spans of
+    /// errors found later (a backend's) are shown as file, line and column with the line.
+    pub source: Option<Arc<SourceFile>>,
 }
 
 impl Module {
+    /// Where a span is in the source, with the line shown ([`SourceFile::excerpt`]); `None`
+    /// when the module kept no source.
+    pub fn excerpt(&self, span: SourceSpan) -> Option<String> {
+        self.source.as_ref().map(|file| file.excerpt(span))
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.name == name)
     }
@@ -248,6 +259,7 @@ mod tests {
     #[test]
     fn struct_layout_matches_c() {
         let module = Module {
+            source: None,
             structs: vec![StructDecl {
                 name: "s".into(),
                 fields: vec![

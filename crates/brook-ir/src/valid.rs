@@ -57,8 +57,36 @@ impl fmt::Display for ValidationError {
 
 impl std::error::Error for ValidationError {}
 
+/// A module the validator accepted: the form every backend compiles, so a backend may rely
+/// on what this module's docs list. Only [`validate`] makes one; it derefs to the [`Module`].
+#[derive(Clone, Debug)]
+pub struct ValidModule(Module);
+
+impl std::ops::Deref for ValidModule {
+    type Target = Module;
+
+    fn deref(&self) -> &Module {
+        &self.0
+    }
+}
+
+impl ValidModule {
+    pub fn module(&self) -> &Module {
+        &self.0
+    }
+
+    pub fn into_module(self) -> Module {
+        self.0
+    }
+}
+
 /// Validates a whole module.
-pub fn validate(module: &Module) -> Result<(), ValidationError> {
+pub fn validate(module: Module) -> Result<ValidModule, ValidationError> {
+    check_module(&module)?;
+    Ok(ValidModule(module))
+}
+
+fn check_module(module: &Module) -> Result<(), ValidationError> {
     validate_structs(module)?;
     for kernel in &module.kernels {
         KernelValidator { module, kernel }.run()?;
@@ -651,6 +679,7 @@ mod tests {
             SourceSpan::default(),
         );
         Module {
+            source: None,
             structs: Vec::new(),
             kernels: vec![Kernel {
                 name: "k".into(),
@@ -700,7 +729,7 @@ mod tests {
     fn a_well_typed_kernel_validates() {
         let mut exprs = Arena::new();
         let one = literal(&mut exprs, Literal::f32(1.0));
-        assert_eq!(validate(&kernel(exprs, store_output(one))), Ok(()));
+        assert_eq!(check_module(&kernel(exprs, store_output(one))), Ok(()));
     }
 
     #[test]
@@ -719,7 +748,7 @@ mod tests {
             },
             SourceSpan::default(),
         );
-        let err = validate(&kernel(exprs, store_output(sum))).expect_err("float + int");
+        let err = check_module(&kernel(exprs, store_output(sum))).expect_err("float + int");
         assert!(matches!(err.problem, Problem::Type(_)), "{err}");
     }
 
@@ -736,7 +765,7 @@ mod tests {
             },
             SourceSpan::default(),
         );
-        let err = validate(&kernel(exprs, store_output(forward))).expect_err("forward");
+        let err = check_module(&kernel(exprs, store_output(forward))).expect_err("forward");
         assert!(matches!(err.problem, Problem::Handle(_)), "{err}");
 
         let mut exprs = Arena::new();
@@ -747,7 +776,8 @@ mod tests {
             },
             SourceSpan::default(),
         );
-        let err = validate(&kernel(exprs, store_output(input))).expect_err("output read as input");
+        let err =
+            check_module(&kernel(exprs, store_output(input))).expect_err("output read as input");
         assert!(matches!(err.problem, Problem::Role(_)), "{err}");
     }
 
@@ -755,10 +785,10 @@ mod tests {
     fn misplaced_control_flow_is_rejected() {
         let mut body = Block::new();
         body.push(Stmt::Break, SourceSpan::default());
-        let err = validate(&kernel(Arena::new(), body)).expect_err("break outside a loop");
+        let err = check_module(&kernel(Arena::new(), body)).expect_err("break outside a loop");
         assert!(matches!(err.problem, Problem::Control(_)), "{err}");
         let mut body = Block::new();
         body.push(Stmt::Barrier, SourceSpan::default());
-        assert!(validate(&kernel(Arena::new(), body)).is_err());
+        assert!(check_module(&kernel(Arena::new(), body)).is_err());
     }
 }

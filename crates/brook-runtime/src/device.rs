@@ -44,6 +44,9 @@ pub struct DeviceInfo {
     pub ordinal: usize,
     /// A description for people (`interp`, `cuda:0 (NVIDIA H200)`).
     pub description: String,
+    /// What the device compiles kernels for; `None` for the interpreter, which compiles
+    /// nothing.
+    pub target: Option<brook_codegen::CodeTarget>,
 }
 
 impl fmt::Display for DeviceInfo {

@@ -108,6 +108,16 @@ pub enum LaunchProblem {
     ExecDomain(String),
     #[error("Kernel Execution: {0}")]
     NotSupported(String),
+    /// The device's backend cannot compile the kernel; `at` shows the source line, when the
+    /// program kept its source.
+    #[error("{error}{}", at.as_ref().map(|a| format!("\n{a}")).unwrap_or_default())]
+    Compile {
+        error: brook_codegen::CompileError,
+        at: Option<String>,
+    },
+    /// The launch asks more of the device than it has.
+    #[error("Kernel Execution: {0}")]
+    DeviceLimit(DeviceLimit),
     #[error("execution failed: {0}")]
     Execution(String),
     #[error("vout `{name}`: the instance at {position:?} (x first) pushed {pushed} values, more than its bound of {limit}; its first {limit} were kept (declare a larger `vout [N]`)")]
@@ -119,6 +129,45 @@ pub enum LaunchProblem {
     },
     #[error("{arg}: the stream is empty (a vout kernel pushed no values into it)")]
     EmptyStream { arg: ArgRef },
+}
+
+impl LaunchProblem {
+    /// A backend's compile error, with the source line of its span when `module` kept its
+    /// source.
+    pub fn compile(module: &brook_ir::Module, error: brook_codegen::CompileError) -> Self {
+        let at = error.span().and_then(|span| module.excerpt(span));
+        LaunchProblem::Compile { error, at }
+    }
+}
+
+/// A limit of a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// Threads in one thread group (a CUDA block).
+    ThreadsPerGroup,
+    /// Bytes of shared memory one thread group uses.
+    SharedBytesPerGroup,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limit::ThreadsPerGroup => "threads per thread group",
+            Limit::SharedBytesPerGroup => "bytes of shared memory per thread group",
+        })
+    }
+}
+
+/// A launch that needs more of a device than it has: what, how much, and the device's limit.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the kernel needs {requested} {what}; {device} allows at most {limit}{}", why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default())]
+pub struct DeviceLimit {
+    pub device: String,
+    pub what: Limit,
+    pub requested: u64,
+    pub limit: u64,
+    /// Why the limit is lower than the device's own, where it is (registers per thread).
+    pub why: Option<String>,
 }
 
 /// A launch error: the kernel, where the program called it (a `.br` line, when known) and
@@ -150,7 +199,9 @@ impl LaunchError {
     /// The stream error code the outputs get.
     pub fn code(&self) -> BError {
         match self.problem {
-            LaunchProblem::NotSupported(_) => BError::NotSupported,
+            LaunchProblem::NotSupported(_)
+            | LaunchProblem::Compile { .. }
+            | LaunchProblem::DeviceLimit(_) => BError::NotSupported,
             LaunchProblem::ArgumentCount { .. }
             | LaunchProblem::ArgumentKind { .. }
             | LaunchProblem::Iterator { .. } => BError::InvalidParameter,
@@ -224,5 +275,57 @@ impl RuntimeError {
 impl From<LaunchError> for RuntimeError {
     fn from(e: LaunchError) -> Self {
         RuntimeError::Launch(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brook_codegen::{BackendKind, CompileError};
+    use brook_ir::{Module, SourceFile, SourceSpan};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_compile_error_shows_the_source_line_of_its_span() {
+        let module = Module {
+            source: Some(Arc::new(SourceFile::new(
+                "k.br",
+                "kernel void k(float x<>, out float r<>) {\n    r = f(x);\n}\n",
+            ))),
+            ..Module::default()
+        };
+        let error = CompileError::Unsupported {
+            backend: BackendKind::Ptx,
+            kernel: "k".into(),
+            span: SourceSpan { start: 50, end: 54 },
+            construct: "`f`".into(),
+        };
+        let text = LaunchProblem::compile(&module, error.clone()).to_string();
+        assert!(text.starts_with(&error.to_string()), "{text}");
+        assert!(text.contains("--> k.br:2:9"), "{text}");
+        assert!(text.contains("2 |     r = f(x);"), "{text}");
+        let without_source = LaunchProblem::compile(&Module::default(), error.clone());
+        assert_eq!(without_source.to_string(), error.to_string());
+    }
+
+    #[test]
+    fn a_device_limit_names_what_how_much_and_the_limit() {
+        let problem = LaunchProblem::DeviceLimit(DeviceLimit {
+            device: "NVIDIA H200".into(),
+            what: Limit::ThreadsPerGroup,
+            requested: 2048,
+            limit: 1024,
+            why: None,
+        });
+        assert_eq!(
+            problem.to_string(),
+            "Kernel Execution: the kernel needs 2048 threads per thread group; NVIDIA H200 allows at most 1024"
+        );
+        let error = LaunchError {
+            kernel: "k".into(),
+            call_site: None,
+            problem,
+        };
+        assert_eq!(error.code(), BError::NotSupported);
     }
 }

@@ -9,7 +9,7 @@
 //! device frees code: see the CUDA device).
 
 use brook_codegen::abi::Variant;
-use brook_ir::Module;
+use brook_ir::ValidModule;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, Weak};
 type Key = (usize, usize, Variant);
 
 struct Entry<T> {
-    module: Weak<Module>,
+    module: Weak<ValidModule>,
     value: Arc<T>,
 }
 
@@ -39,7 +39,7 @@ impl<T> KernelCache<T> {
     /// made one at a time (the lock is held while `make` runs), so each is made once.
     pub fn get_or_make<E>(
         &self,
-        module: &Arc<Module>,
+        module: &Arc<ValidModule>,
         kernel: usize,
         variant: &Variant,
         make: impl FnOnce() -> Result<T, E>,
@@ -75,6 +75,11 @@ impl<T> KernelCache<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brook_ir::Module;
+
+    fn empty() -> Arc<ValidModule> {
+        Arc::new(brook_ir::validate(Module::default()).expect("an empty module is valid"))
+    }
 
     fn variant(rank: usize) -> Variant {
         Variant {
@@ -87,7 +92,7 @@ mod tests {
     #[test]
     fn a_kernel_is_made_once_per_module_kernel_and_variant() {
         let cache = KernelCache::<u32>::default();
-        let module = Arc::new(Module::default());
+        let module = empty();
         let mut made = 0;
         let mut get = |kernel, rank| {
             *cache
@@ -107,7 +112,7 @@ mod tests {
     #[test]
     fn a_dropped_programs_kernels_are_removed_and_an_error_caches_nothing() {
         let cache = KernelCache::<u32>::default();
-        let old = Arc::new(Module::default());
+        let old = empty();
         cache
             .get_or_make(&old, 0, &variant(1), || Ok::<u32, ()>(1))
             .unwrap();
@@ -115,7 +120,7 @@ mod tests {
             .get_or_make(&old, 1, &variant(1), || Ok::<u32, ()>(2))
             .unwrap();
         drop(old);
-        let new = Arc::new(Module::default());
+        let new = empty();
         let failed = cache.get_or_make(&new, 0, &variant(1), || Err::<u32, &str>("no"));
         assert_eq!(failed.err(), Some("no"));
         assert_eq!(cache.len(), 2, "nothing is inserted on an error");

@@ -43,7 +43,7 @@ pub mod stream;
 pub use buffer::Buffer;
 pub use device::{Device, DeviceInfo, DeviceKind};
 pub use element::{Element, ElementType};
-pub use error::{ArgRef, BError, LaunchError, LaunchProblem, RuntimeError};
+pub use error::{ArgRef, BError, DeviceLimit, LaunchError, LaunchProblem, Limit, RuntimeError};
 pub use iter::IterStream;
 pub use launch::{launch, Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
 pub use plan::{Bound, ExecRegion, LaunchPlan};

@@ -205,7 +205,7 @@ fn main() -> Result<(), brook::Error> {
         let variant = brook_codegen::abi::Variant::plain(kernel.ir(), rank);
         let times: Vec<f64> = (0..REPEATS)
             .map(|_| {
-                brook_codegen::cpu::compile(program.module(), index, &variant)
+                brook_codegen::cpu::compile(program.module(), index, &variant, &Default::default())
                     .map(|c| c.compile_time.as_secs_f64())
                     .unwrap_or(f64::NAN)
             })

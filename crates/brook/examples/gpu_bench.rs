@@ -9,6 +9,7 @@
 use brook::{args, host_var, Device, Program, Stream};
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, Target};
+use brook_codegen::CodeTarget;
 use std::time::Instant;
 
 const REPEATS: usize = 21;
@@ -177,7 +178,7 @@ fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
 
 fn main() -> Result<(), brook::Error> {
     let Some(device) = Device::all().into_iter().find(|d| d.type_name() == "cuda") else {
-        let why = brook::runtime::registry::cuda_unavailable().unwrap_or("no GPU found");
+        let why = brook::raw::cuda_unavailable().unwrap_or("no GPU found");
         println!("gpu_bench: no CUDA device ({why}): nothing measured");
         return Ok(());
     };
@@ -329,11 +330,15 @@ fn main() -> Result<(), brook::Error> {
         .position(|k| k.name == "saxpy")
         .unwrap_or(0);
     let variant = Variant::plain(&program.module().kernels[index], 1);
+    let target = match device.info().target {
+        Some(CodeTarget::Ptx(target)) => target,
+        _ => Target::DEFAULT,
+    };
     let ptx_ms = median(
         (0..REPEATS)
             .map(|_| {
                 let s = Instant::now();
-                let _ = compile(program.module(), index, &variant, Target::DEFAULT);
+                let _ = compile(program.module(), index, &variant, &target);
                 s.elapsed().as_secs_f64() * 1e3
             })
             .collect(),

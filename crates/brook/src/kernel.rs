@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::iter::IterStream;
 use crate::stream::Stream;
-use brook_ir::{KernelKind, Module};
+use brook_ir::{KernelKind, ValidModule};
 use brook_runtime::element::{as_bytes_mut, ElementType};
 use brook_runtime::{Constant, Element, LaunchOptions, LaunchReport, RawStream};
 use std::cell::RefCell;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// its own execution domain.
 #[derive(Clone, Debug)]
 pub struct Kernel {
-    module: Arc<Module>,
+    module: Arc<ValidModule>,
     index: usize,
     options: LaunchOptions,
 }
@@ -22,7 +22,7 @@ impl Kernel {
     /// Kernel `index` of `module`; `permit_read_write_aliasing` for programs compiled in the
     /// BrookGPU dialect.
     pub(crate) fn new(
-        module: Arc<Module>,
+        module: Arc<ValidModule>,
         index: usize,
         permit_read_write_aliasing: bool,
     ) -> Kernel {
@@ -45,7 +45,7 @@ impl Kernel {
     }
 
     /// The program's IR, which the kernel belongs to.
-    pub fn module(&self) -> &Module {
+    pub fn module(&self) -> &ValidModule {
         &self.module
     }
 

@@ -26,6 +26,7 @@ mod iter;
 mod kernel;
 mod ops;
 mod program;
+pub mod raw;
 mod stream;
 
 pub use brook_runtime::{brook_struct, BError, DeviceKind, Element, LaunchReport, RawStream};
@@ -36,6 +37,3 @@ pub use kernel::{host_var, vout, Arg, Kernel};
 pub use ops::{gather_op, scatter_op, GatherOp, ScatterOp};
 pub use program::{CompileOptions, Dialect, Program};
 pub use stream::{PendingWrite, Stream};
-
-/// The runtime underneath, for tools that work with untyped streams.
-pub use brook_runtime as runtime;

@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::kernel::Kernel;
 pub use brook_front::brook::Dialect;
 use brook_front::{compile_source, CheckOptions};
-use brook_ir::Module;
+use brook_ir::ValidModule;
 use std::sync::Arc;
 
 /// Compiler options: the `brcc` flags that change what a program means.
@@ -65,7 +65,7 @@ impl CompileOptions {
 /// A compiled Brook program: its kernels in IR, ready to launch on any device.
 #[derive(Clone, Debug)]
 pub struct Program {
-    module: Arc<Module>,
+    module: Arc<ValidModule>,
     file: String,
     dialect: Dialect,
     /// The warnings of the compilation, rendered with their source lines ("" when none).
@@ -124,15 +124,15 @@ impl Program {
             }
             Some(Ok(module)) => module,
         };
-        if let Err(e) = brook_ir::validate(&module) {
+        let module = brook_ir::validate(module).map_err(|e| {
             let (line, column) = checked.file.line_col(e.span.start as usize);
-            return Err(Error::Internal {
+            Error::Internal {
                 file: file.to_string(),
                 line,
                 column,
                 message: e.to_string(),
-            });
-        }
+            }
+        })?;
         Ok(Program {
             module: Arc::new(module),
             file: file.to_string(),
@@ -168,8 +168,8 @@ impl Program {
         self.module.kernels.iter().map(|k| k.name.clone()).collect()
     }
 
-    /// The IR of the program.
-    pub fn module(&self) -> &Module {
+    /// The IR of the program (validated; it derefs to the [`brook_ir::Module`]).
+    pub fn module(&self) -> &ValidModule {
         &self.module
     }
 

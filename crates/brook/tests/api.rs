@@ -1,6 +1,6 @@
 //! The Rust API: results, and a precise `Err` (never a panic) for every kind of bad input.
 
-use brook::runtime::LaunchProblem;
+use brook::raw::LaunchProblem;
 use brook::{args, brook_struct, BError, Device, Error, Program, Stream};
 
 const COPY: &str = "kernel void copy(float a<>, out float b<>) { b = a; }";

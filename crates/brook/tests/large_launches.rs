@@ -258,7 +258,7 @@ fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
         .position(|k| k.name == "rotate")
         .expect("rotate");
     let variant = Variant::plain(&program.module().kernels[index], 1);
-    let ptx = compile(program.module(), index, &variant, Target::DEFAULT).expect("ptx");
+    let ptx = compile(program.module(), index, &variant, &Target::DEFAULT).expect("ptx");
     // `shared float4 ring[8]`: 128 bytes.
     assert_eq!(
         ptx.entry,

@@ -7,7 +7,7 @@
 //! driver loads the PTX written for every operator/type pair (ptxas rejects, for example, `neg`
 //! on an unsigned type: the cause of the first mismatches the differential fuzzer found).
 
-use brook::runtime::element::ElementType;
+use brook::raw::ElementType;
 use brook::{Arg, Device, Program, RawStream};
 use brook_ir::{ScalarKind, ValueType};
 

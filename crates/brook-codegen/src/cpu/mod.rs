@@ -16,7 +16,8 @@ mod layout;
 mod lower;
 
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
-use brook_ir::{Kernel, KernelKind, Module, SourceSpan};
+use crate::{Backend, BackendKind, CompileError};
+use brook_ir::{Kernel, KernelKind, Module, ValidModule};
 use cranelift_codegen::ir::{types, AbiParam, Signature};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -25,24 +26,6 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module as _};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Why a kernel could not be compiled for the CPU.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CompileError {
-    /// The kernel uses something this backend cannot compile.
-    #[error("kernel `{kernel}` cannot be compiled for the CPU: {construct} is not supported")]
-    Unsupported {
-        kernel: String,
-        span: SourceSpan,
-        construct: String,
-    },
-    /// Cranelift rejected the generated code (a bug in this backend).
-    #[error("kernel `{kernel}`: the CPU code generator failed: {message}")]
-    Codegen { kernel: String, message: String },
-    /// The host CPU is not one Cranelift supports.
-    #[error("the CPU backend does not support this machine: {0}")]
-    Host(String),
-}
 
 /// A map kernel's loop: instances `start..end` of the execution region.
 pub type MapFn = unsafe extern "C" fn(block: *const u8, start: u64, end: u64);
@@ -136,16 +119,44 @@ fn host_isa() -> Result<OwnedTargetIsa, CompileError> {
             .map_err(|e| e.to_string())
     })
     .clone()
-    .map_err(CompileError::Host)
+    .map_err(|message| CompileError::Host {
+        backend: BackendKind::Cpu,
+        message,
+    })
+}
+
+/// What the CPU backend is told: nothing yet, the host machine is asked directly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {}
+
+/// The CPU backend ([`Backend`]): native code for the host, through Cranelift.
+pub struct Cpu;
+
+impl Backend for Cpu {
+    const KIND: BackendKind = BackendKind::Cpu;
+    type Options = Options;
+    type Artifact = CompiledKernel;
+
+    fn compile(
+        module: &ValidModule,
+        kernel: usize,
+        variant: &Variant,
+        options: &Options,
+    ) -> Result<CompiledKernel, CompileError> {
+        compile(module, kernel, variant, options)
+    }
 }
 
 /// Compiles kernel `kernel` of `module` for launches of `variant`.
 pub fn compile(
-    module: &Module,
+    module: &ValidModule,
     kernel: usize,
     variant: &Variant,
+    options: &Options,
 ) -> Result<CompiledKernel, CompileError> {
+    let Options {} = options;
     let started = Instant::now();
+    let module = module.module();
     let ir = &module.kernels[kernel];
     let layout = BlockLayout::new(module, ir);
     let mut jit = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
@@ -240,6 +251,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn codegen_error(&self, message: String) -> CompileError {
         CompileError::Codegen {
+            backend: BackendKind::Cpu,
             kernel: self.kernel.name.clone(),
             message,
         }
@@ -300,7 +312,7 @@ mod tests {
     use super::*;
     use brook_ir::{
         Access, Arena, Block, Expr, ExprKind, FieldDecl, Literal, Local, Param, ParamId, ParamRole,
-        Place, PlaceRoot, ScalarKind, Stmt, StructDecl, StructId, Type, ValueType,
+        Place, PlaceRoot, ScalarKind, SourceSpan, Stmt, StructDecl, StructId, Type, ValueType,
     };
 
     const SPAN: SourceSpan = SourceSpan { start: 0, end: 0 };
@@ -354,6 +366,7 @@ mod tests {
             span: SPAN,
         };
         Module {
+            source: None,
             structs: vec![StructDecl {
                 name: "S".into(),
                 fields: vec![FieldDecl {
@@ -380,9 +393,9 @@ mod tests {
 
     #[test]
     fn an_unsupported_construct_is_an_error_naming_kernel_and_construct() {
-        let module = array_in_reduction();
+        let module = brook_ir::validate(array_in_reduction()).expect("valid IR");
         let variant = Variant::plain(&module.kernels[0], 1);
-        let error = compile(&module, 0, &variant).expect_err("refused");
+        let error = compile(&module, 0, &variant, &Options::default()).expect_err("refused");
         let text = error.to_string();
         assert!(text.contains("kernel `pick`"), "{text}");
         assert!(text.contains("array indexed by a computed value"), "{text}");

@@ -16,7 +16,8 @@ mod literals;
 mod lower;
 
 use crate::abi::{BlockLayout, ReduceEntry, Variant};
-use brook_ir::{KernelKind, Module, SourceSpan};
+use crate::{Backend, BackendKind, CompileError};
+use brook_ir::{KernelKind, ValidModule};
 use std::time::{Duration, Instant};
 
 /// The GPU a module is written for.
@@ -43,17 +44,6 @@ impl Target {
             _ => "6.0",
         }
     }
-}
-
-/// Why a kernel cannot be written as PTX.
-#[derive(Debug, thiserror::Error)]
-pub enum CompileError {
-    #[error("kernel `{kernel}`: the CUDA backend does not support {construct}")]
-    Unsupported {
-        kernel: String,
-        span: SourceSpan,
-        construct: String,
-    },
 }
 
 /// What kind of launch the entry expects.
@@ -95,14 +85,33 @@ impl PtxKernel {
     }
 }
 
+/// The PTX backend ([`Backend`]): its options are the GPU [`Target`].
+pub struct Ptx;
+
+impl Backend for Ptx {
+    const KIND: BackendKind = BackendKind::Ptx;
+    type Options = Target;
+    type Artifact = PtxKernel;
+
+    fn compile(
+        module: &ValidModule,
+        kernel: usize,
+        variant: &Variant,
+        target: &Target,
+    ) -> Result<PtxKernel, CompileError> {
+        compile(module, kernel, variant, target)
+    }
+}
+
 /// Writes kernel `kernel` of `module`, specialised for `variant`, as PTX for `target`.
 pub fn compile(
-    module: &Module,
+    module: &ValidModule,
     kernel: usize,
     variant: &Variant,
-    target: Target,
+    target: &Target,
 ) -> Result<PtxKernel, CompileError> {
     let started = Instant::now();
+    let module = module.module();
     let k = &module.kernels[kernel];
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
@@ -144,6 +153,7 @@ pub fn compile(
     for name in helper_names {
         let Some(helper) = helpers::helper_text(name) else {
             return Err(CompileError::Unsupported {
+                backend: crate::BackendKind::Ptx,
                 kernel: k.name.clone(),
                 span: k.span,
                 construct: format!("the intrinsic behind `{name}`"),

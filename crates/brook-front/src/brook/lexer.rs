@@ -280,7 +280,7 @@ mod tests {
         assert!(!diags.has_errors(), "{:?}", diags.into_sorted());
         tokens
             .iter()
-            .map(|t| (t.kind, file.slice(t.text).to_string()))
+            .map(|t| (t.kind, file.slice(t.text.range()).to_string()))
             .collect()
     }
 

@@ -125,7 +125,11 @@ pub fn compile_source(file: SourceFile, options: &CheckOptions) -> Compiled {
         let module = if checked.has_errors() {
             None
         } else {
-            Some(lower::lower(&checked.program, &checked.info))
+            let lowered = lower::lower(&checked.program, &checked.info);
+            Some(lowered.map(|mut module| {
+                module.source = Some(std::sync::Arc::new(checked.file.clone()));
+                module
+            }))
         };
         Compiled { checked, module }
     })

@@ -17,7 +17,7 @@ use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
-use brook_codegen::cpu::{compile, CompiledKernel, Entry};
+use brook_codegen::cpu::{compile, CompiledKernel, Entry, Options};
 use brook_ir::ParamRole;
 use buffer::CpuBuffer;
 use run::BlockPtr;
@@ -42,6 +42,7 @@ impl CpuDevice {
                 kind: DeviceKind::Cpu,
                 ordinal: 0,
                 description: format!("cpu:0 (native code, {threads} threads)"),
+                target: Some(brook_codegen::CodeTarget::Cpu),
             },
             queue: Queue::new("brook-cpu-0"),
             cache: KernelCache::default(),
@@ -63,8 +64,8 @@ impl CpuDevice {
     ) -> Result<Arc<CompiledKernel>, LaunchProblem> {
         self.cache
             .get_or_make(&launch.module, launch.kernel, variant, || {
-                compile(&launch.module, launch.kernel, variant)
-                    .map_err(|e| LaunchProblem::NotSupported(e.to_string()))
+                compile(&launch.module, launch.kernel, variant, &Options::default())
+                    .map_err(|e| LaunchProblem::compile(&launch.module, e))
             })
     }
 }

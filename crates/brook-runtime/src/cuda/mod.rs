@@ -14,7 +14,7 @@ mod run;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
 use crate::device::{Device, DeviceInfo, DeviceKind};
-use crate::error::{LaunchProblem, RuntimeError};
+use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
@@ -65,6 +65,7 @@ impl CudaDevice {
                 kind: DeviceKind::Cuda,
                 ordinal,
                 description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
+                target: Some(brook_codegen::CodeTarget::Ptx(Target { sm: properties.sm })),
             },
             queue: Queue::new(format!("brook-cuda-{ordinal}")),
             handles,
@@ -106,9 +107,9 @@ impl CudaDevice {
 
     /// Writes a launch's kernel as PTX and loads it.
     fn load(&self, launch: &LaunchPlan, variant: &Variant) -> Result<Loaded, LaunchProblem> {
-        let ptx = compile(&launch.module, launch.kernel, variant, self.target())
-            .map_err(|e| LaunchProblem::NotSupported(e.to_string()))?;
-        self.check_shared_memory(launch, &ptx)?;
+        let ptx = compile(&launch.module, launch.kernel, variant, &self.target())
+            .map_err(|e| LaunchProblem::compile(&launch.module, e))?;
+        self.check_shared_memory(&ptx)?;
         if std::env::var("BROOK_DUMP_PTX").is_ok_and(|v| v == "1") {
             eprintln!("{}", ptx.text);
         }
@@ -380,11 +381,7 @@ impl CudaDevice {
     }
 
     /// A thread-group kernel's shared memory must fit the device's limit per group.
-    fn check_shared_memory(
-        &self,
-        launch: &LaunchPlan,
-        ptx: &PtxKernel,
-    ) -> Result<(), LaunchProblem> {
+    fn check_shared_memory(&self, ptx: &PtxKernel) -> Result<(), LaunchProblem> {
         let EntryKind::Group { shared_bytes, .. } = ptx.entry else {
             return Ok(());
         };
@@ -392,11 +389,13 @@ impl CudaDevice {
         if shared_bytes <= limit {
             return Ok(());
         }
-        Err(LaunchProblem::NotSupported(format!(
-            "kernel `{}` needs {shared_bytes} bytes of shared memory per thread group; {} allows at most {limit} bytes per group",
-            launch.kernel().name,
-            self.properties.name
-        )))
+        Err(LaunchProblem::DeviceLimit(DeviceLimit {
+            device: self.properties.name.clone(),
+            what: Limit::SharedBytesPerGroup,
+            requested: u64::from(shared_bytes),
+            limit: u64::from(limit),
+            why: None,
+        }))
     }
 
     /// Records an event on the stream before and after the jobs `work` queues.

@@ -2,7 +2,7 @@
 
 use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
-use crate::error::LaunchProblem;
+use crate::error::{DeviceLimit, LaunchProblem, Limit};
 use crate::plan::{Bound, LaunchPlan};
 use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::addressing::Addressing;
@@ -52,20 +52,19 @@ pub fn run_groups(
 ) -> Result<(), LaunchProblem> {
     let limit = properties.max_threads_per_block.min(function.max_threads);
     if group_size > limit {
-        let why = if function.max_threads < properties.max_threads_per_block {
+        let why = (function.max_threads < properties.max_threads_per_block).then(|| {
             format!(
-                "the kernel uses {} registers per thread, which allows at most {} threads per group on {}",
-                function.registers, function.max_threads, properties.name
+                "the kernel uses {} registers per thread",
+                function.registers
             )
-        } else {
-            format!(
-                "{} runs at most {} threads per group",
-                properties.name, properties.max_threads_per_block
-            )
-        };
-        return Err(LaunchProblem::NotSupported(format!(
-            "thread group of {group_size} threads is too large: {why}"
-        )));
+        });
+        return Err(LaunchProblem::DeviceLimit(DeviceLimit {
+            device: properties.name.clone(),
+            what: Limit::ThreadsPerGroup,
+            requested: u64::from(group_size),
+            limit: u64::from(limit),
+            why,
+        }));
     }
     if total == 0 {
         return Ok(());

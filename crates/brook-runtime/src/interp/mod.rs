@@ -46,6 +46,7 @@ impl InterpDevice {
                 kind: DeviceKind::Interp,
                 ordinal,
                 description: format!("interp:{ordinal} (reference interpreter)"),
+                target: None,
             },
             queue: Queue::new(format!("brook-interp-{ordinal}")),
         }

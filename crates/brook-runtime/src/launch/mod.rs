@@ -18,7 +18,7 @@ mod vout;
 pub use args::{Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
 
 use crate::error::LaunchError;
-use brook_ir::Module;
+use brook_ir::ValidModule;
 use std::sync::Arc;
 
 /// Validates a launch of kernel `kernel` of `module` and queues it on the device of its streams.
@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// Arguments are in the kernel's source order. A kernel with vouts ([`brook_ir::vout`]) runs
 /// before this returns, and its results are in [`LaunchReport::vouts`].
 pub fn launch(
-    module: &Arc<Module>,
+    module: &Arc<ValidModule>,
     kernel: usize,
     args: &[Arg<'_>],
     options: &LaunchOptions,

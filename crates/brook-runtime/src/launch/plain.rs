@@ -5,12 +5,12 @@ use super::checker::Checker;
 use crate::error::{LaunchError, LaunchProblem};
 use crate::plan::LaunchPlan;
 use crate::stream::RawStream;
-use brook_ir::Module;
+use brook_ir::ValidModule;
 use std::sync::Arc;
 
 /// [`super::launch`] of a kernel without vouts, arguments in IR parameter order.
 pub(super) fn launch_ir(
-    module: &Arc<Module>,
+    module: &Arc<ValidModule>,
     kernel: usize,
     args: &[Arg<'_>],
     options: &LaunchOptions,

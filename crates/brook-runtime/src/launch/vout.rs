@@ -14,7 +14,9 @@ use crate::element::ElementType;
 use crate::error::{ArgRef, LaunchError, LaunchProblem};
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
-use brook_ir::{source_params, Kernel, Module, ParamId, ParamRole, ScalarKind, SourceParam, Vout};
+use brook_ir::{
+    source_params, Kernel, Module, ParamId, ParamRole, ScalarKind, SourceParam, ValidModule, Vout,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -27,7 +29,7 @@ struct Target<'a> {
 
 /// [`super::launch`] for a kernel with vouts; `args` in source order.
 pub(super) fn launch(
-    module: &Arc<Module>,
+    module: &Arc<ValidModule>,
     kernel: usize,
     args: &[Arg<'_>],
     options: &LaunchOptions,

@@ -7,7 +7,7 @@ pub mod block;
 use crate::buffer::Buffer;
 use crate::iter::IterStream;
 use crate::stream::addressing::Addressing;
-use brook_ir::{Kernel, Module};
+use brook_ir::{Kernel, ValidModule};
 use std::sync::Arc;
 
 /// A validated argument, as devices see it.
@@ -38,7 +38,7 @@ pub struct ExecRegion {
 /// A validated launch: everything a device needs to run it, in buffers, shapes and bytes.
 #[derive(Clone)]
 pub struct LaunchPlan {
-    pub module: Arc<Module>,
+    pub module: Arc<ValidModule>,
     /// The kernel's index in the module.
     pub kernel: usize,
     /// The execution domain, slowest axis first, without leading 1s. For a reduction: the

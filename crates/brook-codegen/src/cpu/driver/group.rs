@@ -11,8 +11,8 @@
 use super::{load_region, unravel};
 use crate::abi::{BlockLayout, Variant};
 use crate::cpu::lower::{bind_params, Flow, LocalStore, Lower, PTR};
-use crate::cpu::CompileError;
 use crate::lower::count_barriers;
+use crate::CompileError;
 use brook_ir::{Kernel, Module};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;

@@ -9,7 +9,7 @@ use super::{carry, load_region, stack_locals, unravel, zero_locals, MemoryLocal}
 use crate::abi::{BlockLayout, Variant};
 use crate::cpu::lower::simd::{self, Simd};
 use crate::cpu::lower::{bind_params, Flow, Lower, PTR};
-use crate::cpu::CompileError;
+use crate::CompileError;
 use brook_ir::{Kernel, Stmt};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 

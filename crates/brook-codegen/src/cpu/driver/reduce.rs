@@ -19,8 +19,8 @@ use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
-use crate::cpu::CompileError;
 use crate::lower::Target;
+use crate::CompileError;
 use brook_ir::{ParamRole, Type};
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
@@ -56,6 +56,7 @@ fn roles(lower: &mut Lower<'_, '_>) -> Result<Roles, CompileError> {
             })
         }
         _ => Err(CompileError::Unsupported {
+            backend: crate::BackendKind::Cpu,
             kernel: lower.kernel.name.clone(),
             span: lower.kernel.span,
             construct: "a reduction without one input and one reduction parameter".into(),

@@ -15,8 +15,8 @@ pub mod simd;
 mod target;
 
 use super::layout::{clif_type, leaves, Leaf};
-use super::CompileError;
 use crate::abi::{BlockLayout, Variant};
+use crate::CompileError;
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, Value,

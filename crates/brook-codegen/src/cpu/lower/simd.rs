@@ -9,7 +9,7 @@
 
 use super::{Binding, Lower};
 use crate::abi::{InputMode, Variant};
-use crate::cpu::CompileError;
+use crate::CompileError;
 use brook_ir::{
     BinaryOp, ExprKind, Handle, Kernel, Literal, ParamRole, PlaceRoot, ScalarKind, Stmt, Type,
     UnaryOp, ValueType,

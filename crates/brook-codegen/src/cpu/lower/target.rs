@@ -10,8 +10,8 @@
 
 use super::{Binding, CursorInfo, Flow, LocalStore, Lower, StreamRef, PTR};
 use crate::cpu::layout::clif_type;
-use crate::cpu::CompileError;
 use crate::lower::{Memory, Root, Space, Target};
+use crate::CompileError;
 use brook_ir::{
     BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
     UnaryOp,
@@ -373,6 +373,7 @@ pub struct CpuLoop {
 impl Lower<'_, '_> {
     pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
         CompileError::Unsupported {
+            backend: crate::BackendKind::Cpu,
             kernel: self.kernel.name.clone(),
             span: self.kernel.exprs.span(h),
             construct: what,

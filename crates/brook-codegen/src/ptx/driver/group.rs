@@ -6,7 +6,7 @@ use super::{entry_text, load_region, special, unravel, ENTRY};
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::Class;
 use crate::ptx::lower::{bind_params, LocalStore, Lower};
-use crate::ptx::CompileError;
+use crate::CompileError;
 use brook_ir::{Kernel, Module};
 
 pub fn build(

@@ -14,7 +14,7 @@ use crate::leaves::leaves;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Binding;
 use crate::ptx::lower::{bind_params, Lower};
-use crate::ptx::CompileError;
+use crate::CompileError;
 use brook_ir::{Block, Kernel, Module, ParamRole, Stmt};
 
 /// Instances per step of the unrolled loop.

@@ -14,9 +14,9 @@ mod ops;
 mod target;
 
 use super::emit::{mem_type, Class, Emitter, Label, Reg};
-use super::CompileError;
 use crate::abi::{BlockLayout, Variant};
 use crate::leaves::{has_array, leaves, Leaf};
+use crate::CompileError;
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
 use std::collections::HashMap;
 
@@ -90,6 +90,7 @@ impl<'a> Lower<'a> {
 
     pub fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
         CompileError::Unsupported {
+            backend: crate::BackendKind::Ptx,
             kernel: self.kernel.name.clone(),
             span: self.kernel.exprs.span(h),
             construct: what,

@@ -5,7 +5,7 @@
 use super::{Binding, LocalStore, Lower, StreamRef, PARAMS};
 use crate::lower::{Memory, Root, Space, Target};
 use crate::ptx::emit::{mem_type, Class, Label, Reg};
-use crate::ptx::CompileError;
+use crate::CompileError;
 use brook_ir::{
     BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
     UnaryOp,

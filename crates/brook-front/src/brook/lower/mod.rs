@@ -108,7 +108,11 @@ pub fn lower(program: &Program, info: &ProgramInfo) -> Lowered<Module> {
         }
         kernels.push(KernelLowerer::new(&shared).kernel(kernel, ast)?);
     }
-    Ok(Module { structs, kernels })
+    Ok(Module {
+        structs,
+        kernels,
+        source: None,
+    })
 }
 
 /// The kernels this program declares (a prototype) but does not define: their signatures as

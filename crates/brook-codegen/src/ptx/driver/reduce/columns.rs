@@ -22,7 +22,7 @@ use crate::leaves::leaves;
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
-use crate::ptx::CompileError;
+use crate::CompileError;
 
 /// Targets per thread.
 const WIDTH: u64 = 4;

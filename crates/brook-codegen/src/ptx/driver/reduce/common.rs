@@ -5,7 +5,7 @@
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Binding, Lower, StreamRef};
-use crate::ptx::CompileError;
+use crate::CompileError;
 use brook_ir::Type;
 
 /// Levels of the serial counter stack: a thread reduces at most `2^LEVELS` leaves.

@@ -30,7 +30,7 @@ use super::{entry_text, ENTRY};
 use crate::abi::{header, BlockLayout, ReduceEntry, ReduceShape, Variant};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{bind_params, Lower};
-use crate::ptx::CompileError;
+use crate::CompileError;
 use brook_ir::{Kernel, Module, ParamRole};
 use common::{input_source, Pass, Reduction, Source, MAX_PIECE};
 
@@ -91,6 +91,7 @@ pub fn build(
         .position(|p| p.role == ParamRole::Reduce);
     let (Some(input), Some(target)) = (input, target) else {
         return Err(CompileError::Unsupported {
+            backend: crate::BackendKind::Ptx,
             kernel: kernel.name.clone(),
             span: kernel.span,
             construct: "a reduction without one input and one reduction target".into(),

@@ -14,7 +14,7 @@ use crate::leaves::leaves;
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
-use crate::ptx::CompileError;
+use crate::CompileError;
 
 /// The serial entry's body after the pass parameters.
 pub(super) fn emit(

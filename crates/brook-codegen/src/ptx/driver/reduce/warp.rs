@@ -20,7 +20,7 @@ use crate::leaves::leaves;
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
-use crate::ptx::CompileError;
+use crate::CompileError;
 
 /// Chunks of a piece in the stack: a warp reduces at most `2^LEVELS * 128` leaves per pass.
 const LEVELS: usize = 16;
