@@ -155,6 +155,74 @@ fn large_reductions_split_into_pieces_keep_the_canonical_order() {
     }
 }
 
+/// The canonical sum of each of `count` runs of `len` leaves, the first at `first(k)`, the
+/// next `step` after it (rows: step 1; columns: step the row length).
+fn canonical_sums(
+    data: &[f32],
+    count: usize,
+    len: usize,
+    first: impl Fn(usize) -> usize,
+    step: usize,
+) -> Vec<u32> {
+    (0..count)
+        .map(|k| {
+            let leaves: Vec<f32> = (0..len).map(|i| data[first(k) + i * step]).collect();
+            brook_ir::reduce_order::reduce_canonical(&leaves, &mut |a: &f32, b: &f32| a + b)
+                .expect("leaves")
+                .to_bits()
+        })
+        .collect()
+}
+
+/// Pieces as long as one counter stack holds (2^22 leaves on the serial entries, 256 rows on
+/// the GPU's column entry) fill every slot: the last leaf carries the whole piece into the
+/// top slot. Rows longer than that are cut into pieces combined in a later pass. Each sum is
+/// still the canonical tree, computed here on the host (the interpreter would take minutes
+/// over 2^24 leaves). Four rows are enough targets that a 2-core CPU reduces each whole but
+/// for the limit; 8192 columns of 8192 rows give a large GPU column pieces of 256 rows.
+#[test]
+fn pieces_that_fill_a_counter_stack_keep_the_canonical_order() {
+    let program = Program::from_source("large.br", KERNELS).expect("compiles");
+    let (rows, row) = (4, 1 << 22);
+    let long = wobbly(rows * row + 3, 9);
+    let expected_rows = canonical_sums(&long, rows, row, |k| k * row, 1);
+    let longer = (1 << 22) + 77;
+    let expected_longer = canonical_sums(&long, 1, longer, |_| 0, 1);
+    let side = 8192;
+    let square = wobbly(side * side, 10);
+    let expected_columns = canonical_sums(&square, side, side, |k| k, side);
+    for device in other_devices() {
+        let sum = program.kernel("sum").expect("sum");
+        let grid = Stream::from_slice(&device, &[rows, row], &long[..rows * row]).expect("grid");
+        let sums = Stream::<f32>::new(&device, &[rows]).expect("sums");
+        sum.launch(args![&grid, &sums]).expect("rows");
+        assert_eq!(
+            bits(&sums.to_vec().expect("rows")),
+            expected_rows,
+            "rows on {}",
+            device.info()
+        );
+        let one = Stream::from_slice(&device, &[1, longer], &long[..longer]).expect("longer");
+        let total = Stream::<f32>::new(&device, &[1]).expect("total");
+        sum.launch(args![&one, &total]).expect("longer");
+        assert_eq!(
+            bits(&total.to_vec().expect("total")),
+            expected_longer,
+            "a longer row on {}",
+            device.info()
+        );
+        let matrix = Stream::from_slice(&device, &[side, side], &square).expect("square");
+        let columns = Stream::<f32>::new(&device, &[1, side]).expect("columns");
+        sum.launch(args![&matrix, &columns]).expect("columns");
+        assert_eq!(
+            bits(&columns.to_vec().expect("columns")),
+            expected_columns,
+            "columns on {}",
+            device.info()
+        );
+    }
+}
+
 #[test]
 fn many_thread_groups_with_barriers() {
     let program = Program::from_source("large.br", KERNELS).expect("compiles");

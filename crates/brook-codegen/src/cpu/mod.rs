@@ -44,11 +44,11 @@ pub type RangeFn =
 pub type CombineFn = unsafe extern "C" fn(block: *const u8, left: *mut u8, right: *const u8);
 
 /// The entry every CPU reduction has ([`Entry::Reduce`]'s `range`): any piece of a tile's
-/// leaves (its counter stack has 64 levels).
+/// leaves up to the counter stack's size ([`crate::lower::counter::MAX_PIECE`]).
 pub const REDUCE_ENTRY: ReduceEntry = ReduceEntry {
     name: "range",
     shape: ReduceShape::Serial,
-    max_piece: 1 << 63,
+    max_piece: crate::lower::counter::MAX_PIECE,
 };
 
 /// The compiled entry points of one kernel variant.

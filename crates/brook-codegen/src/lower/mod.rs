@@ -16,6 +16,7 @@
 //! function around the body. A rule of the language changes here, once.
 
 pub mod binding;
+pub mod counter;
 pub mod expr;
 pub mod launch;
 pub mod place;

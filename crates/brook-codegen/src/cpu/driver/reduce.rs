@@ -5,12 +5,11 @@
 //! `out`. The runtime calls it with `lo..hi` an aligned power-of-two piece (or the ragged end
 //! of one) and combines the pieces with the same tree, which gives the canonical result.
 //!
-//! Leaves are pushed onto a stack of aligned subtrees as a binary counter does: a new node of
-//! level `k` is combined with the node below while that one has level `k` too, so the stack
-//! always holds the aligned subtrees of the leaves seen so far, largest first. At the end the
-//! stack is folded from the top (`combine(below, above)`), which is how the canonical tree
-//! treats a ragged end. Where the tile's rows allow it, leaves come in blocks of [`BLOCK`]
-//! reduced as a tree in registers, and only the block's result is pushed.
+//! Leaves are pushed onto the binary-counter stack of aligned subtrees that every backend shares
+//! ([`crate::lower::counter`]), and the stack is folded at the end, which is how the canonical
+//! tree treats a ragged end. Where the tile's rows allow it, leaves come in blocks of [`BLOCK`]
+//! reduced as a tree in registers, and only the block's result is pushed (above the levels it
+//! fills).
 //!
 //! `fn(block, left, right)` is one combine step on values in memory, for the runtime to
 //! combine pieces.
@@ -19,12 +18,11 @@ use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
+use crate::lower::counter::{self, LEVELS};
 use crate::lower::Target;
 use crate::CompileError;
 use brook_ir::{ParamRole, Type};
-use cranelift_codegen::ir::{
-    condcodes::IntCC, types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
-};
+use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
 use cranelift_frontend::Variable;
 
 /// Leaves reduced in registers at a time (a power of two).
@@ -203,167 +201,23 @@ impl Walk {
     }
 }
 
-/// The stack of aligned subtrees, in a stack slot: 64 entries of the value, and their levels.
-struct Stack {
-    values: Value,
-    levels: Value,
-    entry: u32,
-    depth: Variable,
-    layout: Vec<Leaf>,
+/// The counter stack's slots: one variable per leaf of the value, per level, zero at first.
+fn stack_slots(lower: &mut Lower<'_, '_>, ty: &Type) -> Vec<Vec<Variable>> {
+    let layout = leaves(lower.module, ty);
+    (0..counter::slot_count(LEVELS))
+        .map(|_| fresh_vars(lower, &layout))
+        .collect()
 }
 
-impl Stack {
-    fn new(lower: &mut Lower<'_, '_>, ty: &Type) -> Stack {
-        let entry = lower.module.layout(ty).size.next_multiple_of(8).max(8);
-        let mut slot = |size: u32| {
-            let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
-                StackSlotKind::ExplicitSlot,
-                size,
-                3,
-            ));
-            lower.b.ins().stack_addr(PTR, slot, 0)
-        };
-        let values = slot(64 * entry);
-        let levels = slot(64);
-        let zero = lower.iconst(PTR, 0);
-        let depth = lower.var_with(PTR, zero);
-        Stack {
-            values,
-            levels,
-            entry,
-            depth,
-            layout: leaves(lower.module, ty),
-        }
-    }
-
-    fn entry_address(&self, lower: &mut Lower<'_, '_>, index: Value) -> Value {
-        lower.element_address(self.values, index, self.entry)
-    }
-
-    fn load(&self, lower: &mut Lower<'_, '_>, index: Value) -> Vec<Value> {
-        let addr = self.entry_address(lower, index);
-        let layout = self.layout.clone();
-        layout
-            .iter()
-            .map(|leaf| lower.load_scalar(leaf.kind, addr, leaf.offset))
-            .collect()
-    }
-
-    /// Pushes `node` of `level`, combining it with equal-level nodes below first.
-    fn push(
-        &self,
-        lower: &mut Lower<'_, '_>,
-        roles: &Roles,
-        acc: &[Variable],
-        node: Vec<Value>,
-        level: i64,
-    ) -> Result<(), CompileError> {
-        let node_vars: Vec<Variable> = self
-            .layout
-            .iter()
-            .zip(&node)
-            .map(|(leaf, &v)| lower.var_with(clif_type(leaf.kind), v))
-            .collect();
-        let level_value = lower.iconst(types::I8, level);
-        let level_var = lower.var_with(types::I8, level_value);
-        let (head, merge, place) = (
-            lower.b.create_block(),
-            lower.b.create_block(),
-            lower.b.create_block(),
-        );
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(head);
-        let depth = lower.b.use_var(self.depth);
-        let level = lower.b.use_var(level_var);
-        let nonempty = lower.b.ins().icmp_imm_s(IntCC::NotEqual, depth, 0);
-        let below = lower.b.ins().iadd_imm_s(depth, -1);
-        let zero = lower.iconst(PTR, 0);
-        let below = lower.b.ins().select(nonempty, below, zero);
-        let below_addr = lower.b.ins().iadd(self.levels, below);
-        let below_level = lower
-            .b
-            .ins()
-            .load(types::I8, MemFlagsData::trusted(), below_addr, 0);
-        let same = lower.b.ins().icmp(IntCC::Equal, below_level, level);
-        let both = lower.b.ins().band(nonempty, same);
-        lower.b.ins().brif(both, merge, &[], place, &[]);
-
-        lower.b.switch_to_block(merge);
-        let left = self.load(lower, below);
-        let right: Vec<Value> = node_vars.iter().map(|&v| lower.b.use_var(v)).collect();
-        let merged = combine(lower, roles, acc, &left, right)?;
-        for (&var, value) in node_vars.iter().zip(merged) {
-            lower.b.def_var(var, value);
-        }
-        let level = lower.b.use_var(level_var);
-        let level = lower.b.ins().iadd_imm_s(level, 1);
-        lower.b.def_var(level_var, level);
-        let depth = lower.b.use_var(self.depth);
-        let depth = lower.b.ins().iadd_imm_s(depth, -1);
-        lower.b.def_var(self.depth, depth);
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(place);
-        let depth = lower.b.use_var(self.depth);
-        let addr = self.entry_address(lower, depth);
-        let node: Vec<Value> = node_vars.iter().map(|&v| lower.b.use_var(v)).collect();
-        lower.store_leaves(&self.layout.clone(), &node, addr);
-        let level = lower.b.use_var(level_var);
-        let level_addr = lower.b.ins().iadd(self.levels, depth);
-        lower
-            .b
-            .ins()
-            .store(MemFlagsData::trusted(), level, level_addr, 0);
-        let depth = lower.b.ins().iadd_imm_s(depth, 1);
-        lower.b.def_var(self.depth, depth);
-        Ok(())
-    }
-
-    /// Folds the stack from the top: `combine(below, above)`; the result (the stack is never
-    /// empty here).
-    fn fold(
-        &self,
-        lower: &mut Lower<'_, '_>,
-        roles: &Roles,
-        acc: &[Variable],
-    ) -> Result<Vec<Value>, CompileError> {
-        let depth = lower.b.use_var(self.depth);
-        let top = lower.b.ins().iadd_imm_s(depth, -1);
-        let first = self.load(lower, top);
-        let result: Vec<Variable> = self
-            .layout
-            .iter()
-            .zip(&first)
-            .map(|(leaf, &v)| lower.var_with(clif_type(leaf.kind), v))
-            .collect();
-        let index = lower.var_with(PTR, top);
-        let (head, step, done) = (
-            lower.b.create_block(),
-            lower.b.create_block(),
-            lower.b.create_block(),
-        );
-        lower.b.ins().jump(head, &[]);
-        lower.b.switch_to_block(head);
-        let i = lower.b.use_var(index);
-        let more = lower.b.ins().icmp_imm_s(IntCC::NotEqual, i, 0);
-        lower.b.ins().brif(more, step, &[], done, &[]);
-
-        lower.b.switch_to_block(step);
-        let i = lower.b.use_var(index);
-        let below = lower.b.ins().iadd_imm_s(i, -1);
-        lower.b.def_var(index, below);
-        let left = self.load(lower, below);
-        let right: Vec<Value> = result.iter().map(|&v| lower.b.use_var(v)).collect();
-        let merged = combine(lower, roles, acc, &left, right)?;
-        for (&var, value) in result.iter().zip(merged) {
-            lower.b.def_var(var, value);
-        }
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(done);
-        Ok(result.iter().map(|&v| lower.b.use_var(v)).collect())
-    }
+/// A variable per leaf of `layout`, holding zero.
+fn fresh_vars(lower: &mut Lower<'_, '_>, layout: &[Leaf]) -> Vec<Variable> {
+    layout
+        .iter()
+        .map(|leaf| {
+            let zero = lower.zero(leaf.kind);
+            lower.var_with(clif_type(leaf.kind), zero)
+        })
+        .collect()
 }
 
 /// Reduces `BLOCK` values as the aligned tree, in registers.
@@ -417,7 +271,10 @@ pub fn build_range(
         cursor,
     };
     walk.set_cursor(lower);
-    let stack = Stack::new(lower, &roles.ty);
+    let slots = stack_slots(lower, &roles.ty);
+    let mut combine_step = |lower: &mut Lower<'_, '_>, left: &[Value], right: &[Value]| {
+        combine(lower, &roles, &acc, left, right.to_vec())
+    };
     let index = lower.var_with(PTR, lo);
     let row = walk.tile[rank - 1];
     let row_rem = lower.b.ins().urem_imm_u(row, BLOCK as i64);
@@ -451,7 +308,14 @@ pub fn build_range(
     lower.b.switch_to_block(blocks);
     let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
     let node = block_tree(lower, &roles, &acc, values)?;
-    stack.push(lower, &roles, &acc, node, BLOCK.trailing_zeros() as i64)?;
+    let j = lower.b.use_var(index);
+    let done = lower.b.ins().isub(j, lo);
+    let blocks_done = lower
+        .b
+        .ins()
+        .ushr_imm_u(done, i64::from(BLOCK.trailing_zeros()));
+    let above_block = &slots[BLOCK.trailing_zeros() as usize..];
+    counter::insert(lower, above_block, blocks_done, node, &mut combine_step)?;
     let j = lower.b.use_var(index);
     let j = lower.b.ins().iadd_imm_s(j, BLOCK as i64);
     lower.b.def_var(index, j);
@@ -460,7 +324,9 @@ pub fn build_range(
 
     lower.b.switch_to_block(single);
     let leaf = walk.leaf(lower, &roles.ty, 0);
-    stack.push(lower, &roles, &acc, leaf, 0)?;
+    let j = lower.b.use_var(index);
+    let done = lower.b.ins().isub(j, lo);
+    counter::insert(lower, &slots, done, leaf, &mut combine_step)?;
     let j = lower.b.use_var(index);
     let j = lower.b.ins().iadd_imm_s(j, 1);
     lower.b.def_var(index, j);
@@ -468,8 +334,13 @@ pub fn build_range(
     lower.b.ins().jump(head, &[]);
 
     lower.b.switch_to_block(finish);
-    let result = stack.fold(lower, &roles, &acc)?;
     let layout = leaves(lower.module, &roles.ty);
+    let result_vars = fresh_vars(lower, &layout);
+    let no = lower.iconst(types::I8, 0);
+    let has = lower.var_with(types::I8, no);
+    let count = lower.b.ins().isub(hi, lo);
+    counter::finish_onto(lower, &slots, count, &result_vars, has, &mut combine_step)?;
+    let result: Vec<Value> = result_vars.iter().map(|&v| lower.b.use_var(v)).collect();
     lower.store_leaves(&layout, &result, out);
     lower.b.ins().return_(&[]);
     Ok(())

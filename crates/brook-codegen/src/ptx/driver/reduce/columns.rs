@@ -14,8 +14,8 @@
 //! spaced in memory, and every row of four targets' leaves is 16-byte aligned.
 
 use super::common::{
-    combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
-    Reduction, Scratch, Share, Written, BATCH,
+    combine, finish_stack_onto, insert, mode_bit, share, slot_count, unravel_fresh, write_result,
+    Pass, Reduction, Scratch, Share, Written, BATCH,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
@@ -81,7 +81,11 @@ pub(super) fn emit(
     let to_target = mode_bit(lower, p.mode, 2);
     let class = Class::of(leaves(lower.module, &r.ty)[0].kind);
     let slots: Vec<Vec<Vec<Reg>>> = (0..WIDTH)
-        .map(|_| (0..LEVELS).map(|_| vec![lower.e.reg(class)]).collect())
+        .map(|_| {
+            (0..slot_count(LEVELS))
+                .map(|_| vec![lower.e.reg(class)])
+                .collect()
+        })
         .collect();
     let from_scratch = mode_bit(lower, p.mode, 1);
     let rows = Rows {

@@ -1,6 +1,6 @@
 //! What the reduction entries share: the pass parameters, a worker's share of a pass, the
-//! combine step (the kernel body), the binary-counter stack of aligned subtrees, and where a
-//! piece's value goes.
+//! combine step (the kernel body), the binary-counter stack of aligned subtrees (the shared
+//! [`crate::lower::counter`] with the PTX combine), and where a piece's value goes.
 
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::{Class, Reg};
@@ -8,12 +8,10 @@ use crate::ptx::lower::{Binding, Lower, StreamRef};
 use crate::CompileError;
 use brook_ir::Type;
 
-/// Levels of the serial counter stack: a thread reduces at most `2^LEVELS` leaves.
-pub(super) const LEVELS: u32 = 22;
+pub(super) use crate::lower::counter::{slot_count, LEVELS, MAX_PIECE};
+
 /// Leaves a serial thread loads together (a power of two).
 pub(super) const BATCH: u64 = 8;
-/// The most leaves one serial thread or one warp reduces in a pass.
-pub(super) const MAX_PIECE: u64 = 1 << LEVELS;
 
 /// Where a thread's leaves come from when they are the kernel's input.
 pub(super) type Source = crate::lower::binding::Source<Reg>;
@@ -231,8 +229,19 @@ pub(super) fn combine(
     Ok(())
 }
 
-/// Pushes leaf number `n` (value `value`) onto the counter stack: while the levels below are
-/// full, the new subtree is combined with them (the older subtree on the left).
+/// [`combine`] as the counter stack calls it: into fresh registers.
+fn combine_fresh(
+    r: &Reduction,
+) -> impl FnMut(&mut Lower<'_>, &[Reg], &[Reg]) -> Result<Vec<Reg>, CompileError> + '_ {
+    move |lower, left, right| {
+        let dest: Vec<Reg> = left.iter().map(|v| lower.e.reg(v.class)).collect();
+        combine(lower, r, &dest, left, right)?;
+        Ok(dest)
+    }
+}
+
+/// Pushes leaf number `n` (value `value`) onto the counter stack `slots`
+/// ([`crate::lower::counter::insert`]).
 pub(super) fn insert(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -240,27 +249,7 @@ pub(super) fn insert(
     slots: &[Vec<Reg>],
     n: Reg,
 ) -> Result<(), CompileError> {
-    let stored = lower.e.label();
-    for (level, slot) in slots.iter().enumerate() {
-        let (place, next) = (lower.e.label(), lower.e.label());
-        let bit = lower.e.compute(Class::B64, |reg| {
-            format!("and.b64 {reg}, {n}, {}", 1u64 << level)
-        });
-        let empty = lower
-            .e
-            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
-        lower.e.bra_if(empty, place);
-        combine(lower, r, value, slot, value)?;
-        lower.e.bra(next);
-        lower.e.at(place);
-        for (d, s) in slot.iter().zip(value) {
-            lower.e.mov(*d, *s);
-        }
-        lower.e.bra(stored);
-        lower.e.at(next);
-    }
-    lower.e.at(stored);
-    Ok(())
+    crate::lower::counter::insert(lower, slots, n, value.to_vec(), &mut combine_fresh(r))
 }
 
 /// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
@@ -280,7 +269,8 @@ pub(super) fn finish_stack(
 }
 
 /// [`finish_stack`] onto `result`, a value right of every subtree of the stack when `has`
-/// holds (else `result` is empty). Leaves the value in `result`.
+/// holds (else `result` is empty). Leaves the value in `result`
+/// ([`crate::lower::counter::finish_onto`]).
 pub(super) fn finish_stack_onto(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -289,25 +279,5 @@ pub(super) fn finish_stack_onto(
     result: &[Reg],
     has: Reg,
 ) -> Result<(), CompileError> {
-    for (level, slot) in slots.iter().enumerate() {
-        let (skip, first) = (lower.e.label(), lower.e.label());
-        let bit = lower.e.compute(Class::B64, |reg| {
-            format!("and.b64 {reg}, {count}, {}", 1u64 << level)
-        });
-        let empty = lower
-            .e
-            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
-        lower.e.bra_if(empty, skip);
-        lower.e.bra_unless(has, first);
-        combine(lower, r, result, slot, result)?;
-        lower.e.bra(skip);
-        lower.e.at(first);
-        for (d, s) in result.iter().zip(slot) {
-            lower.e.mov(*d, *s);
-        }
-        let yes = lower.pred_const(true);
-        lower.e.mov(has, yes);
-        lower.e.at(skip);
-    }
-    Ok(())
+    crate::lower::counter::finish_onto(lower, slots, count, result, has, &mut combine_fresh(r))
 }

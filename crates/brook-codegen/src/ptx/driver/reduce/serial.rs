@@ -6,8 +6,8 @@
 //! together), each batch an aligned subtree inserted above the levels it fills.
 
 use super::common::{
-    advance, combine, finish_stack, insert, share, unravel_fresh, write_result, Pass, Reduction,
-    Scratch, Share, Source, Written, BATCH, LEVELS,
+    advance, combine, finish_stack, insert, share, slot_count, unravel_fresh, write_result, Pass,
+    Reduction, Scratch, Share, Source, Written, BATCH, LEVELS,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
@@ -72,7 +72,7 @@ pub(super) fn emit(
         .iter()
         .map(|l| lower.e.reg(Class::of(l.kind)))
         .collect();
-    let slots: Vec<Vec<Reg>> = (0..LEVELS)
+    let slots: Vec<Vec<Reg>> = (0..slot_count(LEVELS))
         .map(|_| {
             leaf_leaves
                 .iter()

@@ -22,7 +22,8 @@ use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
 use crate::CompileError;
 
-/// Chunks of a piece in the stack: a warp reduces at most `2^LEVELS * 128` leaves per pass.
+/// Chunks of a piece in the stack: up to `2^LEVELS - 1` chunks, more than a piece of
+/// `MAX_PIECE` leaves has.
 const LEVELS: usize = 16;
 /// Leaves of a lane's run.
 const RUN: u64 = 8;
