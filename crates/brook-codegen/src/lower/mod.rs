@@ -10,6 +10,7 @@
 //! - [`place`]: what a place (a local, an output element, an accumulator, a scatter element)
 //!   is, and its loads and stores.
 //! - [`stmt`]: the structured statement walk onto the target's control flow.
+//! - [`counter`]: the binary-counter stack every reduction entry folds its leaves with.
 //!
 //! A backend implements [`Target`] and keeps only what is its own: instruction selection for
 //! Brook's arithmetic rules, math, memory access details and the drivers that set up a
@@ -137,6 +138,9 @@ pub trait Target<'ir> {
 
     // ---- Variables and memory.
 
+    /// A new variable of a scalar kind, for a driver's own state (not a local of the kernel);
+    /// it holds zero until written.
+    fn temporary(&mut self, kind: ScalarKind) -> Self::Var;
     /// The current value of a variable, for use before the variable is next written.
     fn read_var(&mut self, var: Self::Var) -> Self::Leaf;
     /// The current value of a variable, kept unchanged when the variable is written later (a

@@ -18,11 +18,13 @@ use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves, Leaf};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
-use crate::lower::counter::{self, LEVELS};
+use crate::lower::counter::{self, Slots, LEVELS};
 use crate::lower::Target;
 use crate::CompileError;
 use brook_ir::{ParamRole, Type};
-use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    condcodes::IntCC, types, InstBuilder, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::Variable;
 
 /// Leaves reduced in registers at a time (a power of two).
@@ -201,12 +203,24 @@ impl Walk {
     }
 }
 
-/// The counter stack's slots: one variable per leaf of the value, per level, zero at first.
-fn stack_slots(lower: &mut Lower<'_, '_>, ty: &Type) -> Vec<Vec<Variable>> {
-    let layout = leaves(lower.module, ty);
-    (0..counter::slot_count(LEVELS))
-        .map(|_| fresh_vars(lower, &layout))
-        .collect()
+/// The counter stack's slots: a cell per level in a stack slot (memory at fixed places, so
+/// the unrolled pushes merge no variables).
+fn stack_slots(lower: &mut Lower<'_, '_>, ty: &Type) -> Slots<Value, Variable> {
+    let size = lower.module.layout(ty).size.next_multiple_of(8).max(8);
+    let levels = counter::slot_count(LEVELS);
+    let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        size * levels as u32,
+        3,
+    ));
+    let base = lower.b.ins().stack_addr(PTR, slot, 0);
+    Slots::Memory {
+        base,
+        size,
+        levels,
+        ty: ty.clone(),
+        layout: leaves(lower.module, ty),
+    }
 }
 
 /// A variable per leaf of `layout`, holding zero.
@@ -314,8 +328,15 @@ pub fn build_range(
         .b
         .ins()
         .ushr_imm_u(done, i64::from(BLOCK.trailing_zeros()));
-    let above_block = &slots[BLOCK.trailing_zeros() as usize..];
-    counter::insert(lower, above_block, blocks_done, node, &mut combine_step)?;
+    let block_level = BLOCK.trailing_zeros() as usize;
+    counter::insert(
+        lower,
+        &slots,
+        block_level,
+        blocks_done,
+        node,
+        &mut combine_step,
+    )?;
     let j = lower.b.use_var(index);
     let j = lower.b.ins().iadd_imm_s(j, BLOCK as i64);
     lower.b.def_var(index, j);
@@ -326,7 +347,7 @@ pub fn build_range(
     let leaf = walk.leaf(lower, &roles.ty, 0);
     let j = lower.b.use_var(index);
     let done = lower.b.ins().isub(j, lo);
-    counter::insert(lower, &slots, done, leaf, &mut combine_step)?;
+    counter::insert(lower, &slots, 0, done, leaf, &mut combine_step)?;
     let j = lower.b.use_var(index);
     let j = lower.b.ins().iadd_imm_s(j, 1);
     lower.b.def_var(index, j);

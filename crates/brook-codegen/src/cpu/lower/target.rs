@@ -148,6 +148,11 @@ impl<'a> Target<'a> for Lower<'a, '_> {
         self.bindings[p.0 as usize].clone()
     }
 
+    fn temporary(&mut self, kind: ScalarKind) -> Variable {
+        let zero = self.zero(kind);
+        self.var_with(clif_type(kind), zero)
+    }
+
     fn read_var(&mut self, var: Variable) -> Value {
         self.b.use_var(var)
     }

@@ -188,6 +188,13 @@ impl<'a> Target<'a> for Lower<'a> {
         self.bindings[p.0 as usize].clone()
     }
 
+    fn temporary(&mut self, kind: ScalarKind) -> Reg {
+        let zero = self.literal(Literal { kind, bits: 0 });
+        let var = self.e.reg(Class::of(kind));
+        self.e.mov(var, zero);
+        var
+    }
+
     fn read_var(&mut self, var: Reg) -> Reg {
         var
     }

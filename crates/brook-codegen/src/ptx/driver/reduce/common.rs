@@ -8,6 +8,7 @@ use crate::ptx::lower::{Binding, Lower, StreamRef};
 use crate::CompileError;
 use brook_ir::Type;
 
+use crate::lower::counter::Slots;
 pub(super) use crate::lower::counter::{slot_count, LEVELS, MAX_PIECE};
 
 /// Leaves a serial thread loads together (a power of two).
@@ -249,7 +250,9 @@ pub(super) fn insert(
     slots: &[Vec<Reg>],
     n: Reg,
 ) -> Result<(), CompileError> {
-    crate::lower::counter::insert(lower, slots, n, value.to_vec(), &mut combine_fresh(r))
+    let slots = Slots::Vars(slots.to_vec());
+    let mut combine = combine_fresh(r);
+    crate::lower::counter::insert(lower, &slots, 0, n, value.to_vec(), &mut combine)
 }
 
 /// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
@@ -279,5 +282,7 @@ pub(super) fn finish_stack_onto(
     result: &[Reg],
     has: Reg,
 ) -> Result<(), CompileError> {
-    crate::lower::counter::finish_onto(lower, slots, count, result, has, &mut combine_fresh(r))
+    let slots = Slots::Vars(slots.to_vec());
+    let mut combine = combine_fresh(r);
+    crate::lower::counter::finish_onto(lower, &slots, count, result, has, &mut combine)
 }
