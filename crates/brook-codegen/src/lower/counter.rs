@@ -150,6 +150,32 @@ fn read_all<'ir, T: Target<'ir>>(t: &mut T, vars: &[T::Var]) -> Vec<T::Leaf> {
     vars.iter().map(|&var| t.read_var(var)).collect()
 }
 
+/// One waiting subtree `older` folded onto `result`: `combine(older, result)` when `has`
+/// holds, else `older` itself; then `has` holds.
+fn fold_onto<'ir, T: Target<'ir>>(
+    t: &mut T,
+    older: &[T::Leaf],
+    result: &[T::Var],
+    has: T::Var,
+    combine: &mut impl Combine<'ir, T>,
+) -> Result<(), T::Error> {
+    let some = t.read_var(has);
+    let onto = t.begin_if(some);
+    let newer = read_all(t, result);
+    let merged = combine(t, older, &newer)?;
+    for (&var, &leaf) in result.iter().zip(&merged) {
+        t.write_var(var, leaf);
+    }
+    t.begin_else(&onto);
+    for (&var, &leaf) in result.iter().zip(older) {
+        t.write_var(var, leaf);
+    }
+    t.end_if(onto);
+    let yes = t.literal(Literal::bool(true));
+    t.write_var(has, yes);
+    Ok(())
+}
+
 /// Pushes `value`, the subtree number `n` (an index value) of level `first`, onto the stack:
 /// slots `first..` take part. `n` is below `2^(slots.levels() - 1 - first)`, so the top slot
 /// is never full.
@@ -201,20 +227,7 @@ pub fn finish_onto<'ir, T: Target<'ir>>(
         let frame = t.begin_if(empty);
         t.begin_else(&frame);
         let older = slots.read(t, level);
-        let some = t.read_var(has);
-        let onto = t.begin_if(some);
-        let newer: Vec<T::Leaf> = result.iter().map(|&var| t.read_var(var)).collect();
-        let merged = combine(t, &older, &newer)?;
-        for (&var, &leaf) in result.iter().zip(&merged) {
-            t.write_var(var, leaf);
-        }
-        t.begin_else(&onto);
-        for (&var, &leaf) in result.iter().zip(&older) {
-            t.write_var(var, leaf);
-        }
-        t.end_if(onto);
-        let yes = t.literal(Literal::bool(true));
-        t.write_var(has, yes);
+        fold_onto(t, &older, result, has, combine)?;
         t.end_if(frame);
     }
     Ok(())
@@ -283,20 +296,7 @@ fn finish_looped<'ir, T: Target<'ir>>(
     t.begin_else(&waiting);
     let cell = slots.cell_at(t, at);
     let older = t.load_memory(&cell);
-    let some = t.read_var(has);
-    let onto = t.begin_if(some);
-    let newer = read_all(t, result);
-    let merged = combine(t, &older, &newer)?;
-    for (&var, &leaf) in result.iter().zip(&merged) {
-        t.write_var(var, leaf);
-    }
-    t.begin_else(&onto);
-    for (&var, &leaf) in result.iter().zip(&older) {
-        t.write_var(var, leaf);
-    }
-    t.end_if(onto);
-    let yes = t.literal(Literal::bool(true));
-    t.write_var(has, yes);
+    fold_onto(t, &older, result, has, combine)?;
     t.end_if(waiting);
     t.begin_continuing(frame);
     let at = t.read_var(level);
