@@ -164,6 +164,31 @@ struct Row {
     bytes: f64,
 }
 
+/// Stops the benchmark unless each of `count` sums equals the canonical tree over its run of
+/// `len` leaves of `data` (the first at `first(k)`, the next `step` further), bit for bit: a
+/// fast wrong answer is no figure.
+fn check_sums(
+    what: &str,
+    got: &[f32],
+    data: &[f32],
+    count: usize,
+    len: usize,
+    first: impl Fn(usize) -> usize,
+    step: usize,
+) {
+    for k in 0..count {
+        let leaves: Vec<f32> = (0..len).map(|i| data[first(k) + i * step]).collect();
+        let want = brook_ir::reduce_order::reduce_canonical(&leaves, &mut |a: &f32, b: &f32| a + b)
+            .unwrap_or(0.0);
+        assert_eq!(
+            got[k].to_bits(),
+            want.to_bits(),
+            "{what}: result {k} is {}, the canonical sum is {want}",
+            got[k]
+        );
+    }
+}
+
 fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
     let mut state = seed.wrapping_mul(2654435761).max(1);
     (0..n)
@@ -236,7 +261,8 @@ fn main() -> Result<(), brook::Error> {
     // Sums into a host variable, in the canonical order.
     let sum = program.kernel("sum")?;
     let big = 1usize << 28;
-    let values = Stream::from_slice(&device, &[big], &pseudo_random(big, 3))?;
+    let big_data = pseudo_random(big, 3);
+    let values = Stream::from_slice(&device, &[big], &big_data)?;
     // Into a one-element stream: the figure is the reduction, not a read-back.
     let total = Stream::<f32>::new(&device, &[1])?;
     let t = measure(&device, || {
@@ -247,6 +273,16 @@ fn main() -> Result<(), brook::Error> {
         time: t,
         bytes: 4.0 * big as f64,
     });
+    check_sums(
+        "sum 2^28 floats",
+        &total.to_vec()?,
+        &big_data,
+        1,
+        big,
+        |_| 0,
+        1,
+    );
+    drop(big_data);
     let mut scalar = 0.0f32;
     let t = measure_batched(&device, 1, || {
         sum.launch(args![&values, host_var(&mut scalar)])
@@ -273,7 +309,8 @@ fn main() -> Result<(), brook::Error> {
 
     // Row and column sums of an 8192x8192 matrix.
     let side = 8192usize;
-    let m = Stream::from_slice(&device, &[side, side], &pseudo_random(side * side, 4))?;
+    let matrix = pseudo_random(side * side, 4);
+    let m = Stream::from_slice(&device, &[side, side], &matrix)?;
     let rows_out = Stream::<f32>::new(&device, &[side])?;
     let cols_out = Stream::<f32>::new(&device, &[1, side])?;
     let t = measure(&device, || {
@@ -292,6 +329,10 @@ fn main() -> Result<(), brook::Error> {
         time: t,
         bytes: 4.0 * (side * side) as f64,
     });
+    let (rows_got, cols_got) = (rows_out.to_vec()?, cols_out.to_vec()?);
+    check_sums("row sums", &rows_got, &matrix, side, side, |k| k * side, 1);
+    check_sums("column sums", &cols_got, &matrix, side, side, |k| k, side);
+    drop(matrix);
 
     let compute = compute_rows(&program, &device)?;
 
