@@ -107,11 +107,28 @@ codes! {
     IndirectCall = 510,
     ArgumentsConvertedToFloat = 511,
     ReductionShape = 512,
+    // LOOM (`.loom` files): shown as `LM0101`...
+    LoomInvalidToken = 1101,
+    LoomMalformedNumber = 1102,
+    LoomTab = 1103,
+    LoomIndentation = 1104,
+    LoomUnclosedBracket = 1105,
+}
+
+impl Code {
+    /// Whether the code is one of the LOOM frontend's (numbers from 1000; shown as `LM....`).
+    pub fn is_loom(self) -> bool {
+        self.number() >= 1000
+    }
 }
 
 impl std::fmt::Display for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "BR{:04}", self.number())
+        if self.is_loom() {
+            write!(f, "LM{:04}", self.number() - 1000)
+        } else {
+            write!(f, "BR{:04}", self.number())
+        }
     }
 }
 

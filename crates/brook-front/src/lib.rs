@@ -6,6 +6,7 @@
 
 pub mod brook;
 pub mod diagnostic;
+pub mod loom;
 pub mod source;
 
 pub use brook::{check_source, compile_source, CheckOptions, Checked, Compiled};

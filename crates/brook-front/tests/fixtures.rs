@@ -98,7 +98,7 @@ fn every_diagnostic_code_has_a_fixture() {
     }
     let missing: Vec<String> = Code::ALL
         .iter()
-        .filter(|c| !seen.contains(&c.number()))
+        .filter(|c| !c.is_loom() && !seen.contains(&c.number()))
         .map(|c| format!("{c} {}", c.name()))
         .collect();
     assert!(
