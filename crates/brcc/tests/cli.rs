@@ -27,6 +27,29 @@ fn temp_file(name: &str, text: &str) -> String {
 }
 
 #[test]
+fn a_loom_file_is_checked_for_tokens_and_layout() {
+    let good = temp_file(
+        "good.loom",
+        "func foo(a: Int32): Int32\n  local sum: Int32 <- 0\n  return sum\n",
+    );
+    let out = brcc(&["check", &good]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tokens and layout only"));
+    let bad = temp_file("bad.loom", "kernel k()\n\treturn\n x <- 12abc\n");
+    let out = brcc(&["check", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[LM0103]") && err.contains("bad.loom:2:1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("LM0102") && err.contains("2 error(s)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn clean_file_exits_zero_silently() {
     let out = brcc(&["check", &fixture("ok", "matmul.br")]);
     assert_eq!(out.status.code(), Some(0));
