@@ -8,6 +8,7 @@ pub mod brook;
 pub mod diagnostic;
 pub mod loom;
 pub mod source;
+mod token_table;
 
 pub use brook::{check_source, compile_source, CheckOptions, Checked, Compiled};
 pub use diagnostic::{Code, Diagnostic, Diagnostics, Severity, WarningPolicy};

@@ -17,73 +17,59 @@ pub enum TokenKind {
     Eof,
 }
 
-macro_rules! puncts {
-    ($($name:ident = $text:literal,)*) => {
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Punct { $($name,)* }
-
-        impl Punct {
-            /// Longest spellings first, so that the lexer can take the first that matches.
-            pub const BY_LENGTH: &'static [Punct] = &[$(Punct::$name,)*];
-
-            pub fn text(self) -> &'static str {
-                match self { $(Punct::$name => $text,)* }
-            }
-        }
-    };
-}
-
-puncts! {
-    ShlAssign = "<<=",
-    ShrAssign = ">>=",
-    Ellipsis = "...",
-    Arrow = "->",
-    Inc = "++",
-    Dec = "--",
-    Shl = "<<",
-    Shr = ">>",
-    Le = "<=",
-    Ge = ">=",
-    EqEq = "==",
-    Ne = "!=",
-    AndAnd = "&&",
-    OrOr = "||",
-    AddAssign = "+=",
-    SubAssign = "-=",
-    MulAssign = "*=",
-    DivAssign = "/=",
-    RemAssign = "%=",
-    AndAssign = "&=",
-    XorAssign = "^=",
-    OrAssign = "|=",
-    ColonColon = "::",
-    HashHash = "##",
-    Plus = "+",
-    Minus = "-",
-    Star = "*",
-    Slash = "/",
-    Percent = "%",
-    Lt = "<",
-    Gt = ">",
-    Assign = "=",
-    Bang = "!",
-    Amp = "&",
-    Pipe = "|",
-    Caret = "^",
-    Tilde = "~",
-    Question = "?",
-    Colon = ":",
-    Semi = ";",
-    Comma = ",",
-    Dot = ".",
-    LParen = "(",
-    RParen = ")",
-    LBrace = "{",
-    RBrace = "}",
-    LBracket = "[",
-    RBracket = "]",
-    Hash = "#",
-    Backslash = "\\",
+crate::token_table::spelled_tokens! {
+    pub enum Punct {
+        ShlAssign = "<<=",
+        ShrAssign = ">>=",
+        Ellipsis = "...",
+        Arrow = "->",
+        Inc = "++",
+        Dec = "--",
+        Shl = "<<",
+        Shr = ">>",
+        Le = "<=",
+        Ge = ">=",
+        EqEq = "==",
+        Ne = "!=",
+        AndAnd = "&&",
+        OrOr = "||",
+        AddAssign = "+=",
+        SubAssign = "-=",
+        MulAssign = "*=",
+        DivAssign = "/=",
+        RemAssign = "%=",
+        AndAssign = "&=",
+        XorAssign = "^=",
+        OrAssign = "|=",
+        ColonColon = "::",
+        HashHash = "##",
+        Plus = "+",
+        Minus = "-",
+        Star = "*",
+        Slash = "/",
+        Percent = "%",
+        Lt = "<",
+        Gt = ">",
+        Assign = "=",
+        Bang = "!",
+        Amp = "&",
+        Pipe = "|",
+        Caret = "^",
+        Tilde = "~",
+        Question = "?",
+        Colon = ":",
+        Semi = ";",
+        Comma = ",",
+        Dot = ".",
+        LParen = "(",
+        RParen = ")",
+        LBrace = "{",
+        RBrace = "}",
+        LBracket = "[",
+        RBracket = "]",
+        Hash = "#",
+        Backslash = "\\",
+    }
 }
 
 /// One token. `span` is where diagnostics point; `text` is where its spelling is. The two differ

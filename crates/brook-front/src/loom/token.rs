@@ -138,62 +138,48 @@ impl ThreadParam {
     }
 }
 
-macro_rules! ops {
-    ($($name:ident = $text:literal,)*) => {
-        /// Operators and delimiters, longest spellings first.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum Op { $($name,)* }
-
-        impl Op {
-            /// Longest spellings first, so that the lexer can take the first that matches.
-            pub const BY_LENGTH: &'static [Op] = &[$(Op::$name,)*];
-
-            pub fn text(self) -> &'static str {
-                match self { $(Op::$name => $text,)* }
-            }
-        }
-    };
-}
-
-ops! {
-    Range3 = "...",
-    LeftBrackets = "[[",
-    RightBrackets = "]]",
-    Assign = "<-",
-    Map = "//",
-    Reduce = "/.",
-    ScanLeft = "/:",
-    ScanRight = ":/",
-    Range2 = "..",
-    Shl = "<<",
-    Shr = ">>",
-    Le = "<=",
-    Ge = ">=",
-    Ne = "!=",
-    AndAnd = "&&",
-    OrOr = "||",
-    AddAssign = "+=",
-    SubAssign = "-=",
-    MulAssign = "*=",
-    LeftParen = "(",
-    RightParen = ")",
-    LeftBracket = "[",
-    RightBracket = "]",
-    Colon = ":",
-    Comma = ",",
-    Dot = ".",
-    Not = "!",
-    Star = "*",
-    Slash = "/",
-    Percent = "%",
-    Amp = "&",
-    Plus = "+",
-    Minus = "-",
-    Pipe = "|",
-    Caret = "^",
-    Eq = "=",
-    Lt = "<",
-    Gt = ">",
+crate::token_table::spelled_tokens! {
+    /// Operators and delimiters (section 3.2.3), longest spellings first.
+    pub enum Op {
+        Range3 = "...",
+        LeftBrackets = "[[",
+        RightBrackets = "]]",
+        Assign = "<-",
+        Map = "//",
+        Reduce = "/.",
+        ScanLeft = "/:",
+        ScanRight = ":/",
+        Range2 = "..",
+        Shl = "<<",
+        Shr = ">>",
+        Le = "<=",
+        Ge = ">=",
+        Ne = "!=",
+        AndAnd = "&&",
+        OrOr = "||",
+        AddAssign = "+=",
+        SubAssign = "-=",
+        MulAssign = "*=",
+        LeftParen = "(",
+        RightParen = ")",
+        LeftBracket = "[",
+        RightBracket = "]",
+        Colon = ":",
+        Comma = ",",
+        Dot = ".",
+        Not = "!",
+        Star = "*",
+        Slash = "/",
+        Percent = "%",
+        Amp = "&",
+        Plus = "+",
+        Minus = "-",
+        Pipe = "|",
+        Caret = "^",
+        Eq = "=",
+        Lt = "<",
+        Gt = ">",
+    }
 }
 
 impl TokenKind {

@@ -176,12 +176,19 @@ unsafe impl Sync for LoadedModule {}
 impl Drop for LoadedModule {
     fn drop(&mut self) {
         // A kernel of the module may still be queued: wait for the stream, then unload. On a
-        // failure the module stays loaded (a leak of GPU memory, nothing worse).
-        if self.handles.synchronize().is_ok() {
+        // failure the module stays loaded (a leak of GPU memory, nothing worse), and it is
+        // said on the runtime's log.
+        let unloaded = self.handles.synchronize().and_then(|()| {
             // SAFETY: the module was loaded in this context and nothing uses it any more.
-            unsafe {
-                let _ = sys::cuModuleUnload(self.module);
-            }
+            check(
+                unsafe { sys::cuModuleUnload(self.module) },
+                "cuModuleUnload",
+            )
+        });
+        if let Err(e) = unloaded {
+            crate::log::append(&format!(
+                "warning: a dropped program's GPU module stays loaded: {e}"
+            ));
         }
     }
 }

@@ -16,15 +16,13 @@
 
 use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
-use crate::cpu::layout::{clif_type, leaves, Leaf};
+use crate::cpu::layout::{clif_type, leaves};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
 use crate::lower::counter::{self, Slots, LEVELS};
 use crate::lower::Target;
 use crate::CompileError;
-use brook_ir::{ParamRole, Type};
-use cranelift_codegen::ir::{
-    condcodes::IntCC, types, InstBuilder, StackSlotData, StackSlotKind, Value,
-};
+use brook_ir::{ParamRole, ScalarKind, Type};
+use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::Variable;
 
 /// Leaves reduced in registers at a time (a power of two).
@@ -203,8 +201,8 @@ impl Walk {
     }
 }
 
-/// The counter stack's slots: a cell per level in a stack slot (memory at fixed places, so
-/// the unrolled pushes merge no variables).
+/// The counter stack's slots: a cell per level in a stack slot (the shared stack walks cells
+/// in memory with one loop over the levels).
 fn stack_slots(lower: &mut Lower<'_, '_>, ty: &Type) -> Slots<Value, Variable> {
     let size = lower.module.layout(ty).size.next_multiple_of(8).max(8);
     let levels = counter::slot_count(LEVELS);
@@ -221,17 +219,6 @@ fn stack_slots(lower: &mut Lower<'_, '_>, ty: &Type) -> Slots<Value, Variable> {
         ty: ty.clone(),
         layout: leaves(lower.module, ty),
     }
-}
-
-/// A variable per leaf of `layout`, holding zero.
-fn fresh_vars(lower: &mut Lower<'_, '_>, layout: &[Leaf]) -> Vec<Variable> {
-    layout
-        .iter()
-        .map(|leaf| {
-            let zero = lower.zero(leaf.kind);
-            lower.var_with(clif_type(leaf.kind), zero)
-        })
-        .collect()
 }
 
 /// Reduces `BLOCK` values as the aligned tree, in registers.
@@ -356,9 +343,11 @@ pub fn build_range(
 
     lower.b.switch_to_block(finish);
     let layout = leaves(lower.module, &roles.ty);
-    let result_vars = fresh_vars(lower, &layout);
-    let no = lower.iconst(types::I8, 0);
-    let has = lower.var_with(types::I8, no);
+    let result_vars: Vec<Variable> = layout
+        .iter()
+        .map(|leaf| lower.temporary(leaf.kind))
+        .collect();
+    let has = lower.temporary(ScalarKind::Bool);
     let count = lower.b.ins().isub(hi, lo);
     counter::finish_onto(lower, &slots, count, &result_vars, has, &mut combine_step)?;
     let result: Vec<Value> = result_vars.iter().map(|&v| lower.b.use_var(v)).collect();
