@@ -16,7 +16,7 @@ Usage:
                                follow FILE.br (build and run): .br files (kernels declared in
                                one and defined in another) and C++ sources or libraries
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
-  brcc check FILE.loom         check a LOOM file's tokens and layout (the stages that exist)
+  brcc check FILE.loom         check a LOOM program (imports, layout, syntax, names and types)
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
   brcc FILE.br --emit ptx      print the PTX the CUDA device writes for each kernel
                                (1-D launch; for sm_90 unless --sm N names another GPU,

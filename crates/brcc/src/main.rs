@@ -298,8 +298,8 @@ fn read_source(args: &Args) -> Result<(String, SourceFile), ExitCode> {
     }
 }
 
-/// `brcc check FILE.loom`: the LOOM frontend's stages that exist (tokens and layout), with
-/// every diagnostic rendered; says that the rest is not checked yet.
+/// `brcc check FILE.loom`: the LOOM frontend (imports, layout, parsing, checking), with
+/// every diagnostic rendered.
 fn check_loom(args: &Args) -> ExitCode {
     let Some(path) = &args.file else {
         return ExitCode::from(2);
@@ -311,15 +311,10 @@ fn check_loom(args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let file = SourceFile::new(path.clone(), text);
-    let lexed = brook_front::loom::lex(&file);
-    for diagnostic in &lexed.diagnostics {
-        eprint!("{}", diagnostic.render(&file));
-    }
-    let errors = lexed.diagnostics.iter().filter(|d| d.is_error()).count();
-    eprintln!(
-        "brcc: note: {path}: LOOM is checked for tokens and layout only so far (docs/LOOM.md)"
-    );
+    let checked =
+        brook_front::loom::check_source(path, &text, &mut brook_front::loom::read_from_disk);
+    eprint!("{}", checked.render_diagnostics());
+    let errors = checked.error_count();
     if errors > 0 {
         eprintln!("brcc: {path}: {errors} error(s)");
         ExitCode::FAILURE

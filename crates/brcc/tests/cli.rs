@@ -27,15 +27,28 @@ fn temp_file(name: &str, text: &str) -> String {
 }
 
 #[test]
-fn a_loom_file_is_checked_for_tokens_and_layout() {
+fn a_loom_program_is_checked_with_its_imports() {
+    let lib = temp_file(
+        "lib.loom",
+        "func sqr(x: Float32): Float32\n  return x * x\n",
+    );
     let good = temp_file(
         "good.loom",
-        "func foo(a: Int32): Int32\n  local sum: Int32 <- 0\n  return sum\n",
+        "import lib.loom\nkernel k(a: Float32[THREADS])\n  a[T] <- sqr(a[T])\n  return\n",
     );
+    assert!(lib.ends_with("lib.loom"));
     let out = brcc(&["check", &good]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("tokens and layout only"));
-    let bad = temp_file("bad.loom", "kernel k()\n\treturn\n x <- 12abc\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let bad = temp_file(
+        "bad.loom",
+        "kernel k(a: Int32[THREADS])\n\treturn\n  a[T] <- 12abc + y\n",
+    );
     let out = brcc(&["check", &bad]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -44,9 +57,10 @@ fn a_loom_file_is_checked_for_tokens_and_layout() {
         "{err}"
     );
     assert!(
-        err.contains("LM0102") && err.contains("2 error(s)"),
+        err.contains("LM0102") && err.contains("bad.loom:3:19: error[LM0301]: `y` is not declared"),
         "{err}"
     );
+    assert!(err.contains("4 error(s)"), "{err}");
 }
 
 #[test]

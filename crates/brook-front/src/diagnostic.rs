@@ -113,6 +113,23 @@ codes! {
     LoomTab = 1103,
     LoomIndentation = 1104,
     LoomUnclosedBracket = 1105,
+    LoomImport = 1106,
+    LoomSyntax = 1201,
+    LoomUndeclared = 1301,
+    LoomType = 1302,
+    LoomDuplicate = 1303,
+    LoomNotAssignable = 1304,
+    LoomIndex = 1305,
+    LoomArraySize = 1306,
+    LoomLoopControl = 1307,
+    LoomMemorySpace = 1308,
+    LoomArity = 1401,
+    LoomRecursion = 1402,
+    LoomKernelCount = 1403,
+    LoomKernelReturn = 1404,
+    LoomMissingReturn = 1405,
+    LoomParallelFunction = 1406,
+    LoomParallelArray = 1407,
 }
 
 impl Code {

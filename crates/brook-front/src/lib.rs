@@ -6,6 +6,7 @@
 
 pub mod brook;
 pub mod diagnostic;
+mod frontend_stack;
 pub mod loom;
 pub mod source;
 mod token_table;

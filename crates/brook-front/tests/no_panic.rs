@@ -1,6 +1,7 @@
-//! The frontend never panics, whatever the input: random text, random token soup, and mutations
-//! of the fixtures, under random options. Deep nesting gets an error, not a stack overflow.
-//! Whatever checks clean lowers to IR that passes the validator.
+//! The frontends never panic, whatever the input: random text, random token soup, and
+//! mutations of the fixtures (Brook under random options; LOOM too, with imports of other
+//! fixtures and of itself). Deep nesting gets an error, not a stack overflow. Whatever Brook
+//! program checks clean lowers to IR that passes the validator.
 //!
 //! `BROOK_FUZZ_CASES=N` sets the number of cases per property (default 300, for CI); a long run
 //! is `BROOK_FUZZ_CASES=200000 cargo test --release -p brook-front --test no_panic`.
@@ -228,4 +229,206 @@ fn deep_nesting_is_an_error_not_a_crash() {
         &CheckOptions::default(),
     );
     assert!(checked.render_diagnostics().contains("nesting is too deep"));
+}
+
+/// Checks `text` as LOOM and renders every diagnostic: neither may panic. Imports read the
+/// LOOM fixtures by index (`import 3`), and `self` imports the file itself.
+fn run_loom(text: &str) {
+    let checked = brook_front::loom::check_source("fuzz.loom", text, &mut |path: &str| {
+        if path == "self" {
+            return Ok(text.to_string());
+        }
+        let index: usize = path.parse().map_err(|_| "no such file".to_string())?;
+        loom_texts()
+            .get(index % loom_texts().len().max(1))
+            .cloned()
+            .ok_or_else(|| "no such file".to_string())
+    });
+    let _ = checked.render_diagnostics();
+}
+
+const LOOM_VOCABULARY: &[&str] = &[
+    "kernel",
+    "func",
+    "type",
+    "const",
+    "local",
+    "shared",
+    "global",
+    "import",
+    "if",
+    "then",
+    "else",
+    "while",
+    "for",
+    "break",
+    "continue",
+    "return",
+    "Bool",
+    "Byte",
+    "Int32",
+    "Int64",
+    "UInt32",
+    "UInt64",
+    "Float32",
+    "Float64",
+    "Range",
+    "TRUE",
+    "FALSE",
+    "B",
+    "BLOCKS",
+    "BLOCKSIZE",
+    "T",
+    "THREADS",
+    "X_T",
+    "Y_THREADS",
+    "X_BLOCKS",
+    "a",
+    "b",
+    "f",
+    "x'",
+    "max",
+    "block",
+    "sqrt",
+    "0",
+    "1",
+    "2.5",
+    "1e3",
+    "(",
+    ")",
+    "[",
+    "]",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    ";",
+    ":",
+    ",",
+    ".",
+    "!",
+    "*",
+    "/",
+    "%",
+    "<<",
+    ">>",
+    "&",
+    "+",
+    "-",
+    "|",
+    "^",
+    "=",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "//",
+    "/.",
+    "/:",
+    ":/",
+    "..",
+    "...",
+    "<-",
+    "+=",
+    "\n",
+    "\n  ",
+    "\n    ",
+    "--",
+];
+
+/// The LOOM examples and diagnostic fixtures, read once.
+fn loom_texts() -> &'static [String] {
+    static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dirs = [
+            root.join("tests/fixtures/loom_diag"),
+            root.join("../../examples/loom"),
+        ];
+        let mut texts = Vec::new();
+        for dir in dirs {
+            for entry in std::fs::read_dir(dir).expect("fixture directory") {
+                let path = entry.expect("directory entry").path();
+                if path.extension().is_some_and(|e| e == "loom") {
+                    texts.push(std::fs::read_to_string(path).expect("fixture text"));
+                }
+            }
+        }
+        texts.sort();
+        texts
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn loom_random_text(text in "[ -~\t\n\r]{0,300}") {
+        run_loom(&text);
+    }
+
+    #[test]
+    fn loom_token_soup(words in proptest::collection::vec(proptest::sample::select(LOOM_VOCABULARY), 0..150)) {
+        let text = words.join(" ").replace("\\n", "\n");
+        run_loom(&text);
+    }
+
+    #[test]
+    fn loom_mutated_fixtures(index in any::<proptest::sample::Index>(), edits in proptest::collection::vec((any::<proptest::sample::Index>(), 0usize..12, "([ -~\n\t]{0,6}|\nimport [0-9]\n|\nimport self\n)"), 1..6)) {
+        let mut text = index.get(loom_texts()).clone().into_bytes();
+        for (at, remove, insert) in edits {
+            let start = at.index(text.len() + 1);
+            let end = (start + remove).min(text.len());
+            text.splice(start..end, insert.bytes());
+        }
+        run_loom(&String::from_utf8_lossy(&text));
+    }
+}
+
+#[test]
+fn loom_deep_nesting_is_an_error_not_a_crash() {
+    let depth = 100_000;
+    let texts = [
+        format!(
+            "kernel k(x: Int32)\n  x <- {}1{}\n  return\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+        format!(
+            "kernel k(x: Int32)\n  x <- {}1\n  return\n",
+            "-".repeat(depth)
+        ),
+        format!(
+            "kernel k(x: Int32)\n  x <- {}x\n  return\n",
+            "x + ".repeat(depth)
+        ),
+        format!(
+            "kernel k(x: Int32)\n  x <- {}x\n  return\n",
+            "f // ".repeat(depth)
+        ),
+        format!(
+            "kernel k(x: Int32)\n  x <- a{}\n  return\n",
+            "[0]".repeat(depth)
+        ),
+        format!(
+            "type P {}Int32{}\n",
+            "{a: ".repeat(depth),
+            "}".repeat(depth)
+        ),
+        (0..2_000)
+            .map(|i| format!("{}if x > 0 then\n", " ".repeat(i)))
+            .collect::<String>()
+            + &" ".repeat(2_000)
+            + "return\n",
+    ];
+    for text in &texts {
+        let checked = brook_front::loom::check_source("deep.loom", text, &mut |_: &str| {
+            Err("no imports".to_string())
+        });
+        assert!(checked.has_errors(), "{}", &text[..80.min(text.len())]);
+        let _ = checked.render_diagnostics();
+    }
 }

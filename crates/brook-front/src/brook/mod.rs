@@ -13,6 +13,7 @@ pub mod token;
 pub use preprocess::Define;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, WarningPolicy};
+use crate::frontend_stack::on_frontend_stack;
 use crate::source::SourceFile;
 use check::ProgramInfo;
 use preprocess::Spellings;
@@ -101,14 +102,14 @@ impl Checked {
     }
 }
 
-/// The stack the frontend runs on: deep (but bounded, see [`parse::MAX_DEPTH`]) nesting recurses,
-/// and unoptimised builds use large frames. Only the pages touched are ever committed.
-const FRONTEND_STACK_BYTES: usize = 256 << 20;
-
 /// Runs the whole frontend on one file, on a thread with a stack large enough for the deepest
 /// nesting the parser accepts.
 pub fn check_source(file: SourceFile, options: &CheckOptions) -> Checked {
-    on_frontend_stack(file, |file| check_on_this_thread(file, options))
+    on_frontend_stack(
+        file,
+        |file| check_on_this_thread(file, options),
+        || SourceFile::new("<input>", ""),
+    )
 }
 
 /// A checked program and, when it has no errors, its IR.
@@ -120,41 +121,23 @@ pub struct Compiled {
 
 /// Checks a file and, if it has no errors, lowers it to IR (on the frontend's large stack).
 pub fn compile_source(file: SourceFile, options: &CheckOptions) -> Compiled {
-    on_frontend_stack(file, |file| {
-        let checked = check_on_this_thread(file, options);
-        let module = if checked.has_errors() {
-            None
-        } else {
-            let lowered = lower::lower(&checked.program, &checked.info);
-            Some(lowered.map(|mut module| {
-                module.source = Some(std::sync::Arc::new(checked.file.clone()));
-                module
-            }))
-        };
-        Compiled { checked, module }
-    })
-}
-
-fn on_frontend_stack<T: Send>(file: SourceFile, run: impl Fn(SourceFile) -> T + Sync) -> T {
-    let input = std::sync::Mutex::new(Some(file));
-    let take = || input.lock().ok().and_then(|mut slot| slot.take());
-    std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("brook-frontend".into())
-            .stack_size(FRONTEND_STACK_BYTES)
-            .spawn_scoped(scope, || take().map(&run));
-        let result = match spawned {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => None,
-        };
-        // If no thread could be started, run here, on the caller's stack.
-        result.unwrap_or_else(|| {
-            let file = take().unwrap_or_else(|| SourceFile::new("<input>", ""));
-            run(file)
-        })
-    })
+    on_frontend_stack(
+        file,
+        |file| {
+            let checked = check_on_this_thread(file, options);
+            let module = if checked.has_errors() {
+                None
+            } else {
+                let lowered = lower::lower(&checked.program, &checked.info);
+                Some(lowered.map(|mut module| {
+                    module.source = Some(std::sync::Arc::new(checked.file.clone()));
+                    module
+                }))
+            };
+            Compiled { checked, module }
+        },
+        || SourceFile::new("<input>", ""),
+    )
 }
 
 fn check_on_this_thread(file: SourceFile, options: &CheckOptions) -> Checked {

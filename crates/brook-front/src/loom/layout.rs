@@ -2,7 +2,7 @@
 //! blocks and statements. They insert tokens, not text, so every position a diagnostic names
 //! is the user's own.
 //!
-//! Per line (blank and comment-only lines do not count; a line that leaves a `(`, `[` or `[[`
+//! Per line (blank, comment-only and `import` lines do not count; a line that leaves a `(`, `[` or `[[`
 //! open continues on the next ones, which form one logical line with it):
 //! 1. a line holding a block-introducing word (`then`, `else`, `for`, `while`, `func`,
 //!    `kernel`) ends with an inserted block start (unless it ends with a written `{`);
@@ -113,7 +113,13 @@ fn close_to(
         );
         return;
     }
+    // Close the deeper blocks; a line between two levels stays in the deeper one (the
+    // likelier reading of a slip, and the block keeps its statements).
     while levels.last().is_some_and(|&level| indent < level) {
+        let below = levels.len().checked_sub(2).map_or(base, |i| levels[i]);
+        if below < indent {
+            break;
+        }
         levels.pop();
         out.push(inserted(TokenKind::BlockClose, at));
     }
@@ -143,6 +149,10 @@ fn logical_lines(file: &SourceFile, diagnostics: &mut Diagnostics) -> Vec<Line> 
     for index in 0..file.line_count() {
         let start = file.line_start(index);
         let raw = file.line_text(index);
+        if super::import::import_path(raw).is_some() {
+            // Spliced by `import`, which reports its problems.
+            continue;
+        }
         let tokens = lex_line(raw, start, diagnostics);
         let Some(last) = tokens.last() else {
             continue;

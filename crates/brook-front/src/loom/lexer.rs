@@ -28,11 +28,18 @@ pub fn lex_line(line: &str, start: usize, diagnostics: &mut Diagnostics) -> Vec<
             let span = Span::new(start + i, start + end);
             match kind {
                 Some(kind) => tokens.push(Token { kind, span }),
-                None => diagnostics.error(
-                    Code::LoomMalformedNumber,
-                    span,
-                    format!("malformed number `{}`", &line[i..end]),
-                ),
+                None => {
+                    diagnostics.error(
+                        Code::LoomMalformedNumber,
+                        span,
+                        format!("malformed number `{}`", &line[i..end]),
+                    );
+                    // A stand-in, so the rest of the line is still parsed and checked.
+                    tokens.push(Token {
+                        kind: TokenKind::Int(0),
+                        span,
+                    });
+                }
             }
             i = end;
         } else if let Some(op) = Op::BY_LENGTH

@@ -1,6 +1,6 @@
-use super::token::{Axis, Keyword, Op, ThreadName, TokenKind};
-use super::*;
 use crate::diagnostic::Code;
+use crate::loom::token::{Axis, Keyword, Op, ThreadName, TokenKind};
+use crate::loom::*;
 
 fn lexed(text: &str) -> Lexed {
     lex(&SourceFile::new("t.loom", text))
