@@ -14,9 +14,11 @@
 //!   iterators, integer arithmetic), written down once with the functions that compute them;
 //! - [`reduce_order`]: the canonical reduction order that makes reductions bit-identical on every
 //!   backend;
+//! - [`builder`]: the [`builder::KernelBuilder`] frontends lower through;
 //! - [`arena`]: typed arenas with handles and source spans, the storage of IR nodes.
 
 pub mod arena;
+pub mod builder;
 pub mod expr;
 pub mod launch;
 pub mod module;

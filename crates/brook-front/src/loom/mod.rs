@@ -15,6 +15,7 @@ pub mod check;
 pub mod import;
 pub mod layout;
 pub mod lexer;
+pub mod lower;
 pub mod parse;
 pub mod token;
 

@@ -618,8 +618,8 @@ fn spans_threads(dims: &[super::Dim]) -> bool {
                 Spread::Threads(Some(Axis::X)),
                 Spread::Threads(Some(Axis::Y))
             ]
-            | [Spread::Block]
-            | [Spread::Block, Spread::Block]
+            | [Spread::Block(_)]
+            | [Spread::Block(_), Spread::Block(_)]
     )
 }
 

@@ -36,9 +36,12 @@ pub struct Info {
     pub names: HashMap<ExprId, VarId>,
     /// The function each call and parallel operator calls.
     pub callees: HashMap<ExprId, Callee>,
-    /// The variable each declaration and typed `for` declares, by the span of its name.
+    /// The variable each declaration and typed `for` declares, and the variable an untyped
+    /// `for` counts with, by the span of the name there.
     pub declared: HashMap<(u32, u32), VarId>,
     pub vars: Vec<Var>,
+    /// The return type of each device function, by item index.
+    pub returns: HashMap<usize, Ty>,
     /// The item index of the kernel (when there is exactly one).
     pub kernel: Option<usize>,
 }

@@ -155,7 +155,9 @@ impl<'p, 'd> Checker<'p, 'd> {
             }
             ty
         });
-        let _ = index;
+        if let Some(ret) = &ret {
+            self.info.returns.insert(index, ret.clone());
+        }
         Signature {
             kind: func.kind,
             params,

@@ -116,6 +116,9 @@ impl Checker<'_, '_> {
             );
             return Ty::Error;
         };
+        self.info
+            .declared
+            .insert((var.span.start, var.span.end), id);
         let v = self.var(id).clone();
         if matches!(v.kind, VarKind::Const(_)) {
             self.diagnostics.error(

@@ -71,13 +71,16 @@ pub enum SizeOp {
     Div,
 }
 
-/// How an array's extent relates to the grid: what parallel operators need.
+/// How an array's extent relates to the grid: what parallel operators and whole-array
+/// statements need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spread {
     /// One element per thread of the grid along the axis (`THREADS`, `X_THREADS`, ...).
     Threads(Option<Axis>),
-    /// One element per thread of a block (`BLOCKSIZE`, `[]` shared, a slice).
-    Block,
+    /// One element per block along the axis (`BLOCKS`, `X_BLOCKS`, ...).
+    Blocks(Option<Axis>),
+    /// One element per thread of a block (`BLOCKSIZE`, `X_BLOCKSIZE`, `[]` shared, a slice).
+    Block(Option<Axis>),
     /// Anything else.
     Other,
 }
@@ -85,16 +88,13 @@ pub enum Spread {
 impl Dim {
     pub fn spread(&self) -> Spread {
         match self {
-            Dim::Launch(Size::Grid(ThreadParam {
-                name: ThreadName::Threads,
-                axis,
-            })) => Spread::Threads(*axis),
-            Dim::Launch(Size::Grid(ThreadParam {
-                name: ThreadName::BlockSize,
-                ..
-            }))
-            | Dim::Unsized
-            | Dim::Slice => Spread::Block,
+            Dim::Launch(Size::Grid(ThreadParam { name, axis })) => match name {
+                ThreadName::Threads => Spread::Threads(*axis),
+                ThreadName::Blocks => Spread::Blocks(*axis),
+                ThreadName::BlockSize => Spread::Block(*axis),
+                _ => Spread::Other,
+            },
+            Dim::Unsized | Dim::Slice => Spread::Block(None),
             _ => Spread::Other,
         }
     }

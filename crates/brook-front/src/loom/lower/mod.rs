@@ -1,0 +1,568 @@
+//! Lowering of a checked LOOM program to the kernel IR, for one grid.
+//!
+//! A LOOM kernel is compiled for a [`Grid`] (threads and block size, 1-D or 2-D): the grid's
+//! sizes (`THREADS`, `BLOCKS`, `BLOCKSIZE`, ...) become constants, so array extents and the
+//! block collectives are fixed when compiling. The IR kernel runs over a 1-D domain of all the
+//! grid's threads in thread groups of one block each; blocks are numbered with the `Y` axis
+//! fastest, and threads in a block likewise, so neighbouring threads touch neighbouring
+//! elements of a row-major `[X, Y]` array.
+//!
+//! - Kernel arrays are scatter parameters (read and written at computed positions); `[ ]`
+//!   reads clamp and writes outside are dropped, `[[ ]]` reads outside give zero and writes
+//!   outside are skipped (explicit tests in the IR).
+//! - Device functions are inlined; a `return` leaves a wrapper loop.
+//! - Whole-array statements and the parallel operators are block-wide ([`array`],
+//!   [`collective`]): each thread handles its element, and a barrier follows every statement
+//!   that writes shared or global memory (section 1.2.1).
+//!
+//! The input has passed the checker without errors; a [`LowerError`] is a construct this
+//! lowering does not handle yet (said with its place), or a compiler defect.
+
+mod array;
+mod call;
+mod collective;
+mod expr;
+mod stmt;
+
+use super::ast::{Func, FuncKind, Item};
+use super::check::{ConstValue, Ty, VarId};
+use super::Checked;
+use crate::source::Span;
+use brook_ir::builder::KernelBuilder;
+use brook_ir::{
+    FieldDecl, Handle, KernelKind, Local, Module, ParamId, ScalarKind, SourceSpan, StructDecl,
+    StructId, Type, ValueType,
+};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The grid a kernel is compiled for. A 1-D grid has `threads[1] == block[1] == 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Grid {
+    /// Threads along X (the first index) and Y.
+    pub threads: [u32; 2],
+    /// Threads per block along X and Y.
+    pub block: [u32; 2],
+}
+
+impl Grid {
+    pub fn one_d(threads: u32, block: u32) -> Grid {
+        Grid {
+            threads: [threads, 1],
+            block: [block, 1],
+        }
+    }
+
+    pub fn blocks(&self) -> [u32; 2] {
+        [
+            self.threads[0] / self.block[0].max(1),
+            self.threads[1] / self.block[1].max(1),
+        ]
+    }
+
+    pub fn total_threads(&self) -> u64 {
+        u64::from(self.threads[0]) * u64::from(self.threads[1])
+    }
+
+    pub fn block_threads(&self) -> u32 {
+        self.block[0] * self.block[1]
+    }
+
+    /// Why the grid cannot run, if it cannot: sizes of zero, or threads that are not whole
+    /// blocks.
+    pub fn problem(&self) -> Option<String> {
+        if self.threads.contains(&0) || self.block.contains(&0) {
+            return Some(format!(
+                "a grid of {:?} threads in blocks of {:?} has no threads",
+                self.threads, self.block
+            ));
+        }
+        if self.threads[0] % self.block[0] != 0 || self.threads[1] % self.block[1] != 0 {
+            return Some(format!(
+                "{:?} threads are not whole blocks of {:?} (THREADS is BLOCKS * BLOCKSIZE on each axis)",
+                self.threads, self.block
+            ));
+        }
+        if self.total_threads() > i32::MAX as u64 {
+            return Some(format!(
+                "{} threads are more than 2^31 - 1",
+                self.total_threads()
+            ));
+        }
+        None
+    }
+}
+
+/// A construct the lowering cannot translate, with its place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError {
+    pub span: Span,
+    pub message: String,
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+type Lowered<T> = Result<T, LowerError>;
+
+fn fail<T>(span: Span, message: impl Into<String>) -> Lowered<T> {
+    Err(LowerError {
+        span,
+        message: message.into(),
+    })
+}
+
+fn source_span(span: Span) -> SourceSpan {
+    SourceSpan {
+        start: span.start,
+        end: span.end,
+    }
+}
+
+/// The lowered kernel with what its launch needs.
+#[derive(Clone, Debug)]
+pub struct LoweredKernel {
+    /// One kernel, for the grid.
+    pub module: Module,
+    /// Per kernel parameter: the array's extents (first index first), or `None` for a value.
+    pub extents: Vec<Option<Vec<usize>>>,
+    pub grid: Grid,
+}
+
+/// Lowers the kernel of a checked program (which must have no errors) for `grid`.
+pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
+    if let Some(problem) = grid.problem() {
+        return fail(Span::default(), problem);
+    }
+    let Some(index) = checked.info.kernel else {
+        return fail(Span::default(), "the program has no kernel");
+    };
+    let Item::Func(func) = &checked.program.items[index] else {
+        return fail(Span::default(), "the kernel is not a function");
+    };
+    let mut lowerer = Lowerer::new(checked, grid);
+    lowerer.kernel(func)?;
+    let extents = lowerer.extents.clone();
+    let structs = lowerer
+        .structs
+        .iter()
+        .map(|(_, decl)| decl.clone())
+        .collect();
+    let kernel = lowerer.b.finish(
+        func.name.name.clone(),
+        KernelKind::Map,
+        Some([grid.block_threads(), 1, 1]),
+        source_span(func.name.span),
+    );
+    Ok(LoweredKernel {
+        module: Module {
+            structs,
+            kernels: vec![kernel],
+            source: Some(std::sync::Arc::new(checked.file.clone())),
+        },
+        extents,
+        grid,
+    })
+}
+
+/// Where an array lives.
+#[derive(Clone, Debug)]
+enum ArrayRef {
+    /// A kernel parameter in global memory.
+    Global { param: ParamId, dims: Vec<u32> },
+    /// A local (per thread) or shared (per block) array.
+    Local {
+        local: Handle<Local>,
+        dims: Vec<u32>,
+        shared: bool,
+    },
+}
+
+impl ArrayRef {
+    fn dims(&self) -> &[u32] {
+        match self {
+            ArrayRef::Global { dims, .. } | ArrayRef::Local { dims, .. } => dims,
+        }
+    }
+}
+
+/// What a variable stands for.
+#[derive(Clone, Debug)]
+enum Binding {
+    /// A scalar or record in a local.
+    Value(Handle<Local>),
+    Array(ArrayRef),
+}
+
+/// One function being lowered: the kernel, or an inlined device function.
+struct Frame {
+    bindings: HashMap<VarId, Binding>,
+    /// For an inlined function: where `return value` stores, and the flag a `return` inside
+    /// a loop sets so that every enclosing loop of the function breaks too.
+    ret: Option<(Handle<Local>, Handle<Local>)>,
+    /// How many of this function's loops enclose the statement being lowered.
+    loops: u32,
+}
+
+/// The thread's coordinates, computed once at the kernel's start.
+struct Coords {
+    /// `T`, `X_T`, `Y_T`.
+    thread: [Handle<Local>; 3],
+    /// `B`, `X_B`, `Y_B`.
+    block: [Handle<Local>; 3],
+    /// The thread's index in its block: linear, along X, along Y.
+    lane: [Handle<Local>; 3],
+}
+
+struct Lowerer<'a> {
+    checked: &'a Checked,
+    grid: Grid,
+    b: KernelBuilder,
+    /// Record types (by their fields) and their IR declarations.
+    structs: Vec<(Ty, StructDecl)>,
+    frames: Vec<Frame>,
+    coords: Option<Coords>,
+    extents: Vec<Option<Vec<usize>>>,
+}
+
+impl<'a> Lowerer<'a> {
+    fn new(checked: &'a Checked, grid: Grid) -> Self {
+        Lowerer {
+            checked,
+            grid,
+            b: KernelBuilder::new(),
+            structs: Vec::new(),
+            frames: Vec::new(),
+            coords: None,
+            extents: Vec::new(),
+        }
+    }
+
+    fn kernel(&mut self, func: &Func) -> Lowered<()> {
+        debug_assert_eq!(func.kind, FuncKind::Kernel);
+        self.frames.push(Frame {
+            bindings: HashMap::new(),
+            ret: None,
+            loops: 0,
+        });
+        self.thread_coordinates(func.span);
+        for param in &func.params {
+            self.kernel_param(param)?;
+        }
+        self.block(&func.body)?;
+        Ok(())
+    }
+
+    fn kernel_param(&mut self, param: &super::ast::Param) -> Lowered<()> {
+        let var = self.declared(&param.name)?;
+        let ty = self.checked.info.vars[var.0 as usize].ty.clone();
+        let span = source_span(param.name.span);
+        let id = ParamId(self.b.params.len() as u32);
+        match &ty {
+            Ty::Array { elem, dims } => {
+                let dims = self.extents_of(dims, param.ty.span, "a kernel parameter")?;
+                let elem = self.ir_type(elem, param.ty.span)?;
+                self.b.params.push(brook_ir::Param {
+                    name: param.name.name.clone(),
+                    ty: elem,
+                    role: brook_ir::ParamRole::Scatter {
+                        rank: dims.len() as u8,
+                    },
+                    span,
+                });
+                self.extents
+                    .push(Some(dims.iter().map(|&d| d as usize).collect()));
+                self.bind(var, Binding::Array(ArrayRef::Global { param: id, dims }));
+            }
+            _ => {
+                let ir = self.ir_type(&ty, param.ty.span)?;
+                self.b.params.push(brook_ir::Param {
+                    name: param.name.name.clone(),
+                    ty: ir.clone(),
+                    role: brook_ir::ParamRole::Constant,
+                    span,
+                });
+                self.extents.push(None);
+                // A value parameter is the kernel's own copy: it may be assigned.
+                let value = self.b.append(brook_ir::ExprKind::Constant(id), ir, span);
+                let local = self.b.capture(&param.name.name, value, span);
+                self.bind(var, Binding::Value(local));
+            }
+        }
+        Ok(())
+    }
+
+    /// Computes `T`, `B` and the lanes (and their `X_`/`Y_` forms) into locals.
+    fn thread_coordinates(&mut self, span: Span) {
+        let s = source_span(span);
+        let [bx, by] = self.grid.block;
+        let [_, blocks_y] = self.grid.blocks();
+        let int4 = Type::Value(ValueType::vector(ScalarKind::I32, 4));
+        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+        let instance = self.b.append(brook_ir::ExprKind::Instance, int4.clone(), s);
+        let linear = self.b.append(
+            brook_ir::ExprKind::Component {
+                base: instance,
+                index: 0,
+            },
+            int.clone(),
+            s,
+        );
+        let in_group = self.b.append(brook_ir::ExprKind::InstanceInGroup, int4, s);
+        let lane = self.b.append(
+            brook_ir::ExprKind::Component {
+                base: in_group,
+                index: 0,
+            },
+            int,
+            s,
+        );
+        let block_threads = self.b.int(i64::from(bx * by), s);
+        let block = self
+            .b
+            .binary(brook_ir::BinaryOp::Div, linear, block_threads, s);
+        let lane_x = self.div_const(lane, by, s);
+        let lane_y = self.rem_const(lane, by, s);
+        let block_x = self.div_const(block, blocks_y, s);
+        let block_y = self.rem_const(block, blocks_y, s);
+        let thread_x = self.scaled_plus(block_x, bx, lane_x, s);
+        let thread_y = self.scaled_plus(block_y, by, lane_y, s);
+        let mut keep = |name: &str, value| self.b.capture(name, value, s);
+        let coords = Coords {
+            thread: [
+                keep("T", linear),
+                keep("X_T", thread_x),
+                keep("Y_T", thread_y),
+            ],
+            block: [keep("B", block), keep("X_B", block_x), keep("Y_B", block_y)],
+            lane: [
+                keep("lane", lane),
+                keep("lane_x", lane_x),
+                keep("lane_y", lane_y),
+            ],
+        };
+        self.coords = Some(coords);
+    }
+
+    fn div_const(
+        &mut self,
+        value: Handle<brook_ir::Expr>,
+        by: u32,
+        s: SourceSpan,
+    ) -> Handle<brook_ir::Expr> {
+        let c = self.b.int(i64::from(by), s);
+        self.b.binary(brook_ir::BinaryOp::Div, value, c, s)
+    }
+
+    fn rem_const(
+        &mut self,
+        value: Handle<brook_ir::Expr>,
+        by: u32,
+        s: SourceSpan,
+    ) -> Handle<brook_ir::Expr> {
+        let c = self.b.int(i64::from(by), s);
+        self.b.binary(brook_ir::BinaryOp::Rem, value, c, s)
+    }
+
+    /// `a * k + b`.
+    fn scaled_plus(
+        &mut self,
+        a: Handle<brook_ir::Expr>,
+        k: u32,
+        b: Handle<brook_ir::Expr>,
+        s: SourceSpan,
+    ) -> Handle<brook_ir::Expr> {
+        let k = self.b.int(i64::from(k), s);
+        let scaled = self.b.binary(brook_ir::BinaryOp::Mul, a, k, s);
+        self.b.binary(brook_ir::BinaryOp::Add, scaled, b, s)
+    }
+
+    fn coords(&self) -> &Coords {
+        self.coords
+            .as_ref()
+            .expect("coordinates are computed first")
+    }
+
+    fn bind(&mut self, var: VarId, binding: Binding) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame.bindings.insert(var, binding);
+        }
+    }
+
+    fn binding(&self, var: VarId, span: Span) -> Lowered<Binding> {
+        match self.frames.last().and_then(|f| f.bindings.get(&var)) {
+            Some(b) => Ok(b.clone()),
+            None => fail(span, "a variable with no storage (a compiler defect)"),
+        }
+    }
+
+    /// The variable a declaration's name declares.
+    fn declared(&self, name: &super::ast::Ident) -> Lowered<VarId> {
+        match self
+            .checked
+            .info
+            .declared
+            .get(&(name.span.start, name.span.end))
+        {
+            Some(&id) => Ok(id),
+            None => fail(
+                name.span,
+                format!("`{}` was not declared by the checker", name.name),
+            ),
+        }
+    }
+
+    /// The value of a grid size.
+    fn grid_value(&self, param: super::token::ThreadParam) -> u32 {
+        use super::token::{Axis, ThreadName};
+        let [tx, ty] = self.grid.threads;
+        let [bx, by] = self.grid.block;
+        let [gx, gy] = self.grid.blocks();
+        match (param.name, param.axis) {
+            (ThreadName::Threads, None) => tx * ty,
+            (ThreadName::Threads, Some(Axis::X)) => tx,
+            (ThreadName::Threads, Some(Axis::Y)) => ty,
+            (ThreadName::Blocks, None) => gx * gy,
+            (ThreadName::Blocks, Some(Axis::X)) => gx,
+            (ThreadName::Blocks, Some(Axis::Y)) => gy,
+            (ThreadName::BlockSize, None) => bx * by,
+            (ThreadName::BlockSize, Some(Axis::X)) => bx,
+            (ThreadName::BlockSize, Some(Axis::Y)) => by,
+            _ => 0,
+        }
+    }
+
+    /// Array extents for this grid.
+    fn extents_of(&self, dims: &[super::check::Dim], span: Span, what: &str) -> Lowered<Vec<u32>> {
+        use super::check::{Dim, Size};
+        fn eval(l: &Lowerer<'_>, size: &Size) -> Option<i64> {
+            Some(match size {
+                Size::Literal(n) => i64::try_from(*n).ok()?,
+                Size::Grid(p) => i64::from(l.grid_value(*p)),
+                Size::Binary(op, a, b) => {
+                    let (a, b) = (eval(l, a)?, eval(l, b)?);
+                    match op {
+                        super::check::ty::SizeOp::Add => a.checked_add(b)?,
+                        super::check::ty::SizeOp::Sub => a.checked_sub(b)?,
+                        super::check::ty::SizeOp::Mul => a.checked_mul(b)?,
+                        super::check::ty::SizeOp::Div => a.checked_div(b)?,
+                    }
+                }
+            })
+        }
+        dims.iter()
+            .map(|d| {
+                let n = match d {
+                    Dim::Const(n) => i64::try_from(*n).ok(),
+                    Dim::Launch(size) => eval(self, size),
+                    Dim::Unsized => Some(i64::from(self.grid.block_threads())),
+                    Dim::Slice => None,
+                };
+                match n {
+                    Some(n) if n > 0 && n <= i64::from(i32::MAX) => Ok(n as u32),
+                    Some(n) => fail(span, format!("{what} has the extent {n} on this grid")),
+                    None => fail(
+                        span,
+                        format!("{what} has an extent that is not known on this grid"),
+                    ),
+                }
+            })
+            .collect()
+    }
+
+    /// The IR type of a checked type (records become structs, arrays nested IR arrays).
+    fn ir_type(&mut self, ty: &Ty, span: Span) -> Lowered<Type> {
+        Ok(match ty {
+            Ty::Basic(b) => Type::Value(ValueType::scalar(scalar_kind(*b))),
+            Ty::UntypedInt => Type::Value(ValueType::scalar(ScalarKind::I64)),
+            Ty::UntypedFloat => Type::Value(ValueType::scalar(ScalarKind::F64)),
+            Ty::Record(record) => {
+                if let Some(i) = self.structs.iter().position(|(t, _)| t == ty) {
+                    return Ok(Type::Struct(StructId(i as u32)));
+                }
+                let mut fields = Vec::new();
+                for (name, field) in &record.fields {
+                    fields.push(FieldDecl {
+                        name: name.clone(),
+                        ty: self.ir_type(field, span)?,
+                    });
+                }
+                let name = record
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("record{}", self.structs.len()));
+                self.structs.push((ty.clone(), StructDecl { name, fields }));
+                Type::Struct(StructId(self.structs.len() as u32 - 1))
+            }
+            Ty::Array { elem, dims } => {
+                let dims = self.extents_of(dims, span, "an array")?;
+                let mut ir = self.ir_type(elem, span)?;
+                for &len in dims.iter().rev() {
+                    ir = Type::Array {
+                        elem: Box::new(ir),
+                        len,
+                    };
+                }
+                ir
+            }
+            Ty::Error => return fail(span, "a value of no type (a compiler defect)"),
+        })
+    }
+
+    /// A literal for a `const` value as `kind`.
+    fn const_literal(
+        &mut self,
+        value: ConstValue,
+        kind: ScalarKind,
+        span: Span,
+    ) -> Handle<brook_ir::Expr> {
+        let s = source_span(span);
+        let lit = match (value, kind) {
+            (ConstValue::Bool(b), _) => brook_ir::Literal::bool(b),
+            (ConstValue::Int(i), ScalarKind::F32) => brook_ir::Literal::f32(i as f32),
+            (ConstValue::Int(i), ScalarKind::F64) => brook_ir::Literal::f64(i as f64),
+            (ConstValue::Int(i), k) => brook_ir::Literal::int(k, i),
+            (ConstValue::Float(f), ScalarKind::F32) => brook_ir::Literal::f32(f as f32),
+            (ConstValue::Float(f), ScalarKind::F64) => brook_ir::Literal::f64(f),
+            (ConstValue::Float(f), k) => brook_ir::Literal::int(k, f as i64),
+        };
+        self.b.literal(lit, s)
+    }
+}
+
+/// The IR kind of a basic type.
+fn scalar_kind(b: super::ast::BasicType) -> ScalarKind {
+    use super::ast::BasicType;
+    match b {
+        BasicType::Bool => ScalarKind::Bool,
+        BasicType::Byte => ScalarKind::U8,
+        BasicType::Int32 => ScalarKind::I32,
+        BasicType::Int64 => ScalarKind::I64,
+        BasicType::UInt32 => ScalarKind::U32,
+        BasicType::UInt64 => ScalarKind::U64,
+        BasicType::Float32 => ScalarKind::F32,
+        BasicType::Float64 => ScalarKind::F64,
+    }
+}
+
+/// The kind a value of checked type `ty` takes where `want` is wanted: untagged constants
+/// take `want` when it suits them.
+fn kind_for(ty: &Ty, want: Option<ScalarKind>) -> ScalarKind {
+    match ty {
+        Ty::Basic(b) => scalar_kind(*b),
+        Ty::UntypedInt => match want {
+            Some(k) if k != ScalarKind::Bool => k,
+            _ => ScalarKind::I64,
+        },
+        Ty::UntypedFloat => match want {
+            Some(k) if k.is_float() => k,
+            _ => ScalarKind::F64,
+        },
+        _ => want.unwrap_or(ScalarKind::I32),
+    }
+}

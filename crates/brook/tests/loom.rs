@@ -1,0 +1,227 @@
+//! LOOM programs (seed 004 and our own) run on every device, checked against plain host
+//! computations, and bit for bit against the reference interpreter.
+
+use brook::{args, Device, Grid, LoomProgram, Stream};
+
+fn example(name: &str) -> LoomProgram {
+    let path = format!("{}/../../examples/loom/{name}", env!("CARGO_MANIFEST_DIR"));
+    LoomProgram::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every device, the interpreter first.
+fn devices() -> Vec<Device> {
+    let mut all = Device::all();
+    all.sort_by_key(|d| d.type_name() != "interp");
+    if !all.iter().any(|d| d.type_name() == "cuda") {
+        eprintln!("note: no CUDA device here; LOOM runs on the interpreter and the CPU only");
+    }
+    all
+}
+
+/// Runs `f` on every device; each result must equal the host's `expected` and the
+/// interpreter's.
+fn on_every_device<T: PartialEq + std::fmt::Debug>(expected: &T, f: impl Fn(&Device) -> T) {
+    for device in devices() {
+        let found = f(&device);
+        assert_eq!(&found, expected, "on {}", device.info());
+    }
+}
+
+/// Pseudo-random floats whose sums depend on the order of additions.
+fn wobbly(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let unit = (state >> 8) as f32 / (1u32 << 24) as f32;
+            (unit - 0.5) * [1e-3f32, 1.0, 1e3, 1e6][(state >> 3) as usize % 4]
+        })
+        .collect()
+}
+
+/// The canonical pairwise tree of a block reduce (brook_ir::reduce_order) on the host.
+fn tree_sum(values: &[f32]) -> f32 {
+    let mut level: Vec<f32> = values.to_vec();
+    let mut stride = 1;
+    while stride < level.len() {
+        let mut i = 0;
+        while i + stride < level.len() {
+            level[i] += level[i + stride];
+            i += 2 * stride;
+        }
+        stride *= 2;
+    }
+    level[0]
+}
+
+#[test]
+fn maximum_of_a_2d_array_by_block_column() {
+    let program = example("maximum.loom");
+    let (tx, ty, bx, by) = (32usize, 24usize, 8usize, 4usize);
+    let data: Vec<i32> = (0..tx * ty)
+        .map(|i| ((i * 7919) % 1000) as i32 - 500)
+        .collect();
+    let mut expected = vec![0i32; (tx / bx) * ty];
+    for block in 0..tx / bx {
+        for y in 0..ty {
+            expected[block * ty + y] = (0..bx)
+                .map(|x| data[(block * bx + x) * ty + y])
+                .max()
+                .unwrap();
+        }
+    }
+    let grid = Grid {
+        threads: [tx as u32, ty as u32],
+        block: [bx as u32, by as u32],
+    };
+    let kernel = program.kernel(grid).expect("compiles for the grid");
+    on_every_device(&expected, |d| {
+        let input = Stream::from_slice(d, &[tx, ty], &data).expect("in");
+        let out = Stream::<i32>::new(d, &[tx / bx, ty]).expect("out");
+        kernel.launch(args![&input, &out]).expect("launch");
+        out.to_vec().expect("read")
+    });
+}
+
+#[test]
+fn shift_left_by_one_block_both_forms() {
+    let (n, block) = (96usize, 16usize);
+    let data = wobbly(n, 1);
+    let expected: Vec<u32> = (0..n)
+        .map(|i| if i < block { 0.0f32 } else { data[i - block] }.to_bits())
+        .collect();
+    for file in ["shift_left.loom", "shift_left1.loom"] {
+        let kernel = example(file)
+            .kernel(Grid::one_d(n as u32, block as u32))
+            .expect("compiles");
+        on_every_device(&expected, |d| {
+            let input = Stream::from_slice(d, &[n], &data).expect("in");
+            let out = Stream::from_slice(d, &[n], &vec![7.0f32; n]).expect("out");
+            kernel.launch(args![&input, &out]).expect("launch");
+            out.to_vec()
+                .expect("read")
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        });
+    }
+}
+
+#[test]
+fn sum_of_squares_by_block() {
+    let (n, block) = (256usize, 64usize);
+    let data: Vec<i32> = (0..n as i32).map(|i| (i * 37) % 101 - 50).collect();
+    let expected: Vec<i32> = data
+        .chunks(block)
+        .map(|c| {
+            let squares: Vec<f32> = c.iter().map(|&v| (v as f32) * (v as f32)).collect();
+            tree_sum(&squares) as i32
+        })
+        .collect();
+    let kernel = example("sum_of_squares.loom")
+        .kernel(Grid::one_d(n as u32, block as u32))
+        .expect("compiles");
+    on_every_device(&expected, |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<i32>::new(d, &[n / block]).expect("out");
+        kernel.launch(args![&input, &out]).expect("launch");
+        out.to_vec().expect("read")
+    });
+}
+
+#[test]
+fn the_layout_example_foo_gives_30() {
+    let n = 40usize;
+    let kernel = example("foo.loom")
+        .kernel(Grid::one_d(n as u32, 8))
+        .expect("compiles");
+    on_every_device(&vec![30i32; n], |d| {
+        let out = Stream::<i32>::new(d, &[n]).expect("out");
+        kernel.launch(args![&out]).expect("launch");
+        out.to_vec().expect("read")
+    });
+}
+
+#[test]
+fn a_block_reduce_of_wobbly_floats_has_the_canonical_bits() {
+    let program = LoomProgram::from_source(
+        "sums.loom",
+        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\nkernel sums(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- add /. in\n  return\n",
+    )
+    .expect("checks");
+    for block in [1usize, 2, 32, 96, 256] {
+        let n = block * 5;
+        let data = wobbly(n, block as u32);
+        let expected: Vec<u32> = data.chunks(block).map(|c| tree_sum(c).to_bits()).collect();
+        let kernel = program
+            .kernel(Grid::one_d(n as u32, block as u32))
+            .expect("compiles");
+        on_every_device(&expected, |d| {
+            let input = Stream::from_slice(d, &[n], &data).expect("in");
+            let out = Stream::<f32>::new(d, &[n / block]).expect("out");
+            kernel.launch(args![&input, &out]).expect("launch");
+            out.to_vec()
+                .expect("read")
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        });
+    }
+}
+
+#[test]
+fn block_scans_from_both_sides_keep_operand_order() {
+    // A non-commutative operator: keep the left operand's digits shifted (x * 10 + y mod 10^9).
+    let program = LoomProgram::from_source(
+        "scans.loom",
+        "func digits(x: Int64, y: Int64): Int64\n  return (x * 10 + y) % 1000000000\n\nkernel scans(in: Int64[THREADS], left: Int64[THREADS], right: Int64[THREADS])\n  left <- digits /: in\n  right <- digits :/ in\n  return\n",
+    )
+    .expect("checks");
+    let (n, block) = (48usize, 12usize);
+    let data: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 10).collect();
+    let f = |x: i64, y: i64| (x * 10 + y) % 1_000_000_000;
+    // Hillis-Steele order: prefix of lane l combines at doubling distances.
+    let scan = |chunk: &[i64], from_left: bool| -> Vec<i64> {
+        let mut v = chunk.to_vec();
+        let mut d = 1;
+        while d < v.len() {
+            let old = v.clone();
+            for l in 0..v.len() {
+                if from_left && l >= d {
+                    v[l] = f(old[l - d], old[l]);
+                } else if !from_left && l + d < v.len() {
+                    v[l] = f(old[l], old[l + d]);
+                }
+            }
+            d *= 2;
+        }
+        v
+    };
+    let left: Vec<i64> = data.chunks(block).flat_map(|c| scan(c, true)).collect();
+    let right: Vec<i64> = data.chunks(block).flat_map(|c| scan(c, false)).collect();
+    let kernel = program
+        .kernel(Grid::one_d(n as u32, block as u32))
+        .expect("compiles");
+    on_every_device(&(left, right), |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let l = Stream::<i64>::new(d, &[n]).expect("left");
+        let r = Stream::<i64>::new(d, &[n]).expect("right");
+        kernel.launch(args![&input, &l, &r]).expect("launch");
+        (l.to_vec().expect("l"), r.to_vec().expect("r"))
+    });
+}
+
+#[test]
+fn a_launch_with_a_wrong_array_shape_is_refused() {
+    let kernel = example("foo.loom")
+        .kernel(Grid::one_d(16, 8))
+        .expect("compiles");
+    let out = Stream::<i32>::new(&Device::interp(), &[15]).expect("out");
+    let err = kernel.launch(args![&out]).expect_err("refused").to_string();
+    assert!(err.contains("[16]") && err.contains("[15]"), "{err}");
+    let err = example("foo.loom")
+        .kernel(Grid::one_d(10, 4))
+        .expect_err("not whole blocks")
+        .to_string();
+    assert!(err.contains("whole blocks"), "{err}");
+}
