@@ -22,6 +22,9 @@ Usage:
                                (1-D launch; for sm_90 unless --sm N names another GPU,
                                e.g. --sm 80 for an A100: a running program asks its GPU)
   brcc FILE.br --emit cpp      print the generated C++
+  brcc FILE.loom --emit ir|ptx [--grid THREADS/BLOCK]
+                               the IR or PTX of a LOOM kernel compiled for a grid: 1-D
+                               `--grid 1024/256` (the default) or 2-D `--grid 64x32/8x4`
 
 The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbrook_capi.a
 (built beside brcc by `cargo build`). BROOK_HOME names a checkout if brcc was moved.
@@ -96,6 +99,8 @@ pub struct Args {
     pub emit: Option<String>,
     /// `--sm N`: the compute capability `--emit ptx` writes for (`major * 10 + minor`).
     pub sm: Option<u32>,
+    /// `--grid T/B` or `--grid TXxTY/BXxBY`: the grid a LOOM kernel is compiled for.
+    pub grid: Option<brook_front::loom::lower::Grid>,
     /// The program's own arguments, after `--` (`brcc run`).
     pub run_args: Vec<String>,
 }
@@ -205,6 +210,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
             "--emit" => out.emit = Some(emit(&value(&mut i, "--emit")?)?),
             "--sm" => out.sm = Some(compute_capability(&value(&mut i, "--sm")?)?),
+            "--grid" => out.grid = Some(grid(&value(&mut i, "--grid")?)?),
             _ if arg.starts_with("-w") && arg.len() > 2 => {
                 out.warning_level = Some(level(&arg[2..])?)
             }
@@ -236,6 +242,30 @@ fn compute_capability(text: &str) -> Result<u32, String> {
         _ => Err(format!(
             "--sm takes a compute capability as major * 10 + minor (90 for an H100), not `{text}`"
         )),
+    }
+}
+
+/// `1024/256` (threads / block) or `64x32/8x4` (2-D: X by Y threads / X by Y block).
+fn grid(text: &str) -> Result<brook_front::loom::lower::Grid, String> {
+    let wrong = || {
+        format!("--grid takes THREADS/BLOCK (1024/256) or TXxTY/BXxBY (64x32/8x4), not `{text}`")
+    };
+    let pair = |part: &str| -> Result<[u32; 2], String> {
+        let mut numbers = part.split('x').map(|n| n.trim().parse::<u32>());
+        match (numbers.next(), numbers.next(), numbers.next()) {
+            (Some(Ok(x)), None, None) => Ok([x, 1]),
+            (Some(Ok(x)), Some(Ok(y)), None) => Ok([x, y]),
+            _ => Err(wrong()),
+        }
+    };
+    let (threads, block) = text.split_once('/').ok_or_else(wrong)?;
+    let grid = brook_front::loom::lower::Grid {
+        threads: pair(threads)?,
+        block: pair(block)?,
+    };
+    match grid.problem() {
+        Some(problem) => Err(format!("--grid {text}: {problem}")),
+        None => Ok(grid),
     }
 }
 

@@ -323,6 +323,59 @@ fn check_loom(args: &Args) -> ExitCode {
     }
 }
 
+/// `brcc FILE.loom --emit ir|ptx [--grid ...]`: the kernel compiled for the grid.
+fn emit_loom(args: &Args, what: Emit) -> ExitCode {
+    let Some(path) = &args.file else {
+        return ExitCode::from(2);
+    };
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(err) => {
+            eprintln!("brcc: cannot read `{path}`: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let checked =
+        brook_front::loom::check_source(path, &text, &mut brook_front::loom::read_from_disk);
+    eprint!("{}", checked.render_diagnostics());
+    if checked.has_errors() {
+        eprintln!("brcc: {path}: {} error(s)", checked.error_count());
+        return ExitCode::FAILURE;
+    }
+    let grid = args
+        .grid
+        .unwrap_or(brook_front::loom::lower::Grid::one_d(1024, 256));
+    let lowered = match brook_front::loom::lower::lower(&checked, grid) {
+        Ok(lowered) => lowered,
+        Err(e) => {
+            let (line, column) = checked.file.line_col(e.span.start as usize);
+            eprintln!("{path}:{line}:{column}: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let module = match brook_ir::validate(lowered.module) {
+        Ok(module) => module,
+        Err(e) => {
+            eprintln!("brcc: internal compiler error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let text = match what {
+        Emit::Ir => Ok(brook_ir::print::print_module(&module)),
+        Emit::Ptx => ptx_text(&module, &ptx_target(args)),
+    };
+    match text {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// What `--emit` prints.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Emit {
@@ -363,6 +416,9 @@ fn ptx_target(args: &Args) -> brook_codegen::ptx::Target {
 }
 
 fn emit(args: &Args, what: Emit) -> ExitCode {
+    if args.file.as_deref().is_some_and(|f| f.ends_with(".loom")) {
+        return emit_loom(args, what);
+    }
     let (path, file) = match read_source(args) {
         Ok(source) => source,
         Err(code) => return code,

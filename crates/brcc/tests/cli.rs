@@ -370,3 +370,27 @@ fn a_cxx_that_does_not_run_is_an_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("CXX=/nonexistent/c++"), "{stderr}");
 }
+
+#[test]
+fn a_loom_kernel_is_emitted_for_a_grid() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loom/maximum.loom");
+    let example = example.to_string_lossy();
+    let out = brcc(&[&example, "--emit", "ir", "--grid", "64x32/8x4"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ir = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        ir.contains("kernel maximum(") && ir.contains("group(32, 1, 1)"),
+        "{ir}"
+    );
+    let out = brcc(&[&example, "--emit", "ptx", "--grid", "64x32/8x4"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("bar.sync"));
+    let out = brcc(&[&example, "--emit", "ir", "--grid", "64x32/8x3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("whole blocks"));
+}

@@ -1,7 +1,8 @@
 //! The frontends never panic, whatever the input: random text, random token soup, and
 //! mutations of the fixtures (Brook under random options; LOOM too, with imports of other
-//! fixtures and of itself). Deep nesting gets an error, not a stack overflow. Whatever Brook
-//! program checks clean lowers to IR that passes the validator.
+//! fixtures and of itself). Deep nesting gets an error, not a stack overflow. Whatever program
+//! checks clean lowers to IR that passes the validator (a LOOM program for two grids, or a
+//! lowering error that says what is not lowered yet).
 //!
 //! `BROOK_FUZZ_CASES=N` sets the number of cases per property (default 300, for CI); a long run
 //! is `BROOK_FUZZ_CASES=200000 cargo test --release -p brook-front --test no_panic`.
@@ -245,6 +246,24 @@ fn run_loom(text: &str) {
             .ok_or_else(|| "no such file".to_string())
     });
     let _ = checked.render_diagnostics();
+    if checked.has_errors() {
+        return;
+    }
+    // What checks clean lowers (or says what it cannot lower yet) to IR that validates.
+    use brook_front::loom::lower::{lower, Grid};
+    for grid in [
+        Grid::one_d(8, 4),
+        Grid {
+            threads: [4, 6],
+            block: [2, 3],
+        },
+    ] {
+        if let Ok(lowered) = lower(&checked, grid) {
+            if let Err(e) = brook_ir::validate(lowered.module) {
+                panic!("invalid IR for {grid:?}: {e}\n{text}");
+            }
+        }
+    }
 }
 
 const LOOM_VOCABULARY: &[&str] = &[

@@ -187,4 +187,55 @@ impl KernelBuilder {
         };
         self.append(ExprKind::Binary { op, left, right }, ty, span)
     }
+
+    /// Appends the statements of a block to the current block.
+    pub fn splice(&mut self, block: Block) {
+        if let Some(current) = self.blocks.last_mut() {
+            current.0.extend(block.0);
+        }
+    }
+
+    /// Emits the body of an inlined function, whose `return`s are `break`s out of a wrapper
+    /// loop: as straight-line statements when every `break` leaving it is at its end (the
+    /// common case: one `return`, the last statement), else inside the wrapper loop. Inlined
+    /// code so stays linear in size and free of needless loops.
+    pub fn emit_inlined(&mut self, body: Block, span: SourceSpan) {
+        match straight_line(body) {
+            Ok(statements) => self.splice(Block(statements)),
+            Err(body) => self.emit(
+                Stmt::Loop {
+                    body,
+                    continuing: Block::new(),
+                },
+                span,
+            ),
+        }
+    }
+}
+
+/// The statements of an inlined body without its trailing `break`s, when no other `break`
+/// leaves the body's loop; else the body unchanged.
+fn straight_line(mut body: Block) -> Result<Vec<crate::stmt::Statement>, Block> {
+    let mut end = body.0.len();
+    while end > 0 && body.0[end - 1].stmt == Stmt::Break {
+        end -= 1;
+    }
+    if body.0[..end].iter().any(|s| leaves_loop(&s.stmt)) {
+        return Err(body);
+    }
+    body.0.truncate(end);
+    Ok(body.0)
+}
+
+/// Whether a statement holds a `break` that leaves the loop around it (one not inside a nested
+/// loop of its own).
+fn leaves_loop(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Break => true,
+        Stmt::If { accept, reject, .. } => accept
+            .iter()
+            .chain(reject.iter())
+            .any(|s| leaves_loop(&s.stmt)),
+        _ => false,
+    }
 }

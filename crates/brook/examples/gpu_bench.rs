@@ -6,7 +6,7 @@
 //! run, so module loading and the driver's JIT stay out of the figures (they are reported on
 //! their own). Without a CUDA device the program says so and measures nothing.
 
-use brook::{args, host_var, Device, Program, Stream};
+use brook::{args, host_var, Device, Grid, LoomProgram, Program, Stream};
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, Target};
 use brook_codegen::CodeTarget;
@@ -189,6 +189,73 @@ fn check_sums(
     }
 }
 
+/// LOOM block collectives (issue 20): a block reduce (one float per block) and a block scan
+/// (one float per element) of `n` floats in blocks of 256, checked against the host.
+fn loom_rows(device: &Device, x: &Stream<f32>, n: usize) -> Result<Vec<Row>, brook::Error> {
+    let program = LoomProgram::from_source(
+        "bench.loom",
+        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n\
+         kernel collectives(in: Float32[THREADS], sums: Float32[BLOCKS], scans: Float32[THREADS], which: Int32)\n\
+         \x20 if which = 0 then\n    sums[B] <- add /. in\n  else\n    scans <- add /: in\n  return\n",
+    )?;
+    let block = 256;
+    let kernel = program.kernel(Grid::one_d(n as u32, block as u32))?;
+    let sums = Stream::<f32>::new(device, &[n / block])?;
+    let scans = Stream::<f32>::new(device, &[n])?;
+    kernel.launch(args![x, &sums, &scans, 0i32])?;
+    kernel.launch(args![x, &sums, &scans, 1i32])?;
+    let data = x.to_vec()?;
+    let got = sums.to_vec()?;
+    check_sums(
+        "LOOM block reduce",
+        &got,
+        &data,
+        n / block,
+        block,
+        |k| k * block,
+        1,
+    );
+    let scanned = scans.to_vec()?;
+    for b in [0, n / block - 1] {
+        let mut v: Vec<f32> = data[b * block..(b + 1) * block].to_vec();
+        let mut d = 1;
+        while d < block {
+            let old = v.clone();
+            for l in d..block {
+                v[l] = old[l - d] + old[l];
+            }
+            d *= 2;
+        }
+        for (l, want) in v.iter().enumerate() {
+            assert_eq!(
+                scanned[b * block + l].to_bits(),
+                want.to_bits(),
+                "LOOM block scan, block {b}, lane {l}"
+            );
+        }
+    }
+    let reduce = measure(device, || {
+        kernel
+            .launch(args![x, &sums, &scans, 0i32])
+            .expect("reduce");
+    });
+    let scan = measure(device, || {
+        kernel.launch(args![x, &sums, &scans, 1i32]).expect("scan");
+    });
+    Ok(vec![
+        Row {
+            what: "LOOM block reduce 2^26 (256)".into(),
+            time: reduce,
+            bytes: 4.0 * (n + n / block) as f64,
+        },
+        Row {
+            what: "LOOM block scan 2^26 (256)".into(),
+            time: scan,
+            bytes: 8.0 * n as f64,
+        },
+    ])
+}
+
 fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
     let mut state = seed.wrapping_mul(2654435761).max(1);
     (0..n)
@@ -226,6 +293,8 @@ fn main() -> Result<(), brook::Error> {
         time: Timing { ..copy },
         bytes: copy_bytes,
     });
+
+    rows.extend(loom_rows(&device, &x, n)?);
 
     // First launch (PTX written, JIT-compiled by the driver) and cached launches.
     let saxpy = program.kernel("saxpy")?;

@@ -3,9 +3,15 @@
 
 use brook::{args, Device, Grid, LoomProgram, Stream};
 
-fn example(name: &str) -> LoomProgram {
-    let path = format!("{}/../../examples/loom/{name}", env!("CARGO_MANIFEST_DIR"));
-    LoomProgram::from_file(&path).unwrap_or_else(|e| panic!("{e}"))
+/// A program of `examples/loom/`, compiled into the test (so it runs from anywhere).
+macro_rules! example {
+    ($name:literal) => {
+        LoomProgram::from_source(
+            $name,
+            include_str!(concat!("../../../examples/loom/", $name)),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
 }
 
 /// Every device, the interpreter first.
@@ -56,7 +62,7 @@ fn tree_sum(values: &[f32]) -> f32 {
 
 #[test]
 fn maximum_of_a_2d_array_by_block_column() {
-    let program = example("maximum.loom");
+    let program = example!("maximum.loom");
     let (tx, ty, bx, by) = (32usize, 24usize, 8usize, 4usize);
     let data: Vec<i32> = (0..tx * ty)
         .map(|i| ((i * 7919) % 1000) as i32 - 500)
@@ -90,8 +96,8 @@ fn shift_left_by_one_block_both_forms() {
     let expected: Vec<u32> = (0..n)
         .map(|i| if i < block { 0.0f32 } else { data[i - block] }.to_bits())
         .collect();
-    for file in ["shift_left.loom", "shift_left1.loom"] {
-        let kernel = example(file)
+    for program in [example!("shift_left.loom"), example!("shift_left1.loom")] {
+        let kernel = program
             .kernel(Grid::one_d(n as u32, block as u32))
             .expect("compiles");
         on_every_device(&expected, |d| {
@@ -118,7 +124,7 @@ fn sum_of_squares_by_block() {
             tree_sum(&squares) as i32
         })
         .collect();
-    let kernel = example("sum_of_squares.loom")
+    let kernel = example!("sum_of_squares.loom")
         .kernel(Grid::one_d(n as u32, block as u32))
         .expect("compiles");
     on_every_device(&expected, |d| {
@@ -132,7 +138,7 @@ fn sum_of_squares_by_block() {
 #[test]
 fn the_layout_example_foo_gives_30() {
     let n = 40usize;
-    let kernel = example("foo.loom")
+    let kernel = example!("foo.loom")
         .kernel(Grid::one_d(n as u32, 8))
         .expect("compiles");
     on_every_device(&vec![30i32; n], |d| {
@@ -213,15 +219,124 @@ fn block_scans_from_both_sides_keep_operand_order() {
 
 #[test]
 fn a_launch_with_a_wrong_array_shape_is_refused() {
-    let kernel = example("foo.loom")
+    let kernel = example!("foo.loom")
         .kernel(Grid::one_d(16, 8))
         .expect("compiles");
     let out = Stream::<i32>::new(&Device::interp(), &[15]).expect("out");
     let err = kernel.launch(args![&out]).expect_err("refused").to_string();
     assert!(err.contains("[16]") && err.contains("[15]"), "{err}");
-    let err = example("foo.loom")
+    let err = example!("foo.loom")
         .kernel(Grid::one_d(10, 4))
         .expect_err("not whole blocks")
         .to_string();
     assert!(err.contains("whole blocks"), "{err}");
+}
+
+brook::brook_struct! {
+    struct Particle { x: f32, v: f32, alive: i32 }
+}
+
+#[test]
+fn a_record_typed_particle_update() {
+    let n = 64usize;
+    let start: Vec<Particle> = (0..n)
+        .map(|i| Particle {
+            x: (i as f32) * 0.25 - 2.0,
+            v: (i as f32 % 7.0) - 3.0,
+            alive: (i % 5 != 0) as i32,
+        })
+        .collect();
+    let g = -9.5f32;
+    let dt = 0.5f32;
+    let expected: Vec<Particle> = start
+        .iter()
+        .map(|&p| {
+            let mut q = p;
+            if q.alive != 0 {
+                q.v += g * dt;
+                q.x += q.v * dt;
+                if q.x < 0.0 {
+                    q.x = -q.x;
+                    q.v = -q.v;
+                }
+            }
+            q
+        })
+        .collect();
+    let kernel = example!("particles.loom")
+        .kernel(Grid::one_d(n as u32, 16))
+        .expect("compiles");
+    on_every_device(&expected, |d| {
+        let ps = Stream::from_slice(d, &[n], &start).expect("particles");
+        kernel.launch(args![&ps, g]).expect("launch");
+        ps.to_vec().expect("read")
+    });
+}
+
+#[test]
+fn a_2d_stencil_with_zero_borders() {
+    let (h, w) = (24usize, 40usize);
+    let a = wobbly(h * w, 9);
+    let at = |x: i64, y: i64| {
+        if x < 0 || y < 0 || x >= h as i64 || y >= w as i64 {
+            0.0
+        } else {
+            a[x as usize * w + y as usize]
+        }
+    };
+    let mut expected = Vec::new();
+    for x in 0..h as i64 {
+        for y in 0..w as i64 {
+            let sum = at(x, y) + at(x - 1, y) + at(x + 1, y) + at(x, y - 1) + at(x, y + 1);
+            expected.push((sum / 5.0).to_bits());
+        }
+    }
+    let grid = Grid {
+        threads: [h as u32, w as u32],
+        block: [4, 8],
+    };
+    let kernel = example!("stencil.loom").kernel(grid).expect("compiles");
+    on_every_device(&expected, |d| {
+        let input = Stream::from_slice(d, &[h, w], &a).expect("a");
+        let out = Stream::<f32>::new(d, &[h, w]).expect("out");
+        kernel.launch(args![&input, &out]).expect("launch");
+        out.to_vec()
+            .expect("read")
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    });
+}
+
+#[test]
+fn block_prefix_sums_and_totals() {
+    let (n, block) = (320usize, 64usize);
+    let data = wobbly(n, 4);
+    let mut sums = Vec::new();
+    let mut totals = Vec::new();
+    for chunk in data.chunks(block) {
+        // The Hillis-Steele order of the block scan.
+        let mut v = chunk.to_vec();
+        let mut d = 1;
+        while d < v.len() {
+            let old = v.clone();
+            for l in d..v.len() {
+                v[l] = old[l - d] + old[l];
+            }
+            d *= 2;
+        }
+        sums.extend(v.iter().map(|x| x.to_bits()));
+        totals.push(tree_sum(chunk).to_bits());
+    }
+    let kernel = example!("prefix_sum.loom")
+        .kernel(Grid::one_d(n as u32, block as u32))
+        .expect("compiles");
+    on_every_device(&(sums, totals), |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let s = Stream::<f32>::new(d, &[n]).expect("sums");
+        let t = Stream::<f32>::new(d, &[n / block]).expect("totals");
+        kernel.launch(args![&input, &s, &t]).expect("launch");
+        let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        (bits(s.to_vec().expect("s")), bits(t.to_vec().expect("t")))
+    });
 }

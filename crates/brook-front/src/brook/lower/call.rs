@@ -4,7 +4,7 @@
 use super::{fail, ir_type, Binding, InlineFrame, KernelLowerer, Lowered};
 use crate::brook::ast::{self, ExprKind as Ast};
 use crate::brook::check::{self, ParamRole};
-use brook_ir::{Block, Expr, ExprKind, Handle, MathFun, Place, ScalarKind, Stmt, Type, ValueType};
+use brook_ir::{Expr, ExprKind, Handle, MathFun, Place, ScalarKind, Stmt, Type, ValueType};
 use std::collections::HashMap;
 
 impl KernelLowerer<'_> {
@@ -170,50 +170,10 @@ impl KernelLowerer<'_> {
         self.scopes = caller_scopes;
         self.frames.pop();
         let (body, ()) = lowered?;
-        match straight_line(body) {
-            Ok(statements) => {
-                if let Some(block) = self.blocks.last_mut() {
-                    block.0.extend(statements);
-                }
-            }
-            Err(body) => self.emit(
-                Stmt::Loop {
-                    body,
-                    continuing: Block::new(),
-                },
-                e.span,
-            ),
-        }
+        self.b.emit_inlined(body, super::source_span(e.span));
         Ok(result.map(|local| {
-            let ty = self.locals[local].ty.clone();
+            let ty = self.b.locals[local].ty.clone();
             self.append(ExprKind::Load(Place::local(local)), ty, e.span)
         }))
-    }
-}
-
-/// The statements of an inlined body without its trailing `break`s, when no other `break`
-/// leaves the body's loop (every `return` was the last statement); else the body unchanged.
-fn straight_line(mut body: Block) -> Result<Vec<brook_ir::Statement>, Block> {
-    let mut end = body.0.len();
-    while end > 0 && body.0[end - 1].stmt == Stmt::Break {
-        end -= 1;
-    }
-    if body.0[..end].iter().any(|s| leaves_loop(&s.stmt)) {
-        return Err(body);
-    }
-    body.0.truncate(end);
-    Ok(body.0)
-}
-
-/// Whether a statement holds a `break` that leaves the loop around it (one not inside a nested
-/// loop of its own).
-fn leaves_loop(stmt: &Stmt) -> bool {
-    match stmt {
-        Stmt::Break => true,
-        Stmt::If { accept, reject, .. } => accept
-            .iter()
-            .chain(reject.iter())
-            .any(|s| leaves_loop(&s.stmt)),
-        _ => false,
     }
 }

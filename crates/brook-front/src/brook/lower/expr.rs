@@ -213,17 +213,23 @@ impl KernelLowerer<'_> {
         }
         let (kind, ty) = match self.lookup(name, span)? {
             Binding::Local { local, .. } => {
-                let ty = self.locals[local].ty.clone();
+                let ty = self.b.locals[local].ty.clone();
                 (ExprKind::Load(Place::local(local)), ty)
             }
-            Binding::Input(p) => (ExprKind::Input(p), self.params[p.0 as usize].ty.clone()),
-            Binding::Constant(p) => (ExprKind::Constant(p), self.params[p.0 as usize].ty.clone()),
+            Binding::Input(p) => (ExprKind::Input(p), self.b.params[p.0 as usize].ty.clone()),
+            Binding::Constant(p) => (
+                ExprKind::Constant(p),
+                self.b.params[p.0 as usize].ty.clone(),
+            ),
             Binding::Output(p) => {
                 let place = Place {
                     root: PlaceRoot::Output(p),
                     path: Vec::new(),
                 };
-                (ExprKind::Load(place), self.params[p.0 as usize].ty.clone())
+                (
+                    ExprKind::Load(place),
+                    self.b.params[p.0 as usize].ty.clone(),
+                )
             }
             Binding::Alias(place) => {
                 let ty = self.place_type(&place, span)?;
@@ -335,7 +341,7 @@ impl KernelLowerer<'_> {
         let Expr {
             kind: ExprKind::Load(place),
             ..
-        } = self.exprs[result].clone()
+        } = self.b.exprs[result].clone()
         else {
             return fail(whole.span, "temporary is not a load");
         };
@@ -369,9 +375,7 @@ impl KernelLowerer<'_> {
 
     /// Appends the statements of a block to the current block.
     pub(super) fn splice(&mut self, block: Block) {
-        if let Some(current) = self.blocks.last_mut() {
-            current.0.extend(block.0);
-        }
+        self.b.splice(block);
     }
 
     fn ternary(
@@ -491,12 +495,12 @@ impl KernelLowerer<'_> {
         };
         match self.lookup(name, root.span)? {
             Binding::Gather(param) => {
-                let rank = match &self.params[param.0 as usize].role {
+                let rank = match &self.b.params[param.0 as usize].role {
                     brook_ir::ParamRole::Gather { dims } => dims.len(),
                     _ => 1,
                 };
                 let indices = self.array_indices(&indices, rank)?;
-                let ty = self.params[param.0 as usize].ty.clone();
+                let ty = self.b.params[param.0 as usize].ty.clone();
                 Ok(self.append(ExprKind::Gather { param, indices }, ty, e.span))
             }
             _ => {

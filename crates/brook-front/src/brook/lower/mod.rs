@@ -22,9 +22,10 @@ mod vout;
 use crate::brook::ast::{self, ExprId, Item, Program};
 use crate::brook::check::{self, KernelKind, ParamRole, ProgramInfo};
 use crate::source::Span;
+use brook_ir::builder::KernelBuilder;
 use brook_ir::{
-    Arena, Block, Expr, ExprKind, FieldDecl, Handle, Kernel, Literal, Local, Module, Param,
-    ParamId, Place, ScalarKind, SourceSpan, Stmt, StructDecl, StructId, Type, ValueType,
+    Block, Expr, ExprKind, FieldDecl, Handle, Kernel, Literal, Local, Module, Param, ParamId,
+    Place, ScalarKind, SourceSpan, Stmt, StructDecl, StructId, Type, ValueType,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -212,11 +213,8 @@ struct InlineFrame {
 
 struct KernelLowerer<'a> {
     shared: &'a Shared<'a>,
-    params: Vec<Param>,
-    locals: Arena<Local>,
-    exprs: Arena<Expr>,
-    /// The blocks being built; statements go to the last one.
-    blocks: Vec<Block>,
+    /// The kernel being built: parameters, locals, expressions and the blocks statements go to.
+    b: KernelBuilder,
     scopes: Vec<HashMap<String, Binding>>,
     frames: Vec<InlineFrame>,
     group_size: Option<[u32; 3]>,
@@ -227,10 +225,7 @@ impl<'a> KernelLowerer<'a> {
     fn new(shared: &'a Shared<'a>) -> Self {
         KernelLowerer {
             shared,
-            params: Vec::new(),
-            locals: Arena::new(),
-            exprs: Arena::new(),
-            blocks: vec![Block::new()],
+            b: KernelBuilder::new(),
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
             group_size: None,
@@ -245,7 +240,7 @@ impl<'a> KernelLowerer<'a> {
                 self.declare_vout(param, position, limit.unwrap_or(0))?;
                 continue;
             }
-            let id = ParamId(self.params.len() as u32);
+            let id = ParamId(self.b.params.len() as u32);
             let (role, binding) = match &param.role {
                 ParamRole::Input => (brook_ir::ParamRole::Input, Binding::Input(id)),
                 ParamRole::Iterator => (brook_ir::ParamRole::Iterator, Binding::Input(id)),
@@ -266,7 +261,7 @@ impl<'a> KernelLowerer<'a> {
                 check::Type::Array { elem, .. } => elem.as_ref(),
                 ty => ty,
             };
-            self.params.push(Param {
+            self.b.params.push(Param {
                 name: param.name.clone(),
                 ty: ir_type(elem, param.span)?,
                 role,
@@ -278,21 +273,18 @@ impl<'a> KernelLowerer<'a> {
         if let Some(body) = &ast.body {
             self.block_items(&body.stmts)?;
         }
-        let body = self.blocks.pop().unwrap_or_default();
-        Ok(Kernel {
-            name: info.name.clone(),
-            kind: match info.kind {
-                KernelKind::Map => brook_ir::KernelKind::Map,
-                KernelKind::Reduce => brook_ir::KernelKind::Reduce,
-            },
-            params: self.params,
-            group_size: info.group_size,
-            vouts: self.vouts.into_iter().map(|v| v.ir).collect(),
-            locals: self.locals,
-            exprs: self.exprs,
-            body,
-            span: source_span(info.span),
-        })
+        let kind = match info.kind {
+            KernelKind::Map => brook_ir::KernelKind::Map,
+            KernelKind::Reduce => brook_ir::KernelKind::Reduce,
+        };
+        let mut kernel = self.b.finish(
+            info.name.clone(),
+            kind,
+            info.group_size,
+            source_span(info.span),
+        );
+        kernel.vouts = self.vouts.into_iter().map(|v| v.ir).collect();
+        Ok(kernel)
     }
 
     fn bind(&mut self, name: &str, binding: Binding) {
@@ -309,27 +301,25 @@ impl<'a> KernelLowerer<'a> {
     }
 
     fn emit(&mut self, stmt: Stmt, span: Span) {
-        if let Some(block) = self.blocks.last_mut() {
-            block.push(stmt, source_span(span));
-        }
+        self.b.emit(stmt, source_span(span));
     }
 
     /// Runs `f` with statements going to a new block, and returns that block.
     fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Lowered<T>) -> Lowered<(Block, T)> {
-        self.blocks.push(Block::new());
+        self.b.open_block();
         self.scopes.push(HashMap::new());
         let result = f(self);
         self.scopes.pop();
-        let block = self.blocks.pop().unwrap_or_default();
+        let block = self.b.close_block();
         result.map(|value| (block, value))
     }
 
     fn append(&mut self, kind: ExprKind, ty: Type, span: Span) -> Handle<Expr> {
-        self.exprs.append(Expr { kind, ty }, source_span(span))
+        self.b.append(kind, ty, source_span(span))
     }
 
     fn ty(&self, h: Handle<Expr>) -> &Type {
-        &self.exprs[h].ty
+        self.b.ty(h)
     }
 
     fn value_type(&self, h: Handle<Expr>, span: Span) -> Lowered<ValueType> {
@@ -340,14 +330,7 @@ impl<'a> KernelLowerer<'a> {
     }
 
     fn new_local(&mut self, name: &str, ty: Type, span: Span) -> Handle<Local> {
-        self.locals.append(
-            Local {
-                name: name.to_string(),
-                ty,
-                shared: false,
-            },
-            source_span(span),
-        )
+        self.b.new_local(name, ty, false, source_span(span))
     }
 
     /// Stores `value` in a new local and returns a load of it: the value is fixed now, whatever

@@ -54,7 +54,7 @@ impl KernelLowerer<'_> {
         };
         match self.lookup(name, root.span)? {
             Binding::Scatter(param) => {
-                let rank = match &self.params[param.0 as usize].role {
+                let rank = match &self.b.params[param.0 as usize].role {
                     brook_ir::ParamRole::Scatter { rank } => usize::from(*rank),
                     _ => 1,
                 };
@@ -79,9 +79,9 @@ impl KernelLowerer<'_> {
     /// The type of the value at a place.
     pub(super) fn place_type(&self, place: &Place, span: Span) -> Lowered<Type> {
         let mut ty = match &place.root {
-            PlaceRoot::Local(l) => self.locals[*l].ty.clone(),
+            PlaceRoot::Local(l) => self.b.locals[*l].ty.clone(),
             PlaceRoot::Output(p) | PlaceRoot::Scatter { param: p, .. } => {
-                self.params[p.0 as usize].ty.clone()
+                self.b.params[p.0 as usize].ty.clone()
             }
         };
         for access in &place.path {

@@ -167,7 +167,7 @@ impl KernelLowerer<'_> {
             let v = self.expr(value)?;
             let result = self.frames.last().and_then(|f| f.result);
             if let Some(result) = result {
-                let ty = self.locals[result].ty.clone();
+                let ty = self.b.locals[result].ty.clone();
                 let v = self.convert(v, &ty, span)?;
                 self.emit(
                     Stmt::Store {
@@ -224,7 +224,7 @@ impl KernelLowerer<'_> {
                 }
             }
             let shared = decl.qualifiers.shared.is_some();
-            let local = self.locals.append(
+            let local = self.b.locals.append(
                 Local {
                     name: d.name.name.clone(),
                     ty: ty.clone(),

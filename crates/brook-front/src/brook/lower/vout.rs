@@ -74,8 +74,8 @@ impl KernelLowerer<'_> {
                 (v.name.clone(), v.ty.clone(), v.limit)
             };
             let add = |lowerer: &mut Self, name: String, ty: Type| {
-                let id = ParamId(lowerer.params.len() as u32);
-                lowerer.params.push(Param {
+                let id = ParamId(lowerer.b.params.len() as u32);
+                lowerer.b.params.push(Param {
                     name,
                     ty,
                     role: ParamRole::Output,

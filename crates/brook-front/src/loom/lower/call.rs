@@ -1,6 +1,7 @@
 //! Calls: device functions are inlined (value parameters become locals, array parameters
 //! stand for the caller's array, `return` leaves a wrapper loop); predefined functions become
-//! IR math or, for `block(b)`, the `Range` of block `b`.
+//! IR math or, for `block(b)`, the `Range` of block `b`. A body whose only `return` ends it
+//! is inlined as straight-line statements.
 
 use super::expr::{ArrayValue, Val};
 use super::{fail, kind_for, source_span, Binding, Frame, Lowered, Lowerer};
@@ -188,13 +189,7 @@ impl Lowerer<'_> {
         let body = self.b.close_block();
         self.frames.pop();
         lowered?;
-        self.b.emit(
-            brook_ir::Stmt::Loop {
-                body,
-                continuing: brook_ir::Block::new(),
-            },
-            s,
-        );
+        self.b.emit_inlined(body, s);
         Ok(self.b.load(Place::local(result), s))
     }
 }

@@ -1,13 +1,16 @@
 //! Block collectives (section 3.5.1): `f /. a` and the scans `f /: a`, `f :/ a` over the
 //! current block's elements, through a shared scratch array with barriers.
 //!
-//! Each thread puts its element at its lane. A reduce then combines pairs at doubling
-//! strides: at stride `s`, lane `l` with `l % 2s == 0` takes `f(x[l], x[l + s])` when
-//! `l + s` is in the block. That is the canonical tree of `brook_ir::reduce_order` over the
-//! lanes (pairs, then pairs of pairs; a partial tail joins at the end), so a block reduce gives
-//! the bits of a Brook reduction of the same elements. The scans combine at doubling
+//! A reduce combines the canonical tree of `brook_ir::reduce_order` over the lanes (pairs,
+//! then pairs of pairs; a partial tail joins at the end), so a block reduce gives the bits of
+//! a Brook reduction of the same elements. For a power-of-two block each thread puts its
+//! element at its lane's bit-reversed position: the tree's pairs are then `x[p]` and
+//! `x[p + half]` for `p < half`, halving each step (contiguous threads and memory). Otherwise
+//! each element sits at its lane and, at stride `s`, lane `l` with `l % 2s == 0` takes
+//! `f(x[l], x[l + s])` when `l + s` is in the block. The scans combine at doubling
 //! distances (Hillis and Steele): at distance `s`, lane `l` takes `f(x[l - s], x[l])` (from
-//! the right: `f(x[l], x[l + s])`), operand order kept. The order is fixed by the block's size
+//! the right: `f(x[l], x[l + s])`), operand order kept, reading one buffer and writing
+//! another. The order is fixed by the block's size
 //! alone, so every device gives the same bits. For a 2-D array the collectives run along the
 //! first index, for each value of the second.
 //!
@@ -24,6 +27,8 @@ type IrExpr = brook_ir::Expr;
 
 /// The scratch array of one collective and the thread's position in it.
 struct Scratch {
+    /// The shared local (also inside `array`).
+    local: Handle<brook_ir::Local>,
     array: ArrayRef,
     /// Lanes along the combining axis.
     lanes: u32,
@@ -35,29 +40,35 @@ impl Lowerer<'_> {
     pub(super) fn reduce(&mut self, e: &Expr, operand: &ArrayValue) -> Lowered<Handle<IrExpr>> {
         let s = source_span(e.span);
         let elem = self.ty_of(e).clone();
-        let scratch = self.fill_scratch(e, operand, &elem)?;
+        let lanes = self.lanes(operand);
+        let reversed = lanes.is_power_of_two();
+        let scratch = self.fill_scratch(e, operand, &elem, reversed)?;
         let callee = self.callee_of(e)?;
-        let mut stride = 1;
-        while stride < scratch.lanes {
-            let lane = self.lane_along(&scratch, e);
-            let step = self.b.int(i64::from(2 * stride), s);
-            let rem = self.b.binary(BinaryOp::Rem, lane, step, s);
-            let zero = self.b.int(0, s);
-            let leader = self.b.binary(BinaryOp::Eq, rem, zero, s);
-            let lane = self.lane_along(&scratch, e);
-            let partner = self.add_int(lane, stride, e);
-            let lanes = self.b.int(i64::from(scratch.lanes), s);
-            let exists = self.b.binary(BinaryOp::Lt, partner, lanes, s);
-            let both = self.b.binary(BinaryOp::LogicAnd, leader, exists, s);
-            self.guarded(Some(both), e.span, |this| {
-                let mine = this.scratch_at(&scratch, 0, e)?;
-                let theirs = this.scratch_at(&scratch, stride as i64, e)?;
-                let combined = this.apply(callee, vec![mine, theirs], e.span)?;
-                this.scratch_store(&scratch, combined, e);
-                Ok(())
-            })?;
-            self.b.emit(brook_ir::Stmt::Barrier, s);
-            stride *= 2;
+        if reversed {
+            let mut half = lanes / 2;
+            while half > 0 {
+                let lane = self.lane_along(&scratch, e);
+                let bound = self.b.int(i64::from(half), s);
+                let active = self.b.binary(BinaryOp::Lt, lane, bound, s);
+                self.combine_at(&scratch, e, callee, active, i64::from(half))?;
+                half /= 2;
+            }
+        } else {
+            let mut stride = 1;
+            while stride < lanes {
+                let lane = self.lane_along(&scratch, e);
+                let step = self.b.int(i64::from(2 * stride), s);
+                let rem = self.b.binary(BinaryOp::Rem, lane, step, s);
+                let zero = self.b.int(0, s);
+                let leader = self.b.binary(BinaryOp::Eq, rem, zero, s);
+                let lane = self.lane_along(&scratch, e);
+                let partner = self.add_int(lane, stride, e);
+                let bound = self.b.int(i64::from(lanes), s);
+                let exists = self.b.binary(BinaryOp::Lt, partner, bound, s);
+                let active = self.b.binary(BinaryOp::LogicAnd, leader, exists, s);
+                self.combine_at(&scratch, e, callee, active, i64::from(stride))?;
+                stride *= 2;
+            }
         }
         // The result is at lane 0 along the combining axis.
         let idx = self.scratch_index(&scratch, Some(0), e);
@@ -66,6 +77,35 @@ impl Lowerer<'_> {
         // Nobody reuses the scratch before everyone has read it.
         self.b.emit(brook_ir::Stmt::Barrier, s);
         Ok(self.b.load(Place::local(result), s))
+    }
+
+    /// `if active { x[l] <- f(x[l], x[l + distance]) }`, then a barrier.
+    fn combine_at(
+        &mut self,
+        scratch: &Scratch,
+        e: &Expr,
+        callee: crate::loom::check::Callee,
+        active: Handle<IrExpr>,
+        distance: i64,
+    ) -> Lowered<()> {
+        self.guarded(Some(active), e.span, |this| {
+            let mine = this.scratch_at(scratch, 0, e)?;
+            let theirs = this.scratch_at(scratch, distance, e)?;
+            let combined = this.apply(callee, vec![mine, theirs], e.span)?;
+            this.scratch_store(scratch, combined, e);
+            Ok(())
+        })?;
+        self.b.emit(brook_ir::Stmt::Barrier, source_span(e.span));
+        Ok(())
+    }
+
+    /// How many lanes a collective over this array combines.
+    fn lanes(&self, operand: &ArrayValue) -> u32 {
+        if operand.spreads().len() == 2 {
+            self.grid.block[0]
+        } else {
+            self.grid.block_threads()
+        }
     }
 
     pub(super) fn scan(
@@ -78,13 +118,15 @@ impl Lowerer<'_> {
         let Ty::Array { elem, .. } = self.ty_of(e).clone() else {
             return fail(e.span, "a scan whose result is not an array");
         };
-        let scratch = self.fill_scratch(e, operand, &elem)?;
+        let mut source = self.fill_scratch(e, operand, &elem, false)?;
+        // Two buffers in turn: each step reads one and writes the other, one barrier a step.
+        let mut target = self.another_scratch(&source, e);
         let callee = self.callee_of(e)?;
         let mut distance = 1;
-        while distance < scratch.lanes {
-            let mine = self.scratch_at(&scratch, 0, e)?;
+        while distance < source.lanes {
+            let mine = self.scratch_at(&source, 0, e)?;
             let held = self.b.capture("scan", mine, s);
-            let lane = self.lane_along(&scratch, e);
+            let lane = self.lane_along(&source, e);
             let takes = match op {
                 ParallelOp::ScanLeft => {
                     let d = self.b.int(i64::from(distance), s);
@@ -92,7 +134,7 @@ impl Lowerer<'_> {
                 }
                 _ => {
                     let partner = self.add_int(lane, distance, e);
-                    let lanes = self.b.int(i64::from(scratch.lanes), s);
+                    let lanes = self.b.int(i64::from(source.lanes), s);
                     self.b.binary(BinaryOp::Lt, partner, lanes, s)
                 }
             };
@@ -100,20 +142,21 @@ impl Lowerer<'_> {
                 let own = this.b.load(Place::local(held), s);
                 let args = match op {
                     ParallelOp::ScanLeft => {
-                        vec![this.scratch_at(&scratch, -i64::from(distance), e)?, own]
+                        vec![this.scratch_at(&source, -i64::from(distance), e)?, own]
                     }
-                    _ => vec![own, this.scratch_at(&scratch, i64::from(distance), e)?],
+                    _ => vec![own, this.scratch_at(&source, i64::from(distance), e)?],
                 };
                 let combined = this.apply(callee, args, e.span)?;
                 this.b.store(Place::local(held), combined, s);
                 Ok(())
             })?;
-            self.b.emit(brook_ir::Stmt::Barrier, s);
             let value = self.b.load(Place::local(held), s);
-            self.scratch_store(&scratch, value, e);
+            self.scratch_store(&target, value, e);
             self.b.emit(brook_ir::Stmt::Barrier, s);
+            std::mem::swap(&mut source, &mut target);
             distance *= 2;
         }
+        let scratch = source;
         let spreads = if scratch.two_d {
             vec![Spread::Block(Some(Axis::X)), Spread::Block(Some(Axis::Y))]
         } else {
@@ -128,6 +171,24 @@ impl Lowerer<'_> {
         })
     }
 
+    /// A second scratch array like `scratch`.
+    fn another_scratch(&mut self, scratch: &Scratch, e: &Expr) -> Scratch {
+        let ty = self.b.locals[scratch.local].ty.clone();
+        let copy = self
+            .b
+            .new_local("collective", ty, true, source_span(e.span));
+        Scratch {
+            local: copy,
+            array: ArrayRef::Local {
+                local: copy,
+                dims: scratch.array.dims().to_vec(),
+                shared: true,
+            },
+            lanes: scratch.lanes,
+            two_d: scratch.two_d,
+        }
+    }
+
     fn callee_of(&self, e: &Expr) -> Lowered<crate::loom::check::Callee> {
         match self.checked.info.callees.get(&e.id) {
             Some(&c) => Ok(c),
@@ -138,8 +199,15 @@ impl Lowerer<'_> {
         }
     }
 
-    /// A shared array with this thread's element at its lane, followed by a barrier.
-    fn fill_scratch(&mut self, e: &Expr, operand: &ArrayValue, elem: &Ty) -> Lowered<Scratch> {
+    /// A shared array with this thread's element at its lane (at its bit-reversed position
+    /// when `reversed`), followed by a barrier.
+    fn fill_scratch(
+        &mut self,
+        e: &Expr,
+        operand: &ArrayValue,
+        elem: &Ty,
+        reversed: bool,
+    ) -> Lowered<Scratch> {
         let s = source_span(e.span);
         let two_d = operand.spreads().len() == 2;
         let [bx, by] = self.grid.block;
@@ -158,6 +226,7 @@ impl Lowerer<'_> {
         }
         let local = self.b.new_local("collective", ty, true, s);
         let scratch = Scratch {
+            local,
             array: ArrayRef::Local {
                 local,
                 dims,
@@ -183,9 +252,29 @@ impl Lowerer<'_> {
             Some(v) => self.b.convert(mine, v.kind, s),
             None => mine,
         };
-        self.scratch_store(&scratch, mine, e);
+        let mut at = self.scratch_index(&scratch, None, e);
+        if reversed {
+            at[0] = self.bit_reversed(at[0], scratch.lanes.trailing_zeros(), e);
+        }
+        self.store_element(&scratch.array, &at, mine, false, e.span);
         self.b.emit(brook_ir::Stmt::Barrier, s);
         Ok(scratch)
+    }
+
+    /// The low `bits` bits of `lane` in reverse order.
+    fn bit_reversed(&mut self, lane: Handle<IrExpr>, bits: u32, e: &Expr) -> Handle<IrExpr> {
+        let s = source_span(e.span);
+        let mut result = self.b.int(0, s);
+        for bit in 0..bits {
+            let shift = self.b.int(i64::from(bit), s);
+            let moved = self.b.binary(BinaryOp::Shr, lane, shift, s);
+            let one = self.b.int(1, s);
+            let digit = self.b.binary(BinaryOp::BitAnd, moved, one, s);
+            let to = self.b.int(i64::from(bits - 1 - bit), s);
+            let placed = self.b.binary(BinaryOp::Shl, digit, to, s);
+            result = self.b.binary(BinaryOp::BitOr, result, placed, s);
+        }
+        result
     }
 
     /// The thread's lane along the combining axis.
