@@ -210,7 +210,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-D" => out.defines.push(Define::parse(&value(&mut i, "-D")?)?),
             "--emit" => out.emit = Some(emit(&value(&mut i, "--emit")?)?),
             "--sm" => out.sm = Some(compute_capability(&value(&mut i, "--sm")?)?),
-            "--grid" => out.grid = Some(grid(&value(&mut i, "--grid")?)?),
+            "--grid" => {
+                let text = value(&mut i, "--grid")?;
+                let grid = brook_front::loom::lower::Grid::parse(&text)
+                    .map_err(|e| format!("--grid: {e}"))?;
+                out.grid = Some(grid);
+            }
             _ if arg.starts_with("-w") && arg.len() > 2 => {
                 out.warning_level = Some(level(&arg[2..])?)
             }
@@ -242,30 +247,6 @@ fn compute_capability(text: &str) -> Result<u32, String> {
         _ => Err(format!(
             "--sm takes a compute capability as major * 10 + minor (90 for an H100), not `{text}`"
         )),
-    }
-}
-
-/// `1024/256` (threads / block) or `64x32/8x4` (2-D: X by Y threads / X by Y block).
-fn grid(text: &str) -> Result<brook_front::loom::lower::Grid, String> {
-    let wrong = || {
-        format!("--grid takes THREADS/BLOCK (1024/256) or TXxTY/BXxBY (64x32/8x4), not `{text}`")
-    };
-    let pair = |part: &str| -> Result<[u32; 2], String> {
-        let mut numbers = part.split('x').map(|n| n.trim().parse::<u32>());
-        match (numbers.next(), numbers.next(), numbers.next()) {
-            (Some(Ok(x)), None, None) => Ok([x, 1]),
-            (Some(Ok(x)), Some(Ok(y)), None) => Ok([x, y]),
-            _ => Err(wrong()),
-        }
-    };
-    let (threads, block) = text.split_once('/').ok_or_else(wrong)?;
-    let grid = brook_front::loom::lower::Grid {
-        threads: pair(threads)?,
-        block: pair(block)?,
-    };
-    match grid.problem() {
-        Some(problem) => Err(format!("--grid {text}: {problem}")),
-        None => Ok(grid),
     }
 }
 

@@ -3,6 +3,8 @@
 //! ```text
 //! # Comment lines start with `#`.
 //! flags: -a                     (optional: -a, -c, -pp, -g, -D NAME[=v])
+//! language: loom                (optional: the source is LOOM, compiled for `grid:`)
+//! grid: 64/16                   (a LOOM grid: THREADS/BLOCK or TXxTY/BXxBY)
 //! source:
 //! kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 //! run saxpy:
@@ -112,6 +114,9 @@ pub struct Case {
     pub ulp: Option<u64>,
     pub source: String,
     pub runs: Vec<Run>,
+    /// `language: loom` with `grid: ...`: a LOOM program and the grid it runs on.
+    pub loom_grid: Option<String>,
+    pub loom: bool,
 }
 
 fn err<T>(line: usize, message: impl Into<String>) -> Result<T, String> {
@@ -135,6 +140,14 @@ pub fn parse(text: &str) -> Result<Case, String> {
                     .parse()
                     .or_else(|_| err(n, format!("bad ulp count `{}`", ulp.trim())))?,
             );
+        } else if let Some(language) = trimmed.strip_prefix("language:") {
+            case.loom = match language.trim() {
+                "loom" => true,
+                "brook" => false,
+                other => return err(n, format!("unknown language `{other}` (brook or loom)")),
+            };
+        } else if let Some(grid) = trimmed.strip_prefix("grid:") {
+            case.loom_grid = Some(grid.trim().to_string());
         } else if trimmed == "source:" {
             while let Some((_, l)) = lines.next_if(|(_, l)| !l.starts_with("run ")) {
                 case.source.push_str(l);
@@ -162,6 +175,9 @@ pub fn parse(text: &str) -> Result<Case, String> {
     }
     if case.source.trim().is_empty() || case.runs.is_empty() {
         return err(0, "a case needs `source:` and at least one `run`");
+    }
+    if case.loom && case.loom_grid.is_none() {
+        return err(0, "a LOOM case needs `grid: THREADS/BLOCK`");
     }
     Ok(case)
 }
@@ -310,6 +326,12 @@ pub fn write(case: &Case, comment: &str) -> String {
     }
     if let Some(ulp) = case.ulp {
         out.push_str(&format!("ulp: {ulp}\n"));
+    }
+    if case.loom {
+        out.push_str("language: loom\n");
+    }
+    if let Some(grid) = &case.loom_grid {
+        out.push_str(&format!("grid: {grid}\n"));
     }
     out.push_str("source:\n");
     out.push_str(case.source.trim_end());

@@ -25,6 +25,18 @@ pub fn case_files() -> Vec<PathBuf> {
     files
 }
 
+/// The case's program: Brook with its flags, or a LOOM kernel compiled for its grid.
+pub fn compile(name: &str, case: &Case) -> Result<Program, String> {
+    if !case.loom {
+        return Program::compile(name, &case.source, &options(case)).map_err(|e| e.to_string());
+    }
+    let grid = case.loom_grid.as_deref().unwrap_or_default();
+    let grid = brook::Grid::parse(grid)?;
+    let program = brook::LoomProgram::from_source(name, &case.source).map_err(|e| e.to_string())?;
+    let kernel = program.kernel(grid).map_err(|e| e.to_string())?;
+    Ok(kernel.program().clone())
+}
+
 pub fn options(case: &Case) -> CompileOptions {
     CompileOptions::from_flags(&case.flags.join(" "))
         .unwrap_or_else(|e| panic!("case flags {:?}: {e}", case.flags))

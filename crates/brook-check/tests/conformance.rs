@@ -2,9 +2,10 @@
 //! on every available device. Each run's outputs must equal the case's expected values (which
 //! were computed independently of Brook, by hand or with a short Python script) and, on every
 //! device other than the interpreter, the interpreter's bytes too. Adding a device needs no
-//! change here or in the cases. The format is described in `brook_check::case`.
+//! change here or in the cases. The format is described in `brook_check::case`; a case may be
+//! LOOM (`language: loom`, compiled for its `grid:`).
 
-use brook::{DeviceKind, Program};
+use brook::DeviceKind;
 use brook_check::{case, exec};
 
 #[test]
@@ -33,7 +34,7 @@ fn conformance() {
                 continue;
             }
         };
-        let program = match Program::compile(&name, &case.source, &exec::options(&case)) {
+        let program = match exec::compile(&name, &case) {
             Ok(p) => p,
             Err(e) => {
                 failures.push(format!("{name}: does not compile:\n{e}"));

@@ -129,9 +129,11 @@ impl LoomProgram {
             }
         })?;
         let total = grid.total_threads() as usize;
-        let kernel = Kernel::new(Arc::new(module), 0, false).with_domain(&[0], &[total]);
+        let module = Arc::new(module);
+        let kernel = Kernel::new(module.clone(), 0, false).with_domain(&[0], &[total]);
         Ok(LoomKernel {
             kernel,
+            program: crate::Program::for_grid(module, &self.file, total),
             extents: lowered.extents,
             grid,
         })
@@ -142,6 +144,7 @@ impl LoomProgram {
 #[derive(Clone, Debug)]
 pub struct LoomKernel {
     kernel: Kernel,
+    program: crate::Program,
     /// Per parameter: the array's extents, or `None` for a value.
     extents: Vec<Option<Vec<usize>>>,
     grid: Grid,
@@ -155,6 +158,12 @@ impl LoomKernel {
     /// The kernel's IR (what `brcc --emit ir` shows).
     pub fn ir(&self) -> &brook_ir::Kernel {
         self.kernel.ir()
+    }
+
+    /// The kernel as a Brook [`crate::Program`] of one kernel (named as in the source) whose
+    /// launches run over the grid; its launches take any stream shapes, as Brook's do.
+    pub fn program(&self) -> &crate::Program {
+        &self.program
     }
 
     /// The program's IR (one kernel).

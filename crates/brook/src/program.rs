@@ -70,6 +70,9 @@ pub struct Program {
     dialect: Dialect,
     /// The warnings of the compilation, rendered with their source lines ("" when none).
     warnings: String,
+    /// For a LOOM kernel compiled for a grid: the grid's thread count, the domain its
+    /// kernel runs over.
+    threads: Option<usize>,
 }
 
 impl Program {
@@ -138,6 +141,7 @@ impl Program {
             file: file.to_string(),
             dialect: options.dialect,
             warnings: checked.render_diagnostics(),
+            threads: None,
         })
     }
 
@@ -150,11 +154,17 @@ impl Program {
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
         match self.module.kernels.iter().position(|k| k.name == name) {
-            Some(index) => Ok(Kernel::new(
-                self.module.clone(),
-                index,
-                self.dialect == Dialect::BrookGpu,
-            )),
+            Some(index) => {
+                let kernel = Kernel::new(
+                    self.module.clone(),
+                    index,
+                    self.dialect == Dialect::BrookGpu,
+                );
+                Ok(match self.threads {
+                    Some(threads) => kernel.with_domain(&[0], &[threads]),
+                    None => kernel,
+                })
+            }
             None => Err(Error::UnknownKernel {
                 name: name.to_string(),
                 file: self.file.clone(),
@@ -171,6 +181,18 @@ impl Program {
     /// The IR of the program (validated; it derefs to the [`brook_ir::Module`]).
     pub fn module(&self) -> &ValidModule {
         &self.module
+    }
+
+    /// A LOOM kernel compiled for a grid, as a program of one kernel that runs over the
+    /// grid's threads.
+    pub(crate) fn for_grid(module: Arc<ValidModule>, file: &str, threads: usize) -> Program {
+        Program {
+            module,
+            file: file.to_string(),
+            dialect: Dialect::default(),
+            warnings: String::new(),
+            threads: Some(threads),
+        }
     }
 
     /// The IR as text (what `brcc --emit ir` prints).

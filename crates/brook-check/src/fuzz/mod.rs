@@ -44,6 +44,7 @@ impl Generated {
             ulp: self.ulp,
             source: self.source(),
             runs: self.runs.clone(),
+            ..Case::default()
         }
     }
 }

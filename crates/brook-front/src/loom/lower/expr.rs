@@ -214,6 +214,13 @@ impl Lowerer<'_> {
         // count is converted) in the result's.
         let kind = if op.is_comparison() {
             operand_kind(self.ty_of(left), self.ty_of(right))
+        } else if *self.ty_of(e) == Ty::UntypedInt {
+            // Integer constants combine as integers (`7 / 2` is 3, also where a float is
+            // wanted); the use converts the result.
+            match want {
+                Some(k) if k.is_integer() => k,
+                _ => ScalarKind::I64,
+            }
         } else {
             kind_for(self.ty_of(e), want)
         };

@@ -68,6 +68,31 @@ impl Grid {
         self.block[0] * self.block[1]
     }
 
+    /// A grid as text: `1024/256` (threads / block, 1-D) or `64x32/8x4` (X by Y threads /
+    /// X by Y block), checked with [`Grid::problem`].
+    pub fn parse(text: &str) -> Result<Grid, String> {
+        let wrong = || {
+            format!("a grid is THREADS/BLOCK (1024/256) or TXxTY/BXxBY (64x32/8x4), not `{text}`")
+        };
+        let pair = |part: &str| -> Result<[u32; 2], String> {
+            let mut numbers = part.split('x').map(|n| n.trim().parse::<u32>());
+            match (numbers.next(), numbers.next(), numbers.next()) {
+                (Some(Ok(x)), None, None) => Ok([x, 1]),
+                (Some(Ok(x)), Some(Ok(y)), None) => Ok([x, y]),
+                _ => Err(wrong()),
+            }
+        };
+        let (threads, block) = text.split_once('/').ok_or_else(wrong)?;
+        let grid = Grid {
+            threads: pair(threads)?,
+            block: pair(block)?,
+        };
+        match grid.problem() {
+            Some(problem) => Err(format!("the grid {text}: {problem}")),
+            None => Ok(grid),
+        }
+    }
+
     /// Why the grid cannot run, if it cannot: sizes of zero, or threads that are not whole
     /// blocks.
     pub fn problem(&self) -> Option<String> {
