@@ -298,22 +298,33 @@ fn read_source(args: &Args) -> Result<(String, SourceFile), ExitCode> {
     }
 }
 
-/// `brcc check FILE.loom`: the LOOM frontend (imports, layout, parsing, checking), with
-/// every diagnostic rendered.
-fn check_loom(args: &Args) -> ExitCode {
+/// The LOOM file of the command line, read (imports from beside it) and checked, its
+/// diagnostics printed.
+fn checked_loom(args: &Args) -> Result<(String, brook_front::loom::Checked), ExitCode> {
     let Some(path) = &args.file else {
-        return ExitCode::from(2);
+        return Err(ExitCode::from(2));
     };
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(err) => {
             eprintln!("brcc: cannot read `{path}`: {err}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
     let checked =
         brook_front::loom::check_source(path, &text, &mut brook_front::loom::read_from_disk);
     eprint!("{}", checked.render_diagnostics());
+    Ok((path.clone(), checked))
+}
+
+/// `brcc check FILE.loom`: the LOOM frontend (imports, layout, parsing, checking), with
+/// every diagnostic rendered.
+fn check_loom(args: &Args) -> ExitCode {
+    let (path, checked) = match checked_loom(args) {
+        Ok(checked) => checked,
+        Err(code) => return code,
+    };
+    let path = &path;
     let errors = checked.error_count();
     if errors > 0 {
         eprintln!("brcc: {path}: {errors} error(s)");
@@ -325,19 +336,11 @@ fn check_loom(args: &Args) -> ExitCode {
 
 /// `brcc FILE.loom --emit ir|ptx [--grid ...]`: the kernel compiled for the grid.
 fn emit_loom(args: &Args, what: Emit) -> ExitCode {
-    let Some(path) = &args.file else {
-        return ExitCode::from(2);
+    let (path, checked) = match checked_loom(args) {
+        Ok(checked) => checked,
+        Err(code) => return code,
     };
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(err) => {
-            eprintln!("brcc: cannot read `{path}`: {err}");
-            return ExitCode::from(2);
-        }
-    };
-    let checked =
-        brook_front::loom::check_source(path, &text, &mut brook_front::loom::read_from_disk);
-    eprint!("{}", checked.render_diagnostics());
+    let path = &path;
     if checked.has_errors() {
         eprintln!("brcc: {path}: {} error(s)", checked.error_count());
         return ExitCode::FAILURE;

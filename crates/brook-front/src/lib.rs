@@ -8,6 +8,7 @@ pub mod brook;
 pub mod diagnostic;
 mod frontend_stack;
 pub mod loom;
+pub mod lowering;
 pub mod source;
 mod token_table;
 

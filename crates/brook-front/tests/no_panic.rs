@@ -134,6 +134,21 @@ const VOCABULARY: &[&str] = &[
     "\\",
 ];
 
+/// The texts of the files with extension `ext` in `dirs`, sorted.
+fn texts_in(dirs: &[std::path::PathBuf], ext: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    for dir in dirs {
+        for entry in std::fs::read_dir(dir).expect("fixture directory") {
+            let path = entry.expect("directory entry").path();
+            if path.extension().is_some_and(|e| e == ext) {
+                texts.push(std::fs::read_to_string(path).expect("fixture text"));
+            }
+        }
+    }
+    texts.sort();
+    texts
+}
+
 /// The fixture and example texts, read once.
 fn fixture_texts() -> &'static [String] {
     static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
@@ -144,17 +159,7 @@ fn fixture_texts() -> &'static [String] {
             root.join("tests/fixtures/diag"),
             root.join("../../examples"),
         ];
-        let mut texts = Vec::new();
-        for dir in dirs {
-            for entry in std::fs::read_dir(dir).expect("fixture directory") {
-                let path = entry.expect("directory entry").path();
-                if path.extension().is_some_and(|e| e == "br") {
-                    texts.push(std::fs::read_to_string(path).expect("fixture text"));
-                }
-            }
-        }
-        texts.sort();
-        texts
+        texts_in(&dirs, "br")
     })
 }
 
@@ -367,17 +372,7 @@ fn loom_texts() -> &'static [String] {
             root.join("tests/fixtures/loom_diag"),
             root.join("../../examples/loom"),
         ];
-        let mut texts = Vec::new();
-        for dir in dirs {
-            for entry in std::fs::read_dir(dir).expect("fixture directory") {
-                let path = entry.expect("directory entry").path();
-                if path.extension().is_some_and(|e| e == "loom") {
-                    texts.push(std::fs::read_to_string(path).expect("fixture text"));
-                }
-            }
-        }
-        texts.sort();
-        texts
+        texts_in(&dirs, "loom")
     })
 }
 

@@ -25,42 +25,12 @@ use crate::source::Span;
 use brook_ir::builder::KernelBuilder;
 use brook_ir::{
     Block, Expr, ExprKind, FieldDecl, Handle, Kernel, Literal, Local, Module, Param, ParamId,
-    Place, ScalarKind, SourceSpan, Stmt, StructDecl, StructId, Type, ValueType,
+    Place, ScalarKind, Stmt, StructDecl, StructId, Type, ValueType,
 };
 use std::collections::HashMap;
-use std::fmt;
 
-/// A construct that lowering cannot translate. The checker rejects everything that would cause
-/// one, so this reports a compiler defect, with the place in the source.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LowerError {
-    pub span: Span,
-    pub message: String,
-}
-
-impl fmt::Display for LowerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for LowerError {}
-
-type Lowered<T> = Result<T, LowerError>;
-
-fn fail<T>(span: Span, message: impl Into<String>) -> Lowered<T> {
-    Err(LowerError {
-        span,
-        message: message.into(),
-    })
-}
-
-fn source_span(span: Span) -> SourceSpan {
-    SourceSpan {
-        start: span.start,
-        end: span.end,
-    }
-}
+pub use crate::lowering::LowerError;
+use crate::lowering::{fail, source_span, Lowered};
 
 /// Lowers every launchable kernel of a checked program.
 pub fn lower(program: &Program, info: &ProgramInfo) -> Lowered<Module> {
@@ -355,13 +325,7 @@ impl<'a> KernelLowerer<'a> {
 
     /// The value 0 (or 1) of a kind.
     fn scalar_const(&mut self, kind: ScalarKind, value: i64, span: Span) -> Handle<Expr> {
-        let lit = match kind {
-            ScalarKind::Bool => Literal::bool(value != 0),
-            ScalarKind::F32 => Literal::f32(value as f32),
-            ScalarKind::F64 => Literal::f64(value as f64),
-            k => Literal::int(k, value),
-        };
-        self.literal(lit, span)
+        self.b.constant(kind, value, source_span(span))
     }
 
     /// A constant of a value type: the scalar, splatted for vectors.

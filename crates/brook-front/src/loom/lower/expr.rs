@@ -452,17 +452,22 @@ impl Lowerer<'_> {
             return;
         }
         let inside = self.in_range(idx, array.dims(), span);
-        self.b.open_block();
-        self.b.store(place, value, s);
-        let accept = self.b.close_block();
-        self.b.emit(
-            brook_ir::Stmt::If {
-                cond: inside,
-                accept,
-                reject: brook_ir::Block::new(),
-            },
-            s,
-        );
+        self.store_if(Some(inside), place, value, span);
+    }
+
+    /// `if cond { place <- value }` (the store alone without a condition).
+    pub(super) fn store_if(
+        &mut self,
+        cond: Option<Handle<IrExpr>>,
+        place: Place,
+        value: Handle<IrExpr>,
+        span: Span,
+    ) {
+        let stored = self.guarded(cond, span, |this| {
+            this.b.store(place, value, source_span(span));
+            Ok(())
+        });
+        debug_assert!(stored.is_ok(), "a store cannot fail");
     }
 
     /// This thread's coordinate along an axis of the given spread.

@@ -34,7 +34,6 @@ use brook_ir::{
     StructId, Type, ValueType,
 };
 use std::collections::HashMap;
-use std::fmt;
 
 /// The grid a kernel is compiled for. A 1-D grid has `threads[1] == block[1] == 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,36 +117,8 @@ impl Grid {
     }
 }
 
-/// A construct the lowering cannot translate, with its place.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LowerError {
-    pub span: Span,
-    pub message: String,
-}
-
-impl fmt::Display for LowerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for LowerError {}
-
-type Lowered<T> = Result<T, LowerError>;
-
-fn fail<T>(span: Span, message: impl Into<String>) -> Lowered<T> {
-    Err(LowerError {
-        span,
-        message: message.into(),
-    })
-}
-
-fn source_span(span: Span) -> SourceSpan {
-    SourceSpan {
-        start: span.start,
-        end: span.end,
-    }
-}
+pub use crate::lowering::LowerError;
+use crate::lowering::{fail, source_span, Lowered};
 
 /// The lowered kernel with what its launch needs.
 #[derive(Clone, Debug)]
@@ -347,14 +318,12 @@ impl<'a> Lowerer<'a> {
             int,
             s,
         );
-        let block_threads = self.b.int(i64::from(bx * by), s);
-        let block = self
-            .b
-            .binary(brook_ir::BinaryOp::Div, linear, block_threads, s);
-        let lane_x = self.div_const(lane, by, s);
-        let lane_y = self.rem_const(lane, by, s);
-        let block_x = self.div_const(block, blocks_y, s);
-        let block_y = self.rem_const(block, blocks_y, s);
+        use brook_ir::BinaryOp::{Div, Rem};
+        let block = self.by_const(Div, linear, bx * by, s);
+        let lane_x = self.by_const(Div, lane, by, s);
+        let lane_y = self.by_const(Rem, lane, by, s);
+        let block_x = self.by_const(Div, block, blocks_y, s);
+        let block_y = self.by_const(Rem, block, blocks_y, s);
         let thread_x = self.scaled_plus(block_x, bx, lane_x, s);
         let thread_y = self.scaled_plus(block_y, by, lane_y, s);
         let mut keep = |name: &str, value| self.b.capture(name, value, s);
@@ -374,24 +343,16 @@ impl<'a> Lowerer<'a> {
         self.coords = Some(coords);
     }
 
-    fn div_const(
+    /// `value op k` for a constant `k`.
+    fn by_const(
         &mut self,
+        op: brook_ir::BinaryOp,
         value: Handle<brook_ir::Expr>,
-        by: u32,
+        k: u32,
         s: SourceSpan,
     ) -> Handle<brook_ir::Expr> {
-        let c = self.b.int(i64::from(by), s);
-        self.b.binary(brook_ir::BinaryOp::Div, value, c, s)
-    }
-
-    fn rem_const(
-        &mut self,
-        value: Handle<brook_ir::Expr>,
-        by: u32,
-        s: SourceSpan,
-    ) -> Handle<brook_ir::Expr> {
-        let c = self.b.int(i64::from(by), s);
-        self.b.binary(brook_ir::BinaryOp::Rem, value, c, s)
+        let c = self.b.int(i64::from(k), s);
+        self.b.binary(op, value, c, s)
     }
 
     /// `a * k + b`.

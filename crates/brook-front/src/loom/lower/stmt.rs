@@ -337,22 +337,7 @@ impl Lowerer<'_> {
                         self.b.binary(compound(op), current, operand, s)
                     }
                 };
-                match guard {
-                    None => self.b.store(place, new, s),
-                    Some(inside) => {
-                        self.b.open_block();
-                        self.b.store(place, new, s);
-                        let accept = self.b.close_block();
-                        self.b.emit(
-                            brook_ir::Stmt::If {
-                                cond: inside,
-                                accept,
-                                reject: brook_ir::Block::new(),
-                            },
-                            s,
-                        );
-                    }
-                }
+                self.store_if(guard, place, new, span);
                 Ok(())
             }
         }
