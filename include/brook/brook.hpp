@@ -89,6 +89,9 @@ int brk_scatter_op(const BrkStream* s, const BrkStream* index, const BrkStream* 
                    const BrkProgram* program, const char* kernel);
 int brk_gather_op(const BrkStream* t, const BrkStream* index, const BrkStream* array, uint32_t op,
                   const BrkProgram* program, const char* kernel);
+BrkProgram* brk_loom_program_new(const char* file, const char* source, const uint32_t* threads,
+                                 const uint32_t* block, char** error);
+int brk_loom_launch(const BrkProgram* program, const BrkArg* args, size_t count);
 }
 
 namespace brook {
@@ -696,6 +699,70 @@ streamGatherOp(const Stream<T>& t, const Stream<I>& index, A& array, const Op& o
     source.write_back();
     return code;
 }
+
+namespace detail {
+/// A LOOM kernel argument: a stream for an array, a value for the rest.
+template <class T> BrkArg loom_arg(const Stream<T>& s) {
+    BrkArg a = {0, s.handle(), 0, 0, 0};
+    return a;
+}
+template <class T> BrkArg loom_arg(const T& value) {
+    BrkArg a = {1, 0, TypeName<T>::get(), const_cast<T*>(&value), 0};
+    return a;
+}
+} // namespace detail
+
+/// A LOOM kernel (seed 004) compiled for a grid: `LoomKernel k("scale.loom", NULL, 1024, 256)`
+/// reads and compiles `scale.loom` for 1024 threads in blocks of 256 (the 2-D form takes X and
+/// Y threads, then X and Y block sizes); `k(in, out, 2.0f)` launches it with streams of the
+/// declared extents for arrays and values for the rest, and returns the error code. A program
+/// that does not compile prints its diagnostics once; its launches then mark their streams
+/// with the error.
+class LoomKernel {
+  public:
+    LoomKernel(const char* file, const char* source, unsigned threads, unsigned block) {
+        init(file, source, threads, 1, block, 1);
+    }
+    LoomKernel(const char* file, const char* source, unsigned threads_x, unsigned threads_y,
+               unsigned block_x, unsigned block_y) {
+        init(file, source, threads_x, threads_y, block_x, block_y);
+    }
+    ~LoomKernel() { brk_program_free(program_); }
+    LoomKernel(const LoomKernel&) = delete;
+    LoomKernel& operator=(const LoomKernel&) = delete;
+
+    /// Whether the program compiled.
+    bool ok() const { return program_ != NULL; }
+    /// The message of the last failed launch ("" if none), or why the program did not compile.
+    const char* message() const { return program_ ? brk_program_message(program_) : error_; }
+
+    template <class... A> int operator()(const A&... args) const {
+        BrkArg list[sizeof...(A) + 1] = {detail::loom_arg(args)..., BrkArg()};
+        if (!program_) {
+            for (size_t i = 0; i < sizeof...(A); i++)
+                if (list[i].kind == 0) brk_stream_fail(list[i].stream, "the LOOM program did not compile");
+            return BR_ERROR_KERNEL;
+        }
+        return brk_loom_launch(program_, list, sizeof...(A));
+    }
+
+  private:
+    void init(const char* file, const char* source, unsigned tx, unsigned ty, unsigned bx,
+              unsigned by) {
+        uint32_t threads[2] = {tx, ty}, block[2] = {bx, by};
+        char* message = NULL;
+        program_ = brk_loom_program_new(file, source, threads, block, &message);
+        error_[0] = 0;
+        if (!program_) {
+            std::fprintf(stderr, "brook: %s\n", message ? message : "the LOOM program does not compile");
+            std::snprintf(error_, sizeof error_, "%s", message ? message : "does not compile");
+            brk_string_free(message);
+        }
+    }
+
+    BrkProgram* program_;
+    char error_[1024];
+};
 
 } // namespace brook
 

@@ -316,3 +316,42 @@ fn every_clean_fixture_compiles_as_cpp() {
         );
     }
 }
+
+#[test]
+fn a_cpp_host_runs_loom_kernels() {
+    if cxx::compiler().is_none() {
+        println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): LOOM host not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loom");
+    let exe = std::env::temp_dir().join(format!("brcc-loom-host-{}", std::process::id()));
+    let built = Command::new(brcc)
+        .arg("build")
+        .arg(dir.join("host.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run brcc");
+    assert!(
+        built.status.success(),
+        "brcc build host.cpp:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let expected = std::fs::read_to_string(dir.join("host.expected")).expect("expected");
+    for runtime in cxx::runtimes() {
+        let run = Command::new(&exe)
+            .current_dir(&dir)
+            .env("BRT_RUNTIME", runtime)
+            .output()
+            .expect("run the host program");
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout),
+            expected,
+            "host.cpp on {runtime}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    let _ = std::fs::remove_file(&exe);
+}

@@ -19,6 +19,7 @@
 pub mod device;
 pub mod iter;
 pub mod launch;
+pub mod loom;
 pub mod names;
 pub mod ops;
 pub mod program;

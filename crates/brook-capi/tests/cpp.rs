@@ -68,3 +68,8 @@ fn run_program(name: &str) {
 fn the_stream_api_from_cpp() {
     run_program("stream_api");
 }
+
+#[test]
+fn loom_kernels_from_cpp() {
+    run_program("loom_api");
+}

@@ -9,6 +9,9 @@ use brook_runtime::{Constant, Element, LaunchOptions, LaunchReport, RawStream};
 use std::cell::RefCell;
 use std::sync::Arc;
 
+/// For a LOOM kernel: per parameter, the extents its array must have, or `None` for a value.
+pub(crate) type ArrayExtents = Arc<Vec<Option<Vec<usize>>>>;
+
 /// A kernel of a program. Cloning is cheap; a clone made by [`Kernel::with_domain`] carries
 /// its own execution domain.
 #[derive(Clone, Debug)]
@@ -16,6 +19,9 @@ pub struct Kernel {
     module: Arc<ValidModule>,
     index: usize,
     options: LaunchOptions,
+    /// For a LOOM kernel: per parameter, the extents its array must have (the grid it was
+    /// compiled for fixes them), or `None` for a value.
+    extents: Option<ArrayExtents>,
 }
 
 impl Kernel {
@@ -33,7 +39,37 @@ impl Kernel {
                 permit_read_write_aliasing,
                 ..LaunchOptions::default()
             },
+            extents: None,
         }
+    }
+
+    /// This kernel with the extents each array argument must have.
+    pub(crate) fn with_array_extents(mut self, extents: ArrayExtents) -> Kernel {
+        self.extents = Some(extents);
+        self
+    }
+
+    /// Refuses arrays whose shape is not the declared one (LOOM kernels).
+    fn check_extents(&self, args: &[Arg<'_>]) -> Result<(), Error> {
+        let Some(extents) = &self.extents else {
+            return Ok(());
+        };
+        let params = &self.ir().params;
+        for ((arg, extents), param) in args.iter().zip(extents.iter()).zip(params) {
+            let (Some(extents), Arg::Stream(stream)) = (extents, arg) else {
+                continue;
+            };
+            if stream.shape() != extents.as_slice() {
+                return Err(Error::Usage(format!(
+                    "`{}` of kernel `{}` is an array of {:?} on the grid the kernel was compiled for, and the stream has shape {:?}",
+                    param.name,
+                    self.name(),
+                    extents,
+                    stream.shape()
+                )));
+            }
+        }
+        Ok(())
     }
 
     pub fn name(&self) -> &str {
@@ -103,6 +139,7 @@ impl Kernel {
     /// A `vout` parameter takes [`vout`]`(&mut stream)`: when the launch returns, `stream`
     /// holds the values the instances pushed, in domain order (a one-dimensional stream).
     pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
+        self.check_extents(args)?;
         self.vout_arguments(args)?;
         let mut host_targets = Vec::new();
         let mut temps: Vec<Option<RawStream>> = Vec::with_capacity(args.len());

@@ -129,12 +129,12 @@ impl LoomProgram {
             }
         })?;
         let total = grid.total_threads() as usize;
-        let module = Arc::new(module);
-        let kernel = Kernel::new(module.clone(), 0, false).with_domain(&[0], &[total]);
+        let program =
+            crate::Program::for_grid(Arc::new(module), &self.file, total, lowered.extents);
+        let kernel = program.kernel(self.kernel_name())?;
         Ok(LoomKernel {
             kernel,
-            program: crate::Program::for_grid(module, &self.file, total),
-            extents: lowered.extents,
+            program,
             grid,
         })
     }
@@ -143,10 +143,9 @@ impl LoomProgram {
 /// A LOOM kernel compiled for one grid.
 #[derive(Clone, Debug)]
 pub struct LoomKernel {
+    /// The kernel, launched over the grid, its arrays checked against their extents.
     kernel: Kernel,
     program: crate::Program,
-    /// Per parameter: the array's extents, or `None` for a value.
-    extents: Vec<Option<Vec<usize>>>,
     grid: Grid,
 }
 
@@ -161,7 +160,7 @@ impl LoomKernel {
     }
 
     /// The kernel as a Brook [`crate::Program`] of one kernel (named as in the source) whose
-    /// launches run over the grid; its launches take any stream shapes, as Brook's do.
+    /// launches run over the grid, arrays checked against their extents.
     pub fn program(&self) -> &crate::Program {
         &self.program
     }
@@ -183,22 +182,6 @@ impl LoomKernel {
                 params.len(),
                 args.len()
             )));
-        }
-        for ((arg, extents), param) in args.iter().zip(&self.extents).zip(params) {
-            let (Some(extents), Arg::Stream(stream)) = (extents, arg) else {
-                continue;
-            };
-            if stream.shape() != extents.as_slice() {
-                return Err(Error::Usage(format!(
-                    "`{}` of kernel `{}` is an array of {:?} on this grid ({:?} threads in blocks of {:?}), and the stream has shape {:?}",
-                    param.name,
-                    self.kernel.name(),
-                    extents,
-                    self.grid.threads,
-                    self.grid.block,
-                    stream.shape()
-                )));
-            }
         }
         self.kernel.launch(args)
     }

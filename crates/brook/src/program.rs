@@ -70,9 +70,9 @@ pub struct Program {
     dialect: Dialect,
     /// The warnings of the compilation, rendered with their source lines ("" when none).
     warnings: String,
-    /// For a LOOM kernel compiled for a grid: the grid's thread count, the domain its
-    /// kernel runs over.
-    threads: Option<usize>,
+    /// For a LOOM kernel compiled for a grid: the grid's thread count (the domain its kernel
+    /// runs over) and the extents of its array parameters.
+    grid: Option<(usize, crate::kernel::ArrayExtents)>,
 }
 
 impl Program {
@@ -141,7 +141,7 @@ impl Program {
             file: file.to_string(),
             dialect: options.dialect,
             warnings: checked.render_diagnostics(),
-            threads: None,
+            grid: None,
         })
     }
 
@@ -160,8 +160,10 @@ impl Program {
                     index,
                     self.dialect == Dialect::BrookGpu,
                 );
-                Ok(match self.threads {
-                    Some(threads) => kernel.with_domain(&[0], &[threads]),
+                Ok(match &self.grid {
+                    Some((threads, extents)) => kernel
+                        .with_domain(&[0], &[*threads])
+                        .with_array_extents(extents.clone()),
                     None => kernel,
                 })
             }
@@ -185,13 +187,18 @@ impl Program {
 
     /// A LOOM kernel compiled for a grid, as a program of one kernel that runs over the
     /// grid's threads.
-    pub(crate) fn for_grid(module: Arc<ValidModule>, file: &str, threads: usize) -> Program {
+    pub(crate) fn for_grid(
+        module: Arc<ValidModule>,
+        file: &str,
+        threads: usize,
+        extents: Vec<Option<Vec<usize>>>,
+    ) -> Program {
         Program {
             module,
             file: file.to_string(),
             dialect: Dialect::default(),
             warnings: String::new(),
-            threads: Some(threads),
+            grid: Some((threads, Arc::new(extents))),
         }
     }
 
