@@ -141,7 +141,7 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
     let Item::Func(func) = &checked.program.items[index] else {
         return fail(Span::default(), "the kernel is not a function");
     };
-    let mut lowerer = Lowerer::new(checked, grid);
+    let mut lowerer = Lowerer::new(checked, grid, func.span);
     lowerer.kernel(func)?;
     let extents = lowerer.extents.clone();
     let structs = lowerer
@@ -222,19 +222,22 @@ struct Lowerer<'a> {
     /// Record types (by their fields) and their IR declarations.
     structs: Vec<(Ty, StructDecl)>,
     frames: Vec<Frame>,
-    coords: Option<Coords>,
+    coords: Coords,
     extents: Vec<Option<Vec<usize>>>,
 }
 
 impl<'a> Lowerer<'a> {
-    fn new(checked: &'a Checked, grid: Grid) -> Self {
+    /// A lowerer whose kernel starts by computing the thread's coordinates.
+    fn new(checked: &'a Checked, grid: Grid, span: Span) -> Self {
+        let mut b = KernelBuilder::new();
+        let coords = thread_coordinates(&mut b, grid, source_span(span));
         Lowerer {
             checked,
             grid,
-            b: KernelBuilder::new(),
+            b,
             structs: Vec::new(),
             frames: Vec::new(),
-            coords: None,
+            coords,
             extents: Vec::new(),
         }
     }
@@ -246,7 +249,6 @@ impl<'a> Lowerer<'a> {
             ret: None,
             loops: 0,
         });
-        self.thread_coordinates(func.span);
         for param in &func.params {
             self.kernel_param(param)?;
         }
@@ -293,85 +295,8 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// Computes `T`, `B` and the lanes (and their `X_`/`Y_` forms) into locals.
-    fn thread_coordinates(&mut self, span: Span) {
-        let s = source_span(span);
-        let [bx, by] = self.grid.block;
-        let [_, blocks_y] = self.grid.blocks();
-        let int4 = Type::Value(ValueType::vector(ScalarKind::I32, 4));
-        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
-        let instance = self.b.append(brook_ir::ExprKind::Instance, int4.clone(), s);
-        let linear = self.b.append(
-            brook_ir::ExprKind::Component {
-                base: instance,
-                index: 0,
-            },
-            int.clone(),
-            s,
-        );
-        let in_group = self.b.append(brook_ir::ExprKind::InstanceInGroup, int4, s);
-        let lane = self.b.append(
-            brook_ir::ExprKind::Component {
-                base: in_group,
-                index: 0,
-            },
-            int,
-            s,
-        );
-        use brook_ir::BinaryOp::{Div, Rem};
-        let block = self.by_const(Div, linear, bx * by, s);
-        let lane_x = self.by_const(Div, lane, by, s);
-        let lane_y = self.by_const(Rem, lane, by, s);
-        let block_x = self.by_const(Div, block, blocks_y, s);
-        let block_y = self.by_const(Rem, block, blocks_y, s);
-        let thread_x = self.scaled_plus(block_x, bx, lane_x, s);
-        let thread_y = self.scaled_plus(block_y, by, lane_y, s);
-        let mut keep = |name: &str, value| self.b.capture(name, value, s);
-        let coords = Coords {
-            thread: [
-                keep("T", linear),
-                keep("X_T", thread_x),
-                keep("Y_T", thread_y),
-            ],
-            block: [keep("B", block), keep("X_B", block_x), keep("Y_B", block_y)],
-            lane: [
-                keep("lane", lane),
-                keep("lane_x", lane_x),
-                keep("lane_y", lane_y),
-            ],
-        };
-        self.coords = Some(coords);
-    }
-
-    /// `value op k` for a constant `k`.
-    fn by_const(
-        &mut self,
-        op: brook_ir::BinaryOp,
-        value: Handle<brook_ir::Expr>,
-        k: u32,
-        s: SourceSpan,
-    ) -> Handle<brook_ir::Expr> {
-        let c = self.b.int(i64::from(k), s);
-        self.b.binary(op, value, c, s)
-    }
-
-    /// `a * k + b`.
-    fn scaled_plus(
-        &mut self,
-        a: Handle<brook_ir::Expr>,
-        k: u32,
-        b: Handle<brook_ir::Expr>,
-        s: SourceSpan,
-    ) -> Handle<brook_ir::Expr> {
-        let k = self.b.int(i64::from(k), s);
-        let scaled = self.b.binary(brook_ir::BinaryOp::Mul, a, k, s);
-        self.b.binary(brook_ir::BinaryOp::Add, scaled, b, s)
-    }
-
     fn coords(&self) -> &Coords {
-        self.coords
-            .as_ref()
-            .expect("coordinates are computed first")
+        &self.coords
     }
 
     fn bind(&mut self, var: VarId, binding: Binding) {
@@ -518,6 +443,60 @@ impl<'a> Lowerer<'a> {
             (ConstValue::Float(f), k) => brook_ir::Literal::int(k, f as i64),
         };
         self.b.literal(lit, s)
+    }
+}
+
+/// Computes `T`, `B` and the lanes (and their `X_`/`Y_` forms) into locals.
+fn thread_coordinates(b: &mut KernelBuilder, grid: Grid, s: SourceSpan) -> Coords {
+    let [bx, by] = grid.block;
+    let [_, blocks_y] = grid.blocks();
+    let int4 = Type::Value(ValueType::vector(ScalarKind::I32, 4));
+    let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+    let instance = b.append(brook_ir::ExprKind::Instance, int4.clone(), s);
+    let linear = b.append(
+        brook_ir::ExprKind::Component {
+            base: instance,
+            index: 0,
+        },
+        int.clone(),
+        s,
+    );
+    let in_group = b.append(brook_ir::ExprKind::InstanceInGroup, int4, s);
+    let lane = b.append(
+        brook_ir::ExprKind::Component {
+            base: in_group,
+            index: 0,
+        },
+        int,
+        s,
+    );
+    use brook_ir::BinaryOp::{Add, Div, Mul, Rem};
+    let mut by_const = |op, value, k: u32| {
+        let c = b.int(i64::from(k), s);
+        b.binary(op, value, c, s)
+    };
+    let block = by_const(Div, linear, bx * by);
+    let lane_x = by_const(Div, lane, by);
+    let lane_y = by_const(Rem, lane, by);
+    let block_x = by_const(Div, block, blocks_y);
+    let block_y = by_const(Rem, block, blocks_y);
+    let scaled_x = by_const(Mul, block_x, bx);
+    let scaled_y = by_const(Mul, block_y, by);
+    let thread_x = b.binary(Add, scaled_x, lane_x, s);
+    let thread_y = b.binary(Add, scaled_y, lane_y, s);
+    let mut keep = |name: &str, value| b.capture(name, value, s);
+    Coords {
+        thread: [
+            keep("T", linear),
+            keep("X_T", thread_x),
+            keep("Y_T", thread_y),
+        ],
+        block: [keep("B", block), keep("X_B", block_x), keep("Y_B", block_y)],
+        lane: [
+            keep("lane", lane),
+            keep("lane_x", lane_x),
+            keep("lane_y", lane_y),
+        ],
     }
 }
 
