@@ -340,7 +340,7 @@ pub fn run_once(program: &Program, run: &Run, device: &Device) -> Result<Outcome
 fn run_on(program: &Program, run: &Run, device: &Device) -> Result<Outcome, String> {
     if !run.kernel.starts_with('@') && run.error.is_none() {
         let kernel = program.kernel(&run.kernel).map_err(|e| e.to_string())?;
-        let params = &kernel.ir().params;
+        let params = &kernel.ir().params[..kernel.argument_count()];
         let names: Vec<&str> = run.args.iter().map(|a| a.name()).collect();
         let expected: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
         if names != expected {

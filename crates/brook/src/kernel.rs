@@ -9,8 +9,15 @@ use brook_runtime::{Constant, Element, LaunchOptions, LaunchReport, RawStream};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// For a LOOM kernel: per parameter, the extents its array must have, or `None` for a value.
-pub(crate) type ArrayExtents = Arc<Vec<Option<Vec<usize>>>>;
+/// What a LOOM kernel's launches need beyond a Brook kernel's.
+#[derive(Debug)]
+pub(crate) struct LoomShapes {
+    /// Per IR parameter: the extents its array must have, or `None` for a value.
+    pub extents: Vec<Option<Vec<usize>>>,
+    /// The caller gives the first `arguments` parameters; each launch makes the rest (the
+    /// kernel's `global` arrays), zeroed.
+    pub arguments: usize,
+}
 
 /// A kernel of a program. Cloning is cheap; a clone made by [`Kernel::with_domain`] carries
 /// its own execution domain.
@@ -21,7 +28,7 @@ pub struct Kernel {
     options: LaunchOptions,
     /// For a LOOM kernel: per parameter, the extents its array must have (the grid it was
     /// compiled for fixes them), or `None` for a value.
-    extents: Option<ArrayExtents>,
+    loom: Option<Arc<LoomShapes>>,
 }
 
 impl Kernel {
@@ -39,37 +46,84 @@ impl Kernel {
                 permit_read_write_aliasing,
                 ..LaunchOptions::default()
             },
-            extents: None,
+            loom: None,
         }
     }
 
-    /// This kernel with the extents each array argument must have.
-    pub(crate) fn with_array_extents(mut self, extents: ArrayExtents) -> Kernel {
-        self.extents = Some(extents);
+    /// This kernel as a LOOM kernel: arrays checked against their extents, `global` arrays
+    /// made by each launch.
+    pub(crate) fn with_loom_shapes(mut self, shapes: Arc<LoomShapes>) -> Kernel {
+        self.loom = Some(shapes);
         self
     }
 
-    /// Refuses arrays whose shape is not the declared one (LOOM kernels).
-    fn check_extents(&self, args: &[Arg<'_>]) -> Result<(), Error> {
-        let Some(extents) = &self.extents else {
-            return Ok(());
-        };
-        let params = &self.ir().params;
-        for ((arg, extents), param) in args.iter().zip(extents.iter()).zip(params) {
-            let (Some(extents), Arg::Stream(stream)) = (extents, arg) else {
-                continue;
-            };
-            if stream.shape() != extents.as_slice() {
-                return Err(Error::Usage(format!(
-                    "`{}` of kernel `{}` is an array of {:?} on the grid the kernel was compiled for, and the stream has shape {:?}",
-                    param.name,
-                    self.name(),
-                    extents,
-                    stream.shape()
-                )));
-            }
+    /// How many arguments a launch takes (a LOOM kernel's `global` arrays are not given).
+    pub fn argument_count(&self) -> usize {
+        match &self.loom {
+            Some(shapes) => shapes.arguments,
+            None => self.ir().params.len(),
         }
-        Ok(())
+    }
+
+    /// A LOOM launch's arguments: the given ones, checked against their extents, then a
+    /// zeroed stream for each `global` array, on the device of the first stream given.
+    fn loom_arguments<'s>(
+        &self,
+        shapes: &LoomShapes,
+        args: &'s [Arg<'_>],
+        made: &'s mut Vec<RawStream>,
+    ) -> Result<Vec<Arg<'s>>, Error> {
+        let params = &self.ir().params;
+        let mut all = Vec::with_capacity(params.len());
+        for ((arg, extents), param) in args.iter().zip(&shapes.extents).zip(params) {
+            all.push(match arg {
+                Arg::Stream(stream) => {
+                    if let Some(extents) = extents {
+                        if stream.shape() != extents.as_slice() {
+                            return Err(Error::Usage(format!(
+                                "`{}` of kernel `{}` is an array of {:?} on the grid the kernel was compiled for, and the stream has shape {:?}",
+                                param.name,
+                                self.name(),
+                                extents,
+                                stream.shape()
+                            )));
+                        }
+                    }
+                    Arg::Stream(stream)
+                }
+                Arg::Constant(c) => Arg::Constant(c.clone()),
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "kernel `{}` takes streams for arrays and values for the rest",
+                        self.name()
+                    )))
+                }
+            });
+        }
+        let device = args
+            .iter()
+            .find_map(|a| match a {
+                Arg::Stream(s) => Some(s.device().clone()),
+                _ => None,
+            })
+            .unwrap_or_else(brook_runtime::current_device);
+        for param in params.iter().skip(shapes.arguments) {
+            let index = made.len() + shapes.arguments;
+            let dims = shapes
+                .extents
+                .get(index)
+                .cloned()
+                .flatten()
+                .unwrap_or_default();
+            let element = ElementType::from_ir(self.module(), &param.ty).ok_or_else(|| {
+                Error::Usage(format!("global array `{}` has no element type", param.name))
+            })?;
+            let stream = RawStream::new(&device, element.clone(), &dims)?;
+            stream.read_bytes(&element, &vec![0u8; stream.len() * element.size()])?;
+            made.push(stream);
+        }
+        all.extend(made.iter().map(Arg::Stream));
+        Ok(all)
     }
 
     pub fn name(&self) -> &str {
@@ -139,7 +193,23 @@ impl Kernel {
     /// A `vout` parameter takes [`vout`]`(&mut stream)`: when the launch returns, `stream`
     /// holds the values the instances pushed, in domain order (a one-dimensional stream).
     pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
-        self.check_extents(args)?;
+        if let Some(shapes) = &self.loom {
+            if args.len() != shapes.arguments {
+                return Err(Error::Usage(format!(
+                    "kernel `{}` takes {} arguments, and {} are given",
+                    self.name(),
+                    shapes.arguments,
+                    args.len()
+                )));
+            }
+            let mut made = Vec::new();
+            let all = self.loom_arguments(shapes, args, &mut made)?;
+            return self.launch_checked(&all);
+        }
+        self.launch_checked(args)
+    }
+
+    fn launch_checked(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
         self.vout_arguments(args)?;
         let mut host_targets = Vec::new();
         let mut temps: Vec<Option<RawStream>> = Vec::with_capacity(args.len());

@@ -129,8 +129,11 @@ impl LoomProgram {
             }
         })?;
         let total = grid.total_threads() as usize;
-        let program =
-            crate::Program::for_grid(Arc::new(module), &self.file, total, lowered.extents);
+        let shapes = crate::kernel::LoomShapes {
+            extents: lowered.extents,
+            arguments: lowered.arguments,
+        };
+        let program = crate::Program::for_grid(Arc::new(module), &self.file, total, shapes);
         let kernel = program.kernel(self.kernel_name())?;
         Ok(LoomKernel {
             kernel,
@@ -174,15 +177,6 @@ impl LoomKernel {
     /// declared extents for arrays, constants for values. Launches queue like Brook kernels;
     /// reading a stream waits for them.
     pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
-        let params = &self.kernel.ir().params;
-        if args.len() != params.len() {
-            return Err(Error::Usage(format!(
-                "kernel `{}` takes {} arguments, and {} are given",
-                self.kernel.name(),
-                params.len(),
-                args.len()
-            )));
-        }
         self.kernel.launch(args)
     }
 }

@@ -72,7 +72,7 @@ pub struct Program {
     warnings: String,
     /// For a LOOM kernel compiled for a grid: the grid's thread count (the domain its kernel
     /// runs over) and the extents of its array parameters.
-    grid: Option<(usize, crate::kernel::ArrayExtents)>,
+    grid: Option<(usize, Arc<crate::kernel::LoomShapes>)>,
 }
 
 impl Program {
@@ -161,9 +161,9 @@ impl Program {
                     self.dialect == Dialect::BrookGpu,
                 );
                 Ok(match &self.grid {
-                    Some((threads, extents)) => kernel
+                    Some((threads, shapes)) => kernel
                         .with_domain(&[0], &[*threads])
-                        .with_array_extents(extents.clone()),
+                        .with_loom_shapes(shapes.clone()),
                     None => kernel,
                 })
             }
@@ -191,14 +191,14 @@ impl Program {
         module: Arc<ValidModule>,
         file: &str,
         threads: usize,
-        extents: Vec<Option<Vec<usize>>>,
+        shapes: crate::kernel::LoomShapes,
     ) -> Program {
         Program {
             module,
             file: file.to_string(),
             dialect: Dialect::default(),
             warnings: String::new(),
-            grid: Some((threads, Arc::new(extents))),
+            grid: Some((threads, Arc::new(shapes))),
         }
     }
 

@@ -29,7 +29,9 @@ impl Checker<'_, '_> {
         self.info
             .declared
             .insert((name.span.start, name.span.end), id);
-        let scope = self.scopes.last_mut().expect("a scope is always open");
+        let Some(scope) = self.scopes.last_mut() else {
+            return id;
+        };
         if let Some(&first) = scope.get(&name.name) {
             let first_span = self.info.vars[first.0 as usize].span;
             self.diagnostics.push(

@@ -7,7 +7,8 @@
 //! fastest, and threads in a block likewise, so neighbouring threads touch neighbouring
 //! elements of a row-major `[X, Y]` array.
 //!
-//! - Kernel arrays are scatter parameters (read and written at computed positions); `[ ]`
+//! - Kernel arrays are scatter parameters (read and written at computed positions), and so
+//!   are `global` arrays, as parameters after the kernel's own; `[ ]`
 //!   reads clamp and writes outside are dropped, `[[ ]]` reads outside give zero and writes
 //!   outside are skipped (explicit tests in the IR).
 //! - Device functions are inlined; a `return` leaves a wrapper loop.
@@ -125,8 +126,11 @@ use crate::lowering::{fail, source_span, Lowered};
 pub struct LoweredKernel {
     /// One kernel, for the grid.
     pub module: Module,
-    /// Per kernel parameter: the array's extents (first index first), or `None` for a value.
+    /// Per IR parameter: the array's extents (first index first), or `None` for a value.
     pub extents: Vec<Option<Vec<usize>>>,
+    /// The kernel's own parameters are the first `arguments` IR parameters; the rest are its
+    /// `global` arrays, whose zeroed buffers each launch provides.
+    pub arguments: usize,
     pub grid: Grid,
 }
 
@@ -162,6 +166,7 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
             source: Some(std::sync::Arc::new(checked.file.clone())),
         },
         extents,
+        arguments: func.params.len(),
         grid,
     })
 }

@@ -272,22 +272,20 @@ impl Lowerer<'_> {
         }
         let ty = var.ty.clone();
         let s = source_span(decl.name.span);
-        if decl.space == Space::Global {
-            return fail(
-                decl.name.span,
-                "`global` declarations inside a kernel are not lowered yet: pass the array as a kernel parameter",
-            );
-        }
-        let shared = decl.space == Space::Shared;
-        let ir = self.ir_type(&ty, decl.ty.span)?;
-        let local = self.b.new_local(&decl.name.name, ir, shared, s);
-        let binding = match &ty {
-            Ty::Array { dims, .. } => Binding::Array(ArrayRef::Local {
-                local,
-                dims: self.extents_of(dims, decl.ty.span, "an array")?,
-                shared,
-            }),
-            _ => Binding::Value(local),
+        let binding = if decl.space == Space::Global {
+            Binding::Array(self.global_array(decl, &ty)?)
+        } else {
+            let shared = decl.space == Space::Shared;
+            let ir = self.ir_type(&ty, decl.ty.span)?;
+            let local = self.b.new_local(&decl.name.name, ir, shared, s);
+            match &ty {
+                Ty::Array { dims, .. } => Binding::Array(ArrayRef::Local {
+                    local,
+                    dims: self.extents_of(dims, decl.ty.span, "an array")?,
+                    shared,
+                }),
+                _ => Binding::Value(local),
+            }
         };
         self.bind(id, binding.clone());
         if let Some(init) = &decl.init {
@@ -310,6 +308,31 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A `global` array: a parameter after the kernel's own, whose zeroed buffer every launch
+    /// allocates (so the whole grid shares it for one launch).
+    fn global_array(&mut self, decl: &Decl, ty: &Ty) -> Lowered<ArrayRef> {
+        let Ty::Array { elem, dims } = ty else {
+            return fail(
+                decl.name.span,
+                "a `global` value that is not an array is not lowered yet: declare a global array of one element",
+            );
+        };
+        let dims = self.extents_of(dims, decl.ty.span, "a global array")?;
+        let elem = self.ir_type(elem, decl.ty.span)?;
+        let param = brook_ir::ParamId(self.b.params.len() as u32);
+        self.b.params.push(brook_ir::Param {
+            name: decl.name.name.clone(),
+            ty: elem,
+            role: brook_ir::ParamRole::Scatter {
+                rank: dims.len() as u8,
+            },
+            span: source_span(decl.name.span),
+        });
+        self.extents
+            .push(Some(dims.iter().map(|&d| d as usize).collect()));
+        Ok(ArrayRef::Global { param, dims })
     }
 
     /// A value for a place of checked type `ty` (numbers converted).
@@ -350,7 +373,9 @@ impl Lowerer<'_> {
             ExprKind::Name(_) => match self.value(target, None)? {
                 Val::Array(array) => Ok(Target::Array(array)),
                 Val::Scalar(_) => {
-                    let var = self.checked.info.names[&target.id];
+                    let Some(&var) = self.checked.info.names.get(&target.id) else {
+                        return fail(target.span, "a name the checker did not resolve");
+                    };
                     match self.binding(var, target.span)? {
                         Binding::Value(local) => Ok(Target::Place {
                             place: Place::local(local),
