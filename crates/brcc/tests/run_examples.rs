@@ -55,21 +55,49 @@ fn header_words<'s>(source: &'s str, prefix: &str) -> Vec<&'s str> {
         .unwrap_or_default()
 }
 
-#[test]
-fn every_example_prints_its_expected_output_on_every_device() {
+/// The brcc under test with its runtime library built, or `None` (said on stdout) without a
+/// C++ compiler.
+fn brcc_with_library(what: &str) -> Option<&'static Path> {
     if cxx::compiler().is_none() {
-        println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): examples not run");
-        return;
+        println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): {what} not run");
+        return None;
     }
     let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
     cxx::static_library(brcc.parent().expect("target/<profile>"));
+    Some(brcc)
+}
+
+/// Runs `exe` (in `dir`, if given) on every kind of device; its output must be `expected`.
+fn prints_on_every_runtime(exe: &Path, dir: Option<&Path>, expected: &str, what: &str) {
+    for runtime in cxx::runtimes() {
+        let mut command = Command::new(exe);
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        let run = command
+            .env("BRT_RUNTIME", runtime)
+            .output()
+            .expect("run the program");
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout),
+            expected,
+            "{what} on {runtime}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}
+
+#[test]
+fn every_example_prints_its_expected_output_on_every_device() {
+    let Some(brcc) = brcc_with_library("examples") else {
+        return;
+    };
     let examples = examples();
     assert!(
         examples.len() >= 2,
         "examples with expected output: {}",
         examples.len()
     );
-    let runtimes = cxx::runtimes();
     for (path, expected) in examples {
         let exe = std::env::temp_dir().join(format!(
             "brcc-example-{}-{}",
@@ -93,18 +121,7 @@ fn every_example_prints_its_expected_output_on_every_device() {
             path.display(),
             String::from_utf8_lossy(&built.stderr)
         );
-        for runtime in &runtimes {
-            let run = Command::new(&exe)
-                .env("BRT_RUNTIME", runtime)
-                .output()
-                .expect("run the example");
-            assert_eq!(
-                String::from_utf8_lossy(&run.stdout),
-                expected,
-                "{} on {runtime}",
-                path.display()
-            );
-        }
+        prints_on_every_runtime(&exe, None, &expected, &path.display().to_string());
         let _ = std::fs::remove_file(&exe);
     }
 }
@@ -275,12 +292,9 @@ fn without_a_cpp_compiler_brcc_run_says_so_in_one_sentence() {
 /// compile is a brcc bug (issue 16). Syntax only: most fixtures have no `main`.
 #[test]
 fn every_clean_fixture_compiles_as_cpp() {
-    if cxx::compiler().is_none() {
-        println!("run_examples: no C++ compiler: clean fixtures not compiled");
+    let Some(brcc) = brcc_with_library("clean fixtures") else {
         return;
-    }
-    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    };
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../brook-front/tests/fixtures");
     let mut clean: Vec<PathBuf> = ["ok", "diag"]
         .iter()
@@ -319,12 +333,9 @@ fn every_clean_fixture_compiles_as_cpp() {
 
 #[test]
 fn a_cpp_host_runs_loom_kernels() {
-    if cxx::compiler().is_none() {
-        println!("run_examples: no C++ compiler ($CXX, c++, g++, clang++): LOOM host not run");
+    let Some(brcc) = brcc_with_library("the LOOM host program") else {
         return;
-    }
-    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loom");
     let exe = std::env::temp_dir().join(format!("brcc-loom-host-{}", std::process::id()));
     let built = Command::new(brcc)
@@ -340,18 +351,6 @@ fn a_cpp_host_runs_loom_kernels() {
         String::from_utf8_lossy(&built.stderr)
     );
     let expected = std::fs::read_to_string(dir.join("host.expected")).expect("expected");
-    for runtime in cxx::runtimes() {
-        let run = Command::new(&exe)
-            .current_dir(&dir)
-            .env("BRT_RUNTIME", runtime)
-            .output()
-            .expect("run the host program");
-        assert_eq!(
-            String::from_utf8_lossy(&run.stdout),
-            expected,
-            "host.cpp on {runtime}: {}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-    }
+    prints_on_every_runtime(&exe, Some(&dir), &expected, "examples/loom/host.cpp");
     let _ = std::fs::remove_file(&exe);
 }

@@ -25,14 +25,8 @@ pub unsafe extern "C" fn brk_loom_program_new(
     block: *const u32,
     error: *mut *mut c_char,
 ) -> *mut BrkProgram {
-    let fail = |message: String| {
-        if !error.is_null() {
-            let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-            // SAFETY: the caller passes a writable pointer.
-            unsafe { *error = text.into_raw() };
-        }
-        std::ptr::null_mut()
-    };
+    // SAFETY: `error` is null or writable, as documented.
+    let fail = |message: String| unsafe { crate::program::failed(error, &message) };
     guard(std::ptr::null_mut(), || {
         if threads.is_null() || block.is_null() {
             return fail(

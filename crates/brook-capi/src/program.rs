@@ -50,14 +50,8 @@ pub unsafe extern "C" fn brk_program_new_flags(
     flags: *const c_char,
     error: *mut *mut c_char,
 ) -> *mut BrkProgram {
-    let fail = |message: String| {
-        if !error.is_null() {
-            let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-            // SAFETY: the caller passes a writable pointer.
-            unsafe { *error = text.into_raw() };
-        }
-        std::ptr::null_mut()
-    };
+    // SAFETY: `error` is null or writable, as documented.
+    let fail = |message: String| unsafe { failed(error, &message) };
     guard(std::ptr::null_mut(), || {
         // SAFETY: as documented.
         let (file, source, flags) = unsafe {
@@ -80,6 +74,20 @@ pub unsafe extern "C" fn brk_program_new_flags(
             Err(e) => fail(e.to_string()),
         }
     })
+}
+
+/// Stores `message` in `*error` (when `error` is not null) for the caller to free with
+/// [`brk_string_free`], and returns the null program a failed compilation gives.
+///
+/// # Safety
+/// `error` is null or writable.
+pub(crate) unsafe fn failed(error: *mut *mut c_char, message: &str) -> *mut BrkProgram {
+    if !error.is_null() {
+        let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: the caller passes a writable pointer.
+        unsafe { *error = text.into_raw() };
+    }
+    std::ptr::null_mut()
 }
 
 /// Releases a program.

@@ -100,13 +100,7 @@ impl Kernel {
                 }
             });
         }
-        let device = args
-            .iter()
-            .find_map(|a| match a {
-                Arg::Stream(s) => Some(s.device().clone()),
-                _ => None,
-            })
-            .unwrap_or_else(brook_runtime::current_device);
+        let device = launch_device(args);
         for param in params.iter().skip(shapes.arguments) {
             let index = made.len() + shapes.arguments;
             let dims = shapes
@@ -285,15 +279,19 @@ impl Kernel {
                 ir.name, ir.name
             )));
         }
-        let device = args
-            .iter()
-            .find_map(|a| match a {
-                Arg::Stream(s) => Some(s.device().clone()),
-                _ => None,
-            })
-            .unwrap_or_else(brook_runtime::current_device);
+        let device = launch_device(args);
         Ok(RawStream::new(&device, element.clone(), &[1])?)
     }
+}
+
+/// The device a launch runs on: its first stream's, else the thread's current device.
+fn launch_device(args: &[Arg<'_>]) -> Arc<dyn brook_runtime::Device> {
+    args.iter()
+        .find_map(|a| match a {
+            Arg::Stream(s) => Some(s.device().clone()),
+            _ => None,
+        })
+        .unwrap_or_else(brook_runtime::current_device)
 }
 
 /// One argument of a kernel launch: a stream, an iterator, a constant value, or a host variable
