@@ -351,8 +351,16 @@ fn emit_loom(args: &Args, what: Emit) -> ExitCode {
     let lowered = match brook_front::loom::lower::lower(&checked, grid) {
         Ok(lowered) => lowered,
         Err(e) => {
-            let (line, column) = checked.file.line_col(e.span.start as usize);
-            eprintln!("{path}:{line}:{column}: error: {e}");
+            let at = e.span.start as usize;
+            let (line, column) = checked.file.line_col(at);
+            let excerpt = checked.file.excerpt(brook_ir::SourceSpan {
+                start: e.span.start,
+                end: e.span.end,
+            });
+            eprintln!(
+                "{}:{line}:{column}: error: {e}\n{excerpt}",
+                checked.file.file_of(at)
+            );
             return ExitCode::FAILURE;
         }
     };

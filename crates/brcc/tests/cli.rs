@@ -393,4 +393,17 @@ fn a_loom_kernel_is_emitted_for_a_grid() {
     let out = brcc(&[&example, "--emit", "ir", "--grid", "64x32/8x3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole blocks"));
+    // What is not lowered yet is an error at its place, with the line.
+    let open_extent = temp_file(
+        "unsized.loom",
+        "kernel k(a: Float32[])\n  a[T] <- 1\n  return\n",
+    );
+    let out = brcc(&[&open_extent, "--emit", "ir"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unsized.loom:1:13: error: a kernel parameter of unspecified extent")
+            && err.contains("1 | kernel k(a: Float32[])"),
+        "{err}"
+    );
 }

@@ -268,6 +268,12 @@ impl<'a> Lowerer<'a> {
         let id = ParamId(self.b.params.len() as u32);
         match &ty {
             Ty::Array { elem, dims } => {
+                if dims.contains(&super::check::Dim::Unsized) {
+                    return fail(
+                        param.ty.span,
+                        "a kernel parameter of unspecified extent (`T[]`) is not lowered yet: give its extent (`T[THREADS]`, `T[64]`)",
+                    );
+                }
                 let dims = self.extents_of(dims, param.ty.span, "a kernel parameter")?;
                 let elem = self.ir_type(elem, param.ty.span)?;
                 self.b.params.push(brook_ir::Param {
