@@ -394,16 +394,16 @@ fn a_loom_kernel_is_emitted_for_a_grid() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole blocks"));
     // What is not lowered yet is an error at its place, with the line.
-    let open_extent = temp_file(
-        "unsized.loom",
-        "kernel k(a: Float32[])\n  a[T] <- 1\n  return\n",
+    let global_scalar = temp_file(
+        "global_scalar.loom",
+        "kernel k(a: Int32[THREADS])\n  global g: Int32\n  return\n",
     );
-    let out = brcc(&[&open_extent, "--emit", "ir"]);
+    let out = brcc(&[&global_scalar, "--emit", "ir"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unsized.loom:1:13: error: a kernel parameter of unspecified extent")
-            && err.contains("1 | kernel k(a: Float32[])"),
+        err.contains("global_scalar.loom:2:10: error: a `global` value that is not an array")
+            && err.contains("2 |   global g: Int32"),
         "{err}"
     );
 }

@@ -12,11 +12,13 @@ use std::sync::Arc;
 /// What a LOOM kernel's launches need beyond a Brook kernel's.
 #[derive(Debug)]
 pub(crate) struct LoomShapes {
-    /// Per IR parameter: the extents its array must have, or `None` for a value.
-    pub extents: Vec<Option<Vec<usize>>>,
-    /// The caller gives the first `arguments` parameters; each launch makes the rest (the
-    /// kernel's `global` arrays), zeroed.
+    /// Per IR parameter: the extents its array must have (`None` for an axis of any
+    /// length), or `None` for a value.
+    pub extents: Vec<Option<Vec<Option<usize>>>>,
+    /// The caller gives the first `arguments` parameters; each launch makes the rest.
     pub arguments: usize,
+    /// What each of the rest is: a zeroed `global` array, or a given array's extent.
+    pub hidden: Vec<brook_front::loom::lower::Hidden>,
 }
 
 /// A kernel of a program. Cloning is cheap; a clone made by [`Kernel::with_domain`] carries
@@ -79,12 +81,22 @@ impl Kernel {
             all.push(match arg {
                 Arg::Stream(stream) => {
                     if let Some(extents) = extents {
-                        if stream.shape() != extents.as_slice() {
+                        let fits = stream.shape().len() == extents.len()
+                            && stream
+                                .shape()
+                                .iter()
+                                .zip(extents)
+                                .all(|(&n, e)| e.is_none_or(|e| e == n));
+                        if !fits {
+                            let wanted: Vec<String> = extents
+                                .iter()
+                                .map(|e| e.map_or_else(|| "any".to_string(), |n| n.to_string()))
+                                .collect();
                             return Err(Error::Usage(format!(
-                                "`{}` of kernel `{}` is an array of {:?} on the grid the kernel was compiled for, and the stream has shape {:?}",
+                                "`{}` of kernel `{}` is an array of [{}] on the grid the kernel was compiled for, and the stream has shape {:?}",
                                 param.name,
                                 self.name(),
-                                extents,
+                                wanted.join(", "),
                                 stream.shape()
                             )));
                         }
@@ -101,22 +113,62 @@ impl Kernel {
             });
         }
         let device = launch_device(args);
-        for param in params.iter().skip(shapes.arguments) {
-            let index = made.len() + shapes.arguments;
-            let dims = shapes
-                .extents
-                .get(index)
-                .cloned()
-                .flatten()
-                .unwrap_or_default();
-            let element = ElementType::from_ir(self.module(), &param.ty).ok_or_else(|| {
-                Error::Usage(format!("global array `{}` has no element type", param.name))
-            })?;
-            let stream = RawStream::new(&device, element.clone(), &dims)?;
-            stream.read_bytes(&element, &vec![0u8; stream.len() * element.size()])?;
-            made.push(stream);
+        // The hidden values in their order: `None` where a made stream goes.
+        let mut values: Vec<Option<Constant>> = Vec::with_capacity(shapes.hidden.len());
+        for (k, hidden) in shapes.hidden.iter().enumerate() {
+            let index = shapes.arguments + k;
+            match hidden {
+                brook_front::loom::lower::Hidden::Global => {
+                    let param = &params[index];
+                    let dims: Vec<usize> = shapes
+                        .extents
+                        .get(index)
+                        .cloned()
+                        .flatten()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|d| d.unwrap_or(1))
+                        .collect();
+                    let element =
+                        ElementType::from_ir(self.module(), &param.ty).ok_or_else(|| {
+                            Error::Usage(format!(
+                                "global array `{}` has no element type",
+                                param.name
+                            ))
+                        })?;
+                    let stream = RawStream::new(&device, element.clone(), &dims)?;
+                    stream.read_bytes(&element, &vec![0u8; stream.len() * element.size()])?;
+                    made.push(stream);
+                    values.push(None);
+                }
+                brook_front::loom::lower::Hidden::Extent { param, axis } => {
+                    let length = match args.get(*param) {
+                        Some(Arg::Stream(s)) => s.shape().get(*axis).copied().unwrap_or(0),
+                        _ => 0,
+                    };
+                    let length = i32::try_from(length).map_err(|_| {
+                        Error::Usage(format!("an array of {length} elements along an axis is longer than a LOOM index reaches (2^31 - 1)"))
+                    })?;
+                    values.push(Some(Constant {
+                        element: ElementType::Value(brook_ir::ValueType::scalar(
+                            brook_ir::ScalarKind::I32,
+                        )),
+                        bytes: length.to_le_bytes().to_vec(),
+                    }));
+                }
+            }
         }
-        all.extend(made.iter().map(Arg::Stream));
+        let mut streams = made.iter();
+        for value in values {
+            match value {
+                Some(constant) => all.push(Arg::Constant(constant)),
+                None => {
+                    if let Some(stream) = streams.next() {
+                        all.push(Arg::Stream(stream));
+                    }
+                }
+            }
+        }
         Ok(all)
     }
 

@@ -132,6 +132,7 @@ impl LoomProgram {
         let shapes = crate::kernel::LoomShapes {
             extents: lowered.extents,
             arguments: lowered.arguments,
+            hidden: lowered.hidden,
         };
         let program = crate::Program::for_grid(Arc::new(module), &self.file, total, shapes);
         let kernel = program.kernel(self.kernel_name())?;

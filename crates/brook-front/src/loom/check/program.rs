@@ -2,7 +2,7 @@
 //! is checked (so order does not matter), exactly one kernel, signatures, top-level
 //! constants, and no recursion among device functions.
 
-use super::ty::Ty;
+use super::ty::{Dim, Ty};
 use super::{Checker, FuncContext, Info, Signature, VarKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::loom::ast::{Func, FuncKind, Item, Program, Space, TypeExprKind};
@@ -139,7 +139,17 @@ impl<'p, 'd> Checker<'p, 'd> {
             .map(|p| {
                 let ty = self.resolve_type(&p.ty);
                 self.check_param_type(func.kind, &ty, &p.ty);
-                ty
+                match (func.kind, ty) {
+                    // A kernel's `T[]` is as long as the array the host passes.
+                    (FuncKind::Kernel, Ty::Array { elem, dims }) => Ty::Array {
+                        elem,
+                        dims: dims
+                            .into_iter()
+                            .map(|d| if d == Dim::Unsized { Dim::Host } else { d })
+                            .collect(),
+                    },
+                    (_, ty) => ty,
+                }
             })
             .collect();
         let ret = func.ret.as_ref().map(|t| {

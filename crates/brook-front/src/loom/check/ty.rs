@@ -47,9 +47,11 @@ pub enum Dim {
     Const(u64),
     /// Known at launch: an expression over the grid's sizes.
     Launch(Size),
-    /// `[]`: a block's worth of elements (`BLOCKSIZE`) for a `shared` array, the host's
-    /// length for a kernel parameter, the argument's for a `func` parameter.
+    /// `[]`: a block's worth of elements (`BLOCKSIZE`) for a `shared` array, the argument's
+    /// for a `func` parameter.
     Unsized,
+    /// `[]` in a kernel parameter: the length of the host's array, known at launch.
+    Host,
     /// A slice by a `Range`: its length is known when it runs.
     Slice,
 }
@@ -231,7 +233,7 @@ impl fmt::Display for Dim {
         match self {
             Dim::Const(n) => write!(f, "{n}"),
             Dim::Launch(size) => write!(f, "{size}"),
-            Dim::Unsized => Ok(()),
+            Dim::Unsized | Dim::Host => Ok(()),
             Dim::Slice => f.write_str("slice"),
         }
     }

@@ -189,7 +189,7 @@ impl<'a> Lowerer<'a> {
     /// Calls `f` with every index of an array of `dims` (first index slowest), as IR loops.
     pub(super) fn for_each_index(
         &mut self,
-        dims: &[u32],
+        dims: &[super::Extent],
         prefix: &mut Vec<Handle<brook_ir::Local>>,
         span: Span,
         f: &mut PerIndex<'_, 'a>,
@@ -209,7 +209,7 @@ impl<'a> Lowerer<'a> {
         self.b.store(Place::local(counter), zero, s);
         self.b.open_block();
         let i = self.b.load(Place::local(counter), s);
-        let n = self.b.int(i64::from(extent), s);
+        let n = self.extent_value(extent, ScalarKind::I32, span);
         let inside = self.b.binary(BinaryOp::Lt, i, n, s);
         self.break_unless(inside, s);
         prefix.push(counter);

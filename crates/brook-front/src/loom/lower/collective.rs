@@ -207,7 +207,7 @@ impl Lowerer<'_> {
         let scratch = Scratch {
             array: ArrayRef::Local {
                 local,
-                dims,
+                dims: dims.into_iter().map(super::Extent::Fixed).collect(),
                 shared: true,
             },
             lanes,

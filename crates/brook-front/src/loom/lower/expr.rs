@@ -360,7 +360,7 @@ impl Lowerer<'_> {
     pub(super) fn in_range(
         &mut self,
         idx: &[Handle<IrExpr>],
-        dims: &[u32],
+        dims: &[super::Extent],
         span: Span,
     ) -> Handle<IrExpr> {
         let s = source_span(span);
@@ -368,7 +368,7 @@ impl Lowerer<'_> {
         for (&i, &d) in idx.iter().zip(dims) {
             let kind = self.b.scalar_kind(i).unwrap_or(ScalarKind::I32);
             let zero = self.b.constant(kind, 0, s);
-            let extent = self.b.constant(kind, i64::from(d), s);
+            let extent = self.extent_value(d, kind, span);
             let low = self.b.binary(brook_ir::BinaryOp::Ge, i, zero, s);
             let high = self.b.binary(brook_ir::BinaryOp::Lt, i, extent, s);
             let both = self.b.binary(brook_ir::BinaryOp::LogicAnd, low, high, s);
@@ -378,6 +378,23 @@ impl Lowerer<'_> {
             });
         }
         all.unwrap_or_else(|| self.b.literal(Literal::bool(true), s))
+    }
+
+    /// An extent as a value of `kind`.
+    pub(super) fn extent_value(
+        &mut self,
+        extent: super::Extent,
+        kind: ScalarKind,
+        span: Span,
+    ) -> Handle<IrExpr> {
+        let s = source_span(span);
+        match extent {
+            super::Extent::Fixed(n) => self.b.constant(kind, i64::from(n), s),
+            super::Extent::Host(local) => {
+                let n = self.b.load(Place::local(local), s);
+                self.b.convert(n, kind, s)
+            }
+        }
     }
 
     /// Reads an element: `[ ]` clamps (a defined value for what the draft leaves undefined),

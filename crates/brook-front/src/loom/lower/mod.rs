@@ -126,12 +126,23 @@ use crate::lowering::{fail, source_span, Lowered};
 pub struct LoweredKernel {
     /// One kernel, for the grid.
     pub module: Module,
-    /// Per IR parameter: the array's extents (first index first), or `None` for a value.
-    pub extents: Vec<Option<Vec<usize>>>,
-    /// The kernel's own parameters are the first `arguments` IR parameters; the rest are its
-    /// `global` arrays, whose zeroed buffers each launch provides.
+    /// Per IR parameter: the array's extents (first index first; `None` for a `T[]` axis,
+    /// which takes the host array's length), or `None` for a value.
+    pub extents: Vec<Option<Vec<Option<usize>>>>,
+    /// The kernel's own parameters are the first `arguments` IR parameters; each launch
+    /// provides the rest, in this order.
     pub arguments: usize,
+    pub hidden: Vec<Hidden>,
     pub grid: Grid,
+}
+
+/// An IR parameter a launch provides, not the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hidden {
+    /// A `global` array: a zeroed buffer of these extents.
+    Global,
+    /// The extent along `axis` of the array given as kernel parameter `param` (`T[]`).
+    Extent { param: usize, axis: usize },
 }
 
 /// Lowers the kernel of a checked program (which must have no errors) for `grid`.
@@ -148,6 +159,7 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
     let mut lowerer = Lowerer::new(checked, grid, func.span);
     lowerer.kernel(func)?;
     let extents = lowerer.extents.clone();
+    let hidden = std::mem::take(&mut lowerer.hidden);
     let structs = lowerer
         .structs
         .iter()
@@ -167,25 +179,35 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
         },
         extents,
         arguments: func.params.len(),
+        hidden,
         grid,
     })
+}
+
+/// One extent of an array as the kernel knows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Extent {
+    /// Known when compiling (the grid's sizes included).
+    Fixed(u32),
+    /// A kernel parameter's `[]`: the host array's length, in this local.
+    Host(Handle<Local>),
 }
 
 /// Where an array lives.
 #[derive(Clone, Debug)]
 enum ArrayRef {
     /// A kernel parameter in global memory.
-    Global { param: ParamId, dims: Vec<u32> },
+    Global { param: ParamId, dims: Vec<Extent> },
     /// A local (per thread) or shared (per block) array.
     Local {
         local: Handle<Local>,
-        dims: Vec<u32>,
+        dims: Vec<Extent>,
         shared: bool,
     },
 }
 
 impl ArrayRef {
-    fn dims(&self) -> &[u32] {
+    fn dims(&self) -> &[Extent] {
         match self {
             ArrayRef::Global { dims, .. } | ArrayRef::Local { dims, .. } => dims,
         }
@@ -228,7 +250,11 @@ struct Lowerer<'a> {
     structs: Vec<(Ty, StructDecl)>,
     frames: Vec<Frame>,
     coords: Coords,
-    extents: Vec<Option<Vec<usize>>>,
+    extents: Vec<Option<Vec<Option<usize>>>>,
+    /// The parameters each launch provides, after the kernel's own.
+    hidden: Vec<Hidden>,
+    /// Host extents met in the kernel's parameters: (parameter, axis, local, span).
+    host_extents: Vec<(usize, usize, Handle<Local>, SourceSpan)>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -244,6 +270,8 @@ impl<'a> Lowerer<'a> {
             frames: Vec::new(),
             coords,
             extents: Vec::new(),
+            hidden: Vec::new(),
+            host_extents: Vec::new(),
         }
     }
 
@@ -257,6 +285,7 @@ impl<'a> Lowerer<'a> {
         for param in &func.params {
             self.kernel_param(param)?;
         }
+        self.host_extent_params();
         self.block(&func.body)?;
         Ok(())
     }
@@ -268,13 +297,6 @@ impl<'a> Lowerer<'a> {
         let id = ParamId(self.b.params.len() as u32);
         match &ty {
             Ty::Array { elem, dims } => {
-                if dims.contains(&super::check::Dim::Unsized) {
-                    return fail(
-                        param.ty.span,
-                        "a kernel parameter of unspecified extent (`T[]`) is not lowered yet: give its extent (`T[THREADS]`, `T[64]`)",
-                    );
-                }
-                let dims = self.extents_of(dims, param.ty.span, "a kernel parameter")?;
                 let elem = self.ir_type(elem, param.ty.span)?;
                 self.b.params.push(brook_ir::Param {
                     name: param.name.name.clone(),
@@ -284,9 +306,31 @@ impl<'a> Lowerer<'a> {
                     },
                     span,
                 });
-                self.extents
-                    .push(Some(dims.iter().map(|&d| d as usize).collect()));
-                self.bind(var, Binding::Array(ArrayRef::Global { param: id, dims }));
+                // The host's extents (`T[]`) come from the launch: a hidden value each.
+                let mut extents = Vec::new();
+                let mut known = Vec::new();
+                for (axis, dim) in dims.iter().enumerate() {
+                    if *dim == super::check::Dim::Host {
+                        extents.push(self.host_extent(param, id.0 as usize, axis));
+                        known.push(None);
+                    } else {
+                        let n = self.extents_of(
+                            std::slice::from_ref(dim),
+                            param.ty.span,
+                            "a kernel parameter",
+                        )?[0];
+                        extents.push(Extent::Fixed(n));
+                        known.push(Some(n as usize));
+                    }
+                }
+                self.extents.push(Some(known));
+                self.bind(
+                    var,
+                    Binding::Array(ArrayRef::Global {
+                        param: id,
+                        dims: extents,
+                    }),
+                );
             }
             _ => {
                 let ir = self.ir_type(&ty, param.ty.span)?;
@@ -304,6 +348,39 @@ impl<'a> Lowerer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The host's extent along `axis` of kernel array parameter `param` (`T[]`): a local
+    /// that a value parameter the launch provides fills ([`Lowerer::host_extent_params`]).
+    fn host_extent(&mut self, array: &super::ast::Param, param: usize, axis: usize) -> Extent {
+        let s = source_span(array.name.span);
+        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+        let name = format!("{}.extent{axis}", array.name.name);
+        let local = self.b.new_local(&name, int, false, s);
+        self.host_extents.push((param, axis, local, s));
+        Extent::Host(local)
+    }
+
+    /// After the kernel's own parameters: a value parameter for each host extent, copied into
+    /// its local.
+    fn host_extent_params(&mut self) {
+        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+        for (param, axis, local, s) in std::mem::take(&mut self.host_extents) {
+            let id = ParamId(self.b.params.len() as u32);
+            let name = self.b.locals[local].name.clone();
+            self.b.params.push(brook_ir::Param {
+                name,
+                ty: int.clone(),
+                role: brook_ir::ParamRole::Constant,
+                span: s,
+            });
+            self.extents.push(None);
+            self.hidden.push(Hidden::Extent { param, axis });
+            let value = self
+                .b
+                .append(brook_ir::ExprKind::Constant(id), int.clone(), s);
+            self.b.store(brook_ir::Place::local(local), value, s);
+        }
     }
 
     fn coords(&self) -> &Coords {
@@ -383,7 +460,7 @@ impl<'a> Lowerer<'a> {
                     Dim::Const(n) => i64::try_from(*n).ok(),
                     Dim::Launch(size) => eval(self, size),
                     Dim::Unsized => Some(i64::from(self.grid.block_threads())),
-                    Dim::Slice => None,
+                    Dim::Slice | Dim::Host => None,
                 };
                 match n {
                     Some(n) if n > 0 && n <= i64::from(i32::MAX) => Ok(n as u32),

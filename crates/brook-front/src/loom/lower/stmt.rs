@@ -281,7 +281,7 @@ impl Lowerer<'_> {
             match &ty {
                 Ty::Array { dims, .. } => Binding::Array(ArrayRef::Local {
                     local,
-                    dims: self.extents_of(dims, decl.ty.span, "an array")?,
+                    dims: fixed(self.extents_of(dims, decl.ty.span, "an array")?),
                     shared,
                 }),
                 _ => Binding::Value(local),
@@ -331,8 +331,12 @@ impl Lowerer<'_> {
             span: source_span(decl.name.span),
         });
         self.extents
-            .push(Some(dims.iter().map(|&d| d as usize).collect()));
-        Ok(ArrayRef::Global { param, dims })
+            .push(Some(dims.iter().map(|&d| Some(d as usize)).collect()));
+        self.hidden.push(super::Hidden::Global);
+        Ok(ArrayRef::Global {
+            param,
+            dims: fixed(dims),
+        })
     }
 
     /// A value for a place of checked type `ty` (numbers converted).
@@ -447,6 +451,11 @@ impl Lowerer<'_> {
             _ => fail(target.span, "this cannot be assigned"),
         }
     }
+}
+
+/// Extents known when compiling.
+fn fixed(dims: Vec<u32>) -> Vec<super::Extent> {
+    dims.into_iter().map(super::Extent::Fixed).collect()
 }
 
 fn compound(op: AssignOp) -> BinaryOp {
