@@ -340,3 +340,29 @@ fn block_prefix_sums_and_totals() {
         (bits(s.to_vec().expect("s")), bits(t.to_vec().expect("t")))
     });
 }
+
+#[test]
+fn a_program_runs_with_its_imports() {
+    let dir = std::env::temp_dir().join(format!("brook-loom-import-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).expect("temp dir");
+    std::fs::write(
+        dir.join("lib/ops.loom"),
+        "type Pair {a: Int32, b: Int32}\n\nfunc twice(x: Int32): Int32\n  return 2 * x\n",
+    )
+    .expect("lib");
+    let main = dir.join("main.loom");
+    std::fs::write(
+        &main,
+        "import <lib/ops.loom>\n\nkernel k(out: Int32[THREADS])\n  p: Pair\n  p.a <- twice(T)\n  out[T] <- p.a + 1\n  return\n",
+    )
+    .expect("main");
+    let program =
+        LoomProgram::from_file(&main.to_string_lossy()).expect("compiles with its import");
+    let kernel = program.kernel(Grid::one_d(6, 3)).expect("lowers");
+    on_every_device(&vec![1, 3, 5, 7, 9, 11], |d| {
+        let out = Stream::<i32>::new(d, &[6]).expect("out");
+        kernel.launch(args![&out]).expect("launch");
+        out.to_vec().expect("read")
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
