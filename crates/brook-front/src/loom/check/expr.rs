@@ -138,10 +138,7 @@ impl Checker<'_, '_> {
             );
         }
         match unify(&a, &b) {
-            Some(t) if op.is_comparison() => {
-                let _ = t;
-                Ty::BOOL
-            }
+            Some(_) if op.is_comparison() => Ty::BOOL,
             Some(t) => t,
             None => {
                 self.diagnostics.push(

@@ -54,7 +54,7 @@ impl Parser<'_, '_> {
                 Some(TokenKind::Op(op)) => BinaryOp::from_op(*op),
                 _ => None,
             };
-            let Some((op, op_level)) = found.filter(|&(_, l)| l == level) else {
+            let Some((op, _)) = found.filter(|&(_, l)| l == level) else {
                 break Ok(left);
             };
             if let Err(failed) = self.enter_chain() {
@@ -75,7 +75,6 @@ impl Parser<'_, '_> {
                 },
                 span,
             );
-            debug_assert_eq!(op_level, level);
         };
         self.chain -= chained;
         result
