@@ -190,20 +190,25 @@ fn check_sums(
 }
 
 /// LOOM block collectives (issue 20): a block reduce (one float per block) and a block scan
-/// (one float per element) of `n` floats in blocks of 256, checked against the host.
+/// (one float per element) of `n` floats in blocks of 256, each its own kernel, checked
+/// against the host.
 fn loom_rows(device: &Device, x: &Stream<f32>, n: usize) -> Result<Vec<Row>, brook::Error> {
-    let program = LoomProgram::from_source(
-        "bench.loom",
-        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n\
-         kernel collectives(in: Float32[THREADS], sums: Float32[BLOCKS], scans: Float32[THREADS], which: Int32)\n\
-         \x20 if which = 0 then\n    sums[B] <- add /. in\n  else\n    scans <- add /: in\n  return\n",
+    const ADD: &str = "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n";
+    let reduce = LoomProgram::from_source(
+        "reduce.loom",
+        &format!("{ADD}kernel sums(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- add /. in\n  return\n"),
+    )?;
+    let scan = LoomProgram::from_source(
+        "scan.loom",
+        &format!("{ADD}kernel scans(in: Float32[THREADS], out: Float32[THREADS])\n  out <- add /: in\n  return\n"),
     )?;
     let block = 256;
-    let kernel = program.kernel(Grid::one_d(n as u32, block as u32))?;
+    let grid = Grid::one_d(n as u32, block as u32);
+    let (reduce, scan) = (reduce.kernel(grid)?, scan.kernel(grid)?);
     let sums = Stream::<f32>::new(device, &[n / block])?;
     let scans = Stream::<f32>::new(device, &[n])?;
-    kernel.launch(args![x, &sums, &scans, 0i32])?;
-    kernel.launch(args![x, &sums, &scans, 1i32])?;
+    reduce.launch(args![x, &sums])?;
+    scan.launch(args![x, &scans])?;
     let data = x.to_vec()?;
     let got = sums.to_vec()?;
     check_sums(
@@ -234,23 +239,21 @@ fn loom_rows(device: &Device, x: &Stream<f32>, n: usize) -> Result<Vec<Row>, bro
             );
         }
     }
-    let reduce = measure(device, || {
-        kernel
-            .launch(args![x, &sums, &scans, 0i32])
-            .expect("reduce");
+    let reduce_time = measure(device, || {
+        reduce.launch(args![x, &sums]).expect("reduce");
     });
-    let scan = measure(device, || {
-        kernel.launch(args![x, &sums, &scans, 1i32]).expect("scan");
+    let scan_time = measure(device, || {
+        scan.launch(args![x, &scans]).expect("scan");
     });
     Ok(vec![
         Row {
             what: "LOOM block reduce 2^26 (256)".into(),
-            time: reduce,
+            time: reduce_time,
             bytes: 4.0 * (n + n / block) as f64,
         },
         Row {
             what: "LOOM block scan 2^26 (256)".into(),
-            time: scan,
+            time: scan_time,
             bytes: 8.0 * n as f64,
         },
     ])

@@ -53,11 +53,10 @@ pub trait ExprWalk<'ir>: Target<'ir> + Sized {
                     let Type::Array { elem, len } = ty.clone() else {
                         continue;
                     };
-                    let i = self.index_value(h)?;
-                    let extent = self.index_constant(u64::from(len));
-                    let clamped = self.clamp_index(i, extent);
+                    let kind = self.expr_kind(h);
+                    let i = self.scalar(h)?;
                     let size = module.layout(&elem).size;
-                    addr = self.element_address(addr, clamped, size);
+                    addr = self.array_element(addr, kind, i, len, size);
                     *ty = *elem;
                 }
             }

@@ -116,6 +116,19 @@ pub trait Target<'ir> {
     ) -> Self::Leaf;
     /// `base + index * size`: an element's address.
     fn element_address(&mut self, base: Self::Leaf, index: Self::Leaf, size: u32) -> Self::Leaf;
+    /// The address of element `i` (a scalar of `kind`) of an array of `len` elements of
+    /// `size` bytes at `base`, the index clamped to the array. A target may compute it
+    /// narrower where the kind allows; the default goes through machine-word indices.
+    fn array_element(
+        &mut self,
+        base: Self::Leaf,
+        kind: ScalarKind,
+        i: Self::Leaf,
+        len: u32,
+        size: u32,
+    ) -> Self::Leaf {
+        array_element_by_word(self, base, kind, i, len, size)
+    }
 
     // ---- The launch.
 
@@ -191,4 +204,20 @@ pub trait Target<'ir> {
     fn begin_guard(&mut self, flag: Self::Leaf) -> Self::Guard;
     /// Goes on where the guarded code and its skip meet.
     fn end_guard(&mut self, guard: Self::Guard);
+}
+
+/// [`Target::array_element`] through machine-word indices: the index converted, clamped to
+/// `[0, len - 1]`, scaled and added.
+pub fn array_element_by_word<'ir, T: Target<'ir> + ?Sized>(
+    t: &mut T,
+    base: T::Leaf,
+    kind: ScalarKind,
+    i: T::Leaf,
+    len: u32,
+    size: u32,
+) -> T::Leaf {
+    let i = t.to_index(kind, i);
+    let extent = t.index_constant(u64::from(len));
+    let clamped = t.clamp_index(i, extent);
+    t.element_address(base, clamped, size)
 }

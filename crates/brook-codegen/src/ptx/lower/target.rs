@@ -124,6 +124,34 @@ impl<'a> Target<'a> for Lower<'a> {
         Lower::element_address(self, base, index, size)
     }
 
+    /// 32-bit indices (`int`, `uint`) are clamped in 32 bits and widened once by the
+    /// multiply-add (64-bit integer arithmetic is several instructions each on the GPU).
+    fn array_element(&mut self, base: Reg, kind: ScalarKind, i: Reg, len: u32, size: u32) -> Reg {
+        let last = len.saturating_sub(1);
+        match kind {
+            ScalarKind::I32 => {
+                let low = self
+                    .e
+                    .compute(Class::B32, |r| format!("max.s32 {r}, {i}, 0"));
+                let clamped = self
+                    .e
+                    .compute(Class::B32, |r| format!("min.s32 {r}, {low}, {last}"));
+                self.e.compute(Class::B64, |r| {
+                    format!("mad.wide.s32 {r}, {clamped}, {size}, {base}")
+                })
+            }
+            ScalarKind::U32 => {
+                let clamped = self
+                    .e
+                    .compute(Class::B32, |r| format!("min.u32 {r}, {i}, {last}"));
+                self.e.compute(Class::B64, |r| {
+                    format!("mad.wide.u32 {r}, {clamped}, {size}, {base}")
+                })
+            }
+            _ => crate::lower::array_element_by_word(self, base, kind, i, len, size),
+        }
+    }
+
     fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Reg) -> Reg {
         Lower::unary(self, op, kind, v)
     }
