@@ -9,18 +9,6 @@ use brook_runtime::{Constant, Element, LaunchOptions, LaunchReport, RawStream};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// What a LOOM kernel's launches need beyond a Brook kernel's.
-#[derive(Debug)]
-pub(crate) struct LoomShapes {
-    /// Per IR parameter: the extents its array must have (`None` for an axis of any
-    /// length), or `None` for a value.
-    pub extents: Vec<Option<Vec<Option<usize>>>>,
-    /// The caller gives the first `arguments` parameters; each launch makes the rest.
-    pub arguments: usize,
-    /// What each of the rest is: a zeroed `global` array, or a given array's extent.
-    pub hidden: Vec<brook_front::loom::lower::Hidden>,
-}
-
 /// A kernel of a program. Cloning is cheap; a clone made by [`Kernel::with_domain`] carries
 /// its own execution domain.
 #[derive(Clone, Debug)]
@@ -30,7 +18,7 @@ pub struct Kernel {
     options: LaunchOptions,
     /// For a LOOM kernel: per parameter, the extents its array must have (the grid it was
     /// compiled for fixes them), or `None` for a value.
-    loom: Option<Arc<LoomShapes>>,
+    loom: Option<Arc<crate::loom_launch::LoomShapes>>,
 }
 
 impl Kernel {
@@ -54,7 +42,10 @@ impl Kernel {
 
     /// This kernel as a LOOM kernel: arrays checked against their extents, `global` arrays
     /// made by each launch.
-    pub(crate) fn with_loom_shapes(mut self, shapes: Arc<LoomShapes>) -> Kernel {
+    pub(crate) fn with_loom_shapes(
+        mut self,
+        shapes: Arc<crate::loom_launch::LoomShapes>,
+    ) -> Kernel {
         self.loom = Some(shapes);
         self
     }
@@ -65,111 +56,6 @@ impl Kernel {
             Some(shapes) => shapes.arguments,
             None => self.ir().params.len(),
         }
-    }
-
-    /// A LOOM launch's arguments: the given ones, checked against their extents, then a
-    /// zeroed stream for each `global` array, on the device of the first stream given.
-    fn loom_arguments<'s>(
-        &self,
-        shapes: &LoomShapes,
-        args: &'s [Arg<'_>],
-        made: &'s mut Vec<RawStream>,
-    ) -> Result<Vec<Arg<'s>>, Error> {
-        let params = &self.ir().params;
-        let mut all = Vec::with_capacity(params.len());
-        for ((arg, extents), param) in args.iter().zip(&shapes.extents).zip(params) {
-            all.push(match arg {
-                Arg::Stream(stream) => {
-                    if let Some(extents) = extents {
-                        let fits = stream.shape().len() == extents.len()
-                            && stream
-                                .shape()
-                                .iter()
-                                .zip(extents)
-                                .all(|(&n, e)| e.is_none_or(|e| e == n));
-                        if !fits {
-                            let wanted: Vec<String> = extents
-                                .iter()
-                                .map(|e| e.map_or_else(|| "any".to_string(), |n| n.to_string()))
-                                .collect();
-                            return Err(Error::Usage(format!(
-                                "`{}` of kernel `{}` is an array of [{}] on the grid the kernel was compiled for, and the stream has shape {:?}",
-                                param.name,
-                                self.name(),
-                                wanted.join(", "),
-                                stream.shape()
-                            )));
-                        }
-                    }
-                    Arg::Stream(stream)
-                }
-                Arg::Constant(c) => Arg::Constant(c.clone()),
-                _ => {
-                    return Err(Error::Usage(format!(
-                        "kernel `{}` takes streams for arrays and values for the rest",
-                        self.name()
-                    )))
-                }
-            });
-        }
-        let device = launch_device(args);
-        // The hidden values in their order: `None` where a made stream goes.
-        let mut values: Vec<Option<Constant>> = Vec::with_capacity(shapes.hidden.len());
-        for (k, hidden) in shapes.hidden.iter().enumerate() {
-            let index = shapes.arguments + k;
-            match hidden {
-                brook_front::loom::lower::Hidden::Global => {
-                    let param = &params[index];
-                    let dims: Vec<usize> = shapes
-                        .extents
-                        .get(index)
-                        .cloned()
-                        .flatten()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|d| d.unwrap_or(1))
-                        .collect();
-                    let element =
-                        ElementType::from_ir(self.module(), &param.ty).ok_or_else(|| {
-                            Error::Usage(format!(
-                                "global array `{}` has no element type",
-                                param.name
-                            ))
-                        })?;
-                    let stream = RawStream::new(&device, element.clone(), &dims)?;
-                    stream.read_bytes(&element, &vec![0u8; stream.len() * element.size()])?;
-                    made.push(stream);
-                    values.push(None);
-                }
-                brook_front::loom::lower::Hidden::Extent { param, axis } => {
-                    let length = match args.get(*param) {
-                        Some(Arg::Stream(s)) => s.shape().get(*axis).copied().unwrap_or(0),
-                        _ => 0,
-                    };
-                    let length = i32::try_from(length).map_err(|_| {
-                        Error::Usage(format!("an array of {length} elements along an axis is longer than a LOOM index reaches (2^31 - 1)"))
-                    })?;
-                    values.push(Some(Constant {
-                        element: ElementType::Value(brook_ir::ValueType::scalar(
-                            brook_ir::ScalarKind::I32,
-                        )),
-                        bytes: length.to_le_bytes().to_vec(),
-                    }));
-                }
-            }
-        }
-        let mut streams = made.iter();
-        for value in values {
-            match value {
-                Some(constant) => all.push(Arg::Constant(constant)),
-                None => {
-                    if let Some(stream) = streams.next() {
-                        all.push(Arg::Stream(stream));
-                    }
-                }
-            }
-        }
-        Ok(all)
     }
 
     pub fn name(&self) -> &str {
@@ -240,16 +126,8 @@ impl Kernel {
     /// holds the values the instances pushed, in domain order (a one-dimensional stream).
     pub fn launch(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
         if let Some(shapes) = &self.loom {
-            if args.len() != shapes.arguments {
-                return Err(Error::Usage(format!(
-                    "kernel `{}` takes {} arguments, and {} are given",
-                    self.name(),
-                    shapes.arguments,
-                    args.len()
-                )));
-            }
             let mut made = Vec::new();
-            let all = self.loom_arguments(shapes, args, &mut made)?;
+            let all = crate::loom_launch::arguments(self, shapes, args, &mut made)?;
             return self.launch_checked(&all);
         }
         self.launch_checked(args)
@@ -337,7 +215,7 @@ impl Kernel {
 }
 
 /// The device a launch runs on: its first stream's, else the thread's current device.
-fn launch_device(args: &[Arg<'_>]) -> Arc<dyn brook_runtime::Device> {
+pub(crate) fn launch_device(args: &[Arg<'_>]) -> Arc<dyn brook_runtime::Device> {
     args.iter()
         .find_map(|a| match a {
             Arg::Stream(s) => Some(s.device().clone()),

@@ -25,6 +25,7 @@ mod error;
 mod iter;
 mod kernel;
 mod loom;
+mod loom_launch;
 mod ops;
 mod program;
 pub mod raw;

@@ -129,7 +129,7 @@ impl LoomProgram {
             }
         })?;
         let total = grid.total_threads() as usize;
-        let shapes = crate::kernel::LoomShapes {
+        let shapes = crate::loom_launch::LoomShapes {
             extents: lowered.extents,
             arguments: lowered.arguments,
             hidden: lowered.hidden,

@@ -72,7 +72,7 @@ pub struct Program {
     warnings: String,
     /// For a LOOM kernel compiled for a grid: the grid's thread count (the domain its kernel
     /// runs over) and the extents of its array parameters.
-    grid: Option<(usize, Arc<crate::kernel::LoomShapes>)>,
+    grid: Option<(usize, Arc<crate::loom_launch::LoomShapes>)>,
 }
 
 impl Program {
@@ -191,7 +191,7 @@ impl Program {
         module: Arc<ValidModule>,
         file: &str,
         threads: usize,
-        shapes: crate::kernel::LoomShapes,
+        shapes: crate::loom_launch::LoomShapes,
     ) -> Program {
         Program {
             module,

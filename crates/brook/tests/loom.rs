@@ -225,6 +225,14 @@ fn a_launch_with_a_wrong_array_shape_is_refused() {
     let out = Stream::<i32>::new(&Device::interp(), &[15]).expect("out");
     let err = kernel.launch(args![&out]).expect_err("refused").to_string();
     assert!(err.contains("[16]") && err.contains("[15]"), "{err}");
+    // A refusal nobody checks is still on the stream (and printed), as for Brook launches.
+    assert_ne!(out.error(), brook::BError::NoError);
+    assert!(out.error_log().contains("[16]"), "{}", out.error_log());
+    let err = kernel
+        .launch(args![&out, 1i32])
+        .expect_err("too many arguments")
+        .to_string();
+    assert!(err.contains("argument"), "{err}");
     let err = example!("foo.loom")
         .kernel(Grid::one_d(10, 4))
         .expect_err("not whole blocks")
