@@ -67,6 +67,24 @@ fn brcc_with_library(what: &str) -> Option<&'static Path> {
     Some(brcc)
 }
 
+/// `brcc build FLAGS INPUTS -o EXE`, which must succeed.
+fn build(brcc: &Path, flags: &[&str], inputs: &[PathBuf], exe: &Path) {
+    let built = Command::new(brcc)
+        .arg("build")
+        .args(flags)
+        .args(inputs)
+        .arg("-o")
+        .arg(exe)
+        .output()
+        .expect("run brcc");
+    assert!(
+        built.status.success(),
+        "brcc build {}:\n{}",
+        inputs[0].display(),
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
 /// Runs `exe` (in `dir`, if given) on every kind of device; its output must be `expected`.
 fn prints_on_every_runtime(exe: &Path, dir: Option<&Path>, expected: &str, what: &str) {
     for runtime in cxx::runtimes() {
@@ -106,21 +124,9 @@ fn every_example_prints_its_expected_output_on_every_device() {
         ));
         let source = std::fs::read_to_string(&path).expect("program text");
         let flags = build_flags(&source);
-        let built = Command::new(brcc)
-            .arg("build")
-            .args(&flags)
-            .arg(&path)
-            .args(companion_files(&source, &path))
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .expect("run brcc");
-        assert!(
-            built.status.success(),
-            "brcc build {}:\n{}",
-            path.display(),
-            String::from_utf8_lossy(&built.stderr)
-        );
+        let mut inputs: Vec<PathBuf> = vec![path.clone()];
+        inputs.extend(companion_files(&source, &path));
+        build(brcc, &flags, &inputs, &exe);
         prints_on_every_runtime(&exe, None, &expected, &path.display().to_string());
         let _ = std::fs::remove_file(&exe);
     }
@@ -338,18 +344,7 @@ fn a_cpp_host_runs_loom_kernels() {
     };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loom");
     let exe = std::env::temp_dir().join(format!("brcc-loom-host-{}", std::process::id()));
-    let built = Command::new(brcc)
-        .arg("build")
-        .arg(dir.join("host.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run brcc");
-    assert!(
-        built.status.success(),
-        "brcc build host.cpp:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    build(brcc, &[], &[dir.join("host.cpp")], &exe);
     let expected = std::fs::read_to_string(dir.join("host.expected")).expect("expected");
     prints_on_every_runtime(&exe, Some(&dir), &expected, "examples/loom/host.cpp");
     let _ = std::fs::remove_file(&exe);

@@ -9,6 +9,8 @@
 //! A fixture's first line may be `// brcc-flags: ...` with the flags `-a -c -pp -x -wN -D NAME[=v]`.
 
 mod common;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 use brook_front::{check_source, Code, SourceFile};
 use common::options_from;
@@ -62,7 +64,6 @@ fn ok_fixtures_check_clean() {
 
 #[test]
 fn diagnostic_fixtures_match_snapshots() {
-    let bless = std::env::var_os("BLESS").is_some();
     let mut mismatches = Vec::new();
     for path in fixtures("diag") {
         let (rendered, codes) = run(&path, "diag");
@@ -71,22 +72,12 @@ fn diagnostic_fixtures_match_snapshots() {
             "{} produced no diagnostic",
             path.display()
         );
-        let snapshot = path.with_extension("stderr");
-        if bless {
-            fs::write(&snapshot, &rendered).expect("write snapshot");
-            continue;
-        }
-        let expected = fs::read_to_string(&snapshot).unwrap_or_default();
-        if expected != rendered {
-            mismatches.push(format!("--- {}\n{rendered}", snapshot.display()));
-        }
+        mismatches.extend(snapshot::mismatch(
+            &path.with_extension("stderr"),
+            &rendered,
+        ));
     }
-    assert!(
-        mismatches.is_empty(),
-        "{} snapshot(s) differ (rerun with BLESS=1 to accept):\n{}",
-        mismatches.len(),
-        mismatches.join("\n")
-    );
+    snapshot::assert_none(&mismatches);
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //!   the snapshots, then review the diff.
 //! - Every LOOM diagnostic code must appear in at least one snapshot.
 
+#[path = "common/snapshot.rs"]
+mod snapshot;
+
 use brook_front::loom::{check_source, Checked};
 use brook_front::Code;
 use std::collections::BTreeSet;
@@ -50,28 +53,17 @@ fn loom_examples_check_clean() {
 
 #[test]
 fn loom_diagnostic_fixtures_match_snapshots() {
-    let bless = std::env::var_os("BLESS").is_some();
     let mut mismatches = Vec::new();
     for path in loom_files(&crate_dir().join("tests/fixtures/loom_diag")) {
         let checked = check(&path, "loom_diag");
         assert!(checked.has_errors(), "{} produced no error", path.display());
         let rendered = checked.render_diagnostics();
-        let snapshot = path.with_extension("stderr");
-        if bless {
-            fs::write(&snapshot, &rendered).expect("write snapshot");
-            continue;
-        }
-        let expected = fs::read_to_string(&snapshot).unwrap_or_default();
-        if expected != rendered {
-            mismatches.push(format!("--- {}\n{rendered}", snapshot.display()));
-        }
+        mismatches.extend(snapshot::mismatch(
+            &path.with_extension("stderr"),
+            &rendered,
+        ));
     }
-    assert!(
-        mismatches.is_empty(),
-        "{} snapshot(s) differ (rerun with BLESS=1 to accept):\n{}",
-        mismatches.len(),
-        mismatches.join("\n")
-    );
+    snapshot::assert_none(&mismatches);
 }
 
 #[test]

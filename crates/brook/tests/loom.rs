@@ -45,6 +45,11 @@ fn wobbly(n: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
+/// Floats as their bits (so NaN and -0 compare exactly).
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
 /// The canonical pairwise tree of a block reduce (brook_ir::reduce_order) on the host.
 fn tree_sum(values: &[f32]) -> f32 {
     let mut level: Vec<f32> = values.to_vec();
@@ -104,11 +109,7 @@ fn shift_left_by_one_block_both_forms() {
             let input = Stream::from_slice(d, &[n], &data).expect("in");
             let out = Stream::from_slice(d, &[n], &vec![7.0f32; n]).expect("out");
             kernel.launch(args![&input, &out]).expect("launch");
-            out.to_vec()
-                .expect("read")
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>()
+            bits(&out.to_vec().expect("read"))
         });
     }
 }
@@ -166,11 +167,7 @@ fn a_block_reduce_of_wobbly_floats_has_the_canonical_bits() {
             let input = Stream::from_slice(d, &[n], &data).expect("in");
             let out = Stream::<f32>::new(d, &[n / block]).expect("out");
             kernel.launch(args![&input, &out]).expect("launch");
-            out.to_vec()
-                .expect("read")
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>()
+            bits(&out.to_vec().expect("read"))
         });
     }
 }
@@ -308,11 +305,7 @@ fn a_2d_stencil_with_zero_borders() {
         let input = Stream::from_slice(d, &[h, w], &a).expect("a");
         let out = Stream::<f32>::new(d, &[h, w]).expect("out");
         kernel.launch(args![&input, &out]).expect("launch");
-        out.to_vec()
-            .expect("read")
-            .iter()
-            .map(|v| v.to_bits())
-            .collect::<Vec<_>>()
+        bits(&out.to_vec().expect("read"))
     });
 }
 
@@ -344,8 +337,7 @@ fn block_prefix_sums_and_totals() {
         let s = Stream::<f32>::new(d, &[n]).expect("sums");
         let t = Stream::<f32>::new(d, &[n / block]).expect("totals");
         kernel.launch(args![&input, &s, &t]).expect("launch");
-        let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        (bits(s.to_vec().expect("s")), bits(t.to_vec().expect("t")))
+        (bits(&s.to_vec().expect("s")), bits(&t.to_vec().expect("t")))
     });
 }
 
