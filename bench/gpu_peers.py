@@ -37,6 +37,8 @@ def torch_rows():
     y = torch.rand(n, device=dev)
     r = torch.empty(n, device=dev)
     rows = [("copy 2^26 floats", t(lambda: r.copy_(x)), 8 * n)]
+    rows.append(("LOOM block reduce 2^26 (256)", t(lambda: x.view(-1, 256).sum(1)), 4 * (n + n // 256)))
+    rows.append(("LOOM block scan 2^26 (256)", t(lambda: torch.cumsum(x.view(-1, 256), 1, out=r.view(-1, 256))), 8 * n))
     rows.append(("saxpy 2^26 float", t(lambda: torch.add(y, x, alpha=2.0, out=r)), 12 * n))
     x4 = torch.rand(4 * n, device=dev)
     y4 = torch.rand(4 * n, device=dev)
@@ -87,6 +89,8 @@ def cupy_rows():
     r = cp.empty(n, dtype=cp.float32)
     saxpy = cp.ElementwiseKernel("float32 a, float32 x, float32 y", "float32 r", "r = a * x + y", "saxpy")
     rows = [("copy 2^26 floats", t(lambda: r.__setitem__(slice(None), x)), 8 * n)]
+    rows.append(("LOOM block reduce 2^26 (256)", t(lambda: x.reshape(-1, 256).sum(1)), 4 * (n + n // 256)))
+    rows.append(("LOOM block scan 2^26 (256)", t(lambda: cp.cumsum(x.reshape(-1, 256), 1)), 8 * n))
     rows.append(("saxpy 2^26 float", t(lambda: saxpy(cp.float32(2.0), x, y, r)), 12 * n))
     big = cp.random.rand(1 << 28, dtype=cp.float32)
     rows.append(("sum 2^28 floats", t(lambda: big.sum()), 4 << 28))

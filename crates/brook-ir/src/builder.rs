@@ -27,6 +27,17 @@ impl KernelBuilder {
         }
     }
 
+    /// A builder that goes on with a kernel's parameters, locals and expressions (a pass that
+    /// rewrites its body), with an empty body.
+    pub fn resume(params: Vec<Param>, locals: Arena<Local>, exprs: Arena<Expr>) -> Self {
+        KernelBuilder {
+            params,
+            locals,
+            exprs,
+            blocks: vec![Block::new()],
+        }
+    }
+
     /// The finished kernel, its body the outermost block.
     pub fn finish(
         mut self,

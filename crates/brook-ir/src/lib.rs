@@ -14,11 +14,14 @@
 //!   iterators, integer arithmetic), written down once with the functions that compute them;
 //! - [`reduce_order`]: the canonical reduction order that makes reductions bit-identical on every
 //!   backend;
+//! - [`collective`]: thread-group reduces and scans, their canonical order, and their
+//!   expansion into stores and barriers for backends without a native form;
 //! - [`builder`]: the [`builder::KernelBuilder`] frontends lower through;
 //! - [`arena`]: typed arenas with handles and source spans, the storage of IR nodes.
 
 pub mod arena;
 pub mod builder;
+pub mod collective;
 pub mod expr;
 pub mod launch;
 pub mod module;
@@ -31,6 +34,7 @@ pub mod valid;
 pub mod vout;
 
 pub use arena::{Arena, Handle, SourceSpan};
+pub use collective::{Collective, CollectiveOp, Combiner};
 pub use expr::{
     Access, BinaryOp, Expr, ExprKind, Literal, MathFun, Place, PlaceRoot, UnaryOp, NO_SPAN,
 };

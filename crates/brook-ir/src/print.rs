@@ -152,8 +152,31 @@ impl Printer<'_> {
                 Stmt::Continue => self.out.push_str("continue\n"),
                 Stmt::Return => self.out.push_str("return\n"),
                 Stmt::Barrier => self.out.push_str("barrier\n"),
+                Stmt::Collective(c) => self.collective(c, depth),
             }
         }
+    }
+
+    /// `r = reduce[lanes, stride](value) with (left, right) { body } -> out`.
+    fn collective(&mut self, c: &crate::collective::Collective, depth: usize) {
+        let local = |l| self.place(&crate::expr::Place::local(l));
+        let (result, left, right, out) = (
+            local(c.result),
+            local(c.combine.left),
+            local(c.combine.right),
+            local(c.combine.out),
+        );
+        let line = format!(
+            "{result} = {}[{}, {}]({}) with ({left}, {right}) {{\n",
+            c.op.name(),
+            c.lanes,
+            c.stride,
+            self.expr(c.value)
+        );
+        self.out.push_str(&line);
+        self.block(&c.combine.body, depth + 1);
+        self.indent(depth);
+        self.out.push_str(&format!("}} -> {out}\n"));
     }
 
     fn param_name(&self, p: crate::module::ParamId) -> String {

@@ -4,6 +4,8 @@
 //! `continuing` block run after the body and after `continue`, which may `break`), `break`,
 //! `continue`, `return` (ends the invocation) and `barrier` (`syncGroup()`, only in kernels with
 //! a thread group). This maps directly onto PTX labels, Cranelift blocks and a tree walker.
+//! A thread-group collective ([`crate::collective`]) is one statement too: a backend lowers it
+//! natively or has [`crate::collective::expand`] rewrite it into stores and barriers.
 
 use crate::arena::{Handle, SourceSpan};
 use crate::expr::{Expr, Place};
@@ -60,4 +62,7 @@ pub enum Stmt {
     /// Waits until every live thread of the group reaches a barrier (`syncGroup()`). A thread
     /// that has returned no longer takes part, so a barrier never hangs.
     Barrier,
+    /// A reduce or scan across the lanes of the thread group ([`crate::collective`]); every
+    /// live thread of the group takes part, as at a barrier.
+    Collective(Box<crate::collective::Collective>),
 }

@@ -625,10 +625,81 @@ impl KernelValidator<'_> {
                     )
                 }
                 Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => {}
+                Stmt::Collective(c) => self.collective(c, span)?,
             }
         }
         Ok(())
     }
+}
+
+impl KernelValidator<'_> {
+    /// A collective: in a thread-group kernel, its lanes tiling the group, its value, operands,
+    /// combined value and result of one type, and a combining body without barriers,
+    /// collectives or `return`.
+    fn collective(&self, c: &crate::collective::Collective, span: SourceSpan) -> Check {
+        let control = |text: String| self.fail(span, Problem::Control(text));
+        let Some(size) = self.kernel.group_size else {
+            return control("collective in a kernel without a thread group".into());
+        };
+        let group: u32 = size.iter().product();
+        let tile = u64::from(c.lanes) * u64::from(c.stride);
+        if c.lanes == 0 || c.stride == 0 || u64::from(group) % tile != 0 {
+            return control(format!(
+                "collective over {} lanes {} apart in a group of {group}",
+                c.lanes, c.stride
+            ));
+        }
+        if !self.kernel.exprs.contains(c.value) {
+            return self.fail(
+                span,
+                Problem::Handle("collective of an unknown expression".into()),
+            );
+        }
+        let f = &c.combine;
+        for l in [f.left, f.right, f.out, c.result] {
+            let Some(local) = self.kernel.locals.try_get(l) else {
+                return self.fail(
+                    span,
+                    Problem::Handle("collective of an unknown local".into()),
+                );
+            };
+            if local.shared || local.ty != *self.ty(c.value) {
+                return self.fail(
+                    span,
+                    Problem::Type(format!(
+                        "collective of a {} through the {} local `{}`",
+                        self.module.type_name(self.ty(c.value)),
+                        if local.shared {
+                            "shared"
+                        } else {
+                            "differently typed"
+                        },
+                        local.name
+                    )),
+                );
+            }
+        }
+        if let Some(what) = forbidden_in_combiner(&f.body) {
+            return control(format!("{what} in a collective's combining function"));
+        }
+        self.block(&f.body, false, false)
+    }
+}
+
+/// The first barrier, collective or `return` in a combining body.
+fn forbidden_in_combiner(block: &Block) -> Option<&'static str> {
+    block.iter().find_map(|s| match &s.stmt {
+        Stmt::Barrier => Some("barrier"),
+        Stmt::Collective(_) => Some("collective"),
+        Stmt::Return => Some("`return`"),
+        Stmt::If { accept, reject, .. } => {
+            forbidden_in_combiner(accept).or_else(|| forbidden_in_combiner(reject))
+        }
+        Stmt::Loop { body, continuing } => {
+            forbidden_in_combiner(body).or_else(|| forbidden_in_combiner(continuing))
+        }
+        _ => None,
+    })
 }
 
 /// The expressions and parameters an expression refers to directly.

@@ -222,15 +222,8 @@ fn loom_rows(device: &Device, x: &Stream<f32>, n: usize) -> Result<Vec<Row>, bro
     );
     let scanned = scans.to_vec()?;
     for b in [0, n / block - 1] {
-        let mut v: Vec<f32> = data[b * block..(b + 1) * block].to_vec();
-        let mut d = 1;
-        while d < block {
-            let old = v.clone();
-            for l in d..block {
-                v[l] = old[l - d] + old[l];
-            }
-            d *= 2;
-        }
+        let chunk = &data[b * block..(b + 1) * block];
+        let v = brook_ir::collective::scan_canonical(chunk, true, &mut |a, b| a + b);
         for (l, want) in v.iter().enumerate() {
             assert_eq!(
                 scanned[b * block + l].to_bits(),

@@ -2,6 +2,7 @@
 //! computations, and bit for bit against the reference interpreter.
 
 use brook::{args, Device, Grid, LoomProgram, Stream};
+use brook_ir::collective::scan_canonical;
 
 /// A program of `examples/loom/`, compiled into the test (so it runs from anywhere).
 macro_rules! example {
@@ -180,38 +181,34 @@ fn block_scans_from_both_sides_keep_operand_order() {
         "func digits(x: Int64, y: Int64): Int64\n  return (x * 10 + y) % 1000000000\n\nkernel scans(in: Int64[THREADS], left: Int64[THREADS], right: Int64[THREADS])\n  left <- digits /: in\n  right <- digits :/ in\n  return\n",
     )
     .expect("checks");
-    let (n, block) = (48usize, 12usize);
-    let data: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 10).collect();
-    let f = |x: i64, y: i64| (x * 10 + y) % 1_000_000_000;
-    // Hillis-Steele order: prefix of lane l combines at doubling distances.
-    let scan = |chunk: &[i64], from_left: bool| -> Vec<i64> {
-        let mut v = chunk.to_vec();
-        let mut d = 1;
-        while d < v.len() {
-            let old = v.clone();
-            for l in 0..v.len() {
-                if from_left && l >= d {
-                    v[l] = f(old[l - d], old[l]);
-                } else if !from_left && l + d < v.len() {
-                    v[l] = f(old[l], old[l + d]);
-                }
-            }
-            d *= 2;
-        }
-        v
-    };
-    let left: Vec<i64> = data.chunks(block).flat_map(|c| scan(c, true)).collect();
-    let right: Vec<i64> = data.chunks(block).flat_map(|c| scan(c, false)).collect();
-    let kernel = program
-        .kernel(Grid::one_d(n as u32, block as u32))
-        .expect("compiles");
-    on_every_device(&(left, right), |d| {
-        let input = Stream::from_slice(d, &[n], &data).expect("in");
-        let l = Stream::<i64>::new(d, &[n]).expect("left");
-        let r = Stream::<i64>::new(d, &[n]).expect("right");
-        kernel.launch(args![&input, &l, &r]).expect("launch");
-        (l.to_vec().expect("l"), r.to_vec().expect("r"))
-    });
+    let mut f = |x: &i64, y: &i64| (x * 10 + y) % 1_000_000_000;
+    // One run of 32 lanes, several, a short last run, a whole warp, and the largest CUDA block.
+    for (n, block) in [
+        (48, 12),
+        (192, 96),
+        (200, 100),
+        (64, 32),
+        (512, 256),
+        (1024, 1024),
+    ] {
+        let data: Vec<i64> = (0..n as i64).map(|i| (i * 7) % 10).collect();
+        let scan = |from_left: bool, f: &mut dyn FnMut(&i64, &i64) -> i64| -> Vec<i64> {
+            data.chunks(block)
+                .flat_map(|c| scan_canonical(c, from_left, &mut |a, b| f(a, b)))
+                .collect()
+        };
+        let (left, right) = (scan(true, &mut f), scan(false, &mut f));
+        let kernel = program
+            .kernel(Grid::one_d(n as u32, block as u32))
+            .expect("compiles");
+        on_every_device(&(left, right), |d| {
+            let input = Stream::from_slice(d, &[n], &data).expect("in");
+            let l = Stream::<i64>::new(d, &[n]).expect("left");
+            let r = Stream::<i64>::new(d, &[n]).expect("right");
+            kernel.launch(args![&input, &l, &r]).expect("launch");
+            (l.to_vec().expect("l"), r.to_vec().expect("r"))
+        });
+    }
 }
 
 #[test]
@@ -316,16 +313,7 @@ fn block_prefix_sums_and_totals() {
     let mut sums = Vec::new();
     let mut totals = Vec::new();
     for chunk in data.chunks(block) {
-        // The Hillis-Steele order of the block scan.
-        let mut v = chunk.to_vec();
-        let mut d = 1;
-        while d < v.len() {
-            let old = v.clone();
-            for l in d..v.len() {
-                v[l] = old[l - d] + old[l];
-            }
-            d *= 2;
-        }
+        let v = scan_canonical(chunk, true, &mut |a, b| a + b);
         sums.extend(v.iter().map(|x| x.to_bits()));
         totals.push(tree_sum(chunk).to_bits());
     }

@@ -204,6 +204,14 @@ pub trait Target<'ir> {
     fn begin_guard(&mut self, flag: Self::Leaf) -> Self::Guard;
     /// Goes on where the guarded code and its skip meet.
     fn end_guard(&mut self, guard: Self::Guard);
+
+    // ---- Thread-group collectives.
+
+    /// A collective in its native form. A target whose kernels are expanded first
+    /// ([`brook_ir::collective::expand`]) never meets one.
+    fn collective(&mut self, c: &brook_ir::Collective) -> Result<(), Self::Error> {
+        Err(self.unsupported(c.value, "a thread-group collective".into()))
+    }
 }
 
 /// [`Target::array_element`] through machine-word indices: the index converted, clamped to

@@ -68,6 +68,7 @@ fn statement<'ir, T: Target<'ir>>(
         }
         Stmt::Return => t.jump_return(),
         Stmt::Barrier => t.barrier(),
+        Stmt::Collective(c) => t.collective(c)?,
     }
     Ok(())
 }
@@ -82,6 +83,7 @@ fn count_barriers_in(stmt: &Stmt) -> usize {
         Stmt::Barrier => 1,
         Stmt::If { accept, reject, .. } => count_barriers(accept) + count_barriers(reject),
         Stmt::Loop { body, continuing } => count_barriers(body) + count_barriers(continuing),
+        // A collective reaches a target only where it is native (`Target::collective`).
         _ => 0,
     }
 }

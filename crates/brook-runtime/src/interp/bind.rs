@@ -12,7 +12,9 @@ use std::sync::MutexGuard;
 
 /// Runs a launch on interpreter buffers.
 pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
-    let kernel = launch.kernel();
+    // The interpreter runs collectives as the canonical stores and barriers.
+    let expanded = brook_ir::collective::expand(launch.kernel(), |_| false);
+    let kernel = expanded.as_ref().unwrap_or(launch.kernel());
     // Distinct buffers, each with whether the launch writes it.
     let mut distinct: Vec<(&InterpBuffer, bool)> = Vec::new();
     let mut slot_of = Vec::with_capacity(launch.args.len());

@@ -208,6 +208,8 @@ fn step_until_stop<'k>(
                 return Stop::Finished;
             }
             Stmt::Barrier => return Stop::Barrier,
+            // Expanded into stores and barriers before the launch runs (`bind`, `single`).
+            Stmt::Collective(_) => {}
         }
     }
 }

@@ -30,6 +30,8 @@ pub fn run_single(
     layouts: &Layouts,
     args: &mut [SingleArg<'_>],
 ) -> Result<(), String> {
+    let expanded = brook_ir::collective::expand(kernel, |_| false);
+    let kernel = expanded.as_ref().unwrap_or(kernel);
     if args.len() != kernel.params.len() {
         return Err(format!(
             "kernel `{}` takes {} arguments, not {}",

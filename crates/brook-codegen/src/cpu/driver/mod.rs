@@ -112,7 +112,7 @@ fn block_estimate(block: &brook_ir::Block) -> usize {
                 3 + block_estimate(body) + block_estimate(continuing)
             }
             Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => 1,
-            Stmt::Store { .. } => 0,
+            Stmt::Store { .. } | Stmt::Collective(_) => 0,
         })
         .sum::<usize>()
         + 1

@@ -50,8 +50,12 @@ pub fn build(
     ))
 }
 
-/// Every thread zeroes a strided share of the shared locals, then the group waits.
+/// Every thread zeroes a strided share of the shared locals, then the group waits (unless
+/// there are none).
 fn zero_shared(lower: &mut Lower<'_>, group_size: u32) {
+    if !lower.kernel.locals.iter().any(|(_, l)| l.shared) {
+        return;
+    }
     let tid = lower.e.compute(Class::B32, |r| {
         "mov.u32 ".to_string() + &format!("{r}, %tid.x")
     });

@@ -9,6 +9,7 @@
 //! [`Class`]. Expressions are evaluated when their statement runs and memoised for the rest of
 //! that statement, as in the CPU backend.
 
+mod collective;
 mod math;
 mod ops;
 mod target;
@@ -18,6 +19,7 @@ use crate::abi::{BlockLayout, Variant};
 use crate::leaves::{has_array, leaves, Leaf};
 use crate::CompileError;
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
+pub use collective::is_native;
 use std::collections::HashMap;
 
 /// The name of the parameter block in every entry's signature.

@@ -395,6 +395,10 @@ impl<'a> Target<'a> for Lower<'a> {
     fn end_guard(&mut self, skip: Label) {
         self.e.at(skip);
     }
+
+    fn collective(&mut self, c: &brook_ir::Collective) -> Result<(), CompileError> {
+        self.lower_collective(c)
+    }
 }
 
 /// A loop's labels.

@@ -43,7 +43,7 @@ impl Lowerer<'_> {
                 let mut values = Vec::new();
                 for (arg, ty) in args.iter().zip(&params) {
                     values.push(match ty {
-                        Ty::Array { .. } => match self.value(arg, None)? {
+                        Ty::Array { .. } => match self.published(arg)? {
                             Val::Array(ArrayValue::Ref {
                                 array, start: None, ..
                             }) => Arg::Array(array),

@@ -29,6 +29,12 @@ pub(super) enum ArrayValue {
         safe: bool,
         spreads: Vec<Spread>,
     },
+    /// A block array held one element per thread (a scan's result): `value` is this
+    /// thread's element.
+    Lanes {
+        value: Handle<brook_ir::Local>,
+        spreads: Vec<Spread>,
+    },
     /// `f // a`: the function (the parallel expression's callee) over each element.
     Map {
         call: crate::loom::ast::ExprId,
@@ -40,8 +46,17 @@ pub(super) enum ArrayValue {
 impl ArrayValue {
     pub(super) fn spreads(&self) -> &[Spread] {
         match self {
-            ArrayValue::Ref { spreads, .. } => spreads,
+            ArrayValue::Ref { spreads, .. } | ArrayValue::Lanes { spreads, .. } => spreads,
             ArrayValue::Map { inner, .. } => inner.spreads(),
+        }
+    }
+
+    /// Whether the elements are held one per thread (a scan's result, or a map over one).
+    pub(super) fn held_by_lanes(&self) -> bool {
+        match self {
+            ArrayValue::Lanes { .. } => true,
+            ArrayValue::Map { inner, .. } => inner.held_by_lanes(),
+            ArrayValue::Ref { .. } => false,
         }
     }
 }
@@ -56,6 +71,14 @@ impl Lowerer<'_> {
         match self.value(e, want)? {
             Val::Scalar(h) => Ok(h),
             Val::Array(_) => fail(e.span, "an array where a value is needed"),
+        }
+    }
+
+    /// The value of `e`, with an array held by the threads published as a shared array.
+    pub(super) fn published(&mut self, e: &Expr) -> Lowered<Val> {
+        match self.value(e, None)? {
+            Val::Array(array) => Ok(Val::Array(self.publish(array, e.span)?)),
+            scalar => Ok(scalar),
         }
     }
 
@@ -255,7 +278,7 @@ impl Lowerer<'_> {
         let s = source_span(e.span);
         let ArrayValue::Ref {
             array, start: None, ..
-        } = array
+        } = self.publish(array, e.span)?
         else {
             return fail(
                 e.span,
@@ -302,6 +325,10 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Lowered<Handle<IrExpr>> {
         match array {
+            ArrayValue::Lanes { .. } => {
+                let published = self.publish(array.clone(), span)?;
+                self.element(&published, idx, safe_access, span)
+            }
             ArrayValue::Ref {
                 array, start, safe, ..
             } => {

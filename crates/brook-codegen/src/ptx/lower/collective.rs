@@ -1,0 +1,360 @@
+//! Thread-group collectives in their native PTX form: warp shuffles inside each run of 32
+//! lanes (a warp), one exchange through `.shared` memory between the warps, in
+//! `brook_ir::collective`'s canonical order and with its combines done by the same lanes, so
+//! the bits are those of the expansion the other devices run.
+//!
+//! Native where the collective spans the whole group in order (`stride` 1, `lanes` the group
+//! size, a multiple of 32 up to 1,024) and its value is one scalar; any other collective is
+//! expanded before lowering ([`is_native`]).
+//!
+//! A reduce takes two barriers (the warps' results in, the block's result out) and a scan two
+//! (the warps' totals in, their prefixes out); a group of one warp takes none. The scratch
+//! (the warps' values and the result or prefixes, 64 elements) is the collective's own and is
+//! never zeroed. It may be reused by the next run of the same statement (in a loop) without a
+//! third barrier: every thread reads what it needs before it reaches the next run's first
+//! barrier, and what is written before that barrier is not what is read after the last one.
+
+use super::Lower;
+use crate::lower::{place, ExprWalk};
+use crate::ptx::emit::{Class, Reg};
+use crate::CompileError;
+use brook_ir::collective::RUN;
+use brook_ir::{Collective, CollectiveOp, Place, ScalarKind, Type};
+
+/// Whether the PTX backend lowers `c` natively in a group of `group` threads.
+pub fn is_native(c: &Collective, group: u32, value: &Type) -> bool {
+    let scalar = matches!(value, Type::Value(v) if v.width == 1);
+    c.stride == 1 && c.lanes == group && group % RUN == 0 && group <= 1024 && scalar
+}
+
+/// A thread's coordinates for a collective.
+struct Lanes {
+    /// `%tid.x % 32`.
+    lane: Reg,
+    /// `%tid.x / 32`.
+    warp: Reg,
+    /// Warps in the group.
+    warps: u32,
+}
+
+impl Lower<'_> {
+    pub fn lower_collective(&mut self, c: &Collective) -> Result<(), CompileError> {
+        let Type::Value(v) = self.kernel.exprs[c.value].ty.clone() else {
+            return Err(self.unsupported(c.value, "a collective of a record".into()));
+        };
+        let kind = v.kind;
+        let value = self.scalar(c.value)?;
+        let acc = self.e.reg(Class::of(kind));
+        self.e.mov(acc, value);
+        let lanes = self.lanes(c)?;
+        match c.op {
+            CollectiveOp::Reduce => self.native_reduce(c, kind, acc, &lanes)?,
+            CollectiveOp::ScanLeft => self.native_scan(c, kind, acc, &lanes, true)?,
+            CollectiveOp::ScanRight => self.native_scan(c, kind, acc, &lanes, false)?,
+        }
+        place::store_place(self, &Place::local(c.result), &[acc])?;
+        Ok(())
+    }
+
+    fn lanes(&mut self, c: &Collective) -> Result<Lanes, CompileError> {
+        let Some(tid) = self.in_group else {
+            return Err(self.unsupported(c.value, "a collective outside a thread group".into()));
+        };
+        let tid = self
+            .e
+            .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {tid}"));
+        let lane = self
+            .e
+            .compute(Class::B32, |r| format!("and.b32 {r}, {tid}, {}", RUN - 1));
+        let warp = self
+            .e
+            .compute(Class::B32, |r| format!("shr.u32 {r}, {tid}, 5"));
+        Ok(Lanes {
+            lane,
+            warp,
+            warps: c.lanes / RUN,
+        })
+    }
+
+    /// Reduce: the tree inside each warp (distances 1 to 16, combined by the pair's first
+    /// lane), then over the warps' results by warp 0, whose lane 0 publishes the result.
+    fn native_reduce(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        l: &Lanes,
+    ) -> Result<(), CompileError> {
+        self.shuffle_tree(c, kind, acc, l.lane, RUN)?;
+        if l.warps == 1 {
+            let all = self.shuffle(kind, acc, "idx", 0);
+            self.e.mov(acc, all);
+            return Ok(());
+        }
+        let scratch = self.scratch(kind);
+        let first = self.lane_is(l.lane, 0);
+        self.store_scratch((scratch, kind, l.warp, 0), acc, first);
+        self.e.op("bar.sync 0");
+        let in_warp0 = self.lane_is(l.warp, 0);
+        let skip = self.e.label();
+        self.e.bra_unless(in_warp0, skip);
+        let t = self.e.reg(Class::of(kind));
+        self.e.mov(t, acc);
+        let holds = self.below(l.lane, l.warps);
+        self.load_scratch((scratch, kind, l.lane, 0), t, Some(holds));
+        self.shuffle_tree(c, kind, t, l.lane, l.warps)?;
+        let first = self.lane_is(l.lane, 0);
+        let zero = self.e.mov_imm(Class::B32, 0);
+        self.store_scratch((scratch, kind, zero, RUN), t, first);
+        self.e.at(skip);
+        self.e.op("bar.sync 0");
+        let zero = self.e.mov_imm(Class::B32, 0);
+        self.load_scratch((scratch, kind, zero, RUN), acc, None);
+        Ok(())
+    }
+
+    /// `acc = f(acc, acc of lane + d)` on the lanes with `lane % 2d == 0` and `lane + d <
+    /// count`, at distances 1, 2, 4, ... below `count`.
+    fn shuffle_tree(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        lane: Reg,
+        count: u32,
+    ) -> Result<(), CompileError> {
+        let mut d = 1;
+        while d < count {
+            let other = self.shuffle(kind, acc, "down", d);
+            let mask = 2 * d - 1;
+            let low = self
+                .e
+                .compute(Class::B32, |r| format!("and.b32 {r}, {lane}, {mask}"));
+            let aligned = self.lane_is(low, 0);
+            let exists = self.below_plus(lane, d, count);
+            let flag = self.both(aligned, exists);
+            self.combine_into(c, flag, acc, acc, other)?;
+            d *= 2;
+        }
+        Ok(())
+    }
+
+    /// Scan: Hillis–Steele inside each warp; warp 0 scans the warps' totals (their last lanes
+    /// from the left, first from the right) into prefixes, which every later (earlier) warp
+    /// then combines with.
+    fn native_scan(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        l: &Lanes,
+        from_left: bool,
+    ) -> Result<(), CompileError> {
+        self.shuffle_scan(c, kind, acc, l.lane, RUN, from_left)?;
+        if l.warps == 1 {
+            return Ok(());
+        }
+        let scratch = self.scratch(kind);
+        let end = self.lane_is(l.lane, if from_left { RUN - 1 } else { 0 });
+        self.store_scratch((scratch, kind, l.warp, 0), acc, end);
+        self.e.op("bar.sync 0");
+        let in_warp0 = self.lane_is(l.warp, 0);
+        let skip = self.e.label();
+        self.e.bra_unless(in_warp0, skip);
+        let t = self.e.reg(Class::of(kind));
+        self.e.mov(t, acc);
+        let holds = self.below(l.lane, l.warps);
+        self.load_scratch((scratch, kind, l.lane, 0), t, Some(holds));
+        self.shuffle_scan(c, kind, t, l.lane, l.warps, from_left)?;
+        let holds = self.below(l.lane, l.warps);
+        self.store_scratch((scratch, kind, l.lane, RUN), t, holds);
+        self.e.at(skip);
+        self.e.op("bar.sync 0");
+        let (has_neighbour, neighbour) = if from_left {
+            let later = self
+                .e
+                .compute(Class::Pred, |r| format!("setp.gt.u32 {r}, {}, 0", l.warp));
+            let w = l.warp;
+            (
+                later,
+                self.e
+                    .compute(Class::B32, |r| format!("sub.u32 {r}, {w}, 1")),
+            )
+        } else {
+            let earlier = self.below(l.warp, l.warps - 1);
+            let w = l.warp;
+            (
+                earlier,
+                self.e
+                    .compute(Class::B32, |r| format!("add.u32 {r}, {w}, 1")),
+            )
+        };
+        let skip = self.e.label();
+        self.e.bra_unless(has_neighbour, skip);
+        let prefix = self.e.reg(Class::of(kind));
+        self.load_scratch((scratch, kind, neighbour, RUN), prefix, None);
+        let always = self.pred_const(true);
+        if from_left {
+            self.combine_into(c, always, acc, prefix, acc)?;
+        } else {
+            self.combine_into(c, always, acc, acc, prefix)?;
+        }
+        self.e.at(skip);
+        Ok(())
+    }
+
+    /// Hillis–Steele over lanes `0..count` of a warp: at distance `d`, from the left
+    /// `acc = f(acc of lane - d, acc)` when `d <= lane < count`, from the right
+    /// `acc = f(acc, acc of lane + d)` when `lane + d < count`.
+    fn shuffle_scan(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        lane: Reg,
+        count: u32,
+        from_left: bool,
+    ) -> Result<(), CompileError> {
+        let mut d = 1;
+        while d < count {
+            if from_left {
+                let other = self.shuffle(kind, acc, "up", d);
+                let reaches = self
+                    .e
+                    .compute(Class::Pred, |r| format!("setp.ge.u32 {r}, {lane}, {d}"));
+                let inside = self.below(lane, count);
+                let flag = self.both(reaches, inside);
+                self.combine_into(c, flag, acc, other, acc)?;
+            } else {
+                let other = self.shuffle(kind, acc, "down", d);
+                let flag = self.below_plus(lane, d, count);
+                self.combine_into(c, flag, acc, acc, other)?;
+            }
+            d *= 2;
+        }
+        Ok(())
+    }
+
+    /// `if flag { into = f(left, right) }`, through the combiner's locals and body.
+    fn combine_into(
+        &mut self,
+        c: &Collective,
+        flag: Reg,
+        into: Reg,
+        left: Reg,
+        right: Reg,
+    ) -> Result<(), CompileError> {
+        let skip = self.e.label();
+        self.e.bra_unless(flag, skip);
+        let f = &c.combine;
+        place::store_place(self, &Place::local(f.left), &[left])?;
+        place::store_place(self, &Place::local(f.right), &[right])?;
+        crate::lower::stmt::block(self, &f.body, None)?;
+        let out = place::load_place(self, &Place::local(f.out))?;
+        self.e.mov(into, out[0]);
+        self.e.at(skip);
+        self.forget();
+        Ok(())
+    }
+
+    /// `shfl.sync.<mode>` of one scalar over the whole warp (`down`/`up` by `b` lanes, `idx`
+    /// from lane `b`); 64-bit values in two halves, predicates as words.
+    fn shuffle(&mut self, kind: ScalarKind, v: Reg, mode: &str, b: u32) -> Reg {
+        let clamp = if mode == "up" { 0 } else { RUN - 1 };
+        let word = |e: &mut crate::ptx::emit::Emitter, w: Reg| {
+            e.compute(Class::B32, |r| {
+                format!("shfl.sync.{mode}.b32 {r}, {w}, {b}, {clamp}, 0xffffffff")
+            })
+        };
+        match v.class {
+            Class::B32 => word(&mut self.e, v),
+            Class::F32 => {
+                let w = self.e.compute(Class::B32, |r| format!("mov.b32 {r}, {v}"));
+                let moved = word(&mut self.e, w);
+                self.e
+                    .compute(Class::F32, |r| format!("mov.b32 {r}, {moved}"))
+            }
+            Class::Pred => {
+                let w = self
+                    .e
+                    .compute(Class::B32, |r| format!("selp.u32 {r}, 1, 0, {v}"));
+                let moved = word(&mut self.e, w);
+                self.e
+                    .compute(Class::Pred, |r| format!("setp.ne.u32 {r}, {moved}, 0"))
+            }
+            Class::B64 | Class::F64 => {
+                let (lo, hi) = (self.e.reg(Class::B32), self.e.reg(Class::B32));
+                self.e.op(format!("mov.b64 {{{lo}, {hi}}}, {v}"));
+                let (lo, hi) = (word(&mut self.e, lo), word(&mut self.e, hi));
+                let class = v.class;
+                debug_assert!(kind.size() == 8);
+                self.e
+                    .compute(class, |r| format!("mov.b64 {r}, {{{lo}, {hi}}}"))
+            }
+        }
+    }
+
+    /// The collective's scratch: 64 elements of `kind` in `.shared` memory (its address).
+    fn scratch(&mut self, kind: ScalarKind) -> Reg {
+        let size = kind.size().max(1);
+        let name = self.e.memory(true, 2 * RUN * size, 8);
+        self.e.mov_imm(Class::B64, &name)
+    }
+
+    /// The address of element `index` of the scratch (plus `base` elements, as an offset).
+    fn scratch_at(&mut self, scratch: Reg, kind: ScalarKind, index: Reg) -> Reg {
+        let size = kind.size().max(1);
+        let wide = self
+            .e
+            .compute(Class::B64, |r| format!("mul.wide.u32 {r}, {index}, {size}"));
+        self.e
+            .compute(Class::B64, |r| format!("add.u64 {r}, {scratch}, {wide}"))
+    }
+
+    /// Stores `value` at element `base + index` of the scratch when `flag` holds.
+    fn store_scratch(&mut self, at: (Reg, ScalarKind, Reg, u32), value: Reg, flag: Reg) {
+        let (scratch, kind, index, base) = at;
+        let addr = self.scratch_at(scratch, kind, index);
+        let skip = self.e.label();
+        self.e.bra_unless(flag, skip);
+        self.store_scalar(kind, value, addr, base * kind.size().max(1), "shared");
+        self.e.at(skip);
+    }
+
+    /// Loads element `base + index` of the scratch into `into` (only when `flag` holds, if
+    /// given).
+    fn load_scratch(&mut self, at: (Reg, ScalarKind, Reg, u32), into: Reg, flag: Option<Reg>) {
+        let (scratch, kind, index, base) = at;
+        let addr = self.scratch_at(scratch, kind, index);
+        let skip = flag.map(|f| {
+            let skip = self.e.label();
+            self.e.bra_unless(f, skip);
+            skip
+        });
+        let value = self.load_scalar(kind, addr, base * kind.size().max(1), "shared");
+        self.e.mov(into, value);
+        if let Some(skip) = skip {
+            self.e.at(skip);
+        }
+    }
+
+    fn lane_is(&mut self, r: Reg, value: u32) -> Reg {
+        self.e
+            .compute(Class::Pred, |p| format!("setp.eq.u32 {p}, {r}, {value}"))
+    }
+
+    fn below(&mut self, r: Reg, bound: u32) -> Reg {
+        self.e
+            .compute(Class::Pred, |p| format!("setp.lt.u32 {p}, {r}, {bound}"))
+    }
+
+    /// `r + d < bound`.
+    fn below_plus(&mut self, r: Reg, d: u32, bound: u32) -> Reg {
+        self.below(r, bound.saturating_sub(d))
+    }
+
+    fn both(&mut self, a: Reg, b: Reg) -> Reg {
+        self.e
+            .compute(Class::Pred, |p| format!("and.pred {p}, {a}, {b}"))
+    }
+}
