@@ -34,7 +34,7 @@ pub use brook_front::loom::lower::Grid;
 pub struct LoomProgram {
     checked: Arc<Checked>,
     file: String,
-    kernels: Mutex<HashMap<Grid, LoomKernel>>,
+    kernels: Mutex<HashMap<(Grid, Option<u32>), LoomKernel>>,
 }
 
 impl std::fmt::Debug for LoomProgram {
@@ -84,26 +84,39 @@ impl LoomProgram {
         }
     }
 
-    /// The kernel compiled for `grid` (compiled once per grid).
+    /// The kernel compiled for `grid` (compiled once per grid), each thread group running
+    /// as many blocks as suits the grid ([`LoomKernel::blocks_per_group`]).
     pub fn kernel(&self, grid: Grid) -> Result<LoomKernel, Error> {
+        self.cached(grid, None)
+    }
+
+    /// The kernel compiled for `grid` with each thread group running `blocks_per_group`
+    /// consecutive blocks (1, 2, 4 or 8, dividing the blocks; the kernel may `return` only
+    /// at its end and declare no `global` array). Results are the same for every choice.
+    pub fn kernel_grouped(&self, grid: Grid, blocks_per_group: u32) -> Result<LoomKernel, Error> {
+        self.cached(grid, Some(blocks_per_group))
+    }
+
+    fn cached(&self, grid: Grid, copies: Option<u32>) -> Result<LoomKernel, Error> {
         let mut kernels = self
             .kernels
             .lock()
             .map_err(|_| Error::Usage("a thread compiling this program panicked".into()))?;
-        if let Some(kernel) = kernels.get(&grid) {
+        if let Some(kernel) = kernels.get(&(grid, copies)) {
             return Ok(kernel.clone());
         }
-        let kernel = self.compile(grid)?;
-        kernels.insert(grid, kernel.clone());
+        let kernel = self.compile(grid, copies)?;
+        kernels.insert((grid, copies), kernel.clone());
         Ok(kernel)
     }
 
-    fn compile(&self, grid: Grid) -> Result<LoomKernel, Error> {
+    fn compile(&self, grid: Grid, copies: Option<u32>) -> Result<LoomKernel, Error> {
         if let Some(problem) = grid.problem() {
             return Err(Error::Usage(format!("{}: {problem}", self.file)));
         }
         let file = &self.checked.file;
-        let lowered = brook_front::loom::lower::lower(&self.checked, grid).map_err(|e| {
+        let lowered = brook_front::loom::lower::lower_grouped(&self.checked, grid, copies);
+        let lowered = lowered.map_err(|e| {
             let (line, column) = file.line_col(e.span.start as usize);
             Error::Compile {
                 file: self.file.clone(),
@@ -128,7 +141,9 @@ impl LoomProgram {
                 message: e.to_string(),
             }
         })?;
-        let total = grid.total_threads() as usize;
+        // Each thread group runs `copies` blocks: the IR domain has that many times fewer
+        // instances than the grid has threads.
+        let total = (grid.total_threads() / u64::from(lowered.copies)) as usize;
         let shapes = crate::loom_launch::LoomShapes {
             extents: lowered.extents,
             arguments: lowered.arguments,
@@ -140,6 +155,7 @@ impl LoomProgram {
             kernel,
             program,
             grid,
+            copies: lowered.copies,
         })
     }
 }
@@ -151,11 +167,18 @@ pub struct LoomKernel {
     kernel: Kernel,
     program: crate::Program,
     grid: Grid,
+    copies: u32,
 }
 
 impl LoomKernel {
     pub fn grid(&self) -> Grid {
         self.grid
+    }
+
+    /// How many consecutive blocks each thread group runs (4 or 2 for a large grid whose
+    /// kernel allows it, else 1; `docs/LOOM.md`). It changes no result.
+    pub fn blocks_per_group(&self) -> u32 {
+        self.copies
     }
 
     /// The kernel's IR (what `brcc --emit ir` shows).

@@ -174,6 +174,99 @@ fn a_block_reduce_of_wobbly_floats_has_the_canonical_bits() {
 }
 
 #[test]
+fn blocks_grouped_per_thread_group_give_the_same_bits() {
+    // Each thread group runs 1, 2 or 4 (the choice for a large grid) consecutive blocks, their
+    // elements loaded up front. A reduce, a scan from each side and a plain copy, each block
+    // checked against the host.
+    let program = LoomProgram::from_source(
+        "grouped.loom",
+        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\nkernel k(in: Float32[THREADS], sums: Float32[BLOCKS], left: Float32[THREADS], right: Float32[THREADS], copy: Float32[THREADS])\n  sums[B] <- add /. in\n  left <- add /: in\n  right <- add :/ in\n  copy <- in\n  return\n",
+    )
+    .expect("checks");
+    let (n, block) = (64 * 32usize, 32usize);
+    let data = wobbly(n, 7);
+    let mut add = |a: &f32, b: &f32| a + b;
+    let sums: Vec<u32> = data.chunks(block).map(|c| tree_sum(c).to_bits()).collect();
+    let scan = |from_left: bool, add: &mut dyn FnMut(&f32, &f32) -> f32| -> Vec<u32> {
+        data.chunks(block)
+            .flat_map(|c| scan_canonical(c, from_left, &mut |a, b| add(a, b)))
+            .map(f32::to_bits)
+            .collect()
+    };
+    let expected = (
+        sums,
+        scan(true, &mut add),
+        scan(false, &mut add),
+        bits(&data),
+    );
+    let grid = Grid::one_d(n as u32, block as u32);
+    for copies in [1, 2, 4] {
+        let kernel = program.kernel_grouped(grid, copies).expect("compiles");
+        assert_eq!(kernel.blocks_per_group(), copies);
+        on_every_device(&expected, |d| {
+            let input = Stream::from_slice(d, &[n], &data).expect("in");
+            let sums = Stream::<f32>::new(d, &[n / block]).expect("sums");
+            let left = Stream::<f32>::new(d, &[n]).expect("left");
+            let right = Stream::<f32>::new(d, &[n]).expect("right");
+            let copy = Stream::<f32>::new(d, &[n]).expect("copy");
+            kernel
+                .launch(args![&input, &sums, &left, &right, &copy])
+                .expect("launch");
+            let read = |s: &Stream<f32>| bits(&s.to_vec().expect("read"));
+            (read(&sums), read(&left), read(&right), read(&copy))
+        });
+    }
+    let large = Grid::one_d(4096 * 256, 256);
+    assert_eq!(
+        program.kernel(large).expect("compiles").blocks_per_group(),
+        4
+    );
+    assert_eq!(
+        program.kernel(grid).expect("compiles").blocks_per_group(),
+        1
+    );
+    let refused = program
+        .kernel_grouped(grid, 3)
+        .expect_err("3 does not divide 64");
+    assert!(refused.to_string().contains("1, 2, 4 or 8"), "{refused}");
+}
+
+#[test]
+fn an_early_return_keeps_one_block_per_group() {
+    let program = LoomProgram::from_source(
+        "early.loom",
+        "kernel k(in: Int32[THREADS], out: Int32[THREADS])\n  if in[T] < 0 then\n    return\n  out[T] <- in[T] + 1\n  return\n",
+    )
+    .expect("checks");
+    let n = 64 * 32usize;
+    let data: Vec<i32> = (0..n as i32)
+        .map(|i| if i % 3 == 0 { -i } else { i })
+        .collect();
+    let expected: Vec<i32> = data
+        .iter()
+        .map(|&v| if v < 0 { 0 } else { v + 1 })
+        .collect();
+    let grid = Grid::one_d(n as u32, 32);
+    let large = Grid::one_d(4096 * 256, 256);
+    assert_eq!(
+        program.kernel(large).expect("compiles").blocks_per_group(),
+        1
+    );
+    let refused = program.kernel_grouped(grid, 2).expect_err("returns early");
+    assert!(
+        refused.to_string().contains("returns before its end"),
+        "{refused}"
+    );
+    let kernel = program.kernel(grid).expect("compiles");
+    on_every_device(&expected, |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<i32>::new(d, &[n]).expect("out");
+        kernel.launch(args![&input, &out]).expect("launch");
+        out.to_vec().expect("read")
+    });
+}
+
+#[test]
 fn block_scans_from_both_sides_keep_operand_order() {
     // A non-commutative operator: keep the left operand's digits shifted (x * 10 + y mod 10^9).
     let program = LoomProgram::from_source(

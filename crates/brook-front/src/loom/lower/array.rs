@@ -115,6 +115,7 @@ impl<'a> Lowerer<'a> {
         let value = match rhs {
             Val::Scalar(h) => *h,
             Val::Array(source) if source.held_by_lanes() => self.own_element(source, span)?,
+            Val::Array(source) if self.reads_preloaded(source) => self.own_element(source, span)?,
             Val::Array(source) => {
                 let mut idx = Vec::new();
                 for (axis, &own) in source.spreads().iter().enumerate() {

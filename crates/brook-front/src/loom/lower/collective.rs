@@ -142,6 +142,9 @@ impl Lowerer<'_> {
                 self.apply(callee, vec![value], *span)
             }
             ArrayValue::Ref { spreads, .. } => {
+                if let Some(local) = self.preloaded(array, span) {
+                    return Ok(self.b.load(Place::local(local), source_span(span)));
+                }
                 let mut idx = Vec::new();
                 for &spread in spreads {
                     match self.coordinate(spread, span) {

@@ -22,6 +22,7 @@
 mod array;
 mod call;
 mod collective;
+mod copies;
 mod expr;
 mod stmt;
 
@@ -134,6 +135,9 @@ pub struct LoweredKernel {
     pub arguments: usize,
     pub hidden: Vec<Hidden>,
     pub grid: Grid,
+    /// Blocks each IR thread group runs ([`copies`]): the IR domain is the grid's threads
+    /// divided by this.
+    pub copies: u32,
 }
 
 /// An IR parameter a launch provides, not the caller.
@@ -147,6 +151,12 @@ pub enum Hidden {
 
 /// Lowers the kernel of a checked program (which must have no errors) for `grid`.
 pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
+    lower_grouped(checked, grid, None)
+}
+
+/// [`lower`] with each thread group running `copies` blocks (chosen for the grid when
+/// `None`; [`copies`]).
+pub fn lower_grouped(checked: &Checked, grid: Grid, copies: Option<u32>) -> Lowered<LoweredKernel> {
     if let Some(problem) = grid.problem() {
         return fail(Span::default(), problem);
     }
@@ -156,7 +166,11 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
     let Item::Func(func) = &checked.program.items[index] else {
         return fail(Span::default(), "the kernel is not a function");
     };
-    let mut lowerer = Lowerer::new(checked, grid, func.span);
+    let copies = match copies {
+        Some(k) => copies::checked_copies(func, grid, k)?,
+        None => copies::copies_for(func, grid),
+    };
+    let mut lowerer = Lowerer::new(checked, grid, copies, func.span);
     lowerer.kernel(func)?;
     let extents = lowerer.extents.clone();
     let hidden = std::mem::take(&mut lowerer.hidden);
@@ -181,6 +195,7 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
         arguments: func.params.len(),
         hidden,
         grid,
+        copies,
     })
 }
 
@@ -233,6 +248,7 @@ struct Frame {
 }
 
 /// The thread's coordinates, computed once at the kernel's start.
+#[derive(Clone, Copy)]
 struct Coords {
     /// `T`, `X_T`, `Y_T`.
     thread: [Handle<Local>; 3],
@@ -255,13 +271,19 @@ struct Lowerer<'a> {
     hidden: Vec<Hidden>,
     /// Host extents met in the kernel's parameters: (parameter, axis, local, span).
     host_extents: Vec<(usize, usize, Handle<Local>, SourceSpan)>,
+    /// Blocks per thread group ([`copies`]), the coordinates of each, the elements loaded
+    /// up front, and the block whose first reads are being preloaded.
+    copies: u32,
+    copy_coords: Vec<Coords>,
+    preloads: Vec<copies::Preload>,
+    preload_window: Option<usize>,
 }
 
 impl<'a> Lowerer<'a> {
     /// A lowerer whose kernel starts by computing the thread's coordinates.
-    fn new(checked: &'a Checked, grid: Grid, span: Span) -> Self {
+    fn new(checked: &'a Checked, grid: Grid, copies: u32, span: Span) -> Self {
         let mut b = KernelBuilder::new();
-        let coords = thread_coordinates(&mut b, grid, source_span(span));
+        let coords = thread_coordinates(&mut b, grid, 0, 1, source_span(span));
         Lowerer {
             checked,
             grid,
@@ -272,6 +294,10 @@ impl<'a> Lowerer<'a> {
             extents: Vec::new(),
             hidden: Vec::new(),
             host_extents: Vec::new(),
+            copies,
+            copy_coords: Vec::new(),
+            preloads: Vec::new(),
+            preload_window: None,
         }
     }
 
@@ -286,6 +312,9 @@ impl<'a> Lowerer<'a> {
             self.kernel_param(param)?;
         }
         self.host_extent_params();
+        if self.copies > 1 {
+            return self.grouped_body(func);
+        }
         self.block(&func.body)?;
         Ok(())
     }
@@ -534,8 +563,15 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// Computes `T`, `B` and the lanes (and their `X_`/`Y_` forms) into locals.
-fn thread_coordinates(b: &mut KernelBuilder, grid: Grid, s: SourceSpan) -> Coords {
+/// Computes `T`, `B` and the lanes (and their `X_`/`Y_` forms) into locals, for block `copy`
+/// of the `copies` each thread group runs.
+fn thread_coordinates(
+    b: &mut KernelBuilder,
+    grid: Grid,
+    copy: u32,
+    copies: u32,
+    s: SourceSpan,
+) -> Coords {
     let [bx, by] = grid.block;
     let [_, blocks_y] = grid.blocks();
     let int4 = Type::Value(ValueType::vector(ScalarKind::I32, 4));
@@ -563,7 +599,19 @@ fn thread_coordinates(b: &mut KernelBuilder, grid: Grid, s: SourceSpan) -> Coord
         let c = b.int(i64::from(k), s);
         b.binary(op, value, c, s)
     };
-    let block = by_const(Div, linear, bx * by);
+    let group = by_const(Div, linear, bx * by);
+    let (block, linear) = if copies > 1 {
+        let first = by_const(Mul, group, copies);
+        let block = by_const(Add, first, copy);
+        let start = by_const(Mul, block, bx * by);
+        (block, b.binary(Add, start, lane, s))
+    } else {
+        (group, linear)
+    };
+    let mut by_const = |op, value, k: u32| {
+        let c = b.int(i64::from(k), s);
+        b.binary(op, value, c, s)
+    };
     let lane_x = by_const(Div, lane, by);
     let lane_y = by_const(Rem, lane, by);
     let block_x = by_const(Div, block, blocks_y);

@@ -38,7 +38,7 @@ impl Lowerer<'_> {
         result.map(|()| body)
     }
 
-    fn statement(&mut self, stmt: &Stmt) -> Lowered<()> {
+    pub(super) fn statement(&mut self, stmt: &Stmt) -> Lowered<()> {
         let s = source_span(stmt.span);
         match &stmt.kind {
             StmtKind::Decl(decl) => self.declaration(decl),

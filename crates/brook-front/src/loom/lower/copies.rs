@@ -1,0 +1,217 @@
+//! Several blocks per thread group: a large grid's kernel runs `copies` consecutive LOOM
+//! blocks in each IR thread group, one after the other, each thread being the same lane of
+//! every one of them; the thread's own elements of the arrays the kernel reads first are
+//! loaded for all of them at the start.
+//!
+//! Why: a LOOM thread that reads one element and then reduces or scans it with its block
+//! keeps one load in flight, and a GPU's threads together then cannot cover the memory's
+//! latency (`bench/explore/block_collectives.cu`: a block reduce of 2^26 floats in CUDA C
+//! reaches about half of copy bandwidth with one element per thread, all of it with four).
+//! Reading the elements of four blocks up front keeps four loads in flight.
+//!
+//! What stays the same: each LOOM block still runs all its statements in order with its own
+//! locals and shared arrays, its threads synchronised by its own barriers; blocks of one
+//! group run in order. What moves: a read of a thread's own element (`a` at `T`, as a
+//! parallel operator's or a whole-array statement's operand) in the kernel's first
+//! statements, before anything is written, happens before the earlier blocks of the group
+//! run. Only another block could have written that element in between, and blocks are not
+//! ordered (they run in parallel on a GPU), so no program can tell. Every device runs the
+//! same IR, so every device gives the same bits.
+//!
+//! A kernel runs one block per group when a `return` stands anywhere but at its end, when
+//! it declares a `global` array (one per launch), or when the grid has fewer than
+//! [`MIN_GROUPS`] groups' worth of blocks (a small grid needs every group it has).
+
+use super::expr::ArrayValue;
+use super::{thread_coordinates, ArrayRef, Frame, Lowered, Lowerer};
+use crate::loom::ast::{Block, Func, Space, Stmt, StmtKind};
+use crate::loom::check::Spread;
+use crate::source::Span;
+use brook_ir::{Handle, Local, ParamId, Place};
+
+/// The fewest thread groups a grid keeps when its blocks are grouped (enough to fill a large
+/// GPU several times over).
+pub const MIN_GROUPS: u64 = 1024;
+
+/// How many blocks each thread group runs, the largest of 4, 2 and 1 that divides the
+/// blocks and keeps at least [`MIN_GROUPS`] groups, for a kernel that allows it.
+pub(super) fn copies_for(func: &Func, grid: super::Grid) -> u32 {
+    let [bx, by] = grid.blocks();
+    let blocks = u64::from(bx) * u64::from(by);
+    if !groupable(&func.body, true) {
+        return 1;
+    }
+    [4u32, 2]
+        .into_iter()
+        .find(|&k| blocks % u64::from(k) == 0 && blocks / u64::from(k) >= MIN_GROUPS)
+        .unwrap_or(1)
+}
+
+/// `copies` asked for: 1, 2, 4 or 8, dividing the blocks, for a kernel that allows it.
+pub(super) fn checked_copies(func: &Func, grid: super::Grid, copies: u32) -> Lowered<u32> {
+    let [bx, by] = grid.blocks();
+    let blocks = u64::from(bx) * u64::from(by);
+    if ![1, 2, 4, 8].contains(&copies) || blocks % u64::from(copies) != 0 {
+        return super::fail(
+            func.name.span,
+            format!("{copies} blocks per group: the number is 1, 2, 4 or 8 and divides the grid's {blocks} blocks"),
+        );
+    }
+    if copies > 1 && !groupable(&func.body, true) {
+        return super::fail(
+            func.name.span,
+            "this kernel runs one block per group: it returns before its end or declares a `global` array",
+        );
+    }
+    Ok(copies)
+}
+
+/// No `global` declaration, and a `return` only as the last statement of the kernel.
+fn groupable(block: &Block, top: bool) -> bool {
+    let last = block.stmts.len().saturating_sub(1);
+    block
+        .stmts
+        .iter()
+        .enumerate()
+        .all(|(i, stmt)| match &stmt.kind {
+            StmtKind::Return(_) => top && i == last,
+            StmtKind::Decl(decl) => decl.space != Space::Global,
+            StmtKind::If {
+                then, otherwise, ..
+            } => groupable(then, false) && otherwise.as_ref().is_none_or(|b| groupable(b, false)),
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => groupable(body, false),
+            _ => true,
+        })
+}
+
+/// A thread's own element of a kernel array, loaded at the kernel's start for one block.
+pub(super) struct Preload {
+    copy: usize,
+    param: ParamId,
+    array: ArrayRef,
+    local: Handle<Local>,
+    span: Span,
+}
+
+impl Lowerer<'_> {
+    /// The kernel's body once per block of the group, after the loads of the elements the
+    /// blocks read first.
+    pub(super) fn grouped_body(&mut self, func: &Func) -> Lowered<()> {
+        let params = self
+            .frames
+            .last()
+            .map(|f| f.bindings.clone())
+            .unwrap_or_default();
+        let stmts = match func.body.stmts.split_last() {
+            Some((last, rest)) if matches!(last.kind, StmtKind::Return(_)) => rest,
+            _ => &func.body.stmts[..],
+        };
+        let s = super::source_span(func.span);
+        let mut bodies = Vec::new();
+        for copy in 0..self.copies as usize {
+            self.coords = thread_coordinates(&mut self.b, self.grid, copy as u32, self.copies, s);
+            self.copy_coords.push(self.coords);
+            self.frames.push(Frame {
+                bindings: params.clone(),
+                ret: None,
+                loops: 0,
+            });
+            self.b.open_block();
+            let result = self.copy_body(copy, stmts);
+            bodies.push(self.b.close_block());
+            self.frames.pop();
+            result?;
+        }
+        self.preload_window = None;
+        for p in std::mem::take(&mut self.preloads) {
+            self.coords = self.copy_coords[p.copy];
+            let value = self.own_element(
+                &ArrayValue::Ref {
+                    spreads: own_spreads(&p.array),
+                    array: p.array,
+                    start: None,
+                    len: None,
+                    safe: false,
+                },
+                p.span,
+            )?;
+            self.b
+                .store(Place::local(p.local), value, super::source_span(p.span));
+        }
+        for body in bodies {
+            self.b.splice(body);
+        }
+        Ok(())
+    }
+
+    /// One block's statements; its first reads may be preloaded until a statement may write
+    /// memory (the first one that is not a declaration).
+    fn copy_body(&mut self, copy: usize, stmts: &[Stmt]) -> Lowered<()> {
+        self.preload_window = Some(copy);
+        for stmt in stmts {
+            self.statement(stmt)?;
+            if !matches!(stmt.kind, StmtKind::Decl(_)) {
+                self.preload_window = None;
+            }
+        }
+        self.preload_window = None;
+        Ok(())
+    }
+
+    /// Whether reading `array` at the thread's own position would be preloaded now.
+    pub(super) fn reads_preloaded(&self, array: &ArrayValue) -> bool {
+        self.preload_window.is_some()
+            && matches!(array, ArrayValue::Ref { array: a @ ArrayRef::Global { .. }, start: None, len: None, safe: false, spreads } if *spreads == own_spreads(a))
+    }
+
+    /// The local holding this thread's preloaded element of `array`, when the array is read
+    /// at the thread's own position (`T`, or `X_T, Y_T`) while preloading is open.
+    pub(super) fn preloaded(&mut self, array: &ArrayValue, span: Span) -> Option<Handle<Local>> {
+        let copy = self.preload_window?;
+        let ArrayValue::Ref {
+            array: array @ ArrayRef::Global { param, .. },
+            start: None,
+            len: None,
+            safe: false,
+            spreads,
+        } = array
+        else {
+            return None;
+        };
+        if *spreads != own_spreads(array) {
+            return None;
+        }
+        if let Some(p) = self
+            .preloads
+            .iter()
+            .find(|p| p.copy == copy && p.param == *param)
+        {
+            return Some(p.local);
+        }
+        let ty = self.b.params[param.0 as usize].ty.clone();
+        let local = self
+            .b
+            .new_local("preload", ty, false, super::source_span(span));
+        self.preloads.push(Preload {
+            copy,
+            param: *param,
+            array: array.clone(),
+            local,
+            span,
+        });
+        Some(local)
+    }
+}
+
+/// The spreads of an array indexed by the thread's own position (`THREADS`, or `X_THREADS,
+/// Y_THREADS`).
+fn own_spreads(array: &ArrayRef) -> Vec<Spread> {
+    use crate::loom::token::Axis;
+    match array.dims().len() {
+        2 => vec![
+            Spread::Threads(Some(Axis::X)),
+            Spread::Threads(Some(Axis::Y)),
+        ],
+        _ => vec![Spread::Threads(None)],
+    }
+}
