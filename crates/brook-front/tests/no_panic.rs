@@ -255,7 +255,8 @@ fn run_loom(text: &str) {
         return;
     }
     // What checks clean lowers (or says what it cannot lower yet) to IR that validates.
-    use brook_front::loom::lower::{lower, Grid};
+    // Each grid once with one block per thread group and once with two.
+    use brook_front::loom::lower::{lower_grouped, Grid};
     for grid in [
         Grid::one_d(8, 4),
         Grid {
@@ -263,9 +264,24 @@ fn run_loom(text: &str) {
             block: [2, 3],
         },
     ] {
-        if let Ok(lowered) = lower(&checked, grid) {
-            if let Err(e) = brook_ir::validate(lowered.module) {
-                panic!("invalid IR for {grid:?}: {e}\n{text}");
+        for copies in [None, Some(2)] {
+            if let Ok(lowered) = lower_grouped(&checked, grid, copies) {
+                let module = brook_ir::validate(lowered.module);
+                let module =
+                    module.unwrap_or_else(|e| panic!("invalid IR for {grid:?}: {e}\n{text}"));
+                // What a device without native collectives runs validates too.
+                for kernel in &module.kernels {
+                    if let Some(expanded) = brook_ir::collective::expand(kernel, |_| false) {
+                        let check = brook_ir::Module {
+                            structs: module.structs.clone(),
+                            kernels: vec![expanded],
+                            source: None,
+                        };
+                        if let Err(e) = brook_ir::validate(check) {
+                            panic!("invalid expanded IR for {grid:?}: {e}\n{text}");
+                        }
+                    }
+                }
             }
         }
     }

@@ -27,7 +27,9 @@
 //! warp shuffles combines inside a run without barriers and needs one exchange through shared
 //! memory between runs, and still gives the same bits as [`expand`]'s stores and barriers.
 //! The combining function is evaluated only for the pairs above, by the lanes named above,
-//! so even a function with effects behaves the same everywhere.
+//! so even a function with effects behaves the same everywhere. A backend may evaluate a
+//! [pure](Combiner::is_pure) function more often (in every warp rather than one, to save a
+//! barrier): its values are the same and nothing else can tell.
 
 use crate::arena::{Handle, SourceSpan};
 use crate::builder::KernelBuilder;
@@ -66,6 +68,31 @@ pub struct Combiner {
     pub right: Handle<Local>,
     pub body: Block,
     pub out: Handle<Local>,
+}
+
+impl Combiner {
+    /// Whether the body stores only to private locals (so evaluating it has no effect beyond
+    /// its result).
+    pub fn is_pure(&self, kernel: &Kernel) -> bool {
+        stores_only_private(&self.body, kernel)
+    }
+}
+
+fn stores_only_private(block: &Block, kernel: &Kernel) -> bool {
+    block.iter().all(|s| match &s.stmt {
+        Stmt::Store { place, .. } => match place.root {
+            PlaceRoot::Local(l) => kernel.locals.try_get(l).is_some_and(|l| !l.shared),
+            _ => false,
+        },
+        Stmt::If { accept, reject, .. } => {
+            stores_only_private(accept, kernel) && stores_only_private(reject, kernel)
+        }
+        Stmt::Loop { body, continuing } => {
+            stores_only_private(body, kernel) && stores_only_private(continuing, kernel)
+        }
+        Stmt::Collective(_) => false,
+        _ => true,
+    })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -574,6 +601,94 @@ mod tests {
         let first_run = &show(32, false)[0];
         let total = "(((32 33) (34 35)) ((36 37) (38 39)))";
         assert_eq!(right[0], format!("({first_run} {total})"));
+    }
+
+    /// A group kernel whose body is one collective of `op` over 64 lanes, combining by `+`,
+    /// with `extra` appended to the combining body.
+    fn kernel_with(op: CollectiveOp, group: Option<[u32; 3]>, extra: Option<Stmt>) -> Kernel {
+        let s = SourceSpan::default();
+        let mut b = KernelBuilder::new();
+        let float = Type::Value(ValueType::scalar(ScalarKind::F32));
+        let [left, right, out, result] =
+            ["l", "r", "o", "x"].map(|n| b.new_local(n, float.clone(), false, s));
+        b.open_block();
+        let (l, r) = (
+            b.load(Place::local(left), s),
+            b.load(Place::local(right), s),
+        );
+        let sum = b.binary(BinaryOp::Add, l, r, s);
+        b.store(Place::local(out), sum, s);
+        if let Some(stmt) = extra {
+            b.emit(stmt, s);
+        }
+        let body = b.close_block();
+        let value = b.constant(ScalarKind::F32, 1, s);
+        let c = Collective {
+            op,
+            lanes: 64,
+            stride: 1,
+            value,
+            combine: Combiner {
+                left,
+                right,
+                body,
+                out,
+            },
+            result,
+        };
+        b.emit(Stmt::Collective(Box::new(c)), s);
+        b.finish("k".into(), crate::KernelKind::Map, group, s)
+    }
+
+    fn validate(kernel: Kernel) -> Result<(), crate::ValidationError> {
+        let module = crate::Module {
+            kernels: vec![kernel],
+            ..Default::default()
+        };
+        crate::validate(module).map(|_| ())
+    }
+
+    #[test]
+    fn collectives_validate_and_expand_into_valid_ir() {
+        for op in [
+            CollectiveOp::Reduce,
+            CollectiveOp::ScanLeft,
+            CollectiveOp::ScanRight,
+        ] {
+            let kernel = kernel_with(op, Some([64, 1, 1]), None);
+            assert!(kernel
+                .body
+                .iter()
+                .all(|s| matches!(s.stmt, Stmt::Collective(_))));
+            validate(kernel.clone()).expect("valid");
+            let expanded = expand(&kernel, |_| false).expect("expanded");
+            assert!(!block_has(&expanded.body, &|_| true));
+            validate(expanded).expect("the expansion is valid");
+            assert!(
+                expand(&kernel, |_| true).is_none(),
+                "all native: nothing to expand"
+            );
+        }
+    }
+
+    #[test]
+    fn the_validator_refuses_misplaced_collectives() {
+        let no_group = validate(kernel_with(CollectiveOp::Reduce, None, None));
+        assert!(no_group
+            .unwrap_err()
+            .to_string()
+            .contains("without a thread group"));
+        let too_small = validate(kernel_with(CollectiveOp::Reduce, Some([32, 1, 1]), None));
+        assert!(too_small.unwrap_err().to_string().contains("64 lanes"));
+        let barrier = validate(kernel_with(
+            CollectiveOp::Reduce,
+            Some([64, 1, 1]),
+            Some(Stmt::Barrier),
+        ));
+        assert!(barrier
+            .unwrap_err()
+            .to_string()
+            .contains("barrier in a collective"));
     }
 
     #[test]

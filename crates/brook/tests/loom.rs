@@ -232,6 +232,42 @@ fn blocks_grouped_per_thread_group_give_the_same_bits() {
 }
 
 #[test]
+fn a_reduce_in_a_loop_sees_each_round_of_data() {
+    let program = LoomProgram::from_source(
+        "rounds.loom",
+        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\nfunc twice(x: Float32): Float32\n  return 2.0 * x\n\nkernel k(in: Float32[THREADS], out: Float32[BLOCKS], scans: Float32[THREADS])\n  total: Float32\n  for i: Int32 <- 0 .. 3\n    in <- twice // in\n    total += add /. in\n    scans <- add /: in\n  out[B] <- total\n  return\n",
+    )
+    .expect("checks");
+    let (n, block) = (5 * 256usize, 256usize);
+    let data = wobbly(n, 11);
+    let mut totals = Vec::new();
+    let mut scans = Vec::new();
+    for chunk in data.chunks(block) {
+        let mut values = chunk.to_vec();
+        let mut total = 0f32;
+        for _ in 0..3 {
+            values.iter_mut().for_each(|v| *v *= 2.0);
+            total += tree_sum(&values);
+        }
+        totals.push(total.to_bits());
+        scans.extend(bits(&scan_canonical(&values, true, &mut |a, b| a + b)));
+    }
+    let kernel = program
+        .kernel(Grid::one_d(n as u32, block as u32))
+        .expect("compiles");
+    on_every_device(&(totals, scans), |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<f32>::new(d, &[n / block]).expect("out");
+        let s = Stream::<f32>::new(d, &[n]).expect("scans");
+        kernel.launch(args![&input, &out, &s]).expect("launch");
+        (
+            bits(&out.to_vec().expect("out")),
+            bits(&s.to_vec().expect("s")),
+        )
+    });
+}
+
+#[test]
 fn an_early_return_keeps_one_block_per_group() {
     let program = LoomProgram::from_source(
         "early.loom",

@@ -207,9 +207,11 @@ pub trait Target<'ir> {
 
     // ---- Thread-group collectives.
 
-    /// A collective in its native form. A target whose kernels are expanded first
+    /// A collective in its native form (`in_loop`: inside a loop, so the same statement may
+    /// run again). A target whose kernels are expanded first
     /// ([`brook_ir::collective::expand`]) never meets one.
-    fn collective(&mut self, c: &brook_ir::Collective) -> Result<(), Self::Error> {
+    fn collective(&mut self, c: &brook_ir::Collective, in_loop: bool) -> Result<(), Self::Error> {
+        let _ = in_loop;
         Err(self.unsupported(c.value, "a thread-group collective".into()))
     }
 }

@@ -68,7 +68,7 @@ fn statement<'ir, T: Target<'ir>>(
         }
         Stmt::Return => t.jump_return(),
         Stmt::Barrier => t.barrier(),
-        Stmt::Collective(c) => t.collective(c)?,
+        Stmt::Collective(c) => t.collective(c, innermost.is_some())?,
     }
     Ok(())
 }

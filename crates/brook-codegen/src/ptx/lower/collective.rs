@@ -1,30 +1,32 @@
 //! Thread-group collectives in their native PTX form: warp shuffles inside each run of 32
 //! lanes (a warp), one exchange through `.shared` memory between the warps, in
-//! `brook_ir::collective`'s canonical order and with its combines done by the same lanes, so
-//! the bits are those of the expansion the other devices run.
+//! `brook_ir::collective`'s canonical order, so the bits are those of the expansion the
+//! other devices run.
 //!
 //! Native where the collective spans the whole group in order (`stride` 1, `lanes` the group
-//! size, a multiple of 32 up to 1,024) and its value is one scalar; any other collective is
-//! expanded before lowering ([`is_native`]).
+//! size, a multiple of 32 up to 1,024), its value is one scalar and its function is pure;
+//! any other collective is expanded before lowering ([`is_native`]).
 //!
-//! A reduce takes two barriers (the warps' results in, the block's result out) and a scan two
-//! (the warps' totals in, their prefixes out); a group of one warp takes none. The scratch
-//! (the warps' values and the result or prefixes, 64 elements) is the collective's own and is
-//! never zeroed. It may be reused by the next run of the same statement (in a loop) without a
-//! third barrier: every thread reads what it needs before it reaches the next run's first
-//! barrier, and what is written before that barrier is not what is read after the last one.
+//! Inside a warp, the pairs of the canonical order are combined by the lanes the order names.
+//! Across warps, each warp's result (or total) goes to the collective's own `.shared` scratch
+//! (never zeroed), one barrier, and then every warp combines them itself, the same tree or
+//! scan over the same values (a pure function allows it): one barrier instead of two and no
+//! warp waiting for another. A group of one warp takes no barrier. Where the statement is in
+//! a loop, a second barrier keeps its next run from writing the scratch while a slow warp
+//! still reads it.
 
 use super::Lower;
 use crate::lower::{place, ExprWalk};
 use crate::ptx::emit::{Class, Reg};
 use crate::CompileError;
 use brook_ir::collective::RUN;
-use brook_ir::{Collective, CollectiveOp, Place, ScalarKind, Type};
+use brook_ir::{Collective, CollectiveOp, Kernel, Place, ScalarKind, Type};
 
-/// Whether the PTX backend lowers `c` natively in a group of `group` threads.
-pub fn is_native(c: &Collective, group: u32, value: &Type) -> bool {
-    let scalar = matches!(value, Type::Value(v) if v.width == 1);
-    c.stride == 1 && c.lanes == group && group % RUN == 0 && group <= 1024 && scalar
+/// Whether the PTX backend lowers `c` of `kernel` natively in a group of `group` threads.
+pub fn is_native(c: &Collective, group: u32, kernel: &Kernel) -> bool {
+    let scalar = matches!(&kernel.exprs[c.value].ty, Type::Value(v) if v.width == 1);
+    let whole_group = c.stride == 1 && c.lanes == group && group % RUN == 0 && group <= 1024;
+    whole_group && scalar && c.combine.is_pure(kernel)
 }
 
 /// A thread's coordinates for a collective.
@@ -38,7 +40,7 @@ struct Lanes {
 }
 
 impl Lower<'_> {
-    pub fn lower_collective(&mut self, c: &Collective) -> Result<(), CompileError> {
+    pub fn lower_collective(&mut self, c: &Collective, in_loop: bool) -> Result<(), CompileError> {
         let Type::Value(v) = self.kernel.exprs[c.value].ty.clone() else {
             return Err(self.unsupported(c.value, "a collective of a record".into()));
         };
@@ -47,10 +49,20 @@ impl Lower<'_> {
         let acc = self.e.reg(Class::of(kind));
         self.e.mov(acc, value);
         let lanes = self.lanes(c)?;
-        match c.op {
-            CollectiveOp::Reduce => self.native_reduce(c, kind, acc, &lanes)?,
-            CollectiveOp::ScanLeft => self.native_scan(c, kind, acc, &lanes, true)?,
-            CollectiveOp::ScanRight => self.native_scan(c, kind, acc, &lanes, false)?,
+        if lanes.warps == 1 {
+            self.one_warp(c, kind, acc, &lanes)?;
+        } else {
+            match c.op {
+                CollectiveOp::Reduce => self.every_warp_reduce(c, kind, acc, &lanes)?,
+                op => {
+                    let from_left = op == CollectiveOp::ScanLeft;
+                    self.every_warp_scan(c, kind, acc, &lanes, from_left)?
+                }
+            }
+            // The same statement may run again: its scratch is free once all have read it.
+            if in_loop {
+                self.e.op("bar.sync 0");
+            }
         }
         place::store_place(self, &Place::local(c.result), &[acc])?;
         Ok(())
@@ -76,9 +88,28 @@ impl Lower<'_> {
         })
     }
 
-    /// Reduce: the tree inside each warp (distances 1 to 16, combined by the pair's first
-    /// lane), then over the warps' results by warp 0, whose lane 0 publishes the result.
-    fn native_reduce(
+    /// A group of one warp: shuffles only.
+    fn one_warp(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        l: &Lanes,
+    ) -> Result<(), CompileError> {
+        match c.op {
+            CollectiveOp::Reduce => {
+                self.shuffle_tree(c, kind, acc, l.lane, RUN)?;
+                let all = self.shuffle(kind, acc, "idx", 0);
+                self.e.mov(acc, all);
+                Ok(())
+            }
+            op => self.shuffle_scan(c, kind, acc, l.lane, RUN, op == CollectiveOp::ScanLeft),
+        }
+    }
+
+    /// Reduce: the tree inside each warp, then every warp combines the
+    /// warps' results itself (the same tree, the same bits) and takes lane 0's: one barrier.
+    fn every_warp_reduce(
         &mut self,
         c: &Collective,
         kind: ScalarKind,
@@ -86,30 +117,69 @@ impl Lower<'_> {
         l: &Lanes,
     ) -> Result<(), CompileError> {
         self.shuffle_tree(c, kind, acc, l.lane, RUN)?;
-        if l.warps == 1 {
-            let all = self.shuffle(kind, acc, "idx", 0);
-            self.e.mov(acc, all);
-            return Ok(());
-        }
         let scratch = self.scratch(kind);
         let first = self.lane_is(l.lane, 0);
-        self.store_scratch((scratch, kind, l.warp, 0), acc, first);
+        self.store_scratch((scratch, kind, l.warp), acc, first);
         self.e.op("bar.sync 0");
-        let in_warp0 = self.lane_is(l.warp, 0);
-        let skip = self.e.label();
-        self.e.bra_unless(in_warp0, skip);
+        let holds = self.below(l.lane, l.warps);
+        self.load_scratch((scratch, kind, l.lane), acc, holds);
+        self.shuffle_tree(c, kind, acc, l.lane, l.warps)?;
+        let all = self.shuffle(kind, acc, "idx", 0);
+        self.e.mov(acc, all);
+        Ok(())
+    }
+
+    /// Scan: Hillis–Steele inside each warp; every warp scans the
+    /// warps' totals itself and takes its neighbour's prefix from the lane of that warp's
+    /// number: one barrier.
+    fn every_warp_scan(
+        &mut self,
+        c: &Collective,
+        kind: ScalarKind,
+        acc: Reg,
+        l: &Lanes,
+        from_left: bool,
+    ) -> Result<(), CompileError> {
+        self.shuffle_scan(c, kind, acc, l.lane, RUN, from_left)?;
+        let scratch = self.scratch(kind);
+        let end = self.lane_is(l.lane, if from_left { RUN - 1 } else { 0 });
+        self.store_scratch((scratch, kind, l.warp), acc, end);
+        self.e.op("bar.sync 0");
         let t = self.e.reg(Class::of(kind));
         self.e.mov(t, acc);
         let holds = self.below(l.lane, l.warps);
-        self.load_scratch((scratch, kind, l.lane, 0), t, Some(holds));
-        self.shuffle_tree(c, kind, t, l.lane, l.warps)?;
-        let first = self.lane_is(l.lane, 0);
-        let zero = self.e.mov_imm(Class::B32, 0);
-        self.store_scratch((scratch, kind, zero, RUN), t, first);
-        self.e.at(skip);
-        self.e.op("bar.sync 0");
-        let zero = self.e.mov_imm(Class::B32, 0);
-        self.load_scratch((scratch, kind, zero, RUN), acc, None);
+        self.load_scratch((scratch, kind, l.lane), t, holds);
+        self.shuffle_scan(c, kind, t, l.lane, l.warps, from_left)?;
+        // The neighbour warp's number (clamped into the warp; unused where there is none).
+        let w = l.warp;
+        let (has_neighbour, source) = if from_left {
+            let later = self
+                .e
+                .compute(Class::Pred, |r| format!("setp.gt.u32 {r}, {w}, 0"));
+            let source = self
+                .e
+                .compute(Class::B32, |r| format!("max.u32 {r}, {w}, 1"));
+            let source = self
+                .e
+                .compute(Class::B32, |r| format!("sub.u32 {r}, {source}, 1"));
+            (later, source)
+        } else {
+            let earlier = self.below(w, l.warps - 1);
+            let last = l.warps - 1;
+            let next = self
+                .e
+                .compute(Class::B32, |r| format!("add.u32 {r}, {w}, 1"));
+            let source = self
+                .e
+                .compute(Class::B32, |r| format!("min.u32 {r}, {next}, {last}"));
+            (earlier, source)
+        };
+        let prefix = self.shuffle_from(kind, t, source);
+        if from_left {
+            self.combine_into(c, has_neighbour, acc, prefix, acc)?;
+        } else {
+            self.combine_into(c, has_neighbour, acc, acc, prefix)?;
+        }
         Ok(())
     }
 
@@ -136,70 +206,6 @@ impl Lower<'_> {
             self.combine_into(c, flag, acc, acc, other)?;
             d *= 2;
         }
-        Ok(())
-    }
-
-    /// Scan: Hillis–Steele inside each warp; warp 0 scans the warps' totals (their last lanes
-    /// from the left, first from the right) into prefixes, which every later (earlier) warp
-    /// then combines with.
-    fn native_scan(
-        &mut self,
-        c: &Collective,
-        kind: ScalarKind,
-        acc: Reg,
-        l: &Lanes,
-        from_left: bool,
-    ) -> Result<(), CompileError> {
-        self.shuffle_scan(c, kind, acc, l.lane, RUN, from_left)?;
-        if l.warps == 1 {
-            return Ok(());
-        }
-        let scratch = self.scratch(kind);
-        let end = self.lane_is(l.lane, if from_left { RUN - 1 } else { 0 });
-        self.store_scratch((scratch, kind, l.warp, 0), acc, end);
-        self.e.op("bar.sync 0");
-        let in_warp0 = self.lane_is(l.warp, 0);
-        let skip = self.e.label();
-        self.e.bra_unless(in_warp0, skip);
-        let t = self.e.reg(Class::of(kind));
-        self.e.mov(t, acc);
-        let holds = self.below(l.lane, l.warps);
-        self.load_scratch((scratch, kind, l.lane, 0), t, Some(holds));
-        self.shuffle_scan(c, kind, t, l.lane, l.warps, from_left)?;
-        let holds = self.below(l.lane, l.warps);
-        self.store_scratch((scratch, kind, l.lane, RUN), t, holds);
-        self.e.at(skip);
-        self.e.op("bar.sync 0");
-        let (has_neighbour, neighbour) = if from_left {
-            let later = self
-                .e
-                .compute(Class::Pred, |r| format!("setp.gt.u32 {r}, {}, 0", l.warp));
-            let w = l.warp;
-            (
-                later,
-                self.e
-                    .compute(Class::B32, |r| format!("sub.u32 {r}, {w}, 1")),
-            )
-        } else {
-            let earlier = self.below(l.warp, l.warps - 1);
-            let w = l.warp;
-            (
-                earlier,
-                self.e
-                    .compute(Class::B32, |r| format!("add.u32 {r}, {w}, 1")),
-            )
-        };
-        let skip = self.e.label();
-        self.e.bra_unless(has_neighbour, skip);
-        let prefix = self.e.reg(Class::of(kind));
-        self.load_scratch((scratch, kind, neighbour, RUN), prefix, None);
-        let always = self.pred_const(true);
-        if from_left {
-            self.combine_into(c, always, acc, prefix, acc)?;
-        } else {
-            self.combine_into(c, always, acc, acc, prefix)?;
-        }
-        self.e.at(skip);
         Ok(())
     }
 
@@ -260,6 +266,15 @@ impl Lower<'_> {
     /// `shfl.sync.<mode>` of one scalar over the whole warp (`down`/`up` by `b` lanes, `idx`
     /// from lane `b`); 64-bit values in two halves, predicates as words.
     fn shuffle(&mut self, kind: ScalarKind, v: Reg, mode: &str, b: u32) -> Reg {
+        self.shuffle_by(kind, v, mode, &b.to_string())
+    }
+
+    /// `shfl.sync.idx` from the lane in register `source`.
+    fn shuffle_from(&mut self, kind: ScalarKind, v: Reg, source: Reg) -> Reg {
+        self.shuffle_by(kind, v, "idx", &source.to_string())
+    }
+
+    fn shuffle_by(&mut self, kind: ScalarKind, v: Reg, mode: &str, b: &str) -> Reg {
         let clamp = if mode == "up" { 0 } else { RUN - 1 };
         let word = |e: &mut crate::ptx::emit::Emitter, w: Reg| {
             e.compute(Class::B32, |r| {
@@ -294,14 +309,14 @@ impl Lower<'_> {
         }
     }
 
-    /// The collective's scratch: 64 elements of `kind` in `.shared` memory (its address).
+    /// The collective's scratch: 32 elements of `kind` in `.shared` memory (its address).
     fn scratch(&mut self, kind: ScalarKind) -> Reg {
         let size = kind.size().max(1);
-        let name = self.e.memory(true, 2 * RUN * size, 8);
+        let name = self.e.memory(true, RUN * size, 8);
         self.e.mov_imm(Class::B64, &name)
     }
 
-    /// The address of element `index` of the scratch (plus `base` elements, as an offset).
+    /// The address of element `index` of the scratch.
     fn scratch_at(&mut self, scratch: Reg, kind: ScalarKind, index: Reg) -> Reg {
         let size = kind.size().max(1);
         let wide = self
@@ -311,31 +326,25 @@ impl Lower<'_> {
             .compute(Class::B64, |r| format!("add.u64 {r}, {scratch}, {wide}"))
     }
 
-    /// Stores `value` at element `base + index` of the scratch when `flag` holds.
-    fn store_scratch(&mut self, at: (Reg, ScalarKind, Reg, u32), value: Reg, flag: Reg) {
-        let (scratch, kind, index, base) = at;
+    /// Stores `value` at element `index` of the scratch when `flag` holds.
+    fn store_scratch(&mut self, at: (Reg, ScalarKind, Reg), value: Reg, flag: Reg) {
+        let (scratch, kind, index) = at;
         let addr = self.scratch_at(scratch, kind, index);
         let skip = self.e.label();
         self.e.bra_unless(flag, skip);
-        self.store_scalar(kind, value, addr, base * kind.size().max(1), "shared");
+        self.store_scalar(kind, value, addr, 0, "shared");
         self.e.at(skip);
     }
 
-    /// Loads element `base + index` of the scratch into `into` (only when `flag` holds, if
-    /// given).
-    fn load_scratch(&mut self, at: (Reg, ScalarKind, Reg, u32), into: Reg, flag: Option<Reg>) {
-        let (scratch, kind, index, base) = at;
+    /// Loads element `index` of the scratch into `into` when `flag` holds.
+    fn load_scratch(&mut self, at: (Reg, ScalarKind, Reg), into: Reg, flag: Reg) {
+        let (scratch, kind, index) = at;
         let addr = self.scratch_at(scratch, kind, index);
-        let skip = flag.map(|f| {
-            let skip = self.e.label();
-            self.e.bra_unless(f, skip);
-            skip
-        });
-        let value = self.load_scalar(kind, addr, base * kind.size().max(1), "shared");
+        let skip = self.e.label();
+        self.e.bra_unless(flag, skip);
+        let value = self.load_scalar(kind, addr, 0, "shared");
         self.e.mov(into, value);
-        if let Some(skip) = skip {
-            self.e.at(skip);
-        }
+        self.e.at(skip);
     }
 
     fn lane_is(&mut self, r: Reg, value: u32) -> Reg {

@@ -396,8 +396,8 @@ impl<'a> Target<'a> for Lower<'a> {
         self.e.at(skip);
     }
 
-    fn collective(&mut self, c: &brook_ir::Collective) -> Result<(), CompileError> {
-        self.lower_collective(c)
+    fn collective(&mut self, c: &brook_ir::Collective, in_loop: bool) -> Result<(), CompileError> {
+        self.lower_collective(c, in_loop)
     }
 }
 
