@@ -394,16 +394,16 @@ fn a_loom_kernel_is_emitted_for_a_grid() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole blocks"));
     // What is not lowered yet is an error at its place, with the line.
-    let global_scalar = temp_file(
-        "global_scalar.loom",
-        "kernel k(a: Int32[THREADS])\n  global g: Int32\n  return\n",
+    let global_counter = temp_file(
+        "global_counter.loom",
+        "kernel k(a: Int32[THREADS])\n  global g: Int32\n  for g <- 0 .. 3\n    a[T] <- g\n  return\n",
     );
-    let out = brcc(&[&global_scalar, "--emit", "ir"]);
+    let out = brcc(&[&global_counter, "--emit", "ir"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("global_scalar.loom:2:10: error: a `global` value that is not an array")
-            && err.contains("2 |   global g: Int32"),
+        err.contains("global_counter.loom:3:7: error: a `for` over a `global` variable")
+            && err.contains("3 |   for g <- 0 .. 3"),
         "{err}"
     );
 }

@@ -268,6 +268,30 @@ fn a_reduce_in_a_loop_sees_each_round_of_data() {
 }
 
 #[test]
+fn global_values_are_shared_by_the_grid() {
+    // A `global` scalar and a `global` record: one zeroed element each for the launch, read
+    // back by the thread that wrote it (every thread writes the same values); `seen` reads `h`,
+    // never written (zero).
+    let program = LoomProgram::from_source(
+        "globals.loom",
+        "type Pair {a: Int32, b: Int32}\n\nkernel k(out: Int32[THREADS], seen: Int32[THREADS])\n  global g: Int32\n  global p: Pair\n  global h: Int32\n  seen[T] <- h\n  g <- 6\n  p.a <- 2\n  out[T] <- g * p.a + p.b + T\n  return\n",
+    )
+    .expect("checks");
+    let n = 3 * 64usize;
+    let expected: (Vec<i32>, Vec<i32>) = ((0..n as i32).map(|t| 12 + t).collect(), vec![0; n]);
+    let kernel = program.kernel(Grid::one_d(n as u32, 64)).expect("compiles");
+    for _ in 0..2 {
+        // Twice: each launch starts from zeroed globals.
+        on_every_device(&expected, |d| {
+            let out = Stream::<i32>::new(d, &[n]).expect("out");
+            let seen = Stream::<i32>::new(d, &[n]).expect("seen");
+            kernel.launch(args![&out, &seen]).expect("launch");
+            (out.to_vec().expect("out"), seen.to_vec().expect("seen"))
+        });
+    }
+}
+
+#[test]
 fn an_early_return_keeps_one_block_per_group() {
     let program = LoomProgram::from_source(
         "early.loom",

@@ -170,7 +170,7 @@ impl Lowerer<'_> {
                     let ty = self.b.ty(v).clone();
                     let local = self.b.new_local(&param.name.name, ty, false, s);
                     self.b.store(Place::local(local), v, s);
-                    Binding::Value(local)
+                    Binding::Value(Place::local(local))
                 }
             };
             bindings.insert(id, binding);

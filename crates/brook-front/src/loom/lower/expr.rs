@@ -205,9 +205,7 @@ impl Lowerer<'_> {
         }
         let spreads = spreads_of(&info.ty);
         match self.binding(var, e.span)? {
-            Binding::Value(local) => Ok(Val::Scalar(
-                self.b.load(Place::local(local), source_span(e.span)),
-            )),
+            Binding::Value(place) => Ok(Val::Scalar(self.b.load(place, source_span(e.span)))),
             Binding::Array(array) => Ok(Val::Array(ArrayValue::Ref {
                 array,
                 start: None,

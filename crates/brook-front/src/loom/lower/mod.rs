@@ -232,8 +232,8 @@ impl ArrayRef {
 /// What a variable stands for.
 #[derive(Clone, Debug)]
 enum Binding {
-    /// A scalar or record in a local.
-    Value(Handle<Local>),
+    /// A scalar or record: a local, or a `global` value's one element.
+    Value(brook_ir::Place),
     Array(ArrayRef),
 }
 
@@ -373,7 +373,7 @@ impl<'a> Lowerer<'a> {
                 // A value parameter is the kernel's own copy: it may be assigned.
                 let value = self.b.append(brook_ir::ExprKind::Constant(id), ir, span);
                 let local = self.b.capture(&param.name.name, value, span);
-                self.bind(var, Binding::Value(local));
+                self.bind(var, Binding::Value(brook_ir::Place::local(local)));
             }
         }
         Ok(())

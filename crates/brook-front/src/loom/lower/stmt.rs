@@ -187,11 +187,19 @@ impl Lowerer<'_> {
             declares,
             self.frames.last().and_then(|f| f.bindings.get(&id)),
         ) {
-            (false, Some(Binding::Value(local))) => *local,
+            (false, Some(Binding::Value(place))) => match (&place.root, place.path.is_empty()) {
+                (brook_ir::PlaceRoot::Local(local), true) => *local,
+                _ => {
+                    return fail(
+                        var.span,
+                        "a `for` over a `global` variable is not lowered: count with a local and assign it",
+                    )
+                }
+            },
             _ => {
                 let ir = self.ir_type(&ty, span)?;
                 let local = self.b.new_local(&var.name, ir, false, s);
-                self.bind(id, Binding::Value(local));
+                self.bind(id, Binding::Value(Place::local(local)));
                 local
             }
         };
@@ -273,7 +281,7 @@ impl Lowerer<'_> {
         let ty = var.ty.clone();
         let s = source_span(decl.name.span);
         let binding = if decl.space == Space::Global {
-            Binding::Array(self.global_array(decl, &ty)?)
+            self.global(decl, &ty)?
         } else {
             let shared = decl.space == Space::Shared;
             let ir = self.ir_type(&ty, decl.ty.span)?;
@@ -284,7 +292,7 @@ impl Lowerer<'_> {
                     dims: fixed(self.extents_of(dims, decl.ty.span, "an array")?),
                     shared,
                 }),
-                _ => Binding::Value(local),
+                _ => Binding::Value(Place::local(local)),
             }
         };
         self.bind(id, binding.clone());
@@ -301,25 +309,26 @@ impl Lowerer<'_> {
                     let value = self.value(init, None)?;
                     self.assign_array(&target, value, AssignOp::Set, init.span)?;
                 }
-                Binding::Value(local) => {
+                Binding::Value(place) => {
                     let v = self.converted(init, &ty)?;
-                    self.b.store(Place::local(local), v, s);
+                    self.b.store(place, v, s);
                 }
             }
         }
         Ok(())
     }
 
-    /// A `global` array: a parameter after the kernel's own, whose zeroed buffer every launch
-    /// allocates (so the whole grid shares it for one launch).
-    fn global_array(&mut self, decl: &Decl, ty: &Ty) -> Lowered<ArrayRef> {
-        let Ty::Array { elem, dims } = ty else {
-            return fail(
-                decl.name.span,
-                "a `global` value that is not an array is not lowered yet: declare a global array of one element",
-            );
+    /// A `global` array or value: a parameter after the kernel's own, whose zeroed buffer
+    /// every launch allocates (so the whole grid shares it for one launch); a value is the
+    /// one element of such an array.
+    fn global(&mut self, decl: &Decl, ty: &Ty) -> Lowered<Binding> {
+        let (elem, dims) = match ty {
+            Ty::Array { elem, dims } => (
+                elem.as_ref(),
+                self.extents_of(dims, decl.ty.span, "a global array")?,
+            ),
+            value => (value, vec![1]),
         };
-        let dims = self.extents_of(dims, decl.ty.span, "a global array")?;
         let elem = self.ir_type(elem, decl.ty.span)?;
         let param = brook_ir::ParamId(self.b.params.len() as u32);
         self.b.params.push(brook_ir::Param {
@@ -333,10 +342,15 @@ impl Lowerer<'_> {
         self.extents
             .push(Some(dims.iter().map(|&d| Some(d as usize)).collect()));
         self.hidden.push(super::Hidden::Global);
-        Ok(ArrayRef::Global {
+        let array = ArrayRef::Global {
             param,
             dims: fixed(dims),
-        })
+        };
+        if matches!(ty, Ty::Array { .. }) {
+            return Ok(Binding::Array(array));
+        }
+        let zero = self.b.int(0, source_span(decl.name.span));
+        Ok(Binding::Value(self.element_place(&array, &[zero])))
     }
 
     /// A value for a place of checked type `ty` (numbers converted).
@@ -381,8 +395,8 @@ impl Lowerer<'_> {
                         return fail(target.span, "a name the checker did not resolve");
                     };
                     match self.binding(var, target.span)? {
-                        Binding::Value(local) => Ok(Target::Place {
-                            place: Place::local(local),
+                        Binding::Value(place) => Ok(Target::Place {
+                            place,
                             guard: None,
                             ty,
                         }),
