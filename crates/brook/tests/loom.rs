@@ -292,6 +292,30 @@ fn global_values_are_shared_by_the_grid() {
 }
 
 #[test]
+fn grouped_blocks_read_early_only_what_they_have_not_written() {
+    // Each thread writes its element of `a`, then copies `a` into `b` (inside an `if`): the
+    // copy must see the write, however many blocks a group runs.
+    let program = LoomProgram::from_source(
+        "aliased.loom",
+        "kernel k(a: Int32[THREADS], b: Int32[THREADS])\n  if T >= 0 then\n    a[T] <- T + 7\n    b <- a\n  return\n",
+    )
+    .expect("checks");
+    let n = 16 * 32usize;
+    let expected: Vec<i32> = (0..n as i32).map(|t| t + 7).collect();
+    for copies in [1, 4] {
+        let kernel = program
+            .kernel_grouped(Grid::one_d(n as u32, 32), copies)
+            .expect("compiles");
+        on_every_device(&(expected.clone(), expected.clone()), |d| {
+            let a = Stream::<i32>::new(d, &[n]).expect("a");
+            let b = Stream::<i32>::new(d, &[n]).expect("b");
+            kernel.launch(args![&a, &b]).expect("launch");
+            (a.to_vec().expect("a"), b.to_vec().expect("b"))
+        });
+    }
+}
+
+#[test]
 fn an_early_return_keeps_one_block_per_group() {
     let program = LoomProgram::from_source(
         "early.loom",

@@ -12,9 +12,9 @@
 //! What stays the same: each LOOM block still runs all its statements in order with its own
 //! locals and shared arrays, its threads synchronised by its own barriers; blocks of one
 //! group run in order. What moves: a read of a thread's own element (`a` at `T`, as a
-//! parallel operator's or a whole-array statement's operand) in the kernel's first
-//! statements, before anything is written, happens before the earlier blocks of the group
-//! run. Only another block could have written that element in between, and blocks are not
+//! parallel operator's or a whole-array statement's operand) in the kernel's leading
+//! declarations and first assignment, before anything the block writes, happens before the
+//! earlier blocks of the group run. Only another block could have written that element in between, and blocks are not
 //! ordered (they run in parallel on a GPU), so no program can tell. Every device runs the
 //! same IR, so every device gives the same bits.
 //!
@@ -24,8 +24,8 @@
 
 use super::expr::ArrayValue;
 use super::{thread_coordinates, ArrayRef, Frame, Lowered, Lowerer};
-use crate::loom::ast::{Block, Func, Space, Stmt, StmtKind};
-use crate::loom::check::Spread;
+use crate::loom::ast::{Block, Expr, ExprKind, Func, Space, Stmt, StmtKind};
+use crate::loom::check::{Spread, Ty};
 use crate::source::Span;
 use brook_ir::{Handle, Local, ParamId, Place};
 
@@ -144,11 +144,23 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// One block's statements; its first reads may be preloaded until a statement may write
-    /// memory (the first one that is not a declaration).
+    /// One block's statements. Its reads are preloaded through its leading declarations and
+    /// its first assignment, whose reads all come before its one store, as long as none of
+    /// them passes an array to a device function (which may write it): nothing the block
+    /// writes can be read early.
     fn copy_body(&mut self, copy: usize, stmts: &[Stmt]) -> Lowered<()> {
         self.preload_window = Some(copy);
         for stmt in stmts {
+            let reads_first = match &stmt.kind {
+                StmtKind::Decl(decl) => decl.init.as_ref().is_none_or(|e| !self.passes_array(e)),
+                StmtKind::Assign { target, value, .. } => {
+                    !self.passes_array(target) && !self.passes_array(value)
+                }
+                _ => false,
+            };
+            if !reads_first {
+                self.preload_window = None;
+            }
             self.statement(stmt)?;
             if !matches!(stmt.kind, StmtKind::Decl(_)) {
                 self.preload_window = None;
@@ -156,6 +168,30 @@ impl Lowerer<'_> {
         }
         self.preload_window = None;
         Ok(())
+    }
+
+    /// Whether `e` calls a device function with an array argument.
+    fn passes_array(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Call { args, .. } => args
+                .iter()
+                .any(|a| matches!(self.ty_of(a), Ty::Array { .. }) || self.passes_array(a)),
+            ExprKind::Unary { arg, .. } => self.passes_array(arg),
+            ExprKind::Binary { left, right, .. } => {
+                self.passes_array(left) || self.passes_array(right)
+            }
+            ExprKind::Tagged { value, .. } => self.passes_array(value),
+            ExprKind::Index { base, indices, .. } => {
+                self.passes_array(base) || indices.iter().any(|i| self.passes_array(i))
+            }
+            ExprKind::Field { base, .. } => self.passes_array(base),
+            ExprKind::Parallel { array, .. } => self.passes_array(array),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Name(_)
+            | ExprKind::Thread(_) => false,
+        }
     }
 
     /// Whether reading `array` at the thread's own position would be preloaded now.
