@@ -109,7 +109,10 @@ impl Lowerer<'_> {
         let s = super::source_span(func.span);
         let mut bodies = Vec::new();
         for copy in 0..self.copies as usize {
-            self.coords = thread_coordinates(&mut self.b, self.grid, copy as u32, self.copies, s);
+            if copy > 0 {
+                self.coords =
+                    thread_coordinates(&mut self.b, self.grid, copy as u32, self.copies, s);
+            }
             self.copy_coords.push(self.coords);
             self.frames.push(Frame {
                 bindings: params.clone(),

@@ -283,7 +283,8 @@ impl<'a> Lowerer<'a> {
     /// A lowerer whose kernel starts by computing the thread's coordinates.
     fn new(checked: &'a Checked, grid: Grid, copies: u32, span: Span) -> Self {
         let mut b = KernelBuilder::new();
-        let coords = thread_coordinates(&mut b, grid, 0, 1, source_span(span));
+        // The first block of the group (the only one unless `copies > 1`).
+        let coords = thread_coordinates(&mut b, grid, 0, copies, source_span(span));
         Lowerer {
             checked,
             grid,
