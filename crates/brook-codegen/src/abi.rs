@@ -156,7 +156,16 @@ pub struct Variant {
     /// Every input of the domain's shape and every output has a fastest-axis pitch of 1 (true
     /// for every stream and `domain()` view of a row-major stream).
     pub unit_stride: bool,
+    /// Every element index the launch computes fits in 31 bits ([`NARROW_INDEX_LIMIT`]):
+    /// the domain, the region, every bound stream's elements (offset plus the last
+    /// element's place) and every implicit resize's product of extents. A backend may then
+    /// do its index arithmetic in 32 bits. Reductions never use it.
+    pub narrow_index: bool,
 }
+
+/// Indices below this fit the 32-bit index arithmetic of a [`Variant::narrow_index`]
+/// variant as non-negative signed values.
+pub const NARROW_INDEX_LIMIT: u64 = 1 << 31;
 
 /// What a launch binds to one input or iterator parameter, as far as a variant depends on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,7 +185,7 @@ impl Variant {
     pub fn new(
         kernel: &Kernel,
         rank: usize,
-        unit_stride: bool,
+        (unit_stride, narrow_index): (bool, bool),
         mut bound: impl FnMut(usize) -> Option<InputBinding>,
     ) -> Variant {
         let reduce = kernel.kind == KernelKind::Reduce;
@@ -202,14 +211,15 @@ impl Variant {
             rank,
             inputs,
             unit_stride,
+            narrow_index: narrow_index && !reduce,
         }
     }
 
     /// The variant of `kernel` for the plainest launch over `rank` axes: every input stream
-    /// and iterator of the domain's shape, every stream row-major (what `brcc --emit ptx`
-    /// writes and the benchmarks compile).
+    /// and iterator of the domain's shape, every stream row-major and under 2^31 elements
+    /// (what `brcc --emit ptx` writes and the benchmarks compile).
     pub fn plain(kernel: &Kernel, rank: usize) -> Variant {
-        Variant::new(kernel, rank, true, |index| {
+        Variant::new(kernel, rank, (true, true), |index| {
             Some(InputBinding {
                 iterator: kernel.params[index].role == ParamRole::Iterator,
                 other_shape: false,
@@ -265,7 +275,7 @@ mod tests {
                 other_shape: index >= 1,
             })
         };
-        let v = Variant::new(&k, 2, false, bound);
+        let v = Variant::new(&k, 2, (false, false), bound);
         assert_eq!(
             v.inputs,
             [
@@ -288,18 +298,20 @@ mod tests {
                 None
             ]
         );
-        assert!(plain.unit_stride);
+        assert!(plain.unit_stride && plain.narrow_index);
     }
 
     #[test]
     fn a_reduction_input_of_another_shape_is_not_resized() {
         let k = kernel(KernelKind::Reduce, &[ParamRole::Input, ParamRole::Reduce]);
-        let v = Variant::new(&k, 1, true, |_| {
+        let v = Variant::new(&k, 1, (true, true), |_| {
             Some(InputBinding {
                 iterator: false,
                 other_shape: true,
             })
         });
         assert_eq!(v.inputs, [Some(InputMode::Direct), None]);
+        // Reduction drivers index in 64 bits whatever the launch.
+        assert!(!v.narrow_index);
     }
 }

@@ -78,6 +78,90 @@ impl Combiner {
     }
 }
 
+/// Whether expression `h` of `kernel` reads any of `locals` (directly or through the
+/// expressions it is computed from).
+pub fn reads_any_local(kernel: &Kernel, h: Handle<Expr>, locals: &[Handle<Local>]) -> bool {
+    let expr = &kernel.exprs[h];
+    if let ExprKind::Load(place) = &expr.kind {
+        if matches!(place.root, PlaceRoot::Local(l) if locals.contains(&l)) {
+            return true;
+        }
+    }
+    expr.kind
+        .operands()
+        .into_iter()
+        .any(|o| reads_any_local(kernel, o, locals))
+}
+
+/// Whether any expression of `block` (values, conditions, indices) reads any of `locals`.
+fn block_reads_any_local(kernel: &Kernel, block: &Block, locals: &[Handle<Local>]) -> bool {
+    let reads = |h: &Handle<Expr>| reads_any_local(kernel, *h, locals);
+    block.iter().any(|s| match &s.stmt {
+        Stmt::Store { place, value } => reads(value) || place.operands().iter().any(reads),
+        Stmt::If {
+            cond,
+            accept,
+            reject,
+        } => {
+            reads(cond)
+                || block_reads_any_local(kernel, accept, locals)
+                || block_reads_any_local(kernel, reject, locals)
+        }
+        Stmt::Loop { body, continuing } => {
+            block_reads_any_local(kernel, body, locals)
+                || block_reads_any_local(kernel, continuing, locals)
+        }
+        Stmt::Collective(c) => {
+            reads(&c.value) || block_reads_any_local(kernel, &c.combine.body, locals)
+        }
+        _ => false,
+    })
+}
+
+/// The locals a block stores to (directly or in nested blocks).
+fn block_writes(block: &Block, out: &mut Vec<Handle<Local>>) {
+    for s in block.iter() {
+        match &s.stmt {
+            Stmt::Store { place, .. } => {
+                if let PlaceRoot::Local(l) = place.root {
+                    out.push(l);
+                }
+            }
+            Stmt::If { accept, reject, .. } => {
+                block_writes(accept, out);
+                block_writes(reject, out);
+            }
+            Stmt::Loop { body, continuing } => {
+                block_writes(body, out);
+                block_writes(continuing, out);
+            }
+            Stmt::Collective(c) => out.push(c.result),
+            _ => {}
+        }
+    }
+}
+
+/// The longest run of collectives at the start of `stmts` that may run together: none reads
+/// (in its value or its combining body) a local an earlier one writes (its result, its
+/// combining function's locals). A backend can then share their barriers, evaluating every
+/// value first and writing every result last.
+pub fn independent_run<'k>(kernel: &Kernel, stmts: &'k [crate::Statement]) -> Vec<&'k Collective> {
+    let mut run: Vec<&Collective> = Vec::new();
+    let mut written: Vec<Handle<Local>> = Vec::new();
+    for s in stmts {
+        let Stmt::Collective(c) = &s.stmt else { break };
+        let reads = reads_any_local(kernel, c.value, &written)
+            || block_reads_any_local(kernel, &c.combine.body, &written);
+        if reads {
+            break;
+        }
+        written.extend([c.result, c.combine.left, c.combine.right, c.combine.out]);
+        block_writes(&c.combine.body, &mut written);
+        run.push(c);
+    }
+    run
+}
+
 fn stores_only_private(block: &Block, kernel: &Kernel) -> bool {
     block.iter().all(|s| match &s.stmt {
         Stmt::Store { place, .. } => match place.root {

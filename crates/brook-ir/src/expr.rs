@@ -330,6 +330,20 @@ pub enum Access {
 }
 
 impl Place {
+    /// The expressions the place's indices are computed from (scatter indices, then the
+    /// path's array indices).
+    pub fn operands(&self) -> Vec<Handle<Expr>> {
+        let mut out = match &self.root {
+            PlaceRoot::Scatter { indices, .. } => indices.clone(),
+            _ => Vec::new(),
+        };
+        out.extend(self.path.iter().filter_map(|a| match a {
+            Access::Index(h) => Some(*h),
+            _ => None,
+        }));
+        out
+    }
+
     pub fn local(local: Handle<Local>) -> Self {
         Place {
             root: PlaceRoot::Local(local),
@@ -407,6 +421,35 @@ pub enum ExprKind {
     Instance,
     /// `instanceInGroup()`: the position inside the thread group, `int4`.
     InstanceInGroup,
+}
+
+impl ExprKind {
+    /// The expressions this one is computed from directly.
+    pub fn operands(&self) -> Vec<Handle<Expr>> {
+        match self {
+            ExprKind::Compose(parts) | ExprKind::Math { args: parts, .. } => parts.clone(),
+            ExprKind::Gather { indices, .. } => indices.clone(),
+            ExprKind::Load(place) => place.operands(),
+            ExprKind::Splat(h)
+            | ExprKind::Convert(h)
+            | ExprKind::Field { base: h, .. }
+            | ExprKind::Component { base: h, .. }
+            | ExprKind::Swizzle { base: h, .. }
+            | ExprKind::Unary { arg: h, .. } => vec![*h],
+            ExprKind::Binary { left, right, .. } => vec![*left, *right],
+            ExprKind::Select {
+                cond,
+                accept,
+                reject,
+            } => vec![*cond, *accept, *reject],
+            ExprKind::Literal(_)
+            | ExprKind::Input(_)
+            | ExprKind::Constant(_)
+            | ExprKind::IndexOf(_)
+            | ExprKind::Instance
+            | ExprKind::InstanceInGroup => Vec::new(),
+        }
+    }
 }
 
 /// A source span for nodes made up by passes.

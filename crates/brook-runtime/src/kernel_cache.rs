@@ -86,6 +86,7 @@ mod tests {
             rank,
             inputs: Vec::new(),
             unit_stride: true,
+            narrow_index: false,
         }
     }
 

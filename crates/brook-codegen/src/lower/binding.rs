@@ -195,17 +195,17 @@ pub fn stream_ref<'ir, T: Target<'ir>>(
 ) -> StreamRef<T::Leaf> {
     StreamRef {
         base: target.block_u64(at + record::ADDRESS),
-        offset: target.block_u64(at + record::OFFSET),
+        offset: target.block_index(at + record::OFFSET),
         shape: axes(target, at + record::SHAPE, rank),
         pitch: axes(target, at + record::PITCH, rank),
         size,
     }
 }
 
-/// `count` consecutive `u64`s of the block.
+/// `count` consecutive `u64`s of the block, as index leaves.
 pub fn axes<'ir, T: Target<'ir>>(target: &mut T, at: u32, count: usize) -> Vec<T::Leaf> {
     (0..count)
-        .map(|k| target.block_u64(at + 8 * k as u32))
+        .map(|k| target.block_index(at + 8 * k as u32))
         .collect()
 }
 
@@ -253,6 +253,7 @@ mod tests {
                 None,
             ],
             unit_stride: true,
+            narrow_index: false,
         };
         let found: Vec<Access> = (0..7).map(|i| access(&k, i, &variant)).collect();
         assert_eq!(
@@ -286,6 +287,7 @@ mod tests {
             rank: 1,
             inputs: vec![Some(InputMode::Direct), None, None],
             unit_stride: true,
+            narrow_index: false,
         };
         let found: Vec<Access> = (0..3).map(|i| access(&k, i, &variant)).collect();
         assert_eq!(found, [Access::Unbound, Access::Constant, Access::Unbound]);

@@ -111,8 +111,8 @@ pub fn iterator_value<'ir, T: Target<'ir>>(
     (0..start.len())
         .map(|c| {
             let axis = iterator_axis(rank, c);
-            let i = t.convert(ScalarKind::U64, f32, at[axis]);
-            let n = t.convert(ScalarKind::U64, f32, shape[axis]);
+            let i = t.convert(t.index_kind(), f32, at[axis]);
+            let n = t.convert(t.index_kind(), f32, shape[axis]);
             let span = t.binary(BinaryOp::Sub, f32, end[c], start[c]);
             let scaled = t.binary(BinaryOp::Mul, f32, span, i);
             let step = t.binary(BinaryOp::Div, f32, scaled, n);
@@ -145,7 +145,7 @@ fn position_vector<'ir, T: Target<'ir>>(
     (0..4)
         .map(
             |lane| match at.len().checked_sub(lane + 1).map(|axis| at[axis]) {
-                Some(p) => t.convert(ScalarKind::U64, kind, p),
+                Some(p) => t.convert(t.index_kind(), kind, p),
                 None => {
                     let zero = t.zeros(&Type::Value(brook_ir::ValueType::scalar(kind)));
                     zero[0]

@@ -96,6 +96,13 @@ pub trait Target<'ir> {
 
     // ---- Index arithmetic.
 
+    /// The kind of index leaves (positions, extents, pitches, element indices): `U64`, or
+    /// `U32` where a target does a narrow variant's index arithmetic in 32 bits
+    /// ([`crate::abi::Variant::narrow_index`]). Indices are non-negative below the kind's
+    /// signed range except where `to_index` made them negative.
+    fn index_kind(&self) -> ScalarKind {
+        ScalarKind::U64
+    }
     /// A value of `kind` as a signed machine-word index: integers as they are, floats by
     /// `floor(f + 0.25)` (saturating, NaN gives 0), `ulong`s above the `long` range saturate.
     fn to_index(&mut self, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
@@ -134,6 +141,11 @@ pub trait Target<'ir> {
 
     /// The `u64` at byte `at` of the launch's parameter block.
     fn block_u64(&mut self, at: u32) -> Self::Leaf;
+    /// The index (an extent, pitch or offset, a `u64` in the block) at byte `at`, as an
+    /// index leaf of [`Target::index_kind`].
+    fn block_index(&mut self, at: u32) -> Self::Leaf {
+        self.block_u64(at)
+    }
     /// The scalar of `kind` at byte `at` of the parameter block (a bool is one byte, read as
     /// true when not zero).
     fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Self::Leaf;
@@ -213,6 +225,19 @@ pub trait Target<'ir> {
     fn collective(&mut self, c: &brook_ir::Collective, in_loop: bool) -> Result<(), Self::Error> {
         let _ = in_loop;
         Err(self.unsupported(c.value, "a thread-group collective".into()))
+    }
+    /// Consecutive collectives that may run together
+    /// ([`brook_ir::collective::independent_run`]): a target may share their barriers. The
+    /// default runs them one by one.
+    fn collectives(
+        &mut self,
+        run: &[&brook_ir::Collective],
+        in_loop: bool,
+    ) -> Result<(), Self::Error> {
+        for c in run {
+            self.collective(c, in_loop)?;
+        }
+        Ok(())
     }
 }
 

@@ -139,7 +139,7 @@ fn root<'ir, T: Target<'ir>>(
             let mut in_range = None;
             for (&h, &extent) in indices.iter().zip(&stream.shape) {
                 let i = t.index_value(h)?;
-                let ok = t.binary(BinaryOp::Lt, ScalarKind::U64, i, extent);
+                let ok = t.binary(BinaryOp::Lt, t.index_kind(), i, extent);
                 in_range = Some(match in_range {
                     Some(all) => t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, all, ok),
                     None => ok,

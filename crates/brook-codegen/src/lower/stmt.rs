@@ -14,9 +14,18 @@ pub fn block<'ir, T: Target<'ir>>(
     block: &Block,
     innermost: Option<T::Loop>,
 ) -> Result<(), T::Error> {
-    for statement in block.iter() {
+    let stmts = &block.0;
+    let mut at = 0;
+    while at < stmts.len() {
         t.forget();
-        self::statement(t, &statement.stmt, innermost)?;
+        let run = brook_ir::collective::independent_run(t.kernel(), &stmts[at..]);
+        if run.len() > 1 && !t.is_unreachable() {
+            t.collectives(&run, innermost.is_some())?;
+            at += run.len();
+            continue;
+        }
+        self::statement(t, &stmts[at].stmt, innermost)?;
+        at += 1;
     }
     t.forget();
     Ok(())

@@ -167,6 +167,15 @@ impl Emitter {
         Label(self.labels)
     }
 
+    /// Whether the last line written is the instruction `text` (no label after it).
+    pub fn last_line_is(&self, text: &str) -> bool {
+        self.text
+            .trim_end()
+            .rsplit('\n')
+            .next()
+            .is_some_and(|line| line.trim().trim_end_matches(';') == text)
+    }
+
     /// Places `label` here.
     pub fn at(&mut self, label: Label) {
         let _ = writeln!(self.text, "{label}:");

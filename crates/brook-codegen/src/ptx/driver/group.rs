@@ -5,7 +5,7 @@
 use super::{entry_text, load_region, special, unravel, ENTRY};
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::Class;
-use crate::ptx::lower::{bind_params, LocalStore, Lower};
+use crate::ptx::lower::{bind_params, IndexWidth, LocalStore, Lower};
 use crate::CompileError;
 use brook_ir::{Kernel, Module};
 
@@ -17,21 +17,23 @@ pub fn build(
     group_size: u32,
 ) -> Result<(String, Vec<&'static str>, u32), CompileError> {
     let mut lower = Lower::new(module, kernel);
+    lower.index = IndexWidth::of(variant);
     lower.place_locals(true);
     bind_params(&mut lower, layout, variant);
     let region = load_region(&mut lower, variant.rank);
     let group = special(&mut lower, "%ctaid.x");
     let tid = special(&mut lower, "%tid.x");
     zero_shared(&mut lower, group_size);
-    let instance = lower.e.compute(Class::B64, |r| {
-        format!("mad.lo.u64 {r}, {group}, {group_size}, {tid}")
+    let (u, class) = (lower.index.unsigned(), lower.index.class());
+    let instance = lower.e.compute(class, |r| {
+        format!("mad.lo.{u} {r}, {group}, {group_size}, {tid}")
     });
     let outside = lower.e.compute(Class::Pred, |r| {
-        format!("setp.ge.u64 {r}, {instance}, {}", region.total)
+        format!("setp.ge.{u} {r}, {instance}, {}", region.total)
     });
     let ret = lower.ret;
     lower.e.bra_if(outside, ret);
-    lower.pos = (0..variant.rank).map(|_| lower.e.reg(Class::B64)).collect();
+    lower.pos = (0..variant.rank).map(|_| lower.e.reg(class)).collect();
     let pos = lower.pos.clone();
     unravel(&mut lower, &pos, instance, &region.size, &region.origin);
     lower.in_group = Some(tid);

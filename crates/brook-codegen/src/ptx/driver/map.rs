@@ -13,7 +13,7 @@ use crate::abi::{BlockLayout, Variant};
 use crate::leaves::leaves;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Binding;
-use crate::ptx::lower::{bind_params, Lower};
+use crate::ptx::lower::{bind_params, IndexWidth, Lower};
 use crate::CompileError;
 use brook_ir::{Block, Kernel, Module, ParamRole, Stmt};
 
@@ -29,6 +29,8 @@ pub fn build(
     layout: &BlockLayout,
 ) -> Result<(String, Vec<&'static str>, u64), CompileError> {
     let mut lower = Lower::new(module, kernel);
+    lower.index = IndexWidth::of(variant);
+    let (u, class) = (lower.index.unsigned(), lower.index.class());
     lower.place_locals(false);
     bind_params(&mut lower, layout, variant);
     let region = load_region(&mut lower, variant.rank);
@@ -36,13 +38,11 @@ pub fn build(
     let ntid = special(&mut lower, "%ntid.x");
     let tid = special(&mut lower, "%tid.x");
     let nctaid = special(&mut lower, "%nctaid.x");
-    let index = lower.e.compute(Class::B64, |r| {
-        format!("mad.lo.u64 {r}, {ctaid}, {ntid}, {tid}")
-    });
-    let stride = lower
+    let index = lower
         .e
-        .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {nctaid}, {ntid}"));
-    lower.pos = (0..variant.rank).map(|_| lower.e.reg(Class::B64)).collect();
+        .compute(class, |r| format!("mad.lo.{u} {r}, {ctaid}, {ntid}, {tid}"));
+    let stride = lower.index_op("mul.lo", nctaid, ntid);
+    lower.pos = (0..variant.rank).map(|_| lower.e.reg(class)).collect();
     let (head, single, done) = (lower.e.label(), lower.e.label(), lower.e.label());
     let unrolled = worth_unrolling(kernel);
     let consecutive = unrolled && vectorizable(module, kernel, variant);
@@ -52,31 +52,31 @@ pub fn build(
     }
     lower.e.at(head);
     if unrolled && !consecutive {
-        let last = lower.e.compute(Class::B64, |r| {
-            format!("mad.lo.u64 {r}, {stride}, {}, {index}", UNROLL - 1)
+        let last = lower.e.compute(class, |r| {
+            format!("mad.lo.{u} {r}, {stride}, {}, {index}", UNROLL - 1)
         });
         let short = lower.e.compute(Class::Pred, |r| {
-            format!("setp.ge.u64 {r}, {last}, {}", region.total)
+            format!("setp.ge.{u} {r}, {last}, {}", region.total)
         });
         lower.e.bra_if(short, single);
         for k in 0..UNROLL {
-            let at = lower.e.compute(Class::B64, |r| {
-                format!("mad.lo.u64 {r}, {stride}, {k}, {index}")
-            });
+            let at = lower
+                .e
+                .compute(class, |r| format!("mad.lo.{u} {r}, {stride}, {k}, {index}"));
             instance(&mut lower, at, &region)?;
         }
         lower
             .e
-            .op(format!("mad.lo.u64 {index}, {stride}, {UNROLL}, {index}"));
+            .op(format!("mad.lo.{u} {index}, {stride}, {UNROLL}, {index}"));
         lower.e.bra(head);
     }
     lower.e.at(single);
     let finished = lower.e.compute(Class::Pred, |r| {
-        format!("setp.ge.u64 {r}, {index}, {}", region.total)
+        format!("setp.ge.{u} {r}, {index}, {}", region.total)
     });
     lower.e.bra_if(finished, done);
     instance(&mut lower, index, &region)?;
-    lower.e.op(format!("add.u64 {index}, {index}, {stride}"));
+    lower.e.op(format!("add.{u} {index}, {index}, {stride}"));
     lower.e.bra(single);
     lower.e.at(done);
     lower.e.op("ret");
@@ -142,29 +142,24 @@ fn quads(
     region: &Region,
 ) -> Result<(), CompileError> {
     let total = region.total;
-    let thread = lower.e.reg(Class::B64);
+    let (u, class) = (lower.index.unsigned(), lower.index.class());
+    let thread = lower.e.reg(class);
     lower.e.mov(thread, index);
-    let whole = lower
-        .e
-        .compute(Class::B64, |r| format!("shr.u64 {r}, {total}, 2"));
+    let whole = lower.index_op("shr", total, 2);
     let (head, done) = (lower.e.label(), lower.e.label());
     lower.e.at(head);
     let finished = lower.e.compute(Class::Pred, |r| {
-        format!("setp.ge.u64 {r}, {index}, {whole}")
+        format!("setp.ge.{u} {r}, {index}, {whole}")
     });
     lower.e.bra_if(finished, done);
-    let first = lower
-        .e
-        .compute(Class::B64, |r| format!("shl.b64 {r}, {index}, 2"));
+    let first = lower.index_op("mul.lo", index, 4);
     let pos = lower.pos.clone();
     unravel(lower, &pos, first, &region.size, &region.origin);
     lower.set_elements();
     let preloaded = preload(lower);
     for k in 0..UNROLL {
         if k > 0 {
-            let at = lower
-                .e
-                .compute(Class::B64, |r| format!("add.u64 {r}, {first}, {k}"));
+            let at = lower.index_op("add", first, k);
             unravel(lower, &pos, at, &region.size, &region.origin);
             lower.set_elements();
         }
@@ -180,13 +175,13 @@ fn quads(
     for (param, addr, _) in preloaded {
         lower.bindings[param] = Binding::Element { addr };
     }
-    lower.e.op(format!("add.u64 {index}, {index}, {stride}"));
+    lower.e.op(format!("add.{u} {index}, {index}, {stride}"));
     lower.e.bra(head);
     lower.e.at(done);
     // The last (up to three) instances.
     lower
         .e
-        .op(format!("mad.lo.u64 {index}, {whole}, 4, {thread}"));
+        .op(format!("mad.lo.{u} {index}, {whole}, 4, {thread}"));
     Ok(())
 }
 

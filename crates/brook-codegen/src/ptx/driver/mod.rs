@@ -11,7 +11,7 @@ pub mod group;
 pub mod map;
 pub mod reduce;
 
-use super::emit::{Class, Reg};
+use super::emit::Reg;
 use super::lower::{Lower, PARAMS};
 use crate::abi::header;
 use std::fmt::Write;
@@ -31,11 +31,9 @@ pub fn load_region(lower: &mut Lower<'_>, rank: usize) -> Region {
     lower.domain = lower.param_axes(header::DOMAIN, rank);
     let origin = lower.param_axes(header::REGION_ORIGIN, rank);
     let size = lower.param_axes(header::REGION_SIZE, rank);
-    let mut total = lower.u64_imm(1);
+    let mut total = lower.index_imm(1);
     for &s in &size {
-        total = lower
-            .e
-            .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {total}, {s}"));
+        total = lower.index_op("mul.lo", total, s);
     }
     Region {
         origin,
@@ -53,28 +51,18 @@ pub fn unravel(lower: &mut Lower<'_>, pos: &[Reg], linear: Reg, size: &[Reg], or
             rest
         } else {
             let s = size[k];
-            let p = lower
-                .e
-                .compute(Class::B64, |r| format!("rem.u64 {r}, {rest}, {s}"));
-            rest = lower
-                .e
-                .compute(Class::B64, |r| format!("div.u64 {r}, {rest}, {s}"));
+            let p = lower.index_op("rem", rest, s);
+            rest = lower.index_op("div", rest, s);
             p
         };
-        let o = origin[k];
-        let at = pos[k];
-        lower.e.op(format!("add.u64 {at}, {p}, {o}"));
+        let (o, at, u) = (origin[k], pos[k], lower.index.unsigned());
+        lower.e.op(format!("add.{u} {at}, {p}, {o}"));
     }
 }
 
-/// A special register (`%tid.x`, `%ctaid.x`, ...) widened to `u64`.
+/// A special register (`%tid.x`, `%ctaid.x`, ...) as an index.
 pub fn special(lower: &mut Lower<'_>, name: &str) -> Reg {
-    let narrow = lower
-        .e
-        .compute(Class::B32, |r| format!("mov.u32 {r}, {name}"));
-    lower
-        .e
-        .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {narrow}"))
+    lower.special_index(name)
 }
 
 /// The text of an entry function around a finished body.

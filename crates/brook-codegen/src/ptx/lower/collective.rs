@@ -29,6 +29,9 @@ pub fn is_native(c: &Collective, group: u32, kernel: &Kernel) -> bool {
     whole_group && scalar && c.combine.is_pure(kernel)
 }
 
+/// Reduces over at most this many warps combine the warps' results in registers.
+const IN_THREAD_WARPS: u32 = 8;
+
 /// A thread's coordinates for a collective.
 struct Lanes {
     /// `%tid.x % 32`.
@@ -39,8 +42,52 @@ struct Lanes {
     warps: u32,
 }
 
+/// A collective between the halves of a run: its accumulator, coordinates, and (for a
+/// group of several warps) the scratch its warps' results went to before the barrier.
+struct Pending<'c> {
+    c: &'c Collective,
+    kind: ScalarKind,
+    acc: Reg,
+    lanes: Lanes,
+    scratch: Option<Reg>,
+}
+
 impl Lower<'_> {
     pub fn lower_collective(&mut self, c: &Collective, in_loop: bool) -> Result<(), CompileError> {
+        self.lower_collectives(&[c], in_loop)
+    }
+
+    /// Independent collectives together: every one's warp part, one barrier for all of them,
+    /// then every one's part across warps, and the results last.
+    pub fn lower_collectives(
+        &mut self,
+        run: &[&Collective],
+        in_loop: bool,
+    ) -> Result<(), CompileError> {
+        let mut pending = Vec::with_capacity(run.len());
+        for c in run {
+            pending.push(self.warp_half(c)?);
+        }
+        let waits = pending.iter().any(|p| p.scratch.is_some());
+        if waits {
+            self.e.op("bar.sync 0");
+        }
+        for p in &pending {
+            self.group_half(p)?;
+        }
+        // The same statements may run again: their scratch is free once all have read it.
+        if waits && in_loop {
+            self.e.op("bar.sync 0");
+        }
+        for p in &pending {
+            place::store_place(self, &Place::local(p.c.result), &[p.acc])?;
+        }
+        Ok(())
+    }
+
+    /// The part before the barrier: the value, the collective inside each warp, and each
+    /// warp's result (or total) in the scratch.
+    fn warp_half<'c>(&mut self, c: &'c Collective) -> Result<Pending<'c>, CompileError> {
         let Type::Value(v) = self.kernel.exprs[c.value].ty.clone() else {
             return Err(self.unsupported(c.value, "a collective of a record".into()));
         };
@@ -49,32 +96,56 @@ impl Lower<'_> {
         let acc = self.e.reg(Class::of(kind));
         self.e.mov(acc, value);
         let lanes = self.lanes(c)?;
-        if lanes.warps == 1 {
-            self.one_warp(c, kind, acc, &lanes)?;
-        } else {
-            match c.op {
-                CollectiveOp::Reduce => self.every_warp_reduce(c, kind, acc, &lanes)?,
-                op => {
-                    let from_left = op == CollectiveOp::ScanLeft;
-                    self.every_warp_scan(c, kind, acc, &lanes, from_left)?
+        let mut pending = Pending {
+            c,
+            kind,
+            acc,
+            lanes,
+            scratch: None,
+        };
+        if pending.lanes.warps == 1 {
+            self.one_warp(c, kind, acc, &pending.lanes)?;
+            return Ok(pending);
+        }
+        let (lane, warp) = (pending.lanes.lane, pending.lanes.warp);
+        let end = match c.op {
+            CollectiveOp::Reduce => {
+                self.shuffle_tree(c, kind, acc, lane, RUN)?;
+                0
+            }
+            op => {
+                let from_left = op == CollectiveOp::ScanLeft;
+                self.shuffle_scan(c, kind, acc, lane, RUN, from_left)?;
+                if from_left {
+                    RUN - 1
+                } else {
+                    0
                 }
             }
-            // The same statement may run again: its scratch is free once all have read it.
-            if in_loop {
-                self.e.op("bar.sync 0");
-            }
+        };
+        let scratch = self.scratch(kind);
+        let holder = self.lane_is(lane, end);
+        self.store_scratch((scratch, kind, warp), acc, holder);
+        pending.scratch = Some(scratch);
+        Ok(pending)
+    }
+
+    /// The part after the barrier: every warp combines the warps' results itself.
+    fn group_half(&mut self, p: &Pending<'_>) -> Result<(), CompileError> {
+        let Some(scratch) = p.scratch else {
+            return Ok(());
+        };
+        match p.c.op {
+            CollectiveOp::Reduce => self.every_warp_reduce(p, scratch),
+            op => self.every_warp_scan(p, scratch, op == CollectiveOp::ScanLeft),
         }
-        place::store_place(self, &Place::local(c.result), &[acc])?;
-        Ok(())
     }
 
     fn lanes(&mut self, c: &Collective) -> Result<Lanes, CompileError> {
         let Some(tid) = self.in_group else {
             return Err(self.unsupported(c.value, "a collective outside a thread group".into()));
         };
-        let tid = self
-            .e
-            .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {tid}"));
+        let tid = self.index_low_word(tid);
         let lane = self
             .e
             .compute(Class::B32, |r| format!("and.b32 {r}, {tid}, {}", RUN - 1));
@@ -107,20 +178,17 @@ impl Lower<'_> {
         }
     }
 
-    /// Reduce: the tree inside each warp, then every warp combines the
-    /// warps' results itself (the same tree, the same bits) and takes lane 0's: one barrier.
-    fn every_warp_reduce(
-        &mut self,
-        c: &Collective,
-        kind: ScalarKind,
-        acc: Reg,
-        l: &Lanes,
-    ) -> Result<(), CompileError> {
-        self.shuffle_tree(c, kind, acc, l.lane, RUN)?;
-        let scratch = self.scratch(kind);
-        let first = self.lane_is(l.lane, 0);
-        self.store_scratch((scratch, kind, l.warp), acc, first);
-        self.e.op("bar.sync 0");
+    /// Reduce across warps, every warp itself (the same tree, the same bits). Up to
+    /// [`IN_THREAD_WARPS`] results are read by every thread and combined in registers;
+    /// more are combined by a shuffle tree and taken from lane 0.
+    fn every_warp_reduce(&mut self, p: &Pending<'_>, scratch: Reg) -> Result<(), CompileError> {
+        let (c, kind, acc, l) = (p.c, p.kind, p.acc, &p.lanes);
+        if l.warps <= IN_THREAD_WARPS {
+            let results = self.load_all_scratch(scratch, kind, l.warps);
+            let total = self.register_tree(c, results)?;
+            self.e.mov(acc, total);
+            return Ok(());
+        }
         let holds = self.below(l.lane, l.warps);
         self.load_scratch((scratch, kind, l.lane), acc, holds);
         self.shuffle_tree(c, kind, acc, l.lane, l.warps)?;
@@ -129,22 +197,63 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// Scan: Hillis–Steele inside each warp; every warp scans the
-    /// warps' totals itself and takes its neighbour's prefix from the lane of that warp's
-    /// number: one barrier.
+    /// Elements `0..count` of the scratch (the same address in every lane: a broadcast),
+    /// four at a time where they are words.
+    fn load_all_scratch(&mut self, scratch: Reg, kind: ScalarKind, count: u32) -> Vec<Reg> {
+        let size = kind.size().max(1) as u32;
+        let class = Class::of(kind);
+        let vector = size == 4 && class != Class::Pred && count % 4 == 0;
+        if !vector {
+            return (0..count)
+                .map(|k| self.load_scalar(kind, scratch, k * size, "shared"))
+                .collect();
+        }
+        let ty = if class == Class::F32 { "f32" } else { "b32" };
+        let mut out = Vec::new();
+        for quad in 0..count / 4 {
+            let regs: Vec<Reg> = (0..4).map(|_| self.e.reg(class)).collect();
+            let list = regs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.e.op(format!(
+                "ld.shared.v4.{ty} {{{list}}}, [{scratch}+{}]",
+                16 * quad
+            ));
+            out.extend(regs);
+        }
+        out
+    }
+
+    /// The canonical tree over `values` in one thread: at distances 1, 2, 4, ..., element
+    /// `i` (with `i % 2d == 0` and `i + d` present) becomes `f(values[i], values[i + d])`,
+    /// as [`Self::shuffle_tree`] does across lanes.
+    fn register_tree(&mut self, c: &Collective, mut values: Vec<Reg>) -> Result<Reg, CompileError> {
+        let count = values.len();
+        let mut d = 1;
+        while d < count {
+            for i in (0..count).step_by(2 * d) {
+                if i + d < count {
+                    let into = self.e.reg(values[i].class);
+                    self.combine_values(c, into, values[i], values[i + d])?;
+                    values[i] = into;
+                }
+            }
+            d *= 2;
+        }
+        Ok(values[0])
+    }
+
+    /// Scan across warps: every warp scans the warps' totals itself and takes its
+    /// neighbour's prefix from the lane of that warp's number.
     fn every_warp_scan(
         &mut self,
-        c: &Collective,
-        kind: ScalarKind,
-        acc: Reg,
-        l: &Lanes,
+        p: &Pending<'_>,
+        scratch: Reg,
         from_left: bool,
     ) -> Result<(), CompileError> {
-        self.shuffle_scan(c, kind, acc, l.lane, RUN, from_left)?;
-        let scratch = self.scratch(kind);
-        let end = self.lane_is(l.lane, if from_left { RUN - 1 } else { 0 });
-        self.store_scratch((scratch, kind, l.warp), acc, end);
-        self.e.op("bar.sync 0");
+        let (c, kind, acc, l) = (p.c, p.kind, p.acc, &p.lanes);
         let t = self.e.reg(Class::of(kind));
         self.e.mov(t, acc);
         let holds = self.below(l.lane, l.warps);
@@ -252,13 +361,25 @@ impl Lower<'_> {
     ) -> Result<(), CompileError> {
         let skip = self.e.label();
         self.e.bra_unless(flag, skip);
+        self.combine_values(c, into, left, right)?;
+        self.e.at(skip);
+        Ok(())
+    }
+
+    /// `into = f(left, right)`, through the combiner's locals and body.
+    fn combine_values(
+        &mut self,
+        c: &Collective,
+        into: Reg,
+        left: Reg,
+        right: Reg,
+    ) -> Result<(), CompileError> {
         let f = &c.combine;
         place::store_place(self, &Place::local(f.left), &[left])?;
         place::store_place(self, &Place::local(f.right), &[right])?;
         crate::lower::stmt::block(self, &f.body, None)?;
         let out = place::load_place(self, &Place::local(f.out))?;
         self.e.mov(into, out[0]);
-        self.e.at(skip);
         self.forget();
         Ok(())
     }
@@ -312,7 +433,7 @@ impl Lower<'_> {
     /// The collective's scratch: 32 elements of `kind` in `.shared` memory (its address).
     fn scratch(&mut self, kind: ScalarKind) -> Reg {
         let size = kind.size().max(1);
-        let name = self.e.memory(true, RUN * size, 8);
+        let name = self.e.memory(true, RUN * size, 16);
         self.e.mov_imm(Class::B64, &name)
     }
 

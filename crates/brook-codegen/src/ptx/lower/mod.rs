@@ -10,6 +10,7 @@
 //! that statement, as in the CPU backend.
 
 mod collective;
+mod index;
 mod math;
 mod ops;
 mod target;
@@ -20,6 +21,7 @@ use crate::leaves::{has_array, leaves, Leaf};
 use crate::CompileError;
 use brook_ir::{Expr, Handle, Kernel, Module, ScalarKind, Type};
 pub use collective::is_native;
+pub use index::IndexWidth;
 use std::collections::HashMap;
 
 /// The name of the parameter block in every entry's signature.
@@ -51,10 +53,12 @@ pub struct Lower<'a> {
     pub locals: Vec<LocalStore>,
     /// The domain's extents (slowest first), for implicit resize.
     pub domain: Vec<Reg>,
-    /// The current position in the domain (slowest first), `u64`.
+    /// The current position in the domain (slowest first), indices.
     pub pos: Vec<Reg>,
-    /// The position inside the thread group (`u64`).
+    /// The position inside the thread group (an index).
     pub in_group: Option<Reg>,
+    /// The width of index leaves (set by the driver before anything is lowered).
+    pub index: IndexWidth,
     /// Where `return` goes.
     pub ret: Label,
     /// Element bindings and their streams, whose addresses follow the position.
@@ -77,6 +81,7 @@ impl<'a> Lower<'a> {
             domain: Vec::new(),
             pos: Vec::new(),
             in_group: None,
+            index: IndexWidth::Wide,
             ret,
             elements: Vec::new(),
             memo: HashMap::new(),
@@ -246,24 +251,6 @@ impl<'a> Lower<'a> {
     /// `count` consecutive `u64`s of the block ([`crate::lower::binding::axes`]).
     pub fn param_axes(&mut self, at: u32, count: usize) -> Vec<Reg> {
         crate::lower::binding::axes(self, at, count)
-    }
-
-    /// `offset + sum(index[k] * pitch[k])`: an element index.
-    pub fn element_index(&mut self, offset: Reg, index: &[Reg], pitch: &[Reg]) -> Reg {
-        let mut sum = offset;
-        for (&i, &p) in index.iter().zip(pitch) {
-            sum = self
-                .e
-                .compute(Class::B64, |r| format!("mad.lo.u64 {r}, {i}, {p}, {sum}"));
-        }
-        sum
-    }
-
-    /// `base + index * size`: an element's address.
-    pub fn element_address(&mut self, base: Reg, index: Reg, size: u32) -> Reg {
-        self.e.compute(Class::B64, |r| {
-            format!("mad.lo.u64 {r}, {index}, {size}, {base}")
-        })
     }
 
     /// Points every element binding at the element of the current position.

@@ -257,11 +257,33 @@ impl Lower<'_> {
 
     /// Division and remainder that never trap: a zero divisor gives 0, and `MIN / -1` wraps
     /// to `MIN` (remainder 0).
+    /// A constant divisor other than 0 and -1 needs no guard, and as an immediate ptxas
+    /// turns the division into a multiply and shifts.
     fn int_divide(&mut self, op: BinaryOp, kind: ScalarKind, a: Reg, b: Reg) -> Reg {
         let t = op_type(kind);
         let class = a.class;
         let bits = if class == Class::B64 { "b64" } else { "b32" };
         let name = if op == BinaryOp::Div { "div" } else { "rem" };
+        let all_ones = if class == Class::B64 {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
+        };
+        if let Some(divisor) = self.e.int_bits(b) {
+            let trap_free = divisor != 0 && !(kind.is_signed() && divisor == all_ones);
+            if trap_free {
+                // As an immediate: ptxas divides by a constant register the slow way.
+                let imm = match (kind.is_signed(), class) {
+                    (true, Class::B64) => (divisor as i64).to_string(),
+                    (true, _) => (divisor as u32 as i32).to_string(),
+                    _ => divisor.to_string(),
+                };
+                let v = self
+                    .e
+                    .compute(class, |r| format!("{name}.{t} {r}, {a}, {imm}"));
+                return self.normalize(kind, v);
+            }
+        }
         let zero_divisor = self
             .e
             .compute(Class::Pred, |r| format!("setp.eq.{t} {r}, {b}, 0"));

@@ -63,61 +63,20 @@ impl<'a> Target<'a> for Lower<'a> {
             .collect()
     }
 
-    /// An index as `s64`.
+    fn index_kind(&self) -> ScalarKind {
+        self.index.kind()
+    }
+
     fn to_index(&mut self, kind: ScalarKind, v: Reg) -> Reg {
-        match kind {
-            ScalarKind::F32 | ScalarKind::F64 => {
-                let t = if kind == ScalarKind::F32 {
-                    "f32"
-                } else {
-                    "f64"
-                };
-                let quarter = if kind == ScalarKind::F32 {
-                    "0f3E800000"
-                } else {
-                    "0d3FD0000000000000"
-                };
-                let shifted = self
-                    .e
-                    .compute(v.class, |r| format!("add.rn.{t} {r}, {v}, {quarter}"));
-                // cvt.rmi: floor, saturating; NaN gives 0.
-                self.e
-                    .compute(Class::B64, |r| format!("cvt.rmi.s64.{t} {r}, {shifted}"))
-            }
-            ScalarKind::I64 => v,
-            ScalarKind::U64 => {
-                let negative = self
-                    .e
-                    .compute(Class::Pred, |r| format!("setp.lt.s64 {r}, {v}, 0"));
-                let max = self.e.mov_imm(Class::B64, i64::MAX);
-                self.select(negative, max, v)
-            }
-            ScalarKind::Bool => self
-                .e
-                .compute(Class::B64, |r| format!("selp.u64 {r}, 1, 0, {v}")),
-            k if k.is_signed() => self
-                .e
-                .compute(Class::B64, |r| format!("cvt.s64.s32 {r}, {v}")),
-            _ => self
-                .e
-                .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {v}")),
-        }
+        self.index_of_value(kind, v)
     }
 
     fn index_constant(&mut self, value: u64) -> Reg {
-        self.u64_imm(value)
+        self.index_imm(value)
     }
 
-    /// `i` (signed) clamped to `[0, extent - 1]`.
     fn clamp_index(&mut self, i: Reg, extent: Reg) -> Reg {
-        let low = self
-            .e
-            .compute(Class::B64, |r| format!("max.s64 {r}, {i}, 0"));
-        let last = self
-            .e
-            .compute(Class::B64, |r| format!("add.s64 {r}, {extent}, -1"));
-        self.e
-            .compute(Class::B64, |r| format!("min.u64 {r}, {low}, {last}"))
+        self.clamp_to_extent(i, extent)
     }
 
     fn element_address(&mut self, base: Reg, index: Reg, size: u32) -> Reg {
@@ -205,9 +164,7 @@ impl<'a> Target<'a> for Lower<'a> {
     fn instance_in_group(&mut self) -> Vec<Reg> {
         let mut lanes = vec![self.e.mov_imm(Class::B32, 0); 4];
         if let Some(g) = self.in_group {
-            lanes[0] = self
-                .e
-                .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {g}"));
+            lanes[0] = self.index_low_word(g);
         }
         lanes
     }
@@ -246,17 +203,19 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn mul_index(&mut self, a: Reg, b: Reg) -> Reg {
-        self.e
-            .compute(Class::B64, |r| format!("mul.lo.u64 {r}, {a}, {b}"))
+        self.index_op("mul.lo", a, b)
     }
 
     fn div_index(&mut self, a: Reg, b: Reg) -> Reg {
-        self.e
-            .compute(Class::B64, |r| format!("div.u64 {r}, {a}, {b}"))
+        self.index_op("div", a, b)
     }
 
     fn block_u64(&mut self, at: u32) -> Reg {
         self.param_u64(at)
+    }
+
+    fn block_index(&mut self, at: u32) -> Reg {
+        self.param_index(at)
     }
 
     fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Reg {
@@ -377,8 +336,11 @@ impl<'a> Target<'a> for Lower<'a> {
         self.e.bra(ret);
     }
 
+    /// A barrier right after another one adds nothing: it is left out.
     fn barrier(&mut self) {
-        self.e.op("bar.sync 0");
+        if !self.e.last_line_is("bar.sync 0") {
+            self.e.op("bar.sync 0");
+        }
     }
 
     /// PTX keeps dead code (ptxas removes it).
@@ -398,6 +360,14 @@ impl<'a> Target<'a> for Lower<'a> {
 
     fn collective(&mut self, c: &brook_ir::Collective, in_loop: bool) -> Result<(), CompileError> {
         self.lower_collective(c, in_loop)
+    }
+
+    fn collectives(
+        &mut self,
+        run: &[&brook_ir::Collective],
+        in_loop: bool,
+    ) -> Result<(), CompileError> {
+        self.lower_collectives(run, in_loop)
     }
 }
 

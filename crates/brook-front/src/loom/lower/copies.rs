@@ -10,11 +10,15 @@
 //! Reading the elements of four blocks up front keeps four loads in flight.
 //!
 //! What stays the same: each LOOM block still runs all its statements in order with its own
-//! locals and shared arrays, its threads synchronised by its own barriers; blocks of one
-//! group run in order. What moves: a read of a thread's own element (`a` at `T`, as a
-//! parallel operator's or a whole-array statement's operand) in the kernel's leading
-//! declarations and first assignment, before anything the block writes, happens before the
-//! earlier blocks of the group run. Only another block could have written that element in between, and blocks are not
+//! locals and shared arrays, its threads synchronised by its barriers. What moves:
+//! - the blocks' top-level statements run in turns (the first of every block, then the
+//!   second, ...: [`interleave`]), so a block's collective shares its barrier with the
+//!   other blocks';
+//! - a read of a thread's own element (`a` at `T`, as a parallel operator's or a
+//!   whole-array statement's operand) in the kernel's leading declarations and first
+//!   assignment, before anything the block writes, happens before the group's blocks run.
+//!
+//! Only another block could have written such an element in between, and blocks are not
 //! ordered (they run in parallel on a GPU), so no program can tell. Every device runs the
 //! same IR, so every device gives the same bits.
 //!
@@ -141,9 +145,7 @@ impl Lowerer<'_> {
             self.b
                 .store(Place::local(p.local), value, super::source_span(p.span));
         }
-        for body in bodies {
-            self.b.splice(body);
-        }
+        self.b.splice(interleave(bodies));
         Ok(())
     }
 
@@ -240,6 +242,30 @@ impl Lowerer<'_> {
         });
         Some(local)
     }
+}
+
+/// The blocks' statements in turns: the first statement of every block, then the second of
+/// every block, and so on, where the bodies have the same statements (they always have:
+/// one source lowered once per block); else one body after another. Independent
+/// collectives then stand side by side, and a backend can share their barriers
+/// ([`brook_ir::collective::independent_run`]).
+fn interleave(bodies: Vec<brook_ir::Block>) -> brook_ir::Block {
+    let shape = |b: &brook_ir::Block| -> Vec<std::mem::Discriminant<brook_ir::Stmt>> {
+        b.iter().map(|s| std::mem::discriminant(&s.stmt)).collect()
+    };
+    let alike = bodies.windows(2).all(|w| shape(&w[0]) == shape(&w[1]));
+    let mut out = brook_ir::Block::new();
+    if !alike {
+        out.0 = bodies.into_iter().flat_map(|b| b.0).collect();
+        return out;
+    }
+    let mut iters: Vec<_> = bodies.into_iter().map(|b| b.0.into_iter()).collect();
+    while let Some(first) = iters.first_mut().and_then(Iterator::next) {
+        out.0.push(first);
+        out.0
+            .extend(iters[1..].iter_mut().filter_map(Iterator::next));
+    }
+    out
 }
 
 /// The spreads of an array indexed by the thread's own position (`THREADS`, or `X_THREADS,

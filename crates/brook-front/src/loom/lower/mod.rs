@@ -179,12 +179,16 @@ pub fn lower_grouped(checked: &Checked, grid: Grid, copies: Option<u32>) -> Lowe
         .iter()
         .map(|(_, decl)| decl.clone())
         .collect();
-    let kernel = lowerer.b.finish(
+    let mut kernel = lowerer.b.finish(
         func.name.name.clone(),
         KernelKind::Map,
         Some([grid.block_threads(), 1, 1]),
         source_span(func.name.span),
     );
+    // The synchronisation rule's barriers after the last statement order nothing.
+    while matches!(kernel.body.0.last(), Some(s) if s.stmt == brook_ir::Stmt::Barrier) {
+        kernel.body.0.pop();
+    }
     Ok(LoweredKernel {
         module: Module {
             structs,
