@@ -46,13 +46,23 @@ pub fn variant(launch: &LaunchPlan) -> Variant {
 /// domain's instances (with a group's worth of threads past its end), every stream's
 /// elements, and `position * extent` of every implicit resize.
 fn narrow_index(launch: &LaunchPlan) -> bool {
+    let params = &launch.kernel().params;
     domain_fits(&launch.domain, &launch.region)
-        && launch.args.iter().all(|arg| match arg {
-            Bound::Stream {
-                shape, addressing, ..
-            } => stream_fits(shape, addressing) && resize_fits(shape, &launch.domain),
-            Bound::Iterator { shape, .. } => resize_fits(shape, &launch.domain),
-            Bound::Constant(_) => true,
+        && params.iter().zip(&launch.args).all(|(param, arg)| {
+            // Only inputs of another shape are read through implicit resize (gather and
+            // scatter arrays never are).
+            let resize_ok = |shape: &[usize]| {
+                param.role != ParamRole::Input
+                    || shape == launch.domain.as_slice()
+                    || resize_fits(shape, &launch.domain)
+            };
+            match arg {
+                Bound::Stream {
+                    shape, addressing, ..
+                } => stream_fits(shape, addressing) && resize_ok(shape),
+                Bound::Iterator { shape, .. } => resize_ok(shape),
+                Bound::Constant(_) => true,
+            }
         })
 }
 
@@ -195,5 +205,63 @@ mod tests {
 
         assert!(resize_fits(&[1000, 1000], &[2000, 2000]));
         assert!(!resize_fits(&[100_000], &[100_000]));
+    }
+
+    struct Bytes(usize);
+
+    impl Buffer for Bytes {
+        fn len(&self) -> usize {
+            self.0
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    /// A map kernel `(input, scatter array)` launched over `domain` with streams of those
+    /// lengths.
+    fn launch(domain: usize, input: usize, array: usize) -> LaunchPlan {
+        use brook_ir::{KernelKind, Param, Type, ValueType};
+        let float = Type::Value(ValueType::scalar(brook_ir::ScalarKind::F32));
+        let mut b = brook_ir::builder::KernelBuilder::new();
+        for (name, role) in [
+            ("x", ParamRole::Input),
+            ("a", ParamRole::Scatter { rank: 1 }),
+        ] {
+            b.params.push(Param {
+                name: name.into(),
+                ty: float.clone(),
+                role,
+                span: brook_ir::expr::NO_SPAN,
+            });
+        }
+        let kernel = b.finish("k".into(), KernelKind::Map, None, brook_ir::expr::NO_SPAN);
+        let module = brook_ir::Module {
+            kernels: vec![kernel],
+            ..Default::default()
+        };
+        let stream = |n: usize| Bound::Stream {
+            buffer: std::sync::Arc::new(Bytes(4 * n)),
+            shape: vec![n],
+            addressing: Addressing::row_major(&[n]),
+        };
+        LaunchPlan {
+            module: std::sync::Arc::new(brook_ir::validate(module).expect("valid")),
+            kernel: 0,
+            domain: vec![domain],
+            region: whole(&[domain]),
+            reduction_tile: None,
+            args: vec![stream(input), stream(array)],
+        }
+    }
+
+    #[test]
+    fn a_large_array_beside_a_smaller_domain_keeps_the_narrow_index() {
+        // A LOOM block reduce: the IR domain is a quarter of the array read.
+        assert!(narrow_index(&launch(1 << 24, 1 << 24, 1 << 26)));
+        // An input read through implicit resize: position times extent must fit.
+        assert!(!narrow_index(&launch(1 << 24, 1 << 20, 1 << 26)));
+        assert!(!narrow_index(&launch(1 << 24, 1 << 24, (1 << 31) + 1)));
+        assert!(variant(&launch(1 << 20, 1 << 20, 1 << 20)).narrow_index);
     }
 }
