@@ -531,3 +531,49 @@ fn a_program_runs_with_its_imports() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `out[B] <- add /. a`: every thread would store the block's reduce to one element, so the
+/// first thread alone does (the IR shows the guard); where the kernel reads the array back,
+/// every thread stores as the program says. Both give the canonical sums on every device.
+#[test]
+fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
+    const ADD: &str = "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n";
+    let once = LoomProgram::from_source(
+        "once.loom",
+        &format!("{ADD}kernel sums(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- add /. in\n  return\n"),
+    )
+    .expect("compiles");
+    let reread = LoomProgram::from_source(
+        "reread.loom",
+        &format!("{ADD}kernel sums(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- add /. in\n  local s: Float32 <- out[B]\n  in[T] <- s\n  return\n"),
+    )
+    .expect("compiles");
+    let (n, block) = (2048usize, 128usize);
+    let data = wobbly(n, 11);
+    let sums: Vec<f32> = data.chunks(block).map(tree_sum).collect();
+    let grid = Grid::one_d(n as u32, block as u32);
+    let (once, reread) = (
+        once.kernel(grid).expect("grid"),
+        reread.kernel(grid).expect("grid"),
+    );
+    let guarded =
+        |k: &brook::LoomKernel| brook_ir::print::print_module(k.module()).contains("if (lane$");
+    assert!(guarded(&once), "the first thread stores");
+    assert!(!guarded(&reread), "every thread stores");
+    on_every_device(&bits(&sums), |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<f32>::new(d, &[n / block]).expect("out");
+        once.launch(args![&input, &out]).expect("launch");
+        bits(&out.to_vec().expect("read"))
+    });
+    let spread: Vec<u32> = sums
+        .iter()
+        .flat_map(|s| std::iter::repeat_n(s.to_bits(), block))
+        .collect();
+    on_every_device(&spread, |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<f32>::new(d, &[n / block]).expect("out");
+        reread.launch(args![&input, &out]).expect("launch");
+        bits(&input.to_vec().expect("read"))
+    });
+}

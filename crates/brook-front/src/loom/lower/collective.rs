@@ -29,6 +29,10 @@ impl Lowerer<'_> {
     pub(super) fn reduce(&mut self, e: &Expr, operand: &ArrayValue) -> Lowered<Handle<IrExpr>> {
         let elem = self.ty_of(e).clone();
         let result = self.collective(e, operand, &elem, CollectiveOp::Reduce)?;
+        if operand.spreads().len() == 1 {
+            // Over the whole block: every thread gets the same value.
+            self.block_reduces.push(result);
+        }
         Ok(self.b.load(Place::local(result), source_span(e.span)))
     }
 

@@ -25,6 +25,7 @@ mod collective;
 mod copies;
 mod expr;
 mod stmt;
+mod uniform;
 
 use super::ast::{Func, FuncKind, Item};
 use super::check::{ConstValue, Ty, VarId};
@@ -281,6 +282,10 @@ struct Lowerer<'a> {
     copy_coords: Vec<Coords>,
     preloads: Vec<copies::Preload>,
     preload_window: Option<usize>,
+    /// Array parameters the kernel only stores to, and the results of whole-block reduces
+    /// ([`uniform`]).
+    written_only: Vec<VarId>,
+    block_reduces: Vec<Handle<Local>>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -303,6 +308,8 @@ impl<'a> Lowerer<'a> {
             copy_coords: Vec::new(),
             preloads: Vec::new(),
             preload_window: None,
+            written_only: Vec::new(),
+            block_reduces: Vec::new(),
         }
     }
 
@@ -316,6 +323,7 @@ impl<'a> Lowerer<'a> {
         for param in &func.params {
             self.kernel_param(param)?;
         }
+        self.written_only = self.written_only(func);
         self.host_extent_params();
         if self.copies > 1 {
             return self.grouped_body(func);

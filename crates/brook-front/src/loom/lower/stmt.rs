@@ -6,7 +6,7 @@
 use super::expr::{ArrayValue, Val};
 use super::{fail, kind_for, source_span, ArrayRef, Binding, Lowered, Lowerer};
 use crate::loom::ast::{AssignOp, Block, Decl, Expr, ExprKind, Space, Stmt, StmtKind};
-use crate::loom::check::{Ty, VarKind};
+use crate::loom::check::{Ty, VarId, VarKind};
 use crate::source::Span;
 use brook_ir::{Access, BinaryOp, Handle, Literal, Place, ScalarKind, Type, UnaryOp, ValueType};
 
@@ -378,9 +378,22 @@ impl Lowerer<'_> {
                         self.b.binary(compound(op), current, operand, s)
                     }
                 };
+                let array = self.stored_array(target);
+                let guard = self.first_thread_stores(array, &place, new, guard, span);
                 self.store_if(guard, place, new, span);
                 Ok(())
             }
+        }
+    }
+
+    /// The array variable `target` stores to by index (`a[i]`, `a[i].f`), if it is one.
+    fn stored_array(&self, target: &Expr) -> Option<VarId> {
+        match &target.kind {
+            ExprKind::Index { base, .. } if matches!(base.kind, ExprKind::Name(_)) => {
+                self.checked.info.names.get(&base.id).copied()
+            }
+            ExprKind::Field { base, .. } => self.stored_array(base),
+            _ => None,
         }
     }
 
