@@ -200,7 +200,7 @@ impl Lower<'_> {
     /// Elements `0..count` of the scratch (the same address in every lane: a broadcast),
     /// four at a time where they are words.
     fn load_all_scratch(&mut self, scratch: Reg, kind: ScalarKind, count: u32) -> Vec<Reg> {
-        let size = kind.size().max(1) as u32;
+        let size = kind.size().max(1);
         let class = Class::of(kind);
         let vector = size == 4 && class != Class::Pred && count % 4 == 0;
         if !vector {
