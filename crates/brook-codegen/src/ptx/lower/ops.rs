@@ -255,10 +255,43 @@ impl Lower<'_> {
         self.normalize(kind, v)
     }
 
+    /// `a / 2^k` or `a % 2^k`, rounding toward zero as `div`/`rem` do: a negative signed
+    /// dividend is first raised by `2^k - 1`.
+    fn divide_by_power_of_two(&mut self, op: BinaryOp, kind: ScalarKind, a: Reg, k: u32) -> Reg {
+        let class = a.class;
+        let w = if class == Class::B64 { 64 } else { 32 };
+        let emit = |e: &mut crate::ptx::emit::Emitter, text: String| {
+            e.compute(class, |r| text.replace("{r}", &r.to_string()))
+        };
+        if !kind.is_signed() {
+            return match op {
+                BinaryOp::Div => emit(&mut self.e, format!("shr.u{w} {{r}}, {a}, {k}")),
+                _ => emit(
+                    &mut self.e,
+                    format!("and.b{w} {{r}}, {a}, {}", (1u64 << k) - 1),
+                ),
+            };
+        }
+        let quotient = if k == 0 {
+            a
+        } else {
+            let sign = emit(&mut self.e, format!("shr.s{w} {{r}}, {a}, {}", w - 1));
+            let bias = emit(&mut self.e, format!("shr.u{w} {{r}}, {sign}, {}", w - k));
+            let raised = emit(&mut self.e, format!("add.s{w} {{r}}, {a}, {bias}"));
+            emit(&mut self.e, format!("shr.s{w} {{r}}, {raised}, {k}"))
+        };
+        if op == BinaryOp::Div {
+            return quotient;
+        }
+        let whole = emit(&mut self.e, format!("shl.b{w} {{r}}, {quotient}, {k}"));
+        emit(&mut self.e, format!("sub.s{w} {{r}}, {a}, {whole}"))
+    }
+
     /// Division and remainder that never trap: a zero divisor gives 0, and `MIN / -1` wraps
     /// to `MIN` (remainder 0).
     /// A constant divisor other than 0 and -1 needs no guard, and as an immediate ptxas
-    /// turns the division into a multiply and shifts.
+    /// turns the division into a multiply and shifts (a power of two takes shifts here:
+    /// ptxas divides a signed value by one the slow way).
     fn int_divide(&mut self, op: BinaryOp, kind: ScalarKind, a: Reg, b: Reg) -> Reg {
         let t = op_type(kind);
         let class = a.class;
@@ -270,6 +303,11 @@ impl Lower<'_> {
             u64::from(u32::MAX)
         };
         if let Some(divisor) = self.e.int_bits(b) {
+            let positive = !kind.is_signed() || divisor < all_ones / 2;
+            if divisor.is_power_of_two() && positive {
+                let v = self.divide_by_power_of_two(op, kind, a, divisor.trailing_zeros());
+                return self.normalize(kind, v);
+            }
             let trap_free = divisor != 0 && !(kind.is_signed() && divisor == all_ones);
             if trap_free {
                 // As an immediate: ptxas divides by a constant register the slow way.
