@@ -183,39 +183,47 @@ fn blocks_grouped_per_thread_group_give_the_same_bits() {
         "func add(x: Float32, y: Float32): Float32\n  return x + y\n\nkernel k(in: Float32[THREADS], sums: Float32[BLOCKS], left: Float32[THREADS], right: Float32[THREADS], copy: Float32[THREADS])\n  sums[B] <- add /. in\n  left <- add /: in\n  right <- add :/ in\n  copy <- in\n  return\n",
     )
     .expect("checks");
-    let (n, block) = (64 * 32usize, 32usize);
-    let data = wobbly(n, 7);
-    let mut add = |a: &f32, b: &f32| a + b;
-    let sums: Vec<u32> = data.chunks(block).map(|c| tree_sum(c).to_bits()).collect();
-    let scan = |from_left: bool, add: &mut dyn FnMut(&f32, &f32) -> f32| -> Vec<u32> {
-        data.chunks(block)
-            .flat_map(|c| scan_canonical(c, from_left, &mut |a, b| add(a, b)))
-            .map(f32::to_bits)
-            .collect()
-    };
-    let expected = (
-        sums,
-        scan(true, &mut add),
-        scan(false, &mut add),
-        bits(&data),
-    );
-    let grid = Grid::one_d(n as u32, block as u32);
-    for copies in [1, 2, 4] {
-        let kernel = program.kernel_grouped(grid, copies).expect("compiles");
-        assert_eq!(kernel.blocks_per_group(), copies);
-        on_every_device(&expected, |d| {
-            let input = Stream::from_slice(d, &[n], &data).expect("in");
-            let sums = Stream::<f32>::new(d, &[n / block]).expect("sums");
-            let left = Stream::<f32>::new(d, &[n]).expect("left");
-            let right = Stream::<f32>::new(d, &[n]).expect("right");
-            let copy = Stream::<f32>::new(d, &[n]).expect("copy");
-            kernel
-                .launch(args![&input, &sums, &left, &right, &copy])
-                .expect("launch");
-            let read = |s: &Stream<f32>| bits(&s.to_vec().expect("read"));
-            (read(&sums), read(&left), read(&right), read(&copy))
-        });
+    // One warp, four and eight warps per block: the reduces of a group's blocks share
+    // their totals where there are at least as many warps as blocks (PTX; 128 threads in
+    // 8 blocks per group do not).
+    let shapes: [(usize, usize, &[u32]); 3] =
+        [(32, 64, &[1, 2, 4, 8]), (128, 16, &[4, 8]), (256, 8, &[8])];
+    for (block, count, groupings) in shapes {
+        let n = block * count;
+        let data = wobbly(n, 7 + block as u32);
+        let mut add = |a: &f32, b: &f32| a + b;
+        let sums: Vec<u32> = data.chunks(block).map(|c| tree_sum(c).to_bits()).collect();
+        let scan = |from_left: bool, add: &mut dyn FnMut(&f32, &f32) -> f32| -> Vec<u32> {
+            data.chunks(block)
+                .flat_map(|c| scan_canonical(c, from_left, &mut |a, b| add(a, b)))
+                .map(f32::to_bits)
+                .collect()
+        };
+        let expected = (
+            sums,
+            scan(true, &mut add),
+            scan(false, &mut add),
+            bits(&data),
+        );
+        let grid = Grid::one_d(n as u32, block as u32);
+        for &copies in groupings {
+            let kernel = program.kernel_grouped(grid, copies).expect("compiles");
+            assert_eq!(kernel.blocks_per_group(), copies);
+            on_every_device(&expected, |d| {
+                let input = Stream::from_slice(d, &[n], &data).expect("in");
+                let sums = Stream::<f32>::new(d, &[n / block]).expect("sums");
+                let left = Stream::<f32>::new(d, &[n]).expect("left");
+                let right = Stream::<f32>::new(d, &[n]).expect("right");
+                let copy = Stream::<f32>::new(d, &[n]).expect("copy");
+                kernel
+                    .launch(args![&input, &sums, &left, &right, &copy])
+                    .expect("launch");
+                let read = |s: &Stream<f32>| bits(&s.to_vec().expect("read"));
+                (read(&sums), read(&left), read(&right), read(&copy))
+            });
+        }
     }
+    let grid = Grid::one_d(64 * 32, 32);
     let large = Grid::one_d(4096 * 256, 256);
     assert_eq!(
         program.kernel(large).expect("compiles").blocks_per_group(),

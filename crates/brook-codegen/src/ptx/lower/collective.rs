@@ -11,9 +11,16 @@
 //! Across warps, each warp's result (or total) goes to the collective's own `.shared` scratch
 //! (never zeroed), one barrier, and then every warp combines them itself, the same tree or
 //! scan over the same values (a pure function allows it): one barrier instead of two and no
-//! warp waiting for another. A group of one warp takes no barrier. Where the statement is in
-//! a loop, a second barrier keeps its next run from writing the scratch while a slow warp
-//! still reads it.
+//! warp waiting for another. A reduce over up to eight warps reads the warps' results in
+//! every thread and combines them in registers. A group of one warp takes no barrier. Where
+//! the statement is in a loop, a second barrier keeps its next run from writing the scratch
+//! while a slow warp still reads it.
+//!
+//! Independent collectives next to each other (the blocks of a LOOM thread group:
+//! [`brook_ir::collective::independent_run`]) run together: every one's warp part, one
+//! barrier for all. Several reduces then share out the work across warps: warp `k` combines
+//! reduce `k`'s warp results and publishes the total, and after a second barrier every
+//! thread reads the totals ([`Lower::shared_totals`]).
 
 use super::Lower;
 use crate::lower::{place, ExprWalk};
@@ -31,6 +38,18 @@ pub fn is_native(c: &Collective, group: u32, kernel: &Kernel) -> bool {
 
 /// Reduces over at most this many warps combine the warps' results in registers.
 const IN_THREAD_WARPS: u32 = 8;
+
+/// Whether reduces run together share their totals ([`Lower::shared_totals`]): two or more
+/// reduces, each over the same two to [`IN_THREAD_WARPS`] warps, no more of them than warps.
+fn shares_totals(pending: &[Pending<'_>]) -> bool {
+    let warps = pending.first().map_or(0, |p| p.lanes.warps);
+    pending.len() >= 2
+        && pending.len() as u32 <= warps
+        && (2..=IN_THREAD_WARPS).contains(&warps)
+        && pending.iter().all(|p| {
+            p.c.op == CollectiveOp::Reduce && p.scratch.is_some() && p.lanes.warps == warps
+        })
+}
 
 /// A thread's coordinates for a collective.
 struct Lanes {
@@ -72,8 +91,12 @@ impl Lower<'_> {
         if waits {
             self.e.op("bar.sync 0");
         }
-        for p in &pending {
-            self.group_half(p)?;
+        if shares_totals(&pending) {
+            self.shared_totals(&pending)?;
+        } else {
+            for p in &pending {
+                self.group_half(p)?;
+            }
         }
         // The same statements may run again: their scratch is free once all have read it.
         if waits && in_loop {
@@ -128,6 +151,36 @@ impl Lower<'_> {
         self.store_scratch((scratch, kind, warp), acc, holder);
         pending.scratch = Some(scratch);
         Ok(pending)
+    }
+
+    /// The part after the barrier for several reduces at once ([`shares_totals`]): warp `k`
+    /// combines reduce `k`'s warp results (the same tree) and its first lane puts the total in
+    /// `.shared` memory; after a second barrier every thread reads the totals. Each warp
+    /// combines one reduce instead of every warp all of them.
+    fn shared_totals(&mut self, pending: &[Pending<'_>]) -> Result<(), CompileError> {
+        let name = self.e.memory(true, 8 * pending.len() as u32, 16);
+        let totals = self.e.mov_imm(Class::B64, &name);
+        for (k, p) in pending.iter().enumerate() {
+            let Some(scratch) = p.scratch else { continue };
+            let (warp, lane) = (p.lanes.warp, p.lanes.lane);
+            let mine = self.lane_is(warp, k as u32);
+            let skip = self.e.label();
+            self.e.bra_unless(mine, skip);
+            let results = self.load_all_scratch(scratch, p.kind, p.lanes.warps);
+            let total = self.register_tree(p.c, results)?;
+            let first = self.lane_is(lane, 0);
+            let stored = self.e.label();
+            self.e.bra_unless(first, stored);
+            self.store_scalar(p.kind, total, totals, 8 * k as u32, "shared");
+            self.e.at(stored);
+            self.e.at(skip);
+        }
+        self.e.op("bar.sync 0");
+        for (k, p) in pending.iter().enumerate() {
+            let total = self.load_scalar(p.kind, totals, 8 * k as u32, "shared");
+            self.e.mov(p.acc, total);
+        }
+        Ok(())
     }
 
     /// The part after the barrier: every warp combines the warps' results itself.
