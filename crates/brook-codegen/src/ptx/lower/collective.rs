@@ -39,6 +39,15 @@ pub fn is_native(c: &Collective, group: u32, kernel: &Kernel) -> bool {
 /// Reduces over at most this many warps combine the warps' results in registers.
 const IN_THREAD_WARPS: u32 = 8;
 
+/// Whether `block` holds a loop (at any depth).
+fn has_loop(block: &brook_ir::Block) -> bool {
+    block.iter().any(|s| match &s.stmt {
+        brook_ir::Stmt::Loop { .. } => true,
+        brook_ir::Stmt::If { accept, reject, .. } => has_loop(accept) || has_loop(reject),
+        _ => false,
+    })
+}
+
 /// Whether reduces run together share their totals ([`Lower::shared_totals`]): two or more
 /// reduces, each over the same two to [`IN_THREAD_WARPS`] warps, no more of them than warps.
 fn shares_totals(pending: &[Pending<'_>]) -> bool {
@@ -347,6 +356,11 @@ impl Lower<'_> {
 
     /// `acc = f(acc, acc of lane + d)` on the lanes with `lane % 2d == 0` and `lane + d <
     /// count`, at distances 1, 2, 4, ... below `count`.
+    ///
+    /// Where `count` is a multiple of `2d`, every aligned lane has its partner, and a lane
+    /// that is not aligned holds a value no aligned lane reads again (its partner at the next
+    /// distance is aligned to `2d`): a combining function without loops is then applied in
+    /// every lane, with no condition.
     fn shuffle_tree(
         &mut self,
         c: &Collective,
@@ -355,16 +369,27 @@ impl Lower<'_> {
         lane: Reg,
         count: u32,
     ) -> Result<(), CompileError> {
+        let loop_free = !has_loop(&c.combine.body);
         let mut d = 1;
         while d < count {
             let other = self.shuffle(kind, acc, "down", d);
+            let paired = count % (2 * d) == 0;
+            if paired && loop_free {
+                let combined = self.e.reg(acc.class);
+                self.combine_values(c, combined, acc, other)?;
+                self.e.mov(acc, combined);
+                d *= 2;
+                continue;
+            }
             let mask = 2 * d - 1;
             let low = self
                 .e
                 .compute(Class::B32, |r| format!("and.b32 {r}, {lane}, {mask}"));
-            let aligned = self.lane_is(low, 0);
-            let exists = self.below_plus(lane, d, count);
-            let flag = self.both(aligned, exists);
+            let mut flag = self.lane_is(low, 0);
+            if !paired {
+                let exists = self.below_plus(lane, d, count);
+                flag = self.both(flag, exists);
+            }
             self.combine_into(c, flag, acc, acc, other)?;
             d *= 2;
         }
