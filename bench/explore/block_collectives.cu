@@ -1,7 +1,8 @@
 // Exploration of block reduce and block scan shapes on one GPU (not part of the product):
 // how close to copy bandwidth can a block collective of 2^26 floats in blocks of 256 get when
 // each thread holds one element (LOOM's model: one LOOM thread per CUDA thread), and when a
-// CUDA thread holds K elements (K LOOM blocks per CTA, their loads in flight together)?
+// CUDA thread holds K elements (K LOOM blocks per CTA, their loads in flight together)? And
+// what storing a block's sum from every thread costs against one thread storing it.
 // Build and run: nvcc -O3 -arch=native block_collectives.cu -o bc && ./bc
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,48 @@ __global__ void block_reduce(const float* in, float* out) {
     float t = lane < WARPS ? part[warp][lane] : 0.f;
     t = warp_tree(t, lane, WARPS);
     if (lane == 0) out[blockIdx.x * K + warp] = t;
+  }
+}
+
+
+template <int K>
+__global__ void block_reduce_all(const float* in, float* out) {
+  __shared__ float part[K][WARPS];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float v[K];
+#pragma unroll
+  for (int k = 0; k < K; k++) v[k] = in[(blockIdx.x * K + k) * BLOCK + threadIdx.x];
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    v[k] = warp_tree(v[k], lane, 32);
+    if (lane == 0) part[k][warp] = v[k];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    float t = 0.f;
+    for (int w = 0; w < WARPS; w++) t += part[k][w];
+    out[blockIdx.x * K + k] = t;
+  }
+}
+template <int K>
+__global__ void block_reduce_lane0(const float* in, float* out) {
+  __shared__ float part[K][WARPS];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float v[K];
+#pragma unroll
+  for (int k = 0; k < K; k++) v[k] = in[(blockIdx.x * K + k) * BLOCK + threadIdx.x];
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    v[k] = warp_tree(v[k], lane, 32);
+    if (lane == 0) part[k][warp] = v[k];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < K; k++) {
+    float t = 0.f;
+    for (int w = 0; w < WARPS; w++) t += part[k][w];
+    if (threadIdx.x == 0) out[blockIdx.x * K + k] = t;
   }
 }
 
@@ -125,6 +168,10 @@ int main() {
   row("block reduce, K=2", median_ms([&] { block_reduce<2><<<blocks / 2, BLOCK>>>(in, out); }), reduce_bytes);
   row("block reduce, K=4", median_ms([&] { block_reduce<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
   row("block reduce, K=8", median_ms([&] { block_reduce<8><<<blocks / 8, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=4, all threads store", median_ms([&] { block_reduce_all<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=4, thread 0 stores", median_ms([&] { block_reduce_lane0<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=1, all threads store", median_ms([&] { block_reduce_all<1><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=1, thread 0 stores", median_ms([&] { block_reduce_lane0<1><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
   row("block scan, K=1", median_ms([&] { block_scan<1><<<blocks, BLOCK>>>(in, out); }), scan_bytes);
   row("block scan, K=2", median_ms([&] { block_scan<2><<<blocks / 2, BLOCK>>>(in, out); }), scan_bytes);
   row("block scan, K=4", median_ms([&] { block_scan<4><<<blocks / 4, BLOCK>>>(in, out); }), scan_bytes);
