@@ -30,10 +30,10 @@ __device__ __forceinline__ float warp_tree(float v, int lane, int count) {
   return v;
 }
 
-// K LOOM blocks per CTA: thread t holds element t of blocks K*cta .. K*cta+K-1.
+// K LOOM blocks per CTA: thread t holds element t of blocks K*cta .. K*cta+K-1. Each warp's
+// tree of each block goes to part[k][warp]; the caller synchronises.
 template <int K>
-__global__ void block_reduce(const float* in, float* out) {
-  __shared__ float part[K][WARPS];
+__device__ __forceinline__ void warp_results(const float* in, float (*part)[WARPS]) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float v[K];
 #pragma unroll
@@ -43,6 +43,14 @@ __global__ void block_reduce(const float* in, float* out) {
     v[k] = warp_tree(v[k], lane, 32);
     if (lane == 0) part[k][warp] = v[k];
   }
+}
+
+// Warp k combines block k's warp results and stores its sum.
+template <int K>
+__global__ void block_reduce(const float* in, float* out) {
+  __shared__ float part[K][WARPS];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  warp_results<K>(in, part);
   __syncthreads();
   if (warp < K) {
     float t = lane < WARPS ? part[warp][lane] : 0.f;
@@ -51,45 +59,18 @@ __global__ void block_reduce(const float* in, float* out) {
   }
 }
 
-
-template <int K>
-__global__ void block_reduce_all(const float* in, float* out) {
+// Every thread combines every block's warp results; every thread stores each block's sum
+// (what the generated code did), or only thread 0 does.
+template <int K, bool ONE_STORE>
+__global__ void block_reduce_stores(const float* in, float* out) {
   __shared__ float part[K][WARPS];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float v[K];
-#pragma unroll
-  for (int k = 0; k < K; k++) v[k] = in[(blockIdx.x * K + k) * BLOCK + threadIdx.x];
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    v[k] = warp_tree(v[k], lane, 32);
-    if (lane == 0) part[k][warp] = v[k];
-  }
+  warp_results<K>(in, part);
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < K; k++) {
     float t = 0.f;
     for (int w = 0; w < WARPS; w++) t += part[k][w];
-    out[blockIdx.x * K + k] = t;
-  }
-}
-template <int K>
-__global__ void block_reduce_lane0(const float* in, float* out) {
-  __shared__ float part[K][WARPS];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float v[K];
-#pragma unroll
-  for (int k = 0; k < K; k++) v[k] = in[(blockIdx.x * K + k) * BLOCK + threadIdx.x];
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    v[k] = warp_tree(v[k], lane, 32);
-    if (lane == 0) part[k][warp] = v[k];
-  }
-  __syncthreads();
-#pragma unroll
-  for (int k = 0; k < K; k++) {
-    float t = 0.f;
-    for (int w = 0; w < WARPS; w++) t += part[k][w];
-    if (threadIdx.x == 0) out[blockIdx.x * K + k] = t;
+    if (!ONE_STORE || threadIdx.x == 0) out[blockIdx.x * K + k] = t;
   }
 }
 
@@ -168,10 +149,10 @@ int main() {
   row("block reduce, K=2", median_ms([&] { block_reduce<2><<<blocks / 2, BLOCK>>>(in, out); }), reduce_bytes);
   row("block reduce, K=4", median_ms([&] { block_reduce<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
   row("block reduce, K=8", median_ms([&] { block_reduce<8><<<blocks / 8, BLOCK>>>(in, out); }), reduce_bytes);
-  row("reduce K=4, all threads store", median_ms([&] { block_reduce_all<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
-  row("reduce K=4, thread 0 stores", median_ms([&] { block_reduce_lane0<4><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
-  row("reduce K=1, all threads store", median_ms([&] { block_reduce_all<1><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
-  row("reduce K=1, thread 0 stores", median_ms([&] { block_reduce_lane0<1><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=4, all threads store", median_ms([&] { block_reduce_stores<4, false><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=4, thread 0 stores", median_ms([&] { block_reduce_stores<4, true><<<blocks / 4, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=1, all threads store", median_ms([&] { block_reduce_stores<1, false><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
+  row("reduce K=1, thread 0 stores", median_ms([&] { block_reduce_stores<1, true><<<blocks, BLOCK>>>(in, out); }), reduce_bytes);
   row("block scan, K=1", median_ms([&] { block_scan<1><<<blocks, BLOCK>>>(in, out); }), scan_bytes);
   row("block scan, K=2", median_ms([&] { block_scan<2><<<blocks / 2, BLOCK>>>(in, out); }), scan_bytes);
   row("block scan, K=4", median_ms([&] { block_scan<4><<<blocks / 4, BLOCK>>>(in, out); }), scan_bytes);
