@@ -19,6 +19,7 @@ const BATCH: usize = 10;
 const SOURCE: &str = r#"
 kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 kernel void saxpy4(float4 a, float4 x<>, float4 y<>, out float4 r<>) { r = a * x + y; }
+kernel void widen(float x<>, out float4 r<>) { r = float4(x, x + 1.0f, x + 2.0f, x + 3.0f); }
 kernel void nothing(out float r<>) { r = 1.0f; }
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 reduce void sum4(float4 a<>, reduce float4 s<>) { s += a; }
@@ -311,6 +312,9 @@ fn main() -> Result<(), brook::Error> {
     let x4 = Stream::<[f32; 4]>::new(&device, &[n4])?;
     let y4 = Stream::<[f32; 4]>::new(&device, &[n4])?;
     let r4 = Stream::<[f32; 4]>::new(&device, &[n4])?;
+    let widen = program.kernel("widen")?;
+    widen.launch(args![&x, &x4])?;
+    widen.launch(args![&y, &y4])?;
     let saxpy4 = program.kernel("saxpy4")?;
     let t = measure(&device, || {
         saxpy4
@@ -362,6 +366,7 @@ fn main() -> Result<(), brook::Error> {
     let sum4 = program.kernel("sum4")?;
     let small = 1usize << 20;
     let v4 = Stream::<[f32; 4]>::new(&device, &[small])?;
+    widen.launch(args![&x, &v4])?;
     let total4 = Stream::<[f32; 4]>::new(&device, &[1])?;
     let t = measure(&device, || {
         sum4.launch(args![&v4, &total4]).expect("sum4");
