@@ -542,7 +542,8 @@ fn a_program_runs_with_its_imports() {
 
 /// `out[B] <- add /. a`: every thread would store the block's reduce to one element, so the
 /// first thread alone does (the IR shows the guard); where the kernel reads the array back,
-/// every thread stores as the program says. Both give the canonical sums on every device.
+/// or a thread may return early, every thread stores as the program says. Both stores give
+/// the canonical sums on every device.
 #[test]
 fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
     const ADD: &str = "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n";
@@ -568,6 +569,24 @@ fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
         |k: &brook::LoomKernel| brook_ir::print::print_module(k.module()).contains("if (lane$");
     assert!(guarded(&once), "the first thread stores");
     assert!(!guarded(&reread), "every thread stores");
+    // A kernel whose threads may return early keeps every thread's store (the first thread
+    // could be gone).
+    let early = LoomProgram::from_source(
+        "early.loom",
+        &format!(
+            "{ADD}kernel sums(in: Float32[THREADS], out: Float32[BLOCKS])
+  if T = 5 then
+    return
+  out[B] <- add /. in
+  return
+"
+        ),
+    )
+    .expect("compiles");
+    assert!(
+        !guarded(&early.kernel(grid).expect("grid")),
+        "every thread stores"
+    );
     on_every_device(&bits(&sums), |d| {
         let input = Stream::from_slice(d, &[n], &data).expect("in");
         let out = Stream::<f32>::new(d, &[n / block]).expect("out");

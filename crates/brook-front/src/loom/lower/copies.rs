@@ -72,20 +72,41 @@ pub(super) fn checked_copies(func: &Func, grid: super::Grid, copies: u32) -> Low
 
 /// No `global` declaration, and a `return` only as the last statement of the kernel.
 fn groupable(block: &Block, top: bool) -> bool {
-    let last = block.stmts.len().saturating_sub(1);
-    block
-        .stmts
-        .iter()
-        .enumerate()
-        .all(|(i, stmt)| match &stmt.kind {
-            StmtKind::Return(_) => top && i == last,
-            StmtKind::Decl(decl) => decl.space != Space::Global,
-            StmtKind::If {
-                then, otherwise, ..
-            } => groupable(then, false) && otherwise.as_ref().is_none_or(|b| groupable(b, false)),
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => groupable(body, false),
-            _ => true,
-        })
+    every_statement(block, top, &|stmt, last| match &stmt.kind {
+        StmtKind::Return(_) => last,
+        StmtKind::Decl(decl) => decl.space != Space::Global,
+        _ => true,
+    })
+}
+
+/// A `return` only as the last statement of the kernel: every thread runs the whole body.
+pub(super) fn returns_only_at_end(body: &Block) -> bool {
+    every_statement(body, true, &|stmt, last| {
+        !matches!(stmt.kind, StmtKind::Return(_)) || last
+    })
+}
+
+/// Whether `holds(stmt, last)` holds for every statement of `block` and of the blocks it
+/// nests, `last` telling whether the statement ends the kernel's body (`top`: `block` is it).
+fn every_statement(block: &Block, top: bool, holds: &dyn Fn(&Stmt, bool) -> bool) -> bool {
+    let end = block.stmts.len().saturating_sub(1);
+    block.stmts.iter().enumerate().all(|(i, stmt)| {
+        holds(stmt, top && i == end)
+            && match &stmt.kind {
+                StmtKind::If {
+                    then, otherwise, ..
+                } => {
+                    every_statement(then, false, holds)
+                        && otherwise
+                            .as_ref()
+                            .is_none_or(|b| every_statement(b, false, holds))
+                }
+                StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
+                    every_statement(body, false, holds)
+                }
+                _ => true,
+            }
+    })
 }
 
 /// A thread's own element of a kernel array, loaded at the kernel's start for one block.

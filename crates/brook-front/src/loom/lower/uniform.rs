@@ -8,7 +8,8 @@
 //!
 //! A thread that did not write the element could read it afterwards and see it before the
 //! first thread's store lands, where it would have seen its own store: so this holds only for
-//! arrays the kernel never reads ([`written_only`]).
+//! arrays the kernel never reads, and in kernels whose threads all run to the end (the first
+//! thread must not have returned) ([`Lowerer::written_only`]).
 
 use super::Lowerer;
 use crate::loom::ast::{Block, Expr, ExprKind, Func, StmtKind};
@@ -17,8 +18,12 @@ use brook_ir::{Expr as IrExpr, ExprKind as IrKind, Handle, Local, Place, PlaceRo
 
 impl Lowerer<'_> {
     /// The kernel's array parameters that it only stores to by plain `<-` at an index (never
-    /// reads, never passes to a function, never updates with `+=`).
+    /// reads, never passes to a function, never updates with `+=`); none where a thread may
+    /// return before the end (the first thread could be gone when the others store).
     pub(super) fn written_only(&self, func: &Func) -> Vec<VarId> {
+        if !super::copies::returns_only_at_end(&func.body) {
+            return Vec::new();
+        }
         let mut read = Vec::new();
         self.reads_in_block(&func.body, &mut read);
         func.params
