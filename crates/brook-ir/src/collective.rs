@@ -76,6 +76,20 @@ impl Combiner {
     pub fn is_pure(&self, kernel: &Kernel) -> bool {
         stores_only_private(&self.body, kernel)
     }
+
+    /// Whether `other` computes the same function (the same body up to the names of the
+    /// locals each writes: a function inlined twice; [`crate::same`]).
+    pub fn same_function(&self, other: &Combiner, kernel: &Kernel) -> bool {
+        let mut own = vec![self.left, self.right, self.out];
+        own.extend([other.left, other.right, other.out]);
+        block_writes(&self.body, &mut own);
+        block_writes(&other.body, &mut own);
+        let mut renaming = crate::same::Renaming::new(kernel, own);
+        renaming.local(self.left, other.left)
+            && renaming.local(self.right, other.right)
+            && renaming.local(self.out, other.out)
+            && renaming.block(&self.body, &other.body)
+    }
 }
 
 /// Whether expression `h` of `kernel` reads any of `locals` (directly or through the

@@ -27,6 +27,7 @@ pub mod launch;
 pub mod module;
 pub mod print;
 pub mod reduce_order;
+pub mod same;
 pub mod source;
 pub mod stmt;
 pub mod types;

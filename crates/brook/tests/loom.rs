@@ -604,3 +604,29 @@ fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
         bits(&input.to_vec().expect("read"))
     });
 }
+
+/// Two different reduces in one statement run side by side (one barrier on a GPU; each warp
+/// then finishes its own reduce's cross-warp part): both keep the canonical order.
+#[test]
+fn two_different_reduces_side_by_side() {
+    let program = LoomProgram::from_source(
+        "two.loom",
+        "func add(x: Float32, y: Float32): Float32\n  return x + y\n\nfunc mx(x: Float32, y: Float32): Float32\n  if x > y then\n    return x\n  return y\n\nkernel both(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- (add /. in) + (mx /. in)\n  return\n",
+    )
+    .expect("compiles");
+    let (n, block) = (1024usize, 128usize);
+    let data = wobbly(n, 5);
+    let expected: Vec<u32> = data
+        .chunks(block)
+        .map(|c| (tree_sum(c) + c.iter().copied().fold(f32::MIN, f32::max)).to_bits())
+        .collect();
+    let kernel = program
+        .kernel(Grid::one_d(n as u32, block as u32))
+        .expect("grid");
+    on_every_device(&expected, |d| {
+        let input = Stream::from_slice(d, &[n], &data).expect("in");
+        let out = Stream::<f32>::new(d, &[n / block]).expect("out");
+        kernel.launch(args![&input, &out]).expect("launch");
+        bits(&out.to_vec().expect("read"))
+    });
+}

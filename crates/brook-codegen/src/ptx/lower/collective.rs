@@ -92,15 +92,28 @@ impl Lower<'_> {
         run: &[&Collective],
         in_loop: bool,
     ) -> Result<(), CompileError> {
+        // One scratch for reduces of one function: warp k finds reduce k's at an offset.
+        let area = self.one_function_reduces(run).map(|kind| {
+            let bytes = RUN * kind.size().max(1);
+            let name = self.e.memory(true, bytes * run.len() as u32, 16);
+            (self.e.mov_imm(Class::B64, &name), bytes)
+        });
         let mut pending = Vec::with_capacity(run.len());
-        for c in run {
-            pending.push(self.warp_half(c)?);
+        for (k, c) in run.iter().enumerate() {
+            let scratch = area.map(|(base, bytes)| {
+                let offset = bytes * k as u32;
+                self.e
+                    .compute(Class::B64, |r| format!("add.u64 {r}, {base}, {offset}"))
+            });
+            pending.push(self.warp_half(c, scratch)?);
         }
         let waits = pending.iter().any(|p| p.scratch.is_some());
         if waits {
             self.e.op("bar.sync 0");
         }
-        if shares_totals(&pending) {
+        if let Some((base, bytes)) = area {
+            self.one_function_totals(&pending, base, bytes)?;
+        } else if shares_totals(&pending) {
             self.shared_totals(&pending)?;
         } else {
             for p in &pending {
@@ -119,7 +132,11 @@ impl Lower<'_> {
 
     /// The part before the barrier: the value, the collective inside each warp, and each
     /// warp's result (or total) in the scratch.
-    fn warp_half<'c>(&mut self, c: &'c Collective) -> Result<Pending<'c>, CompileError> {
+    fn warp_half<'c>(
+        &mut self,
+        c: &'c Collective,
+        scratch: Option<Reg>,
+    ) -> Result<Pending<'c>, CompileError> {
         let Type::Value(v) = self.kernel.exprs[c.value].ty.clone() else {
             return Err(self.unsupported(c.value, "a collective of a record".into()));
         };
@@ -155,11 +172,71 @@ impl Lower<'_> {
                 }
             }
         };
-        let scratch = self.scratch(kind);
+        let scratch = scratch.unwrap_or_else(|| self.scratch(kind));
         let holder = self.lane_is(lane, end);
         self.store_scratch((scratch, kind, warp), acc, holder);
         pending.scratch = Some(scratch);
         Ok(pending)
+    }
+
+    /// The kind of the reduces of `run` when they can share out the cross-warp part with one
+    /// piece of code ([`Self::one_function_totals`]): two or more reduces of one function
+    /// over the same two to [`IN_THREAD_WARPS`] warps, no more of them than warps.
+    fn one_function_reduces(&self, run: &[&Collective]) -> Option<ScalarKind> {
+        let first = run.first()?;
+        let warps = first.lanes / RUN;
+        let Type::Value(v) = &self.kernel.exprs[first.value].ty else {
+            return None;
+        };
+        let alike = run.iter().all(|c| {
+            c.op == CollectiveOp::Reduce
+                && c.lanes == first.lanes
+                && c.combine.same_function(&first.combine, self.kernel)
+        });
+        let fits = run.len() >= 2 && run.len() as u32 <= warps;
+        (alike && fits && (2..=IN_THREAD_WARPS).contains(&warps)).then_some(v.kind)
+    }
+
+    /// [`Self::shared_totals`] for reduces of one function whose scratches lie `bytes` apart
+    /// from `base`: warp `k` reads reduce `k`'s at `base + k * bytes`, so one piece of code
+    /// serves every warp.
+    fn one_function_totals(
+        &mut self,
+        pending: &[Pending<'_>],
+        base: Reg,
+        bytes: u32,
+    ) -> Result<(), CompileError> {
+        let first = &pending[0];
+        let (warp, lane, kind) = (first.lanes.warp, first.lanes.lane, first.kind);
+        let name = self.e.memory(true, 8 * pending.len() as u32, 16);
+        let totals = self.e.mov_imm(Class::B64, &name);
+        let mine = self.below(warp, pending.len() as u32);
+        let skip = self.e.label();
+        self.e.bra_unless(mine, skip);
+        let offset = self
+            .e
+            .compute(Class::B64, |r| format!("mul.wide.u32 {r}, {warp}, {bytes}"));
+        let scratch = self
+            .e
+            .compute(Class::B64, |r| format!("add.u64 {r}, {base}, {offset}"));
+        let results = self.load_all_scratch(scratch, kind, first.lanes.warps);
+        let total = self.register_tree(first.c, results)?;
+        let is_first = self.lane_is(lane, 0);
+        self.e.bra_unless(is_first, skip);
+        let slot = self
+            .e
+            .compute(Class::B64, |r| format!("mul.wide.u32 {r}, {warp}, 8"));
+        let at = self
+            .e
+            .compute(Class::B64, |r| format!("add.u64 {r}, {totals}, {slot}"));
+        self.store_scalar(kind, total, at, 0, "shared");
+        self.e.at(skip);
+        self.e.op("bar.sync 0");
+        for (k, p) in pending.iter().enumerate() {
+            let total = self.load_scalar(p.kind, totals, 8 * k as u32, "shared");
+            self.e.mov(p.acc, total);
+        }
+        Ok(())
     }
 
     /// The part after the barrier for several reduces at once ([`shares_totals`]): warp `k`
