@@ -132,8 +132,9 @@ fn block_reads_any_local(kernel: &Kernel, block: &Block, locals: &[Handle<Local>
     })
 }
 
-/// The locals a block stores to (directly or in nested blocks).
-fn block_writes(block: &Block, out: &mut Vec<Handle<Local>>) {
+/// The locals a block stores to (directly or in nested blocks, a collective's result
+/// included), added to `out`.
+pub fn block_writes(block: &Block, out: &mut Vec<Handle<Local>>) {
     for s in block.iter() {
         match &s.stmt {
             Stmt::Store { place, .. } => {

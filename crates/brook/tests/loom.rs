@@ -547,7 +547,7 @@ fn a_program_runs_with_its_imports() {
 #[test]
 fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
     const ADD: &str = "func add(x: Float32, y: Float32): Float32\n  return x + y\n\n";
-    let once = LoomProgram::from_source(
+    let once_program = LoomProgram::from_source(
         "once.loom",
         &format!("{ADD}kernel sums(in: Float32[THREADS], out: Float32[BLOCKS])\n  out[B] <- add /. in\n  return\n"),
     )
@@ -562,13 +562,19 @@ fn a_block_wide_store_is_made_once_unless_the_array_is_read_back() {
     let sums: Vec<f32> = data.chunks(block).map(tree_sum).collect();
     let grid = Grid::one_d(n as u32, block as u32);
     let (once, reread) = (
-        once.kernel(grid).expect("grid"),
+        once_program.kernel(grid).expect("grid"),
         reread.kernel(grid).expect("grid"),
     );
     let guarded =
         |k: &brook::LoomKernel| brook_ir::print::print_module(k.module()).contains("if (lane$");
     assert!(guarded(&once), "the first thread stores");
     assert!(!guarded(&reread), "every thread stores");
+    // Four blocks per thread group: their first-thread stores share one test.
+    let four = once_program.kernel_grouped(grid, 4).expect("grid");
+    let tests = brook_ir::print::print_module(four.module())
+        .matches("if (lane$")
+        .count();
+    assert_eq!(tests, 1, "one guard for the group's four stores");
     // A kernel whose threads may return early keeps every thread's store (the first thread
     // could be gone).
     let early = LoomProgram::from_source(

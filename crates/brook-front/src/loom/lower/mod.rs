@@ -190,6 +190,7 @@ pub fn lower_grouped(checked: &Checked, grid: Grid, copies: Option<u32>) -> Lowe
     while matches!(kernel.body.0.last(), Some(s) if s.stmt == brook_ir::Stmt::Barrier) {
         kernel.body.0.pop();
     }
+    uniform::merge_first_thread_guards(&mut kernel);
     Ok(LoweredKernel {
         module: Module {
             structs,

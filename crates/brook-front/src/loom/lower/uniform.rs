@@ -160,12 +160,93 @@ impl Lowerer<'_> {
             return guard;
         }
         let s = super::source_span(span);
-        let lane = self.b.load(Place::local(self.coords().lane[0]), s);
+        // The first block's lane (every block's is the same): the guards of a group's blocks
+        // then read one local, and [`merge_first_thread_guards`] can join them.
+        let lane = self.copy_coords.first().unwrap_or(self.coords()).lane[0];
+        let lane = self.b.load(Place::local(lane), s);
         let zero = self.b.int(0, s);
         let first = self.b.binary(brook_ir::BinaryOp::Eq, lane, zero, s);
         Some(match guard {
             Some(g) => self.b.binary(brook_ir::BinaryOp::LogicAnd, g, first, s),
             None => first,
         })
+    }
+}
+
+/// Joins neighbouring `if`s of the kernel's top level that test the same condition on locals
+/// their bodies do not write (the first-thread stores of a group's blocks, side by side after
+/// [`super::copies`] interleaves them): one test and one branch instead of one per block.
+pub(super) fn merge_first_thread_guards(kernel: &mut brook_ir::Kernel) {
+    let body = std::mem::take(&mut kernel.body.0);
+    let mut out: Vec<brook_ir::Statement> = Vec::with_capacity(body.len());
+    for statement in body {
+        if let Some(last) = out.last_mut() {
+            if joinable(kernel, &last.stmt, &statement.stmt) {
+                if let (
+                    brook_ir::Stmt::If { accept, .. },
+                    brook_ir::Stmt::If { accept: more, .. },
+                ) = (&mut last.stmt, statement.stmt)
+                {
+                    accept.0.extend(more.0);
+                }
+                continue;
+            }
+        }
+        out.push(statement);
+    }
+    kernel.body.0 = out;
+}
+
+/// Two `if`s without `else` whose conditions compute the same from locals only, none of
+/// which the first `if`'s body writes.
+fn joinable(kernel: &brook_ir::Kernel, a: &brook_ir::Stmt, b: &brook_ir::Stmt) -> bool {
+    use brook_ir::Stmt;
+    let (
+        Stmt::If {
+            cond: ca,
+            accept,
+            reject: ra,
+        },
+        Stmt::If {
+            cond: cb,
+            reject: rb,
+            ..
+        },
+    ) = (a, b)
+    else {
+        return false;
+    };
+    let mut read = Vec::new();
+    let mut written = Vec::new();
+    brook_ir::collective::block_writes(accept, &mut written);
+    ra.is_empty()
+        && rb.is_empty()
+        && reads_locals_only(kernel, *ca, &mut read)
+        && read.iter().all(|l| !written.contains(l))
+        && brook_ir::same::Renaming::new(kernel, Vec::new()).expr(*ca, *cb)
+}
+
+/// Whether expression `h` is computed from literals and locals only (adding the locals to
+/// `read`).
+fn reads_locals_only(
+    kernel: &brook_ir::Kernel,
+    h: Handle<IrExpr>,
+    read: &mut Vec<Handle<Local>>,
+) -> bool {
+    match &kernel.exprs[h].kind {
+        IrKind::Literal(_) => true,
+        IrKind::Load(Place {
+            root: PlaceRoot::Local(l),
+            path,
+        }) if path.is_empty() => {
+            read.push(*l);
+            true
+        }
+        IrKind::Unary { .. } | IrKind::Binary { .. } | IrKind::Convert(_) => kernel.exprs[h]
+            .kind
+            .operands()
+            .into_iter()
+            .all(|o| reads_locals_only(kernel, o, read)),
+        _ => false,
     }
 }
