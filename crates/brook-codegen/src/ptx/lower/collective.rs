@@ -208,8 +208,7 @@ impl Lower<'_> {
     ) -> Result<(), CompileError> {
         let first = &pending[0];
         let (warp, lane, kind) = (first.lanes.warp, first.lanes.lane, first.kind);
-        let name = self.e.memory(true, 8 * pending.len() as u32, 16);
-        let totals = self.e.mov_imm(Class::B64, &name);
+        let totals = self.totals(pending.len());
         let mine = self.below(warp, pending.len() as u32);
         let skip = self.e.label();
         self.e.bra_unless(mine, skip);
@@ -231,12 +230,23 @@ impl Lower<'_> {
             .compute(Class::B64, |r| format!("add.u64 {r}, {totals}, {slot}"));
         self.store_scalar(kind, total, at, 0, "shared");
         self.e.at(skip);
+        self.read_totals(pending, totals);
+        Ok(())
+    }
+
+    /// `.shared` room for `count` totals (8 bytes each): its address.
+    fn totals(&mut self, count: usize) -> Reg {
+        let name = self.e.memory(true, 8 * count as u32, 16);
+        self.e.mov_imm(Class::B64, &name)
+    }
+
+    /// After a barrier, every thread takes each reduce's total from `totals`.
+    fn read_totals(&mut self, pending: &[Pending<'_>], totals: Reg) {
         self.e.op("bar.sync 0");
         for (k, p) in pending.iter().enumerate() {
             let total = self.load_scalar(p.kind, totals, 8 * k as u32, "shared");
             self.e.mov(p.acc, total);
         }
-        Ok(())
     }
 
     /// The part after the barrier for several reduces at once ([`shares_totals`]): warp `k`
@@ -244,8 +254,7 @@ impl Lower<'_> {
     /// `.shared` memory; after a second barrier every thread reads the totals. Each warp
     /// combines one reduce instead of every warp all of them.
     fn shared_totals(&mut self, pending: &[Pending<'_>]) -> Result<(), CompileError> {
-        let name = self.e.memory(true, 8 * pending.len() as u32, 16);
-        let totals = self.e.mov_imm(Class::B64, &name);
+        let totals = self.totals(pending.len());
         for (k, p) in pending.iter().enumerate() {
             let Some(scratch) = p.scratch else { continue };
             let (warp, lane) = (p.lanes.warp, p.lanes.lane);
@@ -261,11 +270,7 @@ impl Lower<'_> {
             self.e.at(stored);
             self.e.at(skip);
         }
-        self.e.op("bar.sync 0");
-        for (k, p) in pending.iter().enumerate() {
-            let total = self.load_scalar(p.kind, totals, 8 * k as u32, "shared");
-            self.e.mov(p.acc, total);
-        }
+        self.read_totals(pending, totals);
         Ok(())
     }
 
