@@ -393,17 +393,17 @@ fn a_loom_kernel_is_emitted_for_a_grid() {
     let out = brcc(&[&example, "--emit", "ir", "--grid", "64x32/8x3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole blocks"));
-    // What is not lowered yet is an error at its place, with the line.
+    // A `for` may count in a `global` value (once lowering refused it).
     let global_counter = temp_file(
         "global_counter.loom",
         "kernel k(a: Int32[THREADS])\n  global g: Int32\n  for g <- 0 .. 3\n    a[T] <- g\n  return\n",
     );
     let out = brcc(&[&global_counter, "--emit", "ir"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("global_counter.loom:3:7: error: a `for` over a `global` variable")
-            && err.contains("3 |   for g <- 0 .. 3"),
-        "{err}"
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kernel k("));
 }

@@ -11,7 +11,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::loom::ast::{
     BinaryOp, Expr, ExprKind, FuncKind, Ident, Item, ParallelOp, TypeExpr, UnaryOp,
 };
-use crate::loom::token::Axis;
+use crate::loom::token::{Axis, ThreadName, ThreadParam};
 
 impl Checker<'_, '_> {
     /// The type of an expression, recorded for lowering.
@@ -207,11 +207,19 @@ impl Checker<'_, '_> {
             }
             return Ty::Error;
         };
-        if index_tys.len() == 1 && dims.len() == 1 && index_tys[0].is_range() {
-            return Ty::Array {
-                elem,
-                dims: vec![super::Dim::Slice],
+        if index_tys.len() == 1 && index_tys[0].is_range() {
+            let block_size = |axis| {
+                super::Dim::Launch(super::Size::Grid(ThreadParam {
+                    name: ThreadName::BlockSize,
+                    axis: Some(axis),
+                }))
             };
+            // A 1-D array gives a slice; a 2-D one the tile of the block the range starts in.
+            let dims = match dims.len() {
+                1 => vec![super::Dim::Slice],
+                _ => vec![block_size(Axis::X), block_size(Axis::Y)],
+            };
+            return Ty::Array { elem, dims };
         }
         if index_tys.len() != dims.len() {
             let span = indices[0].span.to(indices[indices.len() - 1].span);
@@ -348,18 +356,24 @@ impl Checker<'_, '_> {
         if !self.check_arity(func, signature.params.len(), args.len(), defined) {
             return signature.ret.unwrap_or(Ty::Error);
         }
-        for ((arg, t), param) in args.iter().zip(arg_tys).zip(&signature.params) {
+        let mut array_args = Vec::new();
+        for (index, ((arg, t), param)) in
+            args.iter().zip(arg_tys).zip(&signature.params).enumerate()
+        {
             if let Ty::Array { elem, dims } = param {
                 self.array_argument(arg, t, elem, dims.len());
+                array_args.push((index, arg));
             } else {
                 self.expect_assignable(t, param, arg, "the argument");
             }
         }
+        self.note_array_call(item, &array_args);
         signature.ret.unwrap_or(Ty::Error)
     }
 
-    /// Arrays are passed by reference: the argument is an array variable (or a slice) with
-    /// the parameter's element type and number of dimensions.
+    /// Arrays are passed by reference: the argument is an array variable, a slice or a
+    /// computed array (a map or scan, read-only: [`super::by_reference`]) with the
+    /// parameter's element type and number of dimensions.
     fn array_argument(&mut self, arg: &Expr, t: &Ty, elem: &Ty, rank: usize) {
         match t {
             Ty::Error => {}
@@ -373,11 +387,11 @@ impl Checker<'_, '_> {
                         arg.span,
                         format!("the parameter is an array of {rank} dimension(s), and this argument has {}", dims.len()),
                     );
-                } else if !is_place(arg) {
+                } else if !is_place(arg) && !super::by_reference::is_computed_array(arg) {
                     self.diagnostics.error(
                         Code::LoomType,
                         arg.span,
-                        "arrays are passed by reference: pass an array variable (store this array in one first)",
+                        "arrays are passed by reference: pass an array variable, a slice of one, or a map or scan (store this array in a variable first)",
                     );
                 }
             }

@@ -11,6 +11,7 @@
 //! [`Info`], is the types and bindings that lowering needs.
 
 mod builtins;
+mod by_reference;
 mod constant;
 mod expr;
 mod program;
@@ -128,4 +129,8 @@ struct Checker<'p, 'd> {
     calls: Vec<(usize, usize, Span)>,
     /// Whether to report what is missing (see [`check`]).
     report_missing: bool,
+    /// The variables assignments write (the root of each target).
+    written_roots: Vec<VarId>,
+    /// Calls with array arguments.
+    array_calls: Vec<by_reference::ArrayCall>,
 }

@@ -27,6 +27,8 @@ impl<'p, 'd> Checker<'p, 'd> {
             loops: 0,
             calls: Vec::new(),
             report_missing: true,
+            written_roots: Vec::new(),
+            array_calls: Vec::new(),
         }
     }
 
@@ -51,6 +53,7 @@ impl<'p, 'd> Checker<'p, 'd> {
             }
         }
         self.check_recursion();
+        self.check_computed_arguments();
     }
 
     /// Functions and types share one namespace; a second definition of a name is an error.

@@ -275,6 +275,7 @@ impl Checker<'_, '_> {
     fn assignment(&mut self, target: &Expr, op: AssignOp, value: &Expr) {
         let target_ty = self.expr(target);
         self.check_assignable_place(target);
+        self.note_write(target);
         let value_ty = self.expr(value);
         if op != AssignOp::Set {
             let scalar = match &target_ty {

@@ -77,7 +77,16 @@ impl<'a> Lowerer<'a> {
                 .into_iter()
                 .reduce(|a, b| self.b.binary(BinaryOp::LogicAnd, a, b, s));
             self.guarded(guard, span, |this| {
-                this.write_element(array, *start, *safe, spreads, &coords, &rhs, op, span)
+                this.write_element(
+                    array,
+                    start.as_deref(),
+                    *safe,
+                    spreads,
+                    &coords,
+                    &rhs,
+                    op,
+                    span,
+                )
             })?;
         } else {
             let guard = if per_thread {
@@ -88,7 +97,7 @@ impl<'a> Lowerer<'a> {
             let dims = array.dims().to_vec();
             self.guarded(guard, span, |this| {
                 this.for_each_index(&dims, &mut Vec::new(), span, &mut |this, idx| {
-                    this.write_element(array, *start, *safe, spreads, idx, &rhs, op, span)
+                    this.write_element(array, start.as_deref(), *safe, spreads, idx, &rhs, op, span)
                 })
             })?;
         }
@@ -103,7 +112,7 @@ impl<'a> Lowerer<'a> {
     fn write_element(
         &mut self,
         array: &ArrayRef,
-        start: Option<Handle<brook_ir::Local>>,
+        start: Option<&[Handle<brook_ir::Local>]>,
         safe: bool,
         spreads: &[Spread],
         coords: &[Handle<IrExpr>],

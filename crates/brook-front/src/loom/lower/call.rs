@@ -1,5 +1,6 @@
 //! Calls: device functions are inlined (value parameters become locals, array parameters
-//! stand for the caller's array, `return` leaves a wrapper loop); predefined functions become
+//! stand for the caller's array, slice or computed array, `return` leaves a wrapper loop);
+//! predefined functions become
 //! IR math or, for `block(b)`, the `Range` of block `b`. A body whose only `return` ends it
 //! is inlined as straight-line statements.
 
@@ -16,7 +17,7 @@ type IrExpr = brook_ir::Expr;
 /// An argument of an inlined call.
 enum Arg {
     Value(Handle<IrExpr>),
-    Array(super::ArrayRef),
+    Array(ArrayValue),
 }
 
 impl Lowerer<'_> {
@@ -43,15 +44,10 @@ impl Lowerer<'_> {
                 let mut values = Vec::new();
                 for (arg, ty) in args.iter().zip(&params) {
                     values.push(match ty {
-                        Ty::Array { .. } => match self.published(arg)? {
-                            Val::Array(ArrayValue::Ref {
-                                array, start: None, ..
-                            }) => Arg::Array(array),
-                            _ => {
-                                return fail(
-                                    arg.span,
-                                    "only a whole array variable is passed by reference so far (not a slice or a map)",
-                                )
+                        Ty::Array { .. } => match self.value(arg, None)? {
+                            Val::Array(array) => Arg::Array(self.publish_within(array, arg.span)?),
+                            Val::Scalar(_) => {
+                                return fail(arg.span, "a value for an array parameter")
                             }
                         },
                         ty => Arg::Value(self.converted(arg, ty)?),
@@ -165,7 +161,14 @@ impl Lowerer<'_> {
         for (param, arg) in func.params.iter().zip(args) {
             let id = self.declared(&param.name)?;
             let binding = match arg {
-                Arg::Array(array) => Binding::Array(array),
+                Arg::Array(ArrayValue::Ref {
+                    array,
+                    start: None,
+                    len: None,
+                    safe: false,
+                    ..
+                }) => Binding::Array(array),
+                Arg::Array(view) => Binding::View(view),
                 Arg::Value(v) => {
                     let ty = self.b.ty(v).clone();
                     let local = self.b.new_local(&param.name.name, ty, false, s);

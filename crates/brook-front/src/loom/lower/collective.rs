@@ -166,6 +166,20 @@ impl Lowerer<'_> {
         }
     }
 
+    /// An array value whose every element any thread may read: scans' results in it, also
+    /// under maps, published ([`Self::publish`]). Maps stay maps: their elements are
+    /// computed where they are read.
+    pub(super) fn publish_within(&mut self, array: ArrayValue, span: Span) -> Lowered<ArrayValue> {
+        match array {
+            ArrayValue::Map { call, inner, span } => Ok(ArrayValue::Map {
+                call,
+                inner: Box::new(self.publish_within(*inner, span)?),
+                span,
+            }),
+            other => self.publish(other, span),
+        }
+    }
+
     /// A per-thread array as a shared array of the block: every thread stores its element
     /// at its coordinates, then a barrier. Other arrays are returned as they are.
     pub(super) fn publish(&mut self, array: ArrayValue, span: Span) -> Lowered<ArrayValue> {

@@ -21,10 +21,11 @@ pub(super) enum Val {
 /// An array-valued expression, read element by element.
 #[derive(Clone, Debug)]
 pub(super) enum ArrayValue {
-    /// An array, or a slice of a 1-D one (`start` and `len` set).
+    /// An array, or a part of it: a slice of a 1-D one (`start` and `len` set) or a
+    /// block's tile of a 2-D one (`start` set, one offset per dimension).
     Ref {
         array: ArrayRef,
-        start: Option<Handle<brook_ir::Local>>,
+        start: Option<Vec<Handle<brook_ir::Local>>>,
         len: Option<Handle<brook_ir::Local>>,
         safe: bool,
         spreads: Vec<Spread>,
@@ -71,14 +72,6 @@ impl Lowerer<'_> {
         match self.value(e, want)? {
             Val::Scalar(h) => Ok(h),
             Val::Array(_) => fail(e.span, "an array where a value is needed"),
-        }
-    }
-
-    /// The value of `e`, with an array held by the threads published as a shared array.
-    pub(super) fn published(&mut self, e: &Expr) -> Lowered<Val> {
-        match self.value(e, None)? {
-            Val::Array(array) => Ok(Val::Array(self.publish(array, e.span)?)),
-            scalar => Ok(scalar),
         }
     }
 
@@ -213,6 +206,7 @@ impl Lowerer<'_> {
                 safe: false,
                 spreads,
             })),
+            Binding::View(view) => Ok(Val::Array(view)),
         }
     }
 
@@ -265,7 +259,9 @@ impl Lowerer<'_> {
         self.element(&array, &idx, safe, e.span).map(Val::Scalar)
     }
 
-    /// `a[r]` with `r` a Range: the elements from `r.start`, `r.end - r.start` of them.
+    /// `a[r]` with `r` a Range: the elements from `r.start`, `r.end - r.start` of them. A
+    /// slice of a slice starts from the outer slice's start; a slice of a map is the map of
+    /// the slice.
     fn slice(
         &mut self,
         e: &Expr,
@@ -274,35 +270,123 @@ impl Lowerer<'_> {
         safe: bool,
     ) -> Lowered<ArrayValue> {
         let s = source_span(e.span);
-        let ArrayValue::Ref {
-            array, start: None, ..
-        } = self.publish(array, e.span)?
-        else {
-            return fail(
-                e.span,
-                "a slice of a slice or of a map is not lowered yet: slice the array itself",
-            );
-        };
         let r = self.scalar(range, None)?;
+        let range = self.b.capture("slice.range", r, s);
+        let array = self.publish_within(array, e.span)?;
+        self.slice_of(array, range, safe, e.span)
+    }
+
+    fn slice_of(
+        &mut self,
+        array: ArrayValue,
+        range: Handle<brook_ir::Local>,
+        safe: bool,
+        span: Span,
+    ) -> Lowered<ArrayValue> {
+        let s = source_span(span);
+        let (array, outer, outer_safe) = match array {
+            ArrayValue::Ref {
+                array, start, safe, ..
+            } => (array, start, safe),
+            ArrayValue::Map { call, inner, span } => {
+                let inner = self.slice_of(*inner, range, safe, span)?;
+                return Ok(ArrayValue::Map {
+                    call,
+                    inner: Box::new(inner),
+                    span,
+                });
+            }
+            ArrayValue::Lanes { .. } => return fail(span, "a slice of an unpublished scan"),
+        };
+        let r = self.b.load(Place::local(range), s);
         let int = Type::Value(ValueType::scalar(ScalarKind::I32));
-        let start = self.b.append(
+        let first = self.b.append(
             brook_ir::ExprKind::Field { base: r, index: 0 },
             int.clone(),
             s,
         );
-        let end = self
-            .b
-            .append(brook_ir::ExprKind::Field { base: r, index: 1 }, int, s);
-        let len = self.b.binary(brook_ir::BinaryOp::Sub, end, start, s);
-        let start = self.b.capture("slice.start", start, s);
-        let len = self.b.capture("slice.len", len, s);
+        let (starts, len, spreads) = if array.dims().len() == 2 {
+            let starts = self.tile_start(first, span);
+            let spreads = vec![Spread::Block(Some(Axis::X)), Spread::Block(Some(Axis::Y))];
+            (starts, None, spreads)
+        } else {
+            let end = self
+                .b
+                .append(brook_ir::ExprKind::Field { base: r, index: 1 }, int, s);
+            let len = self.b.binary(brook_ir::BinaryOp::Sub, end, first, s);
+            let len = self.b.capture("slice.len", len, s);
+            (vec![first], Some(len), vec![Spread::Block(None)])
+        };
+        let mut start = Vec::new();
+        for (k, from) in starts.into_iter().enumerate() {
+            let from = match outer.as_ref().and_then(|o| o.get(k)) {
+                Some(&outer) => {
+                    let before = self.b.load(Place::local(outer), s);
+                    self.b.binary(brook_ir::BinaryOp::Add, from, before, s)
+                }
+                None => from,
+            };
+            start.push(self.b.capture("slice.start", from, s));
+        }
         Ok(ArrayValue::Ref {
             array,
             start: Some(start),
-            len: Some(len),
-            safe,
-            spreads: vec![Spread::Block(None)],
+            len,
+            safe: safe || outer_safe,
+            spreads,
         })
+    }
+
+    /// The first element of the tile of a 2-D array that a `Range` of threads selects: the
+    /// block holding thread `first` (`block(b)` starts at block `b`'s first thread), at its
+    /// coordinates times the block's extents. Blocks outside the grid (`block(B - 1)` in block
+    /// 0) continue the numbering, so their tiles lie outside the array.
+    fn tile_start(&mut self, first: Handle<IrExpr>, span: Span) -> Vec<Handle<IrExpr>> {
+        let s = source_span(span);
+        let [bx, by] = self.grid.block;
+        let blocks_y = self.grid.threads[1] / by.max(1);
+        let block = self.floor_div(first, bx * by, span);
+        let block = self.b.capture("tile.block", block, s);
+        let block = self.b.load(Place::local(block), s);
+        let block_x = self.floor_div(block, blocks_y, span);
+        let block_x = self.b.capture("tile.block_x", block_x, s);
+        let block_x = self.b.load(Place::local(block_x), s);
+        let per_row = self.b.int(i64::from(blocks_y), s);
+        let rows = self.b.binary(brook_ir::BinaryOp::Mul, block_x, per_row, s);
+        let block_y = self.b.binary(brook_ir::BinaryOp::Sub, block, rows, s);
+        let mut starts = Vec::new();
+        for (at, size) in [(block_x, bx), (block_y, by)] {
+            let size = self.b.int(i64::from(size), s);
+            starts.push(self.b.binary(brook_ir::BinaryOp::Mul, at, size, s));
+        }
+        starts
+    }
+
+    /// `floor(a / d)` of an `Int32` for a positive constant `d`.
+    fn floor_div(&mut self, a: Handle<IrExpr>, d: u32, span: Span) -> Handle<IrExpr> {
+        use brook_ir::BinaryOp::{Div, Lt, Mul, Sub};
+        let s = source_span(span);
+        let int = Type::Value(ValueType::scalar(ScalarKind::I32));
+        let a = self.b.convert(a, ScalarKind::I32, s);
+        let a = self.b.capture("floor_div.a", a, s);
+        let a = self.b.load(Place::local(a), s);
+        let d = self.b.int(i64::from(d.max(1)), s);
+        let q = self.b.binary(Div, a, d, s);
+        let back = self.b.binary(Mul, q, d, s);
+        let r = self.b.binary(Sub, a, back, s);
+        let zero = self.b.int(0, s);
+        let negative = self.b.binary(Lt, r, zero, s);
+        let one = self.b.int(1, s);
+        let down = self.b.binary(Sub, q, one, s);
+        self.b.append(
+            brook_ir::ExprKind::Select {
+                cond: negative,
+                accept: down,
+                reject: q,
+            },
+            int,
+            s,
+        )
     }
 
     /// An index as the kind range tests use: 64-bit kinds as `I64`, others as `I32`.
@@ -330,7 +414,7 @@ impl Lowerer<'_> {
             ArrayValue::Ref {
                 array, start, safe, ..
             } => {
-                let idx = self.offset(idx, *start, span);
+                let idx = self.offset(idx, start.as_deref(), span);
                 self.load_element(array, &idx, *safe || safe_access, span)
             }
             ArrayValue::Map { call, inner, span } => {
@@ -343,20 +427,20 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Indices shifted by a slice's start.
+    /// Indices shifted by a slice's or a tile's start.
     pub(super) fn offset(
         &mut self,
         idx: &[Handle<IrExpr>],
-        start: Option<Handle<brook_ir::Local>>,
+        start: Option<&[Handle<brook_ir::Local>]>,
         span: Span,
     ) -> Vec<Handle<IrExpr>> {
         let s = source_span(span);
         let mut idx = idx.to_vec();
-        if let (Some(start), Some(first)) = (start, idx.first_mut()) {
-            let from = self.b.load(Place::local(start), s);
-            let kind = self.b.scalar_kind(*first).unwrap_or(ScalarKind::I32);
+        for (i, &from) in idx.iter_mut().zip(start.unwrap_or(&[])) {
+            let from = self.b.load(Place::local(from), s);
+            let kind = self.b.scalar_kind(*i).unwrap_or(ScalarKind::I32);
             let from = self.b.convert(from, kind, s);
-            *first = self.b.binary(brook_ir::BinaryOp::Add, *first, from, s);
+            *i = self.b.binary(brook_ir::BinaryOp::Add, *i, from, s);
         }
         idx
     }

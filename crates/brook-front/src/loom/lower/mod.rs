@@ -241,6 +241,9 @@ enum Binding {
     /// A scalar or record: a local, or a `global` value's one element.
     Value(brook_ir::Place),
     Array(ArrayRef),
+    /// A slice or a computed array passed to a device function: its elements are the
+    /// argument's, read (and, for a slice, written) where the function uses them.
+    View(expr::ArrayValue),
 }
 
 /// One function being lowered: the kernel, or an inlined device function.

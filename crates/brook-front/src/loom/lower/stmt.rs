@@ -167,7 +167,8 @@ impl Lowerer<'_> {
 
     /// `for i <- a .. b` (or `a ... b`): `i <- a; end <- b; loop { if !(i < end) break; body;
     /// continuing: i <- i + 1 }`; an inclusive range breaks after the body at `i = end`
-    /// instead, so `end` may be the type's largest value.
+    /// instead, so `end` may be the type's largest value. The loop counts in the variable's
+    /// own place: a local, or a `global` value shared by the grid.
     #[allow(clippy::too_many_arguments)]
     fn for_loop(
         &mut self,
@@ -187,28 +188,20 @@ impl Lowerer<'_> {
             declares,
             self.frames.last().and_then(|f| f.bindings.get(&id)),
         ) {
-            (false, Some(Binding::Value(place))) => match (&place.root, place.path.is_empty()) {
-                (brook_ir::PlaceRoot::Local(local), true) => *local,
-                _ => {
-                    return fail(
-                        var.span,
-                        "a `for` over a `global` variable is not lowered: count with a local and assign it",
-                    )
-                }
-            },
+            (false, Some(Binding::Value(place))) => place.clone(),
             _ => {
                 let ir = self.ir_type(&ty, span)?;
                 let local = self.b.new_local(&var.name, ir, false, s);
                 self.bind(id, Binding::Value(Place::local(local)));
-                local
+                Place::local(local)
             }
         };
         let start = self.scalar_as(from, kind)?;
-        self.b.store(Place::local(counter), start, s);
+        self.b.store(counter.clone(), start, s);
         let end = self.scalar_as(to, kind)?;
         let end = self.b.capture("for.end", end, s);
         self.b.open_block();
-        let i = self.b.load(Place::local(counter), s);
+        let i = self.b.load(counter.clone(), s);
         let last = self.b.load(Place::local(end), s);
         let test = if inclusive {
             BinaryOp::Le
@@ -221,16 +214,16 @@ impl Lowerer<'_> {
         let loop_body = self.b.close_block();
         inner?;
         self.b.open_block();
-        let i = self.b.load(Place::local(counter), s);
+        let i = self.b.load(counter.clone(), s);
         if inclusive {
             let last = self.b.load(Place::local(end), s);
             let at_end = self.b.binary(BinaryOp::Ne, i, last, s);
             self.break_unless(at_end, s);
         }
-        let i = self.b.load(Place::local(counter), s);
+        let i = self.b.load(counter.clone(), s);
         let one = self.b.constant(kind, 1, s);
         let next = self.b.binary(BinaryOp::Add, i, one, s);
-        self.b.store(Place::local(counter), next, s);
+        self.b.store(counter.clone(), next, s);
         let continuing = self.b.close_block();
         self.b.emit(
             brook_ir::Stmt::Loop {
@@ -297,22 +290,19 @@ impl Lowerer<'_> {
         };
         self.bind(id, binding.clone());
         if let Some(init) = &decl.init {
-            match binding {
-                Binding::Array(array) => {
-                    let target = ArrayValue::Ref {
-                        array,
-                        start: None,
-                        len: None,
-                        safe: false,
-                        spreads: super::expr::spreads_of(&ty),
-                    };
-                    let value = self.value(init, None)?;
-                    self.assign_array(&target, value, AssignOp::Set, init.span)?;
-                }
-                Binding::Value(place) => {
-                    let v = self.converted(init, &ty)?;
-                    self.b.store(place, v, s);
-                }
+            if let Binding::Array(array) = binding {
+                let target = ArrayValue::Ref {
+                    array,
+                    start: None,
+                    len: None,
+                    safe: false,
+                    spreads: super::expr::spreads_of(&ty),
+                };
+                let value = self.value(init, None)?;
+                self.assign_array(&target, value, AssignOp::Set, init.span)?;
+            } else if let Binding::Value(place) = binding {
+                let v = self.converted(init, &ty)?;
+                self.b.store(place, v, s);
             }
         }
         Ok(())
@@ -413,7 +403,9 @@ impl Lowerer<'_> {
                             guard: None,
                             ty,
                         }),
-                        Binding::Array(_) => fail(target.span, "an array bound as a value"),
+                        Binding::Array(_) | Binding::View(_) => {
+                            fail(target.span, "an array bound as a value")
+                        }
                     }
                 }
             },
@@ -442,7 +434,7 @@ impl Lowerer<'_> {
                     let h = self.scalar(i, Some(ScalarKind::I32))?;
                     idx.push(self.index_value(h, i.span));
                 }
-                let idx = self.offset(&idx, start, target.span);
+                let idx = self.offset(&idx, start.as_deref(), target.span);
                 let guard = if *safe || base_safe {
                     Some(self.in_range(&idx, array.dims(), target.span))
                 } else {

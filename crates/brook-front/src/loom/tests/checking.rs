@@ -120,6 +120,19 @@ fn ranges_slice_arrays_and_shared_blocks_have_a_block_of_elements() {
     );
 }
 
+/// A `Range` on a 2-D array selects a block's tile.
+#[test]
+fn a_range_on_a_2d_array_selects_a_block_tile() {
+    assert_eq!(
+        type_of_assigned("kernel k(a: Int32[X_THREADS, Y_THREADS])\n  shared t: Int32[X_BLOCKSIZE, Y_BLOCKSIZE]\n  t <- a[block(B)]\n  return\n"),
+        "Int32[X_BLOCKSIZE, Y_BLOCKSIZE]"
+    );
+    assert_eq!(
+        only(Code::LoomType, "kernel k(a: Int32[X_THREADS, Y_THREADS])\n  shared t: Int32[X_BLOCKSIZE]\n  t <- a[block(B)]\n  return\n"),
+        [3]
+    );
+}
+
 #[test]
 fn records_type_definitions_and_constants() {
     clean("type Particle {pos: Float32, vel: Float32, alive: Bool}\ntype Cloud Particle[THREADS]\nconst STEPS: Int32 <- 2 * 4\nconst DT: Float32 <- 0.5\n\nkernel step(ps: Cloud)\n  local p: Particle <- ps[T]\n  local hist: Float32[STEPS]\n  for s: Int32 <- 0 .. STEPS\n    if p.alive then\n      p.pos <- p.pos + p.vel * DT\n      hist[s] <- p.pos\n  ps[T] <- p\n  return\n");
@@ -161,6 +174,50 @@ fn arrays_pass_by_reference_and_must_match_in_rank_and_elements() {
     clean("func total(v: Float32[], n: Int32): Float32\n  s: Float32 <- 0\n  for i: Int32 <- 0 .. n\n    s += v[i]\n  return s\n\nkernel k(a: Float32[THREADS], o: Float32[THREADS])\n  o[T] <- total(a, T)\n  return\n");
     assert_eq!(
         only(Code::LoomType, "func first(v: Float32[]): Float32\n  return v[0]\n\nkernel k(a: Int32[THREADS], o: Float32[THREADS])\n  o[T] <- first(a)\n  return\n"),
+        [5]
+    );
+}
+
+/// A map or scan passed to a function is read-only there: a write to it, through another
+/// function too, or to an array it is made from is an error at the argument.
+#[test]
+fn computed_arrays_pass_read_only() {
+    let funcs = "func sq(x: Float32): Float32\n  return x * x\n\nfunc first(v: Float32[]): Float32\n  return v[0]\n\nfunc zero(v: Float32[]): Float32\n  v[0] <- 0\n  return 0\n\nfunc zeroes(v: Float32[]): Float32\n  return zero(v)\n\nfunc copy(dst: Float32[], src: Float32[]): Float32\n  dst[0] <- src[0]\n  return 0\n\n";
+    let kernel = |body: &str| {
+        format!("{funcs}kernel k(a: Float32[THREADS], o: Float32[THREADS])\n  current: Range <- block(B)\n{body}  return\n")
+    };
+    clean(&kernel("  o[T] <- first(sq // a) + first(a[current]) + zero(a[current])\n  o[T] <- first(sq // a[current]) + copy(o, sq // a)\n"));
+    // Lines: the kernel starts on line 18, its body's first line is 20.
+    assert_eq!(
+        only(Code::LoomType, &kernel("  o[T] <- zero(sq // a)\n")),
+        [20]
+    );
+    assert_eq!(
+        only(Code::LoomType, &kernel("  o[T] <- zeroes(sq // a)\n")),
+        [20]
+    );
+    assert_eq!(
+        only(
+            Code::LoomType,
+            &kernel("  o[T] <- copy(a, sq // a[current])\n")
+        ),
+        [20]
+    );
+    let message = checked(&kernel("  o[T] <- copy(a, sq // a)\n")).render_diagnostics();
+    assert!(
+        message.contains(
+            "`copy` writes its parameter `dst`, here `a`, and this computed array is made from `a`"
+        ),
+        "{message}"
+    );
+    let message = checked(&kernel("  o[T] <- zero(sq // a)\n")).render_diagnostics();
+    assert!(
+        message.contains("`zero` writes its parameter `v`"),
+        "{message}"
+    );
+    // Other expressions are not arrays passed by reference.
+    assert_eq!(
+        only(Code::LoomType, "func first(v: Float32[]): Float32\n  return v[0]\n\nkernel k(a: Float32[THREADS], o: Float32[THREADS])\n  o[T] <- first(o[T])\n  return\n"),
         [5]
     );
 }
