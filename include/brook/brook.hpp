@@ -92,6 +92,10 @@ int brk_gather_op(const BrkStream* t, const BrkStream* index, const BrkStream* a
 BrkProgram* brk_loom_program_new(const char* file, const char* source, const uint32_t* threads,
                                  const uint32_t* block, char** error);
 int brk_loom_launch(const BrkProgram* program, const BrkArg* args, size_t count);
+int brk_loom_embed(const char* path, const char* text);
+/// Defined by the C++ that `brcc build` writes for the `.loom` files it is given: embeds them
+/// (brk_loom_embed). Weak: a program without embedded files does not define it.
+__attribute__((weak)) void brk_loom_embed_files(void);
 }
 
 namespace brook {
@@ -717,7 +721,8 @@ template <class T> BrkArg loom_arg(const T& value) {
 /// Y threads, then X and Y block sizes); `k(in, out, 2.0f)` launches it with streams of the
 /// declared extents for arrays and values for the rest, and returns the error code. A program
 /// that does not compile prints its diagnostics once; its launches then mark their streams
-/// with the error.
+/// with the error. `.loom` files given to `brcc build` are embedded in the program and found
+/// first, by path or file name, from any working directory.
 class LoomKernel {
   public:
     LoomKernel(const char* file, const char* source, unsigned threads, unsigned block) {
@@ -750,6 +755,8 @@ class LoomKernel {
     void init(const char* file, const char* source, unsigned tx, unsigned ty, unsigned bx,
               unsigned by) {
         uint32_t threads[2] = {tx, ty}, block[2] = {bx, by};
+        // Before the first kernel, whatever the order of static initialisation.
+        if (brk_loom_embed_files) brk_loom_embed_files();
         char* message = NULL;
         program_ = brk_loom_program_new(file, source, threads, block, &message);
         error_[0] = 0;

@@ -14,7 +14,8 @@ Usage:
   brcc run FILE.br [-- ARGS]   build the program with the system C++ compiler and run it
   brcc build FILE.br -o EXE    build the program into the executable EXE; more files may
                                follow FILE.br (build and run): .br files (kernels declared in
-                               one and defined in another) and C++ sources or libraries
+                               one and defined in another), C++ sources or libraries, and
+                               .loom files (checked now, embedded: found by path or name)
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc check FILE.loom         check a LOOM program (imports, layout, syntax, names and types)
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)

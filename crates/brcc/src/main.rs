@@ -3,6 +3,7 @@
 mod args;
 mod build;
 mod cpp;
+mod loom_embed;
 
 use args::{Args, Command};
 use brook_front::brook::Dialect;
@@ -59,6 +60,12 @@ fn run(argv: Vec<String>) -> ExitCode {
 
 /// `brcc FILE.br` (write C++), `--emit cpp`, `brcc build` and `brcc run`.
 fn program(args: &Args) -> ExitCode {
+    if matches!(args.command, Command::Build | Command::Run)
+        && args.file.as_deref().is_some_and(|f| f.ends_with(".loom"))
+    {
+        eprintln!("brcc: the first file is the host program (.br or C++); the .loom files it runs follow it: `brcc build host.cpp kernel.loom -o EXE`");
+        return ExitCode::from(2);
+    }
     let Generated {
         path,
         cpp,
@@ -134,11 +141,24 @@ fn program(args: &Args) -> ExitCode {
 }
 
 /// The files `build` and `run` compile: the first `.br` file's C++, the C++ of each further
-/// `.br` file (generated with the same flags), and the other files as given.
+/// `.br` file (generated with the same flags), the `.loom` files embedded
+/// ([`loom_embed`]), and the other files as given.
 fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Program, ExitCode> {
     let mut units = vec![(path, cpp)];
     let mut others: Vec<String> = Vec::new();
+    let loom: Vec<String> = args
+        .more_files
+        .iter()
+        .filter(|f| f.ends_with(".loom"))
+        .cloned()
+        .collect();
+    if !loom.is_empty() {
+        units.push(loom_embed::embedding_unit(&loom)?);
+    }
     for file in &args.more_files {
+        if file.ends_with(".loom") {
+            continue;
+        }
         if !file.ends_with(".br") {
             others.push(file.clone());
             continue;

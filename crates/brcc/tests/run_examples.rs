@@ -349,3 +349,81 @@ fn a_cpp_host_runs_loom_kernels() {
     prints_on_every_runtime(&exe, Some(&dir), &expected, "examples/loom/host.cpp");
     let _ = std::fs::remove_file(&exe);
 }
+
+/// `.loom` files given to `brcc build` are embedded: the program runs from a directory
+/// without them (here one whose `sum_of_squares.loom` is wrong), and an import is embedded
+/// with the file that imports it.
+#[test]
+fn loom_files_given_to_brcc_build_are_embedded() {
+    let Some(brcc) = brcc_with_library("the embedded LOOM host program") else {
+        return;
+    };
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loom");
+    let elsewhere = std::env::temp_dir().join(format!("brcc-loom-embedded-{}", std::process::id()));
+    std::fs::create_dir_all(elsewhere.join("lib")).expect("temp dir");
+    std::fs::write(elsewhere.join("sum_of_squares.loom"), "not LOOM\n").expect("decoy");
+    let exe = elsewhere.join("host");
+    let inputs = [
+        examples.join("host.cpp"),
+        examples.join("sum_of_squares.loom"),
+        examples.join("shift_left.loom"),
+    ];
+    build(brcc, &[], &inputs, &exe);
+    let expected = std::fs::read_to_string(examples.join("host.expected")).expect("expected");
+    prints_on_every_runtime(
+        &exe,
+        Some(&elsewhere),
+        &expected,
+        "host.cpp, .loom embedded",
+    );
+
+    // An import, found beside the importing file when building and embedded with it.
+    let lib = elsewhere.join("lib");
+    std::fs::write(
+        lib.join("twice.loom"),
+        "func twice(x: Int32): Int32\n  return 2 * x\n",
+    )
+    .unwrap();
+    std::fs::write(
+        lib.join("doubled.loom"),
+        "import twice.loom\nkernel doubled(a: Int32[THREADS])\n  a[T] <- twice(a[T]) + T\n  return\n",
+    )
+    .unwrap();
+    std::fs::write(
+        lib.join("main.cpp"),
+        "#include <brook/brook.hpp>\n#include <cstdio>\nint main() {\n    brook::LoomKernel k(\"doubled.loom\", NULL, 4, 2);\n    int v[4] = {1, 2, 3, 4};\n    unsigned n[1] = {4};\n    brook::Stream<int> s(1, n);\n    s.read(v);\n    k(s);\n    s.write(v);\n    std::printf(\"%d %d %d %d\\n\", v[0], v[1], v[2], v[3]);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let exe2 = elsewhere.join("doubled");
+    build(
+        brcc,
+        &[],
+        &[lib.join("main.cpp"), lib.join("doubled.loom")],
+        &exe2,
+    );
+    std::fs::remove_dir_all(&lib).expect("remove the sources");
+    prints_on_every_runtime(&exe2, Some(&elsewhere), "2 5 8 11\n", "an embedded import");
+
+    // A .loom file with an error stops the build, with the diagnostic at its line.
+    std::fs::write(
+        elsewhere.join("bad.loom"),
+        "kernel k(a: Int32[THREADS])\n  a[T] <- y\n  return\n",
+    )
+    .unwrap();
+    let built = Command::new(brcc)
+        .arg("build")
+        .arg(examples.join("host.cpp"))
+        .arg(elsewhere.join("bad.loom"))
+        .arg("-o")
+        .arg(elsewhere.join("never"))
+        .output()
+        .expect("run brcc");
+    let err = String::from_utf8_lossy(&built.stderr);
+    assert_eq!(built.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("bad.loom:2:11: error[LM0301]: `y` is not declared"),
+        "{err}"
+    );
+    assert!(!elsewhere.join("never").exists());
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}

@@ -95,3 +95,24 @@ pub unsafe extern "C" fn brk_loom_launch(
         }
     })
 }
+
+/// Makes `text` the contents of the LOOM file `path` for this process: later
+/// `brk_loom_program_new` calls (and the imports they read) find it before the disk, by
+/// `path` or by its file name alone. `brcc build` embeds the `.loom` files it is given this
+/// way. Returns `BR_NO_ERROR` (0), or `BR_ERROR_INVALID_PARAMETER` for a null argument.
+///
+/// # Safety
+/// `path` and `text` are null or C strings.
+#[no_mangle]
+pub unsafe extern "C" fn brk_loom_embed(path: *const c_char, text: *const c_char) -> c_int {
+    guard(brook::BError::InvalidParameter as c_int, || {
+        // SAFETY: as documented.
+        match unsafe { (crate::text(path), crate::text(text)) } {
+            (Some(path), Some(text)) => {
+                brook::embed_loom_file(path, text);
+                brook::BError::NoError as c_int
+            }
+            _ => brook::BError::InvalidParameter as c_int,
+        }
+    })
+}

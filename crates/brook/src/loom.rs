@@ -23,7 +23,8 @@
 
 use crate::error::Error;
 use crate::kernel::{Arg, Kernel};
-use brook_front::loom::{check_source, read_from_disk, Checked};
+use crate::loom_files::read_loom_file;
+use brook_front::loom::{check_source, Checked};
 use brook_runtime::LaunchReport;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,10 +47,11 @@ impl std::fmt::Debug for LoomProgram {
 }
 
 impl LoomProgram {
-    /// Checks LOOM source; `import`s are read relative to `file`. Every error is in the
+    /// Checks LOOM source; `import`s are read relative to `file` (embedded files first:
+    /// [`crate::embed_loom_file`]). Every error is in the
     /// [`Error::Compile`] message, with its source line.
     pub fn from_source(file: &str, source: &str) -> Result<LoomProgram, Error> {
-        let checked = check_source(file, source, &mut read_from_disk);
+        let checked = check_source(file, source, &mut read_loom_file);
         if checked.has_errors() {
             return Err(Error::Compile {
                 file: file.to_string(),
@@ -64,9 +66,9 @@ impl LoomProgram {
         })
     }
 
-    /// Reads and checks a `.loom` file.
+    /// Reads (an embedded file first: [`crate::embed_loom_file`]) and checks a `.loom` file.
     pub fn from_file(path: &str) -> Result<LoomProgram, Error> {
-        let text = read_from_disk(path)
+        let text = read_loom_file(path)
             .map_err(|why| Error::Usage(format!("cannot read `{path}`: {why}")))?;
         LoomProgram::from_source(path, &text)
     }
