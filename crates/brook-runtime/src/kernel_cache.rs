@@ -24,12 +24,16 @@ struct Entry<T> {
 /// Compiled kernels of type `T` (a device's artifact).
 pub struct KernelCache<T> {
     entries: Mutex<HashMap<Key, Entry<T>>>,
+    /// The entry found last, held weakly (it keeps nothing alive): a kernel launched again
+    /// and again is found without cloning and hashing its key (launch overhead).
+    last: Mutex<Option<(Key, Weak<ValidModule>, Weak<T>)>>,
 }
 
 impl<T> Default for KernelCache<T> {
     fn default() -> Self {
         KernelCache {
             entries: Mutex::new(HashMap::new()),
+            last: Mutex::new(None),
         }
     }
 }
@@ -44,11 +48,22 @@ impl<T> KernelCache<T> {
         variant: &Variant,
         make: impl FnOnce() -> Result<T, E>,
     ) -> Result<Arc<T>, E> {
-        let key = (Arc::as_ptr(module) as usize, kernel, variant.clone());
+        let address = Arc::as_ptr(module) as usize;
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(((a, k, v), module, value)) = last.as_ref() {
+            if (*a, *k) == (address, kernel) && v == variant && module.strong_count() > 0 {
+                if let Some(value) = value.upgrade() {
+                    return Ok(value);
+                }
+            }
+        }
+        let key = (address, kernel, variant.clone());
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = entries.get(&key) {
             if entry.module.strong_count() > 0 {
-                return Ok(entry.value.clone());
+                let found = entry.value.clone();
+                *last = Some((key, entry.module.clone(), Arc::downgrade(&found)));
+                return Ok(found);
             }
         }
         let value = Arc::new(make()?);
@@ -58,6 +73,7 @@ impl<T> KernelCache<T> {
             module,
             value: value.clone(),
         };
+        *last = Some((key.clone(), entry.module.clone(), Arc::downgrade(&value)));
         entries.insert(key, entry);
         Ok(value)
     }
@@ -107,6 +123,10 @@ mod tests {
         assert_eq!(get(0, 1), 1);
         assert_eq!(get(0, 2), 2);
         assert_eq!(get(1, 1), 3);
+        // Found again, through the last-found entry and through the table.
+        assert_eq!(get(1, 1), 3);
+        assert_eq!(get(0, 2), 2);
+        assert_eq!(get(0, 1), 1);
         assert_eq!(cache.len(), 3);
     }
 

@@ -11,8 +11,14 @@
 //! caller waits, so waiting cannot deadlock. A job that panics is contained: the worker keeps
 //! running and the ticket still completes (the job's streams carry the error it recorded, if
 //! any).
+//!
+//! A busy queue costs little per job (launch overhead): the worker takes every queued job at
+//! once under the lock and runs them without it, the count of finished jobs is an atomic
+//! that callers read without the lock, and each signal is sent only when someone sleeps on
+//! it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// The number of a submitted job; later jobs have larger tickets.
@@ -26,29 +32,45 @@ struct State {
     jobs: VecDeque<Job>,
     /// Tickets handed out so far (the last ticket is `submitted`).
     submitted: u64,
-    /// Every ticket up to this one has finished.
-    completed: u64,
     worker_started: bool,
     /// The worker sleeps on `work` (so a submission must wake it).
     worker_idle: bool,
-    /// Callers sleeping on `done`.
-    waiters: usize,
 }
 
-/// The shared state and its two signals. Each is sent only when someone sleeps on it, so a
-/// busy queue costs no wake-up system calls per job (launch overhead).
+/// The shared state and its two signals.
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
+    /// Every ticket up to this one has finished.
+    completed: AtomicU64,
+    /// Callers sleeping (or about to sleep) on `done`.
+    waiters: AtomicUsize,
     /// Signalled when a job is queued while the worker is idle.
     work: Condvar,
-    /// Signalled when a job finishes while callers wait.
+    /// Signalled, under the lock, when a job finishes while callers wait.
     done: Condvar,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn completed(&self) -> u64 {
+        self.completed.load(Ordering::SeqCst)
+    }
+
+    /// Counts one more finished job and wakes the callers waiting, if any. A waiter counts
+    /// itself in `waiters` before it looks at `completed` a last time (both sequentially
+    /// consistent), and sleeps without letting go of the lock in between; the signal is sent
+    /// under the lock. So either the waiter sees the new count, or this sees the waiter and
+    /// signals after it sleeps.
+    fn finish_one(&self) {
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            let _state = self.lock();
+            self.done.notify_all();
+        }
     }
 }
 
@@ -106,27 +128,33 @@ impl Queue {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
         let mut state = self.shared.lock();
         state.submitted += 1;
-        state.completed = state.submitted;
+        self.shared
+            .completed
+            .store(state.submitted, Ordering::SeqCst);
         Ticket(state.submitted)
     }
 
     /// Whether the job of `ticket` (and every earlier one) has finished.
     pub fn is_done(&self, ticket: Ticket) -> bool {
-        self.shared.lock().completed >= ticket.0
+        self.shared.completed() >= ticket.0
     }
 
     /// Waits until the job of `ticket` (and every earlier one) has finished.
     pub fn wait(&self, ticket: Ticket) {
+        if self.shared.completed() >= ticket.0 {
+            return;
+        }
         let mut state = self.shared.lock();
-        while state.completed < ticket.0 {
-            state.waiters += 1;
+        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        while self.shared.completed() < ticket.0 {
             state = self
                 .shared
                 .done
                 .wait(state)
                 .unwrap_or_else(|p| p.into_inner());
-            state.waiters -= 1;
         }
+        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(state);
     }
 
     /// Waits for every job submitted so far.
@@ -151,25 +179,19 @@ impl Queue {
 
 fn serve(shared: &Shared) {
     loop {
-        let job = {
+        let jobs = {
             let mut state = shared.lock();
-            loop {
-                if let Some(job) = state.jobs.pop_front() {
-                    break job;
-                }
+            while state.jobs.is_empty() {
                 state.worker_idle = true;
                 state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 state.worker_idle = false;
             }
+            std::mem::take(&mut state.jobs)
         };
-        // A panicking job must not stop the queue or leave its waiters hanging.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        let mut state = shared.lock();
-        state.completed += 1;
-        let wake = state.waiters > 0;
-        drop(state);
-        if wake {
-            shared.done.notify_all();
+        for job in jobs {
+            // A panicking job must not stop the queue or leave its waiters hanging.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            shared.finish_one();
         }
     }
 }
@@ -203,6 +225,36 @@ mod tests {
         assert_eq!(queue.run(|| 7), Some(7));
         assert!(queue.is_done(first));
         assert_eq!(count.load(Ordering::SeqCst), 1);
+    }
+
+    /// Callers on several threads wait for jobs that finish while they start to wait: no
+    /// wake-up is lost (a lost one would hang here) and every ticket is done when waited for.
+    #[test]
+    fn waiters_on_many_threads_see_every_job_finish() {
+        let queue = Arc::new(Queue::new("test-queue"));
+        let finished = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (queue, finished) = (queue.clone(), finished.clone());
+                std::thread::spawn(move || {
+                    for i in 0..2000 {
+                        let f = finished.clone();
+                        let ticket = queue.submit(move || {
+                            f.fetch_add(1, Ordering::SeqCst);
+                        });
+                        if i % 3 == 0 {
+                            queue.wait(ticket);
+                            assert!(queue.is_done(ticket));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("a caller thread");
+        }
+        queue.wait_all();
+        assert_eq!(finished.load(Ordering::SeqCst), 8000);
     }
 
     #[test]

@@ -46,8 +46,8 @@ impl Checker<'_, '_> {
             KernelKind::Reduce => reduce::shapes(self)?,
             KernelKind::Map => self.map_shapes()?,
         };
-        let aliasing_allowed = self.options.permit_read_write_aliasing
-            || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
+        let aliasing_allowed =
+            self.options.permit_read_write_aliasing || aliasing_permitted_by_environment();
         let mut bound = Vec::with_capacity(self.args.len());
         for index in 0..self.args.len() {
             bound.push(self.bind(index, &shapes, aliasing_allowed)?);
@@ -355,4 +355,11 @@ impl Checker<'_, '_> {
             })
             .collect()
     }
+}
+
+/// `BRT_PERMIT_READ_WRITE_ALIASING` is set: read once, at the process's first launch (not
+/// per launch: launch overhead).
+fn aliasing_permitted_by_environment() -> bool {
+    static PERMITTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PERMITTED.get_or_init(|| std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some())
 }
