@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex, Weak};
 /// A module's address, a kernel index and the variant.
 type Key = (usize, usize, Variant);
 
+/// The last entry found: its key, and weak references to its module and kernel.
+type LastFound<T> = (Key, Weak<ValidModule>, Weak<T>);
+
 struct Entry<T> {
     module: Weak<ValidModule>,
     value: Arc<T>,
@@ -26,7 +29,7 @@ pub struct KernelCache<T> {
     entries: Mutex<HashMap<Key, Entry<T>>>,
     /// The entry found last, held weakly (it keeps nothing alive): a kernel launched again
     /// and again is found without cloning and hashing its key (launch overhead).
-    last: Mutex<Option<(Key, Weak<ValidModule>, Weak<T>)>>,
+    last: Mutex<Option<LastFound<T>>>,
 }
 
 impl<T> Default for KernelCache<T> {
