@@ -28,6 +28,7 @@ pub mod module;
 pub mod print;
 pub mod reduce_order;
 pub mod same;
+pub mod scan_order;
 pub mod source;
 pub mod stmt;
 pub mod types;
