@@ -39,14 +39,8 @@ fn run(argv: Vec<String>) -> ExitCode {
         }
     };
     match args.command {
-        Command::Help => {
-            print!("{}", args::HELP);
-            ExitCode::SUCCESS
-        }
-        Command::Version => {
-            println!("brcc {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Command::Help => write_out(args::HELP),
+        Command::Version => write_out(&format!("brcc {}\n", env!("CARGO_PKG_VERSION"))),
         Command::Check => check(&args),
         Command::Compile if args.file.is_none() => {
             eprint!("{}", args::HELP);
@@ -93,10 +87,7 @@ fn program(args: &Args) -> ExitCode {
                 Err(code) => code,
             }
         }
-        (_, Some("cpp")) => {
-            print!("{cpp}");
-            ExitCode::SUCCESS
-        }
+        (_, Some("cpp")) => write_out(&cpp),
         _ => {
             let prefix = args
                 .output_prefix
@@ -396,10 +387,7 @@ fn emit_loom(args: &Args, what: Emit) -> ExitCode {
         Emit::Ptx => ptx_text(&module, &ptx_target(args)),
     };
     match text {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => write_out(&text),
         Err(e) => {
             eprintln!("{path}: {e}");
             ExitCode::FAILURE
@@ -459,15 +447,9 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
     eprint!("{}", checked.render_diagnostics());
     match compiled.module {
         Some(Ok(module)) => match brook_ir::validate(module) {
-            Ok(module) if what == Emit::Ir => {
-                print!("{}", brook_ir::print::print_module(&module));
-                ExitCode::SUCCESS
-            }
+            Ok(module) if what == Emit::Ir => write_out(&brook_ir::print::print_module(&module)),
             Ok(module) => match ptx_text(&module, &ptx_target(args)) {
-                Ok(text) => {
-                    print!("{text}");
-                    ExitCode::SUCCESS
-                }
+                Ok(text) => write_out(&text),
                 Err(e) => {
                     eprintln!("{path}: {e}");
                     ExitCode::FAILURE
@@ -511,5 +493,20 @@ fn check(args: &Args) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Writes `text` to standard output. A reader that stops early (`brcc ... | head`) is not an
+/// error: brcc stops writing and succeeds, as the tools it is used with do.
+fn write_out(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("brcc: cannot write to standard output: {e}");
+            ExitCode::from(2)
+        }
     }
 }

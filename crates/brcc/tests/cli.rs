@@ -407,3 +407,24 @@ fn a_loom_kernel_is_emitted_for_a_grid() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("kernel k("));
 }
+
+/// `brcc ... | head`: a reader that has gone is not an error and never a panic.
+#[test]
+fn a_closed_output_pipe_ends_brcc_quietly() {
+    let source = temp_file(
+        "pipe.br",
+        "kernel void k(float a<>, out float b<>) { b = a * 2.0f; }\n",
+    );
+    for emit in ["ir", "ptx", "cpp"] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_brcc"))
+            .args([&source, "--emit", emit])
+            .stdout(writer)
+            .output()
+            .expect("run brcc");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--emit {emit}: {err}");
+        assert!(!err.contains("panicked"), "--emit {emit}: {err}");
+    }
+}
