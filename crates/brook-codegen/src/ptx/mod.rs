@@ -3,7 +3,7 @@
 //! [`compile`] turns one kernel, specialised for a launch [`Variant`], into a PTX module with
 //! one entry function, `brook_main` ([`driver`]), taking the launch's parameter block
 //! ([`crate::abi`]) as a `.param` byte array. Arithmetic follows the exact rules of
-//! `../shared/SEMANTICS.md`: every float operation is written with `.rn` (so `ptxas` never
+//! `docs/SEMANTICS.md`: every float operation is written with `.rn` (so `ptxas` never
 //! contracts `a*b+c` into an `fma`), no flush-to-zero, integer division never traps, and float
 //! literals come from `.const` memory so the JIT folds no float arithmetic ([`literals`]).
 //! No CUDA toolkit is needed: the text is written here and JIT-compiled by the driver.
