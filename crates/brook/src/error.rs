@@ -2,8 +2,10 @@
 
 use brook_runtime::{LaunchError, RuntimeError};
 
-/// Everything that can go wrong through the `brook` API.
-#[derive(Debug, Clone, thiserror::Error)]
+/// Everything that can go wrong through the `brook` API. `Debug` prints the same text as
+/// `Display` (so `fn main() -> Result<(), brook::Error>` shows diagnostics as lines); match
+/// on the variants for the parts.
+#[derive(Clone, thiserror::Error)]
 pub enum Error {
     /// The source has errors; the message holds every diagnostic, rendered with source lines.
     #[error("{file}: {count} error(s)\n{rendered}")]
@@ -40,6 +42,12 @@ pub enum Error {
     Launch(Box<LaunchError>),
     #[error(transparent)]
     Runtime(Box<RuntimeError>),
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl From<LaunchError> for Error {

@@ -19,6 +19,50 @@ fn compile_errors_point_at_the_source() {
     let text = err.to_string();
     assert!(text.contains("bad.br:1:"), "{text}");
     assert!(matches!(err, Error::Compile { count: 1, .. }), "{err:?}");
+    // `fn main() -> Result<(), brook::Error>` prints the error with `Debug`: the same text,
+    // its lines as lines (not a struct with escaped newlines).
+    assert_eq!(format!("{err:?}"), text);
+    assert!(
+        format!("{err:?}").contains("\n1 | kernel void f"),
+        "{err:?}"
+    );
+}
+
+/// A value of another number type converts as a C argument would where nothing is lost or
+/// rounding is what C does (`args![2.0, ...]`: a Rust float literal is an `f64`).
+#[test]
+fn number_values_convert_to_the_parameter_type_as_in_c() {
+    let program = Program::from_source(
+        "scale.br",
+        "kernel void scale(float a, int k, float x<>, out float y<>) { y = a * x + (float)k; }",
+    )
+    .expect("compiles");
+    let scale = program.kernel("scale").expect("kernel");
+    for device in Device::of_type("all").expect("devices") {
+        let x = Stream::from_slice(&device, &[3], &[1.0f32, 2.0, 3.0]).expect("x");
+        let y = Stream::<f32>::new(&device, &[3]).expect("y");
+        scale
+            .launch(args![2.0, 1u8, &x, &y])
+            .expect("f64 and u8 values");
+        assert_eq!(y.to_vec().expect("y"), [3.0, 5.0, 7.0], "{}", device.info());
+        scale
+            .launch(args![0.1, 0i64, &x, &y])
+            .expect("0.1 as float");
+        assert_eq!(
+            y.to_vec().expect("y"),
+            [0.1f32, 0.2, 0.3f32 * 1.0],
+            "{}",
+            device.info()
+        );
+        let err = scale
+            .launch(args![2.0f32, 2.5, &x, &y])
+            .expect_err("a fraction for an int");
+        assert!(
+            err.to_string()
+                .contains("argument 2 (`k`): expected a int value, got a double value"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -46,8 +46,8 @@ impl Checker<'_, '_> {
             KernelKind::Reduce => reduce::shapes(self)?,
             KernelKind::Map => self.map_shapes()?,
         };
-        let aliasing_allowed =
-            self.options.permit_read_write_aliasing || aliasing_permitted_by_environment();
+        let aliasing_allowed = self.options.permit_read_write_aliasing
+            || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
         let mut bound = Vec::with_capacity(self.args.len());
         for index in 0..self.args.len() {
             bound.push(self.bind(index, &shapes, aliasing_allowed)?);
@@ -96,7 +96,10 @@ impl Checker<'_, '_> {
         let matches = match (arg, &expected_type) {
             (Arg::Stream(s), Some(t)) => wants_stream && s.element().same_layout(t),
             (Arg::Iterator(i), Some(t)) => i.element().same_layout(t),
-            (Arg::Constant(c), Some(t)) => !wants_stream && c.element.same_layout(t),
+            (Arg::Constant(c), Some(t)) => {
+                !wants_stream
+                    && (c.element.same_layout(t) || super::convert::converted(c, t).is_some())
+            }
             _ => false,
         };
         if matches {
@@ -183,7 +186,16 @@ impl Checker<'_, '_> {
 
     fn bind(&self, index: usize, shapes: &Shapes, aliasing_allowed: bool) -> Check<Bound> {
         let stream = match &self.args[index] {
-            Arg::Constant(c) => return Ok(Bound::Constant(c.bytes.clone())),
+            Arg::Constant(c) => {
+                let param = &self.kernel.params[index];
+                let bytes = match ElementType::from_ir(self.module, &param.ty) {
+                    Some(t) if !c.element.same_layout(&t) => {
+                        super::convert::converted(c, &t).unwrap_or_else(|| c.bytes.clone())
+                    }
+                    _ => c.bytes.clone(),
+                };
+                return Ok(Bound::Constant(bytes));
+            }
             Arg::Iterator(iter) => {
                 let shape = self.input_shape(index).unwrap_or_default();
                 self.input_rank(index, &shape, shapes)?;
@@ -355,11 +367,4 @@ impl Checker<'_, '_> {
             })
             .collect()
     }
-}
-
-/// `BRT_PERMIT_READ_WRITE_ALIASING` is set: read once, at the process's first launch (not
-/// per launch: launch overhead).
-fn aliasing_permitted_by_environment() -> bool {
-    static PERMITTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PERMITTED.get_or_init(|| std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some())
 }

@@ -10,6 +10,7 @@
 mod args;
 mod check;
 mod checker;
+mod convert;
 mod plain;
 mod reduce;
 mod region;
