@@ -135,6 +135,11 @@ impl fmt::Display for ElementType {
 /// `Self` must be `Copy`, have exactly the layout [`Element::element_type`] describes (size and
 /// field offsets as C lays them out) and contain no padding bytes, so that a `&[Self]` may be
 /// viewed as bytes and any bytes written by a kernel are a valid `Self`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Brook stream element or kernel value",
+    label = "not a number, a number array (`[f32; 4]`) or a `brook_struct!` struct",
+    note = "a reduction into a host variable is passed as `brook::host_var(&mut total)`; a stream as `&stream`"
+)]
 pub unsafe trait Element: Copy + Send + Sync + 'static {
     fn element_type() -> ElementType;
 }

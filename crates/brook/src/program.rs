@@ -113,7 +113,7 @@ impl Program {
                 return Err(Error::Compile {
                     file: file.to_string(),
                     count: checked.diagnostics.iter().filter(|d| d.is_error()).count(),
-                    rendered: checked.render_diagnostics(),
+                    rendered: with_rust_flag_hints(checked.render_diagnostics()),
                 })
             }
             Some(Err(e)) => {
@@ -205,5 +205,17 @@ impl Program {
     /// The IR as text (what `brcc --emit ir` prints).
     pub fn ir_text(&self) -> String {
         brook_ir::print::print_module(&self.module)
+    }
+}
+
+/// brcc's diagnostics name its flags; from Rust the same choices are [`CompileOptions`]
+/// fields, so a message that suggests `-a` says how to ask for it here.
+fn with_rust_flag_hints(rendered: String) -> String {
+    if rendered.contains("pass -a") {
+        format!(
+            "{rendered}note: from Rust, `-a` is `Program::compile(file, source, &CompileOptions {{ strong_types: false, ..Default::default() }})` (or `CompileOptions::from_flags(\"-a\")`)\n"
+        )
+    } else {
+        rendered
     }
 }

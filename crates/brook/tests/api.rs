@@ -28,6 +28,22 @@ fn compile_errors_point_at_the_source() {
     );
 }
 
+/// A diagnostic that suggests brcc's `-a` says how to relax checking from Rust, and that
+/// way works.
+#[test]
+fn a_suggested_flag_is_named_as_rust_options() {
+    let source = "kernel void k(float2 a<>, out float b<>) { if (a) b = 1.0f; else b = 0.0f; }";
+    let err = Program::from_source("vec.br", source).expect_err("a vector condition");
+    let text = err.to_string();
+    assert!(text.contains("pass -a"), "{text}");
+    assert!(
+        text.contains("from Rust, `-a` is `Program::compile"),
+        "{text}"
+    );
+    let relaxed = brook::CompileOptions::from_flags("-a").expect("flags");
+    Program::compile("vec.br", source, &relaxed).expect("relaxed typing accepts it");
+}
+
 /// A value of another number type converts as a C argument would where nothing is lost or
 /// rounding is what C does (`args![2.0, ...]`: a Rust float literal is an `f64`).
 #[test]
