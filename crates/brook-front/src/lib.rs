@@ -12,6 +12,9 @@ pub mod lowering;
 pub mod source;
 mod token_table;
 
+#[cfg(test)]
+mod editor_grammars;
+
 pub use brook::{check_source, compile_source, CheckOptions, Checked, Compiled};
 pub use diagnostic::{Code, Diagnostic, Diagnostics, Severity, WarningPolicy};
 pub use source::{SourceFile, Span};

@@ -36,6 +36,9 @@ macro_rules! keywords {
         pub enum Keyword { $($name,)* }
 
         impl Keyword {
+            /// Every reserved word.
+            pub const ALL: &[Keyword] = &[$(Keyword::$name,)*];
+
             pub fn from_text(text: &str) -> Option<Keyword> {
                 match text { $($text => Some(Keyword::$name),)* _ => None }
             }

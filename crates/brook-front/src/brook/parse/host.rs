@@ -16,7 +16,7 @@ pub const STREAM_OPERATORS: [&str; 4] = [
 ];
 
 /// Intrinsics that mean something only inside a kernel.
-const KERNEL_ONLY: [&str; 4] = ["indexof", "instance", "instanceInGroup", "syncGroup"];
+pub(crate) const KERNEL_ONLY: [&str; 4] = ["indexof", "instance", "instanceInGroup", "syncGroup"];
 
 impl Parser<'_, '_> {
     /// Scans every host item; returns the functions defined in host code.

@@ -6,10 +6,10 @@
 //! ([`host`]). Nesting is limited to [`MAX_DEPTH`] so that no input can exhaust the stack.
 
 mod expr;
-mod host;
+pub(crate) mod host;
 mod items;
 mod stmt;
-mod types;
+pub(crate) mod types;
 
 use super::ast::{Expr, ExprId, ExprKind, Ident, Program};
 use super::preprocess::Spellings;

@@ -42,7 +42,7 @@ pub fn builtin_type(text: &str) -> Option<TypeSpecKind> {
     None
 }
 
-const QUALIFIER_WORDS: [&str; 12] = [
+pub(crate) const QUALIFIER_WORDS: [&str; 12] = [
     "out", "reduce", "iter", "vout", "const", "shared", "volatile", "restrict", "static", "extern",
     "auto", "register",
 ];
