@@ -45,7 +45,10 @@ pub use device::{Device, DeviceInfo, DeviceKind};
 pub use element::{Element, ElementType};
 pub use error::{ArgRef, BError, DeviceLimit, LaunchError, LaunchProblem, Limit, RuntimeError};
 pub use iter::IterStream;
-pub use launch::{launch, Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
+pub use launch::{
+    corrupt_next_crosschecked_result, crosscheck_enabled, launch, set_crosscheck, Arg, Constant,
+    LaunchOptions, LaunchReport, VoutResult,
+};
 pub use plan::{Bound, ExecRegion, LaunchPlan};
 pub use registry::{
     current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,

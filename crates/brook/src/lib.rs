@@ -32,7 +32,10 @@ mod program;
 pub mod raw;
 mod stream;
 
-pub use brook_runtime::{brook_struct, BError, DeviceKind, Element, LaunchReport, RawStream};
+pub use brook_runtime::{
+    brook_struct, corrupt_next_crosschecked_result, crosscheck_enabled, set_crosscheck, BError,
+    DeviceKind, Element, LaunchReport, RawStream,
+};
 pub use device::{use_devices, Device};
 pub use error::Error;
 pub use iter::{IterElement, IterStream};

@@ -11,12 +11,14 @@ mod args;
 mod check;
 mod checker;
 mod convert;
+mod crosscheck;
 mod plain;
 mod reduce;
 mod region;
 mod vout;
 
 pub use args::{Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
+pub use crosscheck::{corrupt_next_crosschecked_result, crosscheck_enabled, set_crosscheck};
 
 use crate::error::LaunchError;
 use brook_ir::ValidModule;

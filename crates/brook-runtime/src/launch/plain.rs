@@ -110,7 +110,7 @@ fn submit(
                 },
                 code: stream.error().unwrap_or(crate::BError::Kernel),
             }),
-            None => runner.launch(&plan).err(),
+            None => super::crosscheck::launch(runner.as_ref(), &plan).err(),
         };
         if let Some(problem) = problem {
             let error = LaunchError {
