@@ -118,6 +118,14 @@ pub trait Device: Send + Sync {
     fn idle(&self) -> bool {
         true
     }
+    /// Runs a launch (as [`Device::launch`]) and returns the device's own time for it where
+    /// it has a clock (GPU events around it; the launch is then waited for), else `None`.
+    fn launch_timed(
+        &self,
+        plan: &LaunchPlan,
+    ) -> Result<Option<std::time::Duration>, LaunchProblem> {
+        self.launch(plan).map(|()| None)
+    }
     /// The device's own time for the work `work` queues (GPU events around it), after that
     /// work finished; `None` where the device has no such clock (the CPU and the interpreter).
     fn gpu_time(

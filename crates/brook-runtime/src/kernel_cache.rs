@@ -26,6 +26,8 @@ struct Entry<T> {
 
 /// Compiled kernels of type `T` (a device's artifact).
 pub struct KernelCache<T> {
+    /// The device's name, for the profile ([`crate::profile`]).
+    device: String,
     entries: Mutex<HashMap<Key, Entry<T>>>,
     /// The entry found last, held weakly (it keeps nothing alive): a kernel launched again
     /// and again is found without cloning and hashing its key (launch overhead).
@@ -34,7 +36,15 @@ pub struct KernelCache<T> {
 
 impl<T> Default for KernelCache<T> {
     fn default() -> Self {
+        KernelCache::new("")
+    }
+}
+
+impl<T> KernelCache<T> {
+    /// The cache of the device called `device`.
+    pub fn new(device: impl Into<String>) -> Self {
         KernelCache {
+            device: device.into(),
             entries: Mutex::new(HashMap::new()),
             last: Mutex::new(None),
         }
@@ -51,11 +61,13 @@ impl<T> KernelCache<T> {
         variant: &Variant,
         make: impl FnOnce() -> Result<T, E>,
     ) -> Result<Arc<T>, E> {
+        let module_ref = module;
         let address = Arc::as_ptr(module) as usize;
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(((a, k, v), module, value)) = last.as_ref() {
             if (*a, *k) == (address, kernel) && v == variant && module.strong_count() > 0 {
                 if let Some(value) = value.upgrade() {
+                    self.note_hit(module_ref, kernel);
                     return Ok(value);
                 }
             }
@@ -64,12 +76,18 @@ impl<T> KernelCache<T> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = entries.get(&key) {
             if entry.module.strong_count() > 0 {
+                self.note_hit(module_ref, kernel);
                 let found = entry.value.clone();
                 *last = Some((key, entry.module.clone(), Arc::downgrade(&found)));
                 return Ok(found);
             }
         }
+        let started = std::time::Instant::now();
         let value = Arc::new(make()?);
+        if crate::profile::profiling() {
+            let name = &module_ref.kernels[kernel].name;
+            crate::profile::record_compile(&self.device, name, started.elapsed());
+        }
         entries.retain(|_, entry| entry.module.strong_count() > 0);
         let module = Arc::downgrade(module);
         let entry = Entry {
@@ -79,6 +97,12 @@ impl<T> KernelCache<T> {
         *last = Some((key.clone(), entry.module.clone(), Arc::downgrade(&value)));
         entries.insert(key, entry);
         Ok(value)
+    }
+
+    fn note_hit(&self, module: &ValidModule, kernel: usize) {
+        if crate::profile::profiling() {
+            crate::profile::record_cache_hit(&self.device, &module.kernels[kernel].name);
+        }
     }
 
     /// How many kernels the cache holds.

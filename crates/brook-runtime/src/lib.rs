@@ -35,6 +35,7 @@ pub mod launch;
 pub mod log;
 pub mod ops;
 pub mod plan;
+pub mod profile;
 pub mod queue;
 pub mod reduce_plan;
 pub mod registry;
@@ -50,6 +51,7 @@ pub use launch::{
     LaunchOptions, LaunchReport, VoutResult,
 };
 pub use plan::{Bound, ExecRegion, LaunchPlan};
+pub use profile::{profile_report, profiling, reset_profile, set_profile};
 pub use registry::{
     current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,
 };

@@ -33,8 +33,9 @@ pub mod raw;
 mod stream;
 
 pub use brook_runtime::{
-    brook_struct, corrupt_next_crosschecked_result, crosscheck_enabled, set_crosscheck, BError,
-    DeviceKind, Element, LaunchReport, RawStream,
+    brook_struct, corrupt_next_crosschecked_result, crosscheck_enabled, profile_report, profiling,
+    reset_profile, set_crosscheck, set_profile, BError, DeviceKind, Element, LaunchReport,
+    RawStream,
 };
 pub use device::{use_devices, Device};
 pub use error::Error;

@@ -45,7 +45,7 @@ impl CpuDevice {
                 target: Some(brook_codegen::CodeTarget::Cpu),
             },
             queue: Queue::new("brook-cpu-0"),
-            cache: KernelCache::default(),
+            cache: KernelCache::new("cpu:0"),
         }
     }
 

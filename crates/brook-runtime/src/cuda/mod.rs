@@ -70,7 +70,7 @@ impl CudaDevice {
             queue: Queue::new(format!("brook-cuda-{ordinal}")),
             handles,
             properties,
-            cache: KernelCache::default(),
+            cache: KernelCache::new(format!("cuda:{ordinal}")),
         })
     }
 
@@ -268,6 +268,20 @@ impl Device for CudaDevice {
                 value_size,
             ),
         }
+    }
+
+    fn launch_timed(&self, plan: &LaunchPlan) -> Result<Option<Duration>, LaunchProblem> {
+        let events = driver::EventPair::new().map_err(LaunchProblem::Execution)?;
+        self.handles.bind().map_err(LaunchProblem::Execution)?;
+        events
+            .record(self.handles.stream, false)
+            .map_err(LaunchProblem::Execution)?;
+        self.launch(plan)?;
+        events
+            .record(self.handles.stream, true)
+            .map_err(LaunchProblem::Execution)?;
+        let ms = events.elapsed_ms().map_err(LaunchProblem::Execution)?;
+        Ok(Some(Duration::from_secs_f64(f64::from(ms) / 1e3)))
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {

@@ -69,10 +69,10 @@ fn reference() -> &'static Arc<dyn Device> {
 /// on the interpreter too, comparing the outputs.
 pub fn launch(device: &dyn Device, plan: &LaunchPlan) -> Result<(), LaunchProblem> {
     if device.info().kind == DeviceKind::Interp || !crosscheck_enabled() {
-        return device.launch(plan);
+        return super::profiled::launch(device, plan);
     }
     let before = Snapshot::take(device, plan)?;
-    device.launch(plan)?;
+    super::profiled::launch(device, plan)?;
     let reference = reference();
     let twin = before.plan_on(reference.as_ref(), plan)?;
     reference.launch(&twin)?;

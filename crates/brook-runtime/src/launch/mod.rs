@@ -13,6 +13,7 @@ mod checker;
 mod convert;
 mod crosscheck;
 mod plain;
+mod profiled;
 mod reduce;
 mod region;
 mod vout;

@@ -339,8 +339,19 @@ impl RawStream {
         })
     }
 
-    /// On the queue: writes host bytes to the stream's elements.
+    /// On the queue: writes host bytes to the stream's elements (profiled: [`crate::profile`]).
     pub(crate) fn upload_now(&self, data: &[u8]) -> Result<(), RuntimeError> {
+        if !crate::profile::profiling() {
+            return self.upload_unprofiled(data);
+        }
+        let started = std::time::Instant::now();
+        let result = self.upload_unprofiled(data);
+        let device = self.device().info().to_string();
+        crate::profile::record_transfer(&device, "to device", data.len() as u64, started.elapsed());
+        result
+    }
+
+    fn upload_unprofiled(&self, data: &[u8]) -> Result<(), RuntimeError> {
         let size = self.element().size();
         let runs = self.addressing().runs(self.shape());
         let buffer = self.buffer();
@@ -358,8 +369,20 @@ impl RawStream {
         Ok(())
     }
 
-    /// On the queue: the stream's elements as host bytes.
+    /// On the queue: the stream's elements as host bytes (profiled: [`crate::profile`]).
     pub(crate) fn download_now(&self) -> Result<Vec<u8>, RuntimeError> {
+        if !crate::profile::profiling() {
+            return self.download_unprofiled();
+        }
+        let started = std::time::Instant::now();
+        let result = self.download_unprofiled();
+        let device = self.device().info().to_string();
+        let bytes = result.as_ref().map_or(0, |b| b.len() as u64);
+        crate::profile::record_transfer(&device, "to host", bytes, started.elapsed());
+        result
+    }
+
+    fn download_unprofiled(&self) -> Result<Vec<u8>, RuntimeError> {
         let size = self.element().size();
         let mut out = vec![0u8; self.len() * size];
         let runs = self.addressing().runs(self.shape());
