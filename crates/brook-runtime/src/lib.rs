@@ -27,6 +27,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod device;
 pub mod element;
+mod env_switch;
 pub mod error;
 pub mod interp;
 pub mod iter;

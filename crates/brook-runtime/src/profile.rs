@@ -8,14 +8,15 @@
 //! it, so a profiled program runs its launches one at a time) and the wall clock of the
 //! launch on the CPU and the interpreter, which run launches to completion.
 
+use crate::env_switch::EnvSwitch;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// 0: not decided yet (read `BRT_PROFILE` when first asked), 1: off, 2: on.
-static MODE: AtomicU8 = AtomicU8::new(0);
+/// On with `BRT_PROFILE` (read when first asked) or [`set_profile`].
+static MODE: EnvSwitch = EnvSwitch::new("BRT_PROFILE");
 static PRINT_AT_EXIT: AtomicBool = AtomicBool::new(false);
 static KERNELS: Mutex<BTreeMap<(String, String), KernelStats>> = Mutex::new(BTreeMap::new());
 static TRANSFERS: Mutex<BTreeMap<(String, &'static str), TransferStats>> =
@@ -23,20 +24,12 @@ static TRANSFERS: Mutex<BTreeMap<(String, &'static str), TransferStats>> =
 
 /// Turns profiling on or off for the rest of the process (overriding `BRT_PROFILE`).
 pub fn set_profile(on: bool) {
-    MODE.store(if on { 2 } else { 1 }, Ordering::SeqCst);
+    MODE.set(on);
 }
 
 /// Whether launches and transfers are profiled.
 pub fn profiling() -> bool {
-    match MODE.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var("BRT_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0");
-            let decided = if on { 2 } else { 1 };
-            let _ = MODE.compare_exchange(0, decided, Ordering::SeqCst, Ordering::SeqCst);
-            MODE.load(Ordering::SeqCst) == 2
-        }
-        mode => mode == 2,
-    }
+    MODE.is_on()
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -230,22 +223,16 @@ mod tests {
 
     #[test]
     fn the_report_lists_kernels_and_transfers_with_rates() {
-        record_launch(
-            "cpu:0 (native code)",
-            "probe_saxpy",
-            Duration::from_millis(2),
-            false,
-            4_000_000,
-            1_000_000,
-        );
-        record_launch(
-            "cpu:0 (native code)",
-            "probe_saxpy",
-            Duration::from_millis(2),
-            false,
-            4_000_000,
-            1_000_000,
-        );
+        for _ in 0..2 {
+            record_launch(
+                "cpu:0 (native code)",
+                "probe_saxpy",
+                Duration::from_millis(2),
+                false,
+                4_000_000,
+                1_000_000,
+            );
+        }
         record_compile(
             "cpu:0 (native code)",
             "probe_saxpy",

@@ -13,14 +13,15 @@
 use crate::buffer::{Buffer, Span};
 use crate::device::{Device, DeviceKind};
 use crate::element::ElementType;
+use crate::env_switch::EnvSwitch;
 use crate::error::LaunchProblem;
 use crate::plan::{Bound, LaunchPlan};
 use brook_ir::ScalarKind;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// 0: not decided yet (read `BRT_CROSSCHECK` at the first launch), 1: off, 2: on.
-static MODE: AtomicU8 = AtomicU8::new(0);
+/// On with `BRT_CROSSCHECK` (read at the first launch) or [`set_crosscheck`].
+static MODE: EnvSwitch = EnvSwitch::new("BRT_CROSSCHECK");
 /// A test hook: the next cross-checked launch's device result is altered (one bit of its
 /// first output element), so a test can see the check find a difference.
 static CORRUPT_NEXT: AtomicBool = AtomicBool::new(false);
@@ -28,24 +29,12 @@ static CORRUPT_NEXT: AtomicBool = AtomicBool::new(false);
 /// Turns cross-check mode on or off for the rest of the process (overriding
 /// `BRT_CROSSCHECK`).
 pub fn set_crosscheck(on: bool) {
-    MODE.store(if on { 2 } else { 1 }, Ordering::SeqCst);
+    MODE.set(on);
 }
 
 /// Whether launches are cross-checked.
 pub fn crosscheck_enabled() -> bool {
-    match MODE.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var("BRT_CROSSCHECK").is_ok_and(|v| !v.is_empty() && v != "0");
-            let _ = MODE.compare_exchange(
-                0,
-                if on { 2 } else { 1 },
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            );
-            MODE.load(Ordering::SeqCst) == 2
-        }
-        mode => mode == 2,
-    }
+    MODE.is_on()
 }
 
 /// For tests of the check itself: the next cross-checked launch's device result is altered
