@@ -44,18 +44,7 @@ pub fn options(case: &Case) -> CompileOptions {
 
 /// The scalar components of an element type, with their byte offsets.
 pub fn components(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>) {
-    match ty {
-        ElementType::Value(v) => {
-            for i in 0..usize::from(v.width) {
-                out.push((v.kind, base + i * v.kind.size() as usize));
-            }
-        }
-        ElementType::Struct(s) => {
-            for f in &s.fields {
-                components(&f.ty, base + f.offset, out);
-            }
-        }
-    }
+    out.extend(ty.components().into_iter().map(|(k, at)| (k, base + at)));
 }
 
 pub fn element_type(program: &Program, name: &str) -> Result<ElementType, String> {
@@ -457,11 +446,8 @@ pub fn same_outputs(
                     decode_component(kind, &want[at..]),
                     decode_component(kind, &got[at..]),
                 );
-                let same_bits =
-                    want[at..at + kind.size() as usize] == got[at..at + kind.size() as usize];
-                let both_nan = a.is_nan() && b.is_nan();
-                let close = same_bits
-                    || (kind.is_float() && (both_nan || (ulp > 0 && ulps(kind, a, b) <= ulp)));
+                let same = brook::raw::same_component(kind, &want[at..], &got[at..]);
+                let close = same || (kind.is_float() && ulp > 0 && ulps(kind, a, b) <= ulp);
                 if !close {
                     return Err(format!(
                         "`{name}` element {e}: {a} vs {b} (allowed {ulp} ulp)"

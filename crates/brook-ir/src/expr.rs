@@ -289,6 +289,26 @@ impl MathFun {
         }
     }
 
+    /// The transcendental functions: computed by each device's math library, within a few
+    /// ulps of one another rather than bit-identical (docs/GUIDE.md, the math library).
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            MathFun::Acos
+                | MathFun::Asin
+                | MathFun::Atan
+                | MathFun::Atan2
+                | MathFun::Cos
+                | MathFun::Exp
+                | MathFun::Exp2
+                | MathFun::Log
+                | MathFun::Log2
+                | MathFun::Pow
+                | MathFun::Sin
+                | MathFun::Tan
+        )
+    }
+
     /// Functions that accept integer operands too.
     pub fn is_numeric(self) -> bool {
         matches!(

@@ -35,6 +35,37 @@ impl ElementType {
         ElementType::Value(ValueType::scalar(kind))
     }
 
+    /// Every scalar component, in order: its kind and its byte offset in the element.
+    pub fn components(&self) -> Vec<(ScalarKind, usize)> {
+        fn walk(ty: &ElementType, base: usize, out: &mut Vec<(ScalarKind, usize)>) {
+            match ty {
+                ElementType::Value(v) => {
+                    for i in 0..usize::from(v.width) {
+                        out.push((v.kind, base + i * v.kind.size() as usize));
+                    }
+                }
+                ElementType::Struct(s) => {
+                    for f in &s.fields {
+                        walk(&f.ty, base + f.offset, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, 0, &mut out);
+        out
+    }
+
+    /// Whether two elements' bytes are the same value, as devices are compared: every
+    /// component bit-identical, except that any NaN equals any NaN (IEEE 754 leaves the
+    /// payload of a computed NaN open: x86 propagates an operand's, a GPU writes its
+    /// canonical NaN). Padding bytes are not compared.
+    pub fn same_value(&self, a: &[u8], b: &[u8]) -> bool {
+        self.components()
+            .into_iter()
+            .all(|(kind, at)| same_component(kind, &a[at..], &b[at..]))
+    }
+
     /// A struct of the given fields, laid out as C does: each field at the next multiple of its
     /// alignment, the size rounded up to the largest alignment.
     pub fn structure(name: &str, fields: Vec<(String, ElementType)>) -> Self {
@@ -261,5 +292,28 @@ mod tests {
         let b = ElementType::structure("b", vec![("y".into(), f32::element_type())]);
         assert!(a.same_layout(&b));
         assert!(!a.same_layout(&i32::element_type()));
+    }
+}
+
+/// Whether the leading component of `a` and of `b`, of `kind`, are the same value: the same
+/// bits, or both NaN ([`ElementType::same_value`]).
+pub fn same_component(kind: ScalarKind, a: &[u8], b: &[u8]) -> bool {
+    let n = kind.size() as usize;
+    let (Some(a), Some(b)) = (a.get(..n), b.get(..n)) else {
+        return false;
+    };
+    if a == b {
+        return true;
+    }
+    match kind {
+        ScalarKind::F32 => {
+            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f32::from_le_bytes(w).is_nan());
+            f(a) && f(b)
+        }
+        ScalarKind::F64 => {
+            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f64::from_le_bytes(w).is_nan());
+            f(a) && f(b)
+        }
+        _ => false,
     }
 }

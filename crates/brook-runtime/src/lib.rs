@@ -44,7 +44,7 @@ pub mod stream;
 
 pub use buffer::Buffer;
 pub use device::{Device, DeviceInfo, DeviceKind};
-pub use element::{Element, ElementType};
+pub use element::{same_component, Element, ElementType};
 pub use error::{ArgRef, BError, DeviceLimit, LaunchError, LaunchProblem, Limit, RuntimeError};
 pub use iter::IterStream;
 pub use launch::{

@@ -4,7 +4,7 @@
 //! on untyped streams, and why a kind of device is missing. Everything else of the runtime
 //! (devices' internals, launch plans, the kernel cache) stays inside it.
 
-pub use brook_runtime::element::ElementType;
+pub use brook_runtime::element::{same_component, ElementType};
 pub use brook_runtime::ops;
 pub use brook_runtime::registry::{cuda_unavailable, unavailable};
 pub use brook_runtime::{

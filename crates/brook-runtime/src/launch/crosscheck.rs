@@ -5,9 +5,11 @@
 //! the kernel, the output, the element, both values (hex and decimal) and, for floats, their
 //! distance in ulps; like every launch error it is also printed on stderr.
 //!
-//! Every device is meant to give the interpreter's bits exactly (the canonical reduction
-//! order, one math library), transcendental functions included, so there is no tolerance: a
-//! difference is a defect of the device. The check costs a copy of every bound buffer to the
+//! Every device gives the interpreter's bits (the canonical reduction order, correctly rounded
+//! arithmetic), any NaN equalling any NaN, except where a kernel calls a transcendental
+//! function (`sin`, `exp`, `pow`, ...), which each device's math library computes within a
+//! few ulps: such a kernel's float outputs may be [`ulp_tolerance`] ulps apart
+//! (`BRT_CROSSCHECK_ULP`, 4 when unset). The check costs a copy of every bound buffer to the
 //! host and an interpreted launch, so it is a debugging mode.
 
 use crate::buffer::{Buffer, Span};
@@ -44,6 +46,26 @@ pub fn corrupt_next_crosschecked_result() {
     CORRUPT_NEXT.store(true, Ordering::SeqCst);
 }
 
+/// How many ulps apart a float output of a kernel that calls a transcendental function may
+/// be: `BRT_CROSSCHECK_ULP`, else 4 (the library is within 1 ulp per call, 2 for `tan` on
+/// doubles; arithmetic around the calls may widen it).
+pub fn ulp_tolerance() -> u64 {
+    static ULP: OnceLock<u64> = OnceLock::new();
+    *ULP.get_or_init(|| {
+        std::env::var("BRT_CROSSCHECK_ULP")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(4)
+    })
+}
+
+/// Whether the kernel calls a transcendental function (its subkernels are inlined).
+fn calls_transcendental(kernel: &brook_ir::Kernel) -> bool {
+    kernel.exprs.iter().any(
+        |(_, e)| matches!(&e.kind, brook_ir::ExprKind::Math { fun, .. } if fun.is_transcendental()),
+    )
+}
+
 /// The interpreter every device's launches are checked against.
 fn reference() -> &'static Arc<dyn Device> {
     static REFERENCE: OnceLock<Arc<dyn Device>> = OnceLock::new();
@@ -66,6 +88,11 @@ pub fn launch(device: &dyn Device, plan: &LaunchPlan) -> Result<(), LaunchProble
     let twin = before.plan_on(reference.as_ref(), plan)?;
     reference.launch(&twin)?;
     let device_name = device.info().to_string();
+    let ulp = if calls_transcendental(plan.kernel()) {
+        ulp_tolerance()
+    } else {
+        0
+    };
     for (index, (param, arg)) in plan.kernel().params.iter().zip(&plan.args).enumerate() {
         let (
             Bound::Stream {
@@ -92,6 +119,8 @@ pub fn launch(device: &dyn Device, plan: &LaunchPlan) -> Result<(), LaunchProble
         let element = ElementType::from_ir(&plan.module, &param.ty);
         let size = plan.module.layout(&param.ty).size as usize;
         let layout = Layout {
+            element: element.as_ref(),
+            ulp,
             shape,
             pitches: &addressing.pitches,
             offset: addressing.offset,
@@ -99,6 +128,11 @@ pub fn launch(device: &dyn Device, plan: &LaunchPlan) -> Result<(), LaunchProble
         };
         if let Some(difference) = first_difference(&got, &want, &layout) {
             let mut report = difference.describe(&param.name, element.as_ref(), &device_name);
+            if ulp > 0 {
+                report.push_str(&format!(
+                    " (allowed: {ulp} ulp, since the kernel calls a transcendental function; BRT_CROSSCHECK_ULP sets it)"
+                ));
+            }
             if let Some(at) = plan.module.excerpt(plan.kernel().span) {
                 report = format!("{report}\n{at}");
             }
@@ -182,8 +216,12 @@ fn read_all(device: &dyn Device, buffer: &dyn Buffer) -> Result<Vec<u8>, LaunchP
     Ok(out)
 }
 
-/// Where a stream's elements lie in its buffer.
+/// Where a stream's elements lie in its buffer, and their type.
 struct Layout<'a> {
+    /// Compared by value ([`ElementType::same_value`]); `None`: byte for byte.
+    element: Option<&'a ElementType>,
+    /// Float components may be this many ulps apart.
+    ulp: u64,
     shape: &'a [usize],
     pitches: &'a [usize],
     offset: usize,
@@ -215,7 +253,11 @@ fn first_difference(got: &[u8], want: &[u8], layout: &Layout<'_>) -> Option<Diff
                 .sum::<usize>();
         let range = element * layout.size..(element + 1) * layout.size;
         let (a, b) = (got.get(range.clone()), want.get(range));
-        if a != b {
+        let same = match (a, b, layout.element) {
+            (Some(a), Some(b), Some(element)) => within(element, a, b, layout.ulp),
+            _ => a == b,
+        };
+        if !same {
             count += 1;
             if first.is_none() {
                 first = Some((
@@ -239,6 +281,20 @@ fn first_difference(got: &[u8], want: &[u8], layout: &Layout<'_>) -> Option<Diff
         want,
         count,
         total,
+    })
+}
+
+/// Whether two elements are the same value, float components within `ulp` ulps.
+fn within(element: &ElementType, a: &[u8], b: &[u8], ulp: u64) -> bool {
+    element.components().into_iter().all(|(kind, at)| {
+        crate::element::same_component(kind, &a[at..], &b[at..])
+            || (ulp > 0
+                && ulp_distance(
+                    &a[at..at + kind.size() as usize],
+                    &b[at..at + kind.size() as usize],
+                    kind,
+                )
+                .is_some_and(|d| d <= ulp))
     })
 }
 
@@ -345,7 +401,10 @@ mod tests {
         let want = floats(&[0.0, 1.0, 2.0, 3.0, 9.0, 4.0, 5.0, 6.0, 9.0]);
         let mut got = want.clone();
         got[4 * 6..4 * 7].copy_from_slice(&5.5f32.to_le_bytes());
+        let float = ElementType::scalar(ScalarKind::F32);
         let layout = Layout {
+            element: Some(&float),
+            ulp: 0,
             shape: &[2, 3],
             pitches: &[4, 1],
             offset: 1,
@@ -365,10 +424,20 @@ mod tests {
             text.contains("output `b` element [1, 1]") && text.contains("cpu:0 gave 0x40b00000 (5.5), the interpreter 0x40a00000 (5.0) (1048576 ulp apart); 1 of 6 elements differ"),
             "{text}"
         );
-        // Outside the view nothing counts.
+        // Outside the view nothing counts, and any NaN equals any NaN.
         let mut outside = want.clone();
         outside[0] = 7;
         assert_eq!(first_difference(&outside, &want, &layout), None);
+        let (mut a, mut b) = (want.clone(), want.clone());
+        a[4..8].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+        b[4..8].copy_from_slice(&0xffc0_0000u32.to_le_bytes());
+        assert_eq!(first_difference(&a, &b, &layout), None);
+        // With a tolerance (a kernel calling `sin`), 1 ulp passes and more does not.
+        let near = Layout { ulp: 1, ..layout };
+        let mut one_ulp = want.clone();
+        one_ulp[4 * 6..4 * 7].copy_from_slice(&f32::from_bits(0x40a0_0001).to_le_bytes());
+        assert_eq!(first_difference(&one_ulp, &want, &near), None);
+        assert!(first_difference(&got, &want, &near).is_some());
     }
 
     #[test]
