@@ -266,6 +266,29 @@ macro_rules! brook_struct {
     };
 }
 
+/// Whether the leading component of `a` and of `b`, of `kind`, are the same value: the same
+/// bits, or both NaN ([`ElementType::same_value`]).
+pub fn same_component(kind: ScalarKind, a: &[u8], b: &[u8]) -> bool {
+    let n = kind.size() as usize;
+    let (Some(a), Some(b)) = (a.get(..n), b.get(..n)) else {
+        return false;
+    };
+    if a == b {
+        return true;
+    }
+    match kind {
+        ScalarKind::F32 => {
+            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f32::from_le_bytes(w).is_nan());
+            f(a) && f(b)
+        }
+        ScalarKind::F64 => {
+            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f64::from_le_bytes(w).is_nan());
+            f(a) && f(b)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,28 +315,5 @@ mod tests {
         let b = ElementType::structure("b", vec![("y".into(), f32::element_type())]);
         assert!(a.same_layout(&b));
         assert!(!a.same_layout(&i32::element_type()));
-    }
-}
-
-/// Whether the leading component of `a` and of `b`, of `kind`, are the same value: the same
-/// bits, or both NaN ([`ElementType::same_value`]).
-pub fn same_component(kind: ScalarKind, a: &[u8], b: &[u8]) -> bool {
-    let n = kind.size() as usize;
-    let (Some(a), Some(b)) = (a.get(..n), b.get(..n)) else {
-        return false;
-    };
-    if a == b {
-        return true;
-    }
-    match kind {
-        ScalarKind::F32 => {
-            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f32::from_le_bytes(w).is_nan());
-            f(a) && f(b)
-        }
-        ScalarKind::F64 => {
-            let f = |x: &[u8]| x.try_into().is_ok_and(|w| f64::from_le_bytes(w).is_nan());
-            f(a) && f(b)
-        }
-        _ => false,
     }
 }
