@@ -87,59 +87,71 @@ pub fn launch(device: &dyn Device, plan: &LaunchPlan) -> Result<(), LaunchProble
     let reference = reference();
     let twin = before.plan_on(reference.as_ref(), plan)?;
     reference.launch(&twin)?;
-    let device_name = device.info().to_string();
     let ulp = if calls_transcendental(plan.kernel()) {
         ulp_tolerance()
     } else {
         0
     };
-    for (index, (param, arg)) in plan.kernel().params.iter().zip(&plan.args).enumerate() {
-        let (
-            Bound::Stream {
-                buffer,
-                shape,
-                addressing,
-            },
-            Bound::Stream { buffer: theirs, .. },
-        ) = (arg, &twin.args[index])
-        else {
-            continue;
-        };
-        if !param.role.is_written() {
-            continue;
-        }
-        let mut got = read_all(device, buffer.as_ref())?;
-        if CORRUPT_NEXT.swap(false, Ordering::SeqCst) {
-            let at = addressing.offset * plan.module.layout(&param.ty).size as usize;
-            if let Some(byte) = got.get_mut(at) {
-                *byte ^= 1;
-            }
-        }
-        let want = read_all(reference.as_ref(), theirs.as_ref())?;
-        let element = ElementType::from_ir(&plan.module, &param.ty);
-        let size = plan.module.layout(&param.ty).size as usize;
-        let layout = Layout {
-            element: element.as_ref(),
-            ulp,
-            shape,
-            pitches: &addressing.pitches,
-            offset: addressing.offset,
-            size,
-        };
-        if let Some(difference) = first_difference(&got, &want, &layout) {
-            let mut report = difference.describe(&param.name, element.as_ref(), &device_name);
-            if ulp > 0 {
-                report.push_str(&format!(
-                    " (allowed: {ulp} ulp, since the kernel calls a transcendental function; BRT_CROSSCHECK_ULP sets it)"
-                ));
-            }
-            if let Some(at) = plan.module.excerpt(plan.kernel().span) {
-                report = format!("{report}\n{at}");
-            }
-            return Err(LaunchProblem::Execution(report));
-        }
+    for index in 0..plan.args.len() {
+        check_output(device, plan, &twin, index, ulp)?;
     }
     Ok(())
+}
+
+/// Compares argument `index` of the device's launch with the interpreter's `twin`, if it is
+/// a stream the kernel writes.
+fn check_output(
+    device: &dyn Device,
+    plan: &LaunchPlan,
+    twin: &LaunchPlan,
+    index: usize,
+    ulp: u64,
+) -> Result<(), LaunchProblem> {
+    let param = &plan.kernel().params[index];
+    let (
+        Bound::Stream {
+            buffer,
+            shape,
+            addressing,
+        },
+        Bound::Stream { buffer: theirs, .. },
+    ) = (&plan.args[index], &twin.args[index])
+    else {
+        return Ok(());
+    };
+    if !param.role.is_written() {
+        return Ok(());
+    }
+    let size = plan.module.layout(&param.ty).size as usize;
+    let mut got = read_all(device, buffer.as_ref())?;
+    if CORRUPT_NEXT.swap(false, Ordering::SeqCst) {
+        if let Some(byte) = got.get_mut(addressing.offset * size) {
+            *byte ^= 1;
+        }
+    }
+    let want = read_all(reference().as_ref(), theirs.as_ref())?;
+    let element = ElementType::from_ir(&plan.module, &param.ty);
+    let layout = Layout {
+        element: element.as_ref(),
+        ulp,
+        shape,
+        pitches: &addressing.pitches,
+        offset: addressing.offset,
+        size,
+    };
+    let Some(difference) = first_difference(&got, &want, &layout) else {
+        return Ok(());
+    };
+    let mut report = difference.describe(&param.name, element.as_ref(), &device.info().to_string());
+    if ulp > 0 {
+        report.push_str(&format!(
+            " (allowed: {ulp} ulp, since the kernel calls a transcendental function; BRT_CROSSCHECK_ULP sets it)"
+        ));
+    }
+    if let Some(at) = plan.module.excerpt(plan.kernel().span) {
+        report = format!("{report}\n{at}");
+    }
+    Err(LaunchProblem::Execution(report))
 }
 
 /// Every buffer a launch binds, read before it runs (each buffer once, so views that share
