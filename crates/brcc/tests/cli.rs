@@ -428,3 +428,19 @@ fn a_closed_output_pipe_ends_brcc_quietly() {
         assert!(!err.contains("panicked"), "--emit {emit}: {err}");
     }
 }
+
+/// `brcc build` takes the host program first; a `.loom` file there is refused with the order.
+#[test]
+fn a_loom_file_is_not_a_host_program() {
+    let loom = temp_file(
+        "first.loom",
+        "kernel k(a: Int32[THREADS])\n  a[T] <- T\n  return\n",
+    );
+    let out = brcc(&["build", &loom, "-o", "/nonexistent/never"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the first file is the host program (.br or C++)"),
+        "{err}"
+    );
+}

@@ -1,8 +1,7 @@
 //! Calls: device functions are inlined (value parameters become locals, array parameters
 //! stand for the caller's array, slice or computed array, `return` leaves a wrapper loop);
-//! predefined functions become
-//! IR math or, for `block(b)`, the `Range` of block `b`. A body whose only `return` ends it
-//! is inlined as straight-line statements.
+//! predefined functions become IR math or, for `block(b)`, the `Range` of block `b`. A body
+//! whose only `return` ends it is inlined as straight-line statements.
 
 use super::expr::{ArrayValue, Val};
 use super::{fail, kind_for, source_span, Binding, Frame, Lowered, Lowerer};
