@@ -2,6 +2,7 @@
 //! `brook/brook.hpp` and `libbrook_capi.a`, then (for `run`) started with the program's
 //! arguments, its output and exit code passed through.
 
+use crate::cache;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -94,24 +95,125 @@ fn toolkit() -> Result<Toolkit, String> {
     Ok(Toolkit { include, library })
 }
 
-/// Compiles the program (its generated C++ and other files) into `exe`; the compiler's messages
-/// go to stderr.
+fn fail(message: String) -> ExitCode {
+    eprintln!("brcc: {message}");
+    ExitCode::from(2)
+}
+
+/// Builds the program into `exe` (from the build cache when nothing changed: [`cache`]).
 pub fn build(program: &Program, cxx_options: &CxxOptions, exe: &Path) -> Result<(), ExitCode> {
-    let fail = |message: String| {
-        eprintln!("brcc: {message}");
-        ExitCode::from(2)
+    let built = cached_or_built(program, cxx_options)?;
+    let copied = match built {
+        Built::Cached(path) => std::fs::copy(&path, exe).map(|_| ()),
+        // The flags asked for no executable (`-fsyntax-only`), as the compiler would.
+        Built::Temporary(path) if !path.exists() => Ok(()),
+        Built::Temporary(path) => {
+            let moved =
+                std::fs::rename(&path, exe).or_else(|_| std::fs::copy(&path, exe).map(|_| ()));
+            let _ = std::fs::remove_file(&path);
+            moved
+        }
     };
+    copied.map_err(|e| fail(format!("cannot write `{}`: {e}", exe.display())))
+}
+
+/// Where a build's executable is: a cache entry (kept), or a temporary file (the cache is off).
+enum Built {
+    Cached(PathBuf),
+    Temporary(PathBuf),
+}
+
+/// The program's executable: the cache entry of what it is built from, built first when
+/// there is none.
+fn cached_or_built(program: &Program, cxx_options: &CxxOptions) -> Result<Built, ExitCode> {
     let cxx = compiler().map_err(fail)?;
     let kit = toolkit().map_err(fail)?;
+    let Some(cache) = cache::Cache::open() else {
+        let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
+        compile(program, cxx_options, &cxx, &kit, &exe)?;
+        return Ok(Built::Temporary(exe));
+    };
+    let key = cache_key(program, cxx_options, &cxx, &kit);
+    if let Some(path) = cache.get(&key) {
+        return Ok(Built::Cached(path));
+    }
+    let partial = cache.temporary(&key);
+    let headers = match compile(program, cxx_options, &cxx, &kit, &partial) {
+        Ok(headers) => headers,
+        Err(code) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(code);
+        }
+    };
+    if !partial.exists() {
+        return Ok(Built::Temporary(partial));
+    }
+    Ok(Built::Cached(cache.insert(&key, &partial, &headers)))
+}
+
+/// Everything [`compile`] reads.
+fn cache_key(program: &Program, options: &CxxOptions, cxx: &str, kit: &Toolkit) -> String {
+    let mut key = cache::Key::default();
+    key.text(env!("CARGO_PKG_VERSION")).text(cxx);
+    if let Ok(out) = Command::new(cxx).arg("--version").output() {
+        key.bytes(&out.stdout);
+    }
+    for part in [
+        &options.include_dirs,
+        &options.lib_dirs,
+        &options.libs,
+        &options.flags,
+    ] {
+        for word in part {
+            key.text(word);
+        }
+        key.text("|");
+    }
+    for (path, cpp) in &program.units {
+        key.text(path).text(cpp);
+    }
+    for file in &program.other_files {
+        key.text(file).file(Path::new(file));
+    }
+    key.file(&kit.include.join("brook/brook.hpp"))
+        .stamp(&kit.library);
+    key.finish()
+}
+
+/// Whether an input file is a source the C++ compiler compiles (others are linked).
+fn is_source(file: &str) -> bool {
+    [".cpp", ".cc", ".cxx", ".c", ".C", ".c++"]
+        .iter()
+        .any(|ext| file.ends_with(ext))
+}
+
+/// Compiles the program (its generated C++ and other files) into `exe`, each source to an
+/// object of its own (writing the headers it read: `dependencies`), then links; the
+/// compiler's messages go to stderr. Returns every header the sources read.
+fn compile(
+    program: &Program,
+    cxx_options: &CxxOptions,
+    cxx: &str,
+    kit: &Toolkit,
+    exe: &Path,
+) -> Result<Vec<PathBuf>, ExitCode> {
     let dir = std::env::temp_dir().join(format!("brcc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-    let mut command = Command::new(&cxx);
-    command
-        .args(["-std=c++11", "-O2", "-o"])
-        .arg(exe)
-        .arg("-I")
-        .arg(&kit.include);
-    let mut written = Vec::new();
+    let result = compile_in(program, cxx_options, cxx, kit, exe, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn compile_in(
+    program: &Program,
+    cxx_options: &CxxOptions,
+    cxx: &str,
+    kit: &Toolkit,
+    exe: &Path,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ExitCode> {
+    // (source, the directory of the file it came from)
+    let mut sources: Vec<(PathBuf, PathBuf)> = Vec::new();
     for (n, (source_path, cpp)) in program.units.iter().enumerate() {
         let stem = Path::new(source_path)
             .file_stem()
@@ -119,49 +221,106 @@ pub fn build(program: &Program, cxx_options: &CxxOptions, exe: &Path) -> Result<
             .unwrap_or("program");
         let cpp_path = dir.join(format!("{n}_{stem}.cpp"));
         std::fs::write(&cpp_path, cpp).map_err(|e| fail(format!("{}: {e}", cpp_path.display())))?;
-        let source_dir = Path::new(source_path)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        command.arg("-I").arg(source_dir);
-        written.push(cpp_path);
+        sources.push((cpp_path, parent_dir(source_path)));
     }
-    for dir in &cxx_options.include_dirs {
-        command.arg("-I").arg(dir);
+    let mut linked: Vec<PathBuf> = Vec::new();
+    for file in &program.other_files {
+        if is_source(file) {
+            sources.push((PathBuf::from(file), parent_dir(file)));
+        } else {
+            linked.push(PathBuf::from(file));
+        }
     }
+    let mut headers = Vec::new();
+    let mut objects = Vec::new();
+    for (n, (source, source_dir)) in sources.iter().enumerate() {
+        let object = dir.join(format!("{n}.o"));
+        let deps = dir.join(format!("{n}.d"));
+        let mut command = Command::new(cxx);
+        command
+            .args(["-std=c++11", "-O2", "-c", "-MD", "-MF"])
+            .arg(&deps)
+            .arg("-o")
+            .arg(&object)
+            .arg("-I")
+            .arg(&kit.include)
+            .arg("-I")
+            .arg(source_dir);
+        for include in &cxx_options.include_dirs {
+            command.arg("-I").arg(include);
+        }
+        command.args(&cxx_options.flags).arg(source);
+        run_compiler(cxx, &mut command, program)?;
+        headers.extend(dependencies(&deps, source));
+        objects.push(object);
+    }
+    if objects.iter().any(|o| !o.exists()) {
+        // The flags asked for no objects (`--cxxflags -fsyntax-only`): nothing to link.
+        return Ok(headers);
+    }
+    let mut link = Command::new(cxx);
+    link.arg("-o").arg(exe).args(&objects).args(&linked);
     for dir in &cxx_options.lib_dirs {
-        command.arg("-L").arg(dir);
+        link.arg("-L").arg(dir);
     }
-    command.args(&written).args(&program.other_files);
-    command.args(cxx_options.libs.iter().map(|l| format!("-l{l}")));
-    command.args(&cxx_options.flags);
-    let status = command
+    link.args(cxx_options.libs.iter().map(|l| format!("-l{l}")))
+        .args(&cxx_options.flags)
         .arg(&kit.library)
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"])
-        .status()
-        .map_err(|e| fail(format!("cannot run {cxx}: {e}")));
-    let _ = std::fs::remove_dir_all(&dir);
-    match status? {
-        s if s.success() => Ok(()),
-        _ => {
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"]);
+    run_compiler(cxx, &mut link, program)?;
+    headers.sort();
+    headers.dedup();
+    Ok(headers)
+}
+
+fn parent_dir(file: &str) -> PathBuf {
+    Path::new(file)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+fn run_compiler(cxx: &str, command: &mut Command, program: &Program) -> Result<(), ExitCode> {
+    match command.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(_) => {
             eprintln!(
                 "brcc: {cxx} could not compile {} (messages above)",
                 program.name()
             );
             Err(ExitCode::FAILURE)
         }
+        Err(e) => Err(fail(format!("cannot run {cxx}: {e}"))),
     }
 }
 
-/// Builds the program into a temporary executable and runs it with `args`.
+/// The files a `-MD` dependency file lists, but the source itself.
+fn dependencies(deps: &Path, source: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(deps) else {
+        return Vec::new();
+    };
+    // `target: a b \\\n c`, spaces in names escaped as `\ `.
+    let joined = text.replace("\\\n", " ").replace("\\ ", "\u{0}");
+    let rest = joined.split_once(": ").map_or("", |(_, r)| r);
+    rest.split_whitespace()
+        .map(|w| PathBuf::from(w.replace('\u{0}', " ")))
+        .filter(|p| p != source)
+        .collect()
+}
+
+/// Builds the program (or finds it in the build cache) and runs it with `args`.
 pub fn run(program: &Program, cxx_options: &CxxOptions, args: &[String]) -> ExitCode {
-    let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
-    if let Err(code) = build(program, cxx_options, &exe) {
-        return code;
-    }
+    let (exe, temporary) = match cached_or_built(program, cxx_options) {
+        Ok(Built::Cached(path)) => (path, false),
+        Ok(Built::Temporary(path)) => (path, true),
+        Err(code) => return code,
+    };
     let source_path = program.name();
     let status = Command::new(&exe).args(args).status();
-    let _ = std::fs::remove_file(&exe);
+    if temporary {
+        let _ = std::fs::remove_file(&exe);
+    }
     match status {
         Ok(s) => match s.code() {
             Some(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -2,6 +2,7 @@
 
 mod args;
 mod build;
+mod cache;
 mod cpp;
 mod loom_embed;
 

@@ -427,3 +427,87 @@ fn loom_files_given_to_brcc_build_are_embedded() {
     assert!(!elsewhere.join("never").exists());
     let _ = std::fs::remove_dir_all(&elsewhere);
 }
+
+/// `brcc run` of an unchanged program reuses its executable (the compiler is not run again);
+/// a changed header next to it, or a changed `.br`, builds again; `brcc build` copies the
+/// cached executable.
+#[test]
+fn an_unchanged_program_is_not_built_again() {
+    let Some(brcc) = brcc_with_library("the build cache") else {
+        return;
+    };
+    let real = cxx::compiler().expect("a C++ compiler");
+    let dir = std::env::temp_dir().join(format!("brcc-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // A compiler that logs every compile or link, then runs the real one.
+    let log = dir.join("compiles.log");
+    let wrapper = dir.join("cxx.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in --version) ;; *) echo \"$@\" >> '{}' ;; esac\nexec {real} \"$@\"\n",
+            log.display()
+        ),
+    )
+    .expect("wrapper");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .expect("chmod");
+    std::fs::write(dir.join("value.h"), "#define VALUE 7\n").expect("header");
+    let program = dir.join("prog.br");
+    std::fs::write(
+        &program,
+        "#include <stdio.h>\n#include \"value.h\"\nint main() { printf(\"%d\\n\", VALUE); return 0; }\n",
+    )
+    .expect("program");
+    let run = || {
+        let out = Command::new(brcc)
+            .arg("run")
+            .arg(&program)
+            .env("CXX", &wrapper)
+            .env("BROOK_CACHE_DIR", dir.join("cache"))
+            .output()
+            .expect("brcc run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let compiles = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(run(), "7\n");
+    let first = compiles();
+    assert!(first >= 2, "a compile and a link: {first}");
+    assert_eq!(run(), "7\n");
+    assert_eq!(compiles(), first, "the second run used the cache");
+    std::fs::write(dir.join("value.h"), "#define VALUE 42\n").expect("header");
+    assert_eq!(run(), "42\n", "a changed header is a miss");
+    assert!(compiles() > first);
+    let exe = dir.join("prog");
+    let built = Command::new(brcc)
+        .args(["build"])
+        .arg(&program)
+        .arg("-o")
+        .arg(&exe)
+        .env("CXX", &wrapper)
+        .env("BROOK_CACHE_DIR", dir.join("cache"))
+        .output()
+        .expect("brcc build");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = Command::new(&exe).output().expect("the built program");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
