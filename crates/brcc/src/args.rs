@@ -30,7 +30,7 @@ Usage:
 The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbrook_capi.a
 (built beside brcc by `cargo build`). BROOK_HOME names a checkout if brcc was moved.
   brcc -h | --help             print this message
-  brcc --version               print the version
+  brcc --version               print the version, the commit and its date
 
 Flags (seed 001, section 1.2.2):
   -h              Help (print this message).

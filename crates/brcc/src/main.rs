@@ -41,7 +41,12 @@ fn run(argv: Vec<String>) -> ExitCode {
     };
     match args.command {
         Command::Help => write_out(args::HELP),
-        Command::Version => write_out(&format!("brcc {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Version => write_out(&format!(
+            "brcc {} ({} {})\n",
+            env!("CARGO_PKG_VERSION"),
+            env!("BRCC_COMMIT"),
+            env!("BRCC_COMMIT_DATE")
+        )),
         Command::Check => check(&args),
         Command::Compile if args.file.is_none() => {
             eprint!("{}", args::HELP);

@@ -444,3 +444,20 @@ fn a_loom_file_is_not_a_host_program() {
         "{err}"
     );
 }
+
+/// `brcc --version` names the version, the commit and its date.
+#[test]
+fn the_version_names_the_commit_and_its_date() {
+    let out = brcc(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (name, rest) = text
+        .trim()
+        .split_once(" (")
+        .expect("brcc VERSION (COMMIT DATE)");
+    assert_eq!(name, concat!("brcc ", env!("CARGO_PKG_VERSION")));
+    let words: Vec<&str> = rest.trim_end_matches(')').split(' ').collect();
+    assert_eq!(words.len(), 2, "{text}");
+    let date_like = |d: &str| d == "unknown" || (d.len() == 10 && d.as_bytes()[4] == b'-');
+    assert!(date_like(words[1]), "{text}");
+}
