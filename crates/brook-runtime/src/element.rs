@@ -59,11 +59,13 @@ impl ElementType {
     /// Whether two elements' bytes are the same value, as devices are compared: every
     /// component bit-identical, except that any NaN equals any NaN (IEEE 754 leaves the
     /// payload of a computed NaN open: x86 propagates an operand's, a GPU writes its
-    /// canonical NaN). Padding bytes are not compared.
-    pub fn same_value(&self, a: &[u8], b: &[u8]) -> bool {
-        self.components()
-            .into_iter()
-            .all(|(kind, at)| same_component(kind, &a[at..], &b[at..]))
+    /// canonical NaN), and float components within `ulp` ulps of each other. Padding bytes
+    /// are not compared.
+    pub fn same_value(&self, a: &[u8], b: &[u8], ulp: u64) -> bool {
+        self.components().into_iter().all(|(kind, at)| {
+            same_component(kind, &a[at..], &b[at..])
+                || (ulp > 0 && float_ulps(kind, &a[at..], &b[at..]).is_some_and(|d| d <= ulp))
+        })
     }
 
     /// A struct of the given fields, laid out as C does: each field at the next multiple of its
@@ -264,6 +266,25 @@ macro_rules! brook_struct {
             }
         }
     };
+}
+
+/// How many ulps apart the leading float components of `a` and `b` are
+/// (`brook_codegen::mathlib`'s count); `None` for other kinds or a NaN.
+pub fn float_ulps(kind: ScalarKind, a: &[u8], b: &[u8]) -> Option<u64> {
+    use brook_codegen::mathlib::{ulps, ulps_f32};
+    match kind {
+        ScalarKind::F32 => {
+            let f = |x: &[u8]| Some(f32::from_le_bytes(x.get(..4)?.try_into().ok()?));
+            let (a, b) = (f(a)?, f(b)?);
+            (!a.is_nan() && !b.is_nan()).then(|| ulps_f32(a, b))
+        }
+        ScalarKind::F64 => {
+            let f = |x: &[u8]| Some(f64::from_le_bytes(x.get(..8)?.try_into().ok()?));
+            let (a, b) = (f(a)?, f(b)?);
+            (!a.is_nan() && !b.is_nan()).then(|| ulps(a, b))
+        }
+        _ => None,
+    }
 }
 
 /// Whether the leading component of `a` and of `b`, of `kind`, are the same value: the same

@@ -266,7 +266,7 @@ fn first_difference(got: &[u8], want: &[u8], layout: &Layout<'_>) -> Option<Diff
         let range = element * layout.size..(element + 1) * layout.size;
         let (a, b) = (got.get(range.clone()), want.get(range));
         let same = match (a, b, layout.element) {
-            (Some(a), Some(b), Some(element)) => within(element, a, b, layout.ulp),
+            (Some(a), Some(b), Some(element)) => element.same_value(a, b, layout.ulp),
             _ => a == b,
         };
         if !same {
@@ -293,20 +293,6 @@ fn first_difference(got: &[u8], want: &[u8], layout: &Layout<'_>) -> Option<Diff
         want,
         count,
         total,
-    })
-}
-
-/// Whether two elements are the same value, float components within `ulp` ulps.
-fn within(element: &ElementType, a: &[u8], b: &[u8], ulp: u64) -> bool {
-    element.components().into_iter().all(|(kind, at)| {
-        crate::element::same_component(kind, &a[at..], &b[at..])
-            || (ulp > 0
-                && ulp_distance(
-                    &a[at..at + kind.size() as usize],
-                    &b[at..at + kind.size() as usize],
-                    kind,
-                )
-                .is_some_and(|d| d <= ulp))
     })
 }
 
@@ -364,39 +350,14 @@ fn decimal(c: &[u8], kind: ScalarKind) -> String {
     }
 }
 
-/// The largest distance in units in the last place between corresponding float components.
+/// The largest distance in units in the last place between corresponding float components
+/// (`None` for other kinds or where a NaN is involved).
 fn ulp_distance(got: &[u8], want: &[u8], kind: ScalarKind) -> Option<u64> {
-    let ordered = |bits: u64, width: u32| -> i128 {
-        let sign = 1u64 << (width - 1);
-        if bits & sign != 0 {
-            -((bits & !sign) as i128)
-        } else {
-            bits as i128
-        }
-    };
-    let (size, width) = match kind {
-        ScalarKind::F32 => (4, 32),
-        ScalarKind::F64 => (8, 64),
-        _ => return None,
-    };
-    let is_nan = |c: &[u8]| match size {
-        4 => c.try_into().is_ok_and(|b| f32::from_le_bytes(b).is_nan()),
-        _ => c.try_into().is_ok_and(|b| f64::from_le_bytes(b).is_nan()),
-    };
-    if got.chunks(size).chain(want.chunks(size)).any(is_nan) {
-        return None;
-    }
+    let size = (kind.size() as usize).max(1);
     got.chunks(size)
         .zip(want.chunks(size))
-        .map(|(a, b)| {
-            let bits = |c: &[u8]| {
-                let mut w = [0u8; 8];
-                w[..c.len()].copy_from_slice(c);
-                u64::from_le_bytes(w)
-            };
-            (ordered(bits(a), width) - ordered(bits(b), width)).unsigned_abs() as u64
-        })
-        .max()
+        .map(|(a, b)| crate::element::float_ulps(kind, a, b))
+        .try_fold(0, |most, d| Some(most.max(d?)))
 }
 
 #[cfg(test)]
