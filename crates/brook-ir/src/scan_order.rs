@@ -30,8 +30,85 @@
 //! the bits of [`scan_exclusive`] and [`scan_inclusive`]. A GPU may even scan in one pass:
 //! tile `t` needs only the values of the aligned groups of tiles in `t`'s binary digits,
 //! each made by the last tile of its group.
+//!
+//! # Serially
+//! [`scan_serial`] walks a piece once with a binary counter of its aligned blocks (as
+//! [`crate::reduce_order`]'s executors reduce), keeping beside each waiting block the fold of
+//! everything before it, so each position costs a constant number of combines on average.
+//! It is how the interpreter and the CPU scan, and the model of the GPU's per-thread code.
 
 use crate::reduce_order::reduce_canonical;
+
+/// Which prefix a scan gives position `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanKind {
+    /// `x[0] ∘ ... ∘ x[i]`.
+    Inclusive,
+    /// `init ∘ x[0] ∘ ... ∘ x[i - 1]` (`init` at position 0).
+    Exclusive,
+}
+
+impl ScanKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanKind::Inclusive => "inclusive",
+            ScanKind::Exclusive => "exclusive",
+        }
+    }
+}
+
+/// Scans one piece serially in the canonical order: `items` are positions `0..` of an aligned
+/// piece (its first position a multiple of a power of two at least as long as the piece),
+/// `before` the exclusive prefix of its first position (`None`: nothing comes before it).
+/// `emit(j, prefix)` receives each position's prefix (`None` only for an exclusive prefix with
+/// nothing before it).
+///
+/// The state: `slots[k]` is the waiting aligned block of `2^k` positions (while bit `k` of the
+/// count is set) and `above[k]` the fold of `before` and every waiting block older than it;
+/// `e` is the exclusive prefix of the next position. Pushing position `j` carries through the
+/// set low bits of `j` (older blocks on the left); the block lands at the first clear bit `b`,
+/// whose `above` is `e` when `b = 0`, else `above[b - 1]` (the same higher blocks); then the
+/// next prefix is `above[b] ∘ block`.
+pub fn scan_serial<T: Clone>(
+    items: impl IntoIterator<Item = T>,
+    before: Option<T>,
+    kind: ScanKind,
+    combine: &mut impl FnMut(&T, &T) -> T,
+    emit: &mut impl FnMut(usize, Option<T>),
+) {
+    let mut slots: Vec<Option<T>> = Vec::new();
+    let mut above: Vec<Option<T>> = Vec::new();
+    let mut e = before;
+    for (j, x) in items.into_iter().enumerate() {
+        let prefix = match kind {
+            ScanKind::Exclusive => e.clone(),
+            ScanKind::Inclusive => Some(match &e {
+                Some(e) => combine(e, &x),
+                None => x.clone(),
+            }),
+        };
+        emit(j, prefix);
+        let mut carry = x;
+        let mut level = 0;
+        let mut over = e.take();
+        while j >> level & 1 == 1 {
+            let older = slots[level].take().expect("a set bit's block waits");
+            carry = combine(&older, &carry);
+            over = above[level].take();
+            level += 1;
+        }
+        if slots.len() <= level {
+            slots.resize(level + 1, None);
+            above.resize(level + 1, None);
+        }
+        e = Some(match &over {
+            Some(over) => combine(over, &carry),
+            None => carry.clone(),
+        });
+        slots[level] = Some(carry);
+        above[level] = over;
+    }
+}
 
 /// The aligned blocks `(start, len)` of `[0, i)`, largest first (the binary digits of `i`).
 pub fn prefix_blocks(i: usize) -> impl Iterator<Item = (usize, usize)> {
@@ -187,6 +264,69 @@ mod tests {
             ]
         );
         assert_eq!(scan_exclusive(&leaves(2), None, &mut tree)[0], None);
+    }
+
+    /// The serial executor gives the canonical grouping, from any exclusive prefix, for both
+    /// kinds.
+    #[test]
+    fn the_serial_executor_gives_the_canonical_grouping() {
+        for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 100] {
+            let items = leaves(n);
+            for before in [None, Some("s".to_string())] {
+                let mut exclusive = vec![None; n];
+                let mut inclusive = vec![None; n];
+                scan_serial(
+                    items.clone(),
+                    before.clone(),
+                    ScanKind::Exclusive,
+                    &mut tree,
+                    &mut |j, v| exclusive[j] = v,
+                );
+                scan_serial(
+                    items.clone(),
+                    before.clone(),
+                    ScanKind::Inclusive,
+                    &mut tree,
+                    &mut |j, v| inclusive[j] = v,
+                );
+                assert_eq!(exclusive, scan_exclusive(&items, before.clone(), &mut tree));
+                let want: Vec<Option<String>> = scan_inclusive(&items, before.clone(), &mut tree)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+                assert_eq!(inclusive, want, "n = {n}, before {before:?}");
+            }
+        }
+    }
+
+    /// Pieces of a row scanned on their own from their prefixes (the totals scanned
+    /// serially) give the row's canonical scan.
+    #[test]
+    fn pieces_from_their_prefixes_give_the_row() {
+        let items = leaves(45);
+        let want = scan_inclusive(&items, None, &mut tree);
+        for piece in [1, 2, 4, 8, 16, 64] {
+            let totals: Vec<String> = items
+                .chunks(piece)
+                .filter_map(|c| reduce_canonical(c, &mut tree))
+                .collect();
+            let mut prefixes = vec![None; totals.len()];
+            scan_serial(totals, None, ScanKind::Exclusive, &mut tree, &mut |m, v| {
+                prefixes[m] = v
+            });
+            let mut got = vec![String::new(); items.len()];
+            for (m, chunk) in items.chunks(piece).enumerate() {
+                let before = prefixes[m].clone();
+                scan_serial(
+                    chunk.to_vec(),
+                    before,
+                    ScanKind::Inclusive,
+                    &mut tree,
+                    &mut |j, v| got[m * piece + j] = v.expect("inclusive"),
+                );
+            }
+            assert_eq!(got, want, "pieces of {piece}");
+        }
     }
 
     #[test]

@@ -104,6 +104,9 @@ pub enum LaunchProblem {
     ReduceShape { arg: ArgRef, detail: String },
     #[error("{arg}: {problem}")]
     Iterator { arg: ArgRef, problem: String },
+    /// A scan the kernel or its streams cannot do, and why.
+    #[error("{arg}: Kernel Execution: a scan {problem}")]
+    Scan { arg: ArgRef, problem: String },
     #[error("Kernel Execution: invalid execution domain: {0}")]
     ExecDomain(String),
     #[error("Kernel Execution: {0}")]
@@ -204,7 +207,8 @@ impl LaunchError {
             | LaunchProblem::DeviceLimit(_) => BError::NotSupported,
             LaunchProblem::ArgumentCount { .. }
             | LaunchProblem::ArgumentKind { .. }
-            | LaunchProblem::Iterator { .. } => BError::InvalidParameter,
+            | LaunchProblem::Iterator { .. }
+            | LaunchProblem::Scan { .. } => BError::InvalidParameter,
             _ => BError::Kernel,
         }
     }

@@ -49,9 +49,9 @@ pub use error::{ArgRef, BError, DeviceLimit, LaunchError, LaunchProblem, Limit, 
 pub use iter::IterStream;
 pub use launch::{
     corrupt_next_crosschecked_result, crosscheck_enabled, launch, set_crosscheck, Arg, Constant,
-    LaunchOptions, LaunchReport, VoutResult,
+    LaunchOptions, LaunchReport, ScanKind, ScanRequest, VoutResult,
 };
-pub use plan::{Bound, ExecRegion, LaunchPlan};
+pub use plan::{Bound, ExecRegion, LaunchPlan, ScanPlan};
 pub use profile::{profile_report, profiling, reset_profile, set_profile};
 pub use registry::{
     current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,

@@ -110,6 +110,11 @@ impl Kernel {
         kernel
     }
 
+    /// Launches of this kernel scan (see [`Kernel::scan`]).
+    pub(crate) fn set_scan(&mut self, request: brook_runtime::ScanRequest) {
+        self.options.scan = Some(request);
+    }
+
     /// Where launch errors say the kernel was called, if set.
     pub fn call_site(&self) -> Option<&str> {
         self.options.call_site.as_deref()

@@ -30,12 +30,13 @@ mod loom_launch;
 mod ops;
 mod program;
 pub mod raw;
+mod scan;
 mod stream;
 
 pub use brook_runtime::{
     brook_struct, corrupt_next_crosschecked_result, crosscheck_enabled, profile_report, profiling,
     reset_profile, set_crosscheck, set_profile, BError, DeviceKind, Element, LaunchReport,
-    RawStream,
+    RawStream, ScanKind, ScanRequest,
 };
 pub use device::{use_devices, Device};
 pub use error::Error;

@@ -9,6 +9,7 @@ mod bind;
 mod buffer;
 mod reduce;
 mod run;
+mod scan;
 
 use crate::buffer::{Buffer, Span};
 use crate::device::{Device, DeviceInfo, DeviceKind};
@@ -161,13 +162,18 @@ fn execute(
             range,
             combine,
             value_size,
-        } => reduce::Reduction {
-            range,
-            combine,
-            value_size,
+        } => {
+            let reduction = reduce::Reduction {
+                range,
+                combine,
+                value_size,
+            };
+            match &launch.scan {
+                Some(scan) => reduction.scan(launch, ptr, scan),
+                None => reduction.run(launch, ptr),
+            }
+            .map_err(LaunchProblem::Execution)?
         }
-        .run(launch, ptr)
-        .map_err(LaunchProblem::Execution)?,
     }
     Ok(())
 }

@@ -124,7 +124,7 @@ pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
     };
     let mut memory = Memory { buffers, outputs };
     match &launch.reduction_tile {
-        Some(tile) => reduce::run(&ctx, &mut memory, tile, &launch.args),
+        Some(tile) => reduce::run(&ctx, &mut memory, tile, launch.scan.as_ref(), &launch.args),
         None => {
             exec::run(&ctx, &mut memory);
             Ok(())

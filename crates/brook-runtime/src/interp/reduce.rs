@@ -5,9 +5,10 @@
 use super::eval::{read_input, Context, Memory};
 use super::single::{run_single, SingleArg};
 use super::value::Value;
-use crate::plan::Bound;
+use crate::plan::{Bound, ScanPlan};
 use crate::stream::addressing::unravel;
 use brook_ir::reduce_order::reduce_canonical;
+use brook_ir::scan_order::scan_serial;
 use brook_ir::ParamRole;
 
 /// Reduces every tile of the input into the target.
@@ -15,6 +16,7 @@ pub fn run(
     ctx: &Context<'_>,
     mem: &mut Memory<'_>,
     tile: &[usize],
+    scan: Option<&ScanPlan>,
     args: &[Bound],
 ) -> Result<(), String> {
     let params = &ctx.kernel.params;
@@ -72,24 +74,42 @@ pub fn run(
     let targets: usize = ctx.domain.iter().product();
     let mut t = vec![0; ctx.domain.len()];
     let mut u = vec![0; tile.len()];
+    let position = |t: &[usize], u: &[usize]| -> Vec<usize> {
+        t.iter()
+            .zip(tile)
+            .zip(u)
+            .map(|((t, n), u)| t * n + u)
+            .collect()
+    };
     for linear in 0..targets {
         unravel(linear, &ctx.domain, &mut t);
         let leaves: Vec<Vec<u8>> = (0..tile_len)
             .map(|k| {
                 unravel(k, tile, &mut u);
-                let at: Vec<usize> = t
-                    .iter()
-                    .zip(tile)
-                    .zip(&u)
-                    .map(|((t, n), u)| t * n + u)
-                    .collect();
-                encode(&read_input(ctx, data, ty, &at))
+                encode(&read_input(ctx, data, ty, &position(&t, &u)))
             })
             .collect();
-        if let Some(result) = reduce_canonical(&leaves, &mut combine) {
-            let offset = addressing.element(&t) * size;
-            mem.buffers[buffer][offset..offset + size].copy_from_slice(&result);
-        }
+        let Some(scan) = scan else {
+            if let Some(result) = reduce_canonical(&leaves, &mut combine) {
+                let offset = addressing.element(&t) * size;
+                mem.buffers[buffer][offset..offset + size].copy_from_slice(&result);
+            }
+            continue;
+        };
+        let out = &mut mem.buffers[buffer];
+        scan_serial(
+            leaves,
+            scan.init.clone(),
+            scan.kind,
+            &mut combine,
+            &mut |k, prefix| {
+                if let Some(prefix) = prefix {
+                    unravel(k, tile, &mut u);
+                    let offset = addressing.element(&position(&t, &u)) * size;
+                    out[offset..offset + size].copy_from_slice(&prefix);
+                }
+            },
+        );
     }
     match failure {
         Some(e) => Err(e),

@@ -3,9 +3,10 @@
 use crate::element::{Element, ElementType};
 use crate::iter::IterStream;
 use crate::stream::RawStream;
+pub use brook_ir::scan_order::ScanKind;
 
 /// A value passed for a constant parameter: its type and its bytes in C layout.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Constant {
     pub element: ElementType,
     pub bytes: Vec<u8>,
@@ -51,6 +52,47 @@ pub struct LaunchOptions {
     pub permit_read_write_aliasing: bool,
     /// Where the program called the kernel (`file.br:LINE`), for error messages.
     pub call_site: Option<String>,
+    /// Launch a reduce kernel as a scan: its input's prefixes go to the stream bound to its
+    /// reduction target.
+    pub scan: Option<ScanRequest>,
+}
+
+/// A scan with a reduce kernel's operator (`brook_ir::scan_order` fixes the order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanRequest {
+    pub kind: ScanKind,
+    /// Over the whole stream in row-major order (else along the last axis, rows apart).
+    pub whole: bool,
+    /// An exclusive scan's first prefix.
+    pub init: Option<Constant>,
+}
+
+impl ScanRequest {
+    /// An inclusive scan along the last axis.
+    pub fn inclusive() -> ScanRequest {
+        ScanRequest {
+            kind: ScanKind::Inclusive,
+            whole: false,
+            init: None,
+        }
+    }
+
+    /// An exclusive scan along the last axis, starting each row from `init`.
+    pub fn exclusive(init: Constant) -> ScanRequest {
+        ScanRequest {
+            kind: ScanKind::Exclusive,
+            whole: false,
+            init: Some(init),
+        }
+    }
+
+    /// The same scan over the whole stream, in row-major order.
+    pub fn whole_stream(self) -> ScanRequest {
+        ScanRequest {
+            whole: true,
+            ..self
+        }
+    }
 }
 
 /// What a successful launch reports.

@@ -9,11 +9,11 @@
 
 use super::args::Arg;
 use super::checker::{Check, Checker, Shapes};
-use super::{reduce, region};
+use super::{reduce, region, scan};
 use crate::device::{same_device, Device};
 use crate::element::ElementType;
 use crate::error::LaunchProblem;
-use crate::plan::{Bound, ExecRegion};
+use crate::plan::{Bound, ExecRegion, ScanPlan};
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::{KernelKind, ParamRole};
@@ -25,6 +25,7 @@ pub struct Checked {
     pub domain: Vec<usize>,
     pub region: ExecRegion,
     pub reduction_tile: Option<Vec<usize>>,
+    pub scan: Option<ScanPlan>,
     pub bound: Vec<Bound>,
     pub warnings: Vec<String>,
 }
@@ -42,9 +43,19 @@ impl Checker<'_, '_> {
         }
         let device = self.launch_device()?;
         self.inputs_without_errors()?;
-        let shapes = match self.kernel.kind {
-            KernelKind::Reduce => reduce::shapes(self)?,
-            KernelKind::Map => self.map_shapes()?,
+        let (shapes, scan) = match (self.kernel.kind, &self.options.scan) {
+            (KernelKind::Reduce, Some(request)) => {
+                let (shapes, plan) = scan::shapes(self, request)?;
+                (shapes, Some(plan))
+            }
+            (KernelKind::Reduce, None) => (reduce::shapes(self)?, None),
+            (KernelKind::Map, Some(_)) => {
+                return Err(LaunchProblem::NotSupported(format!(
+                    "a scan's operator is a reduce kernel; `{}` is a map kernel",
+                    self.kernel.name
+                )))
+            }
+            (KernelKind::Map, None) => (self.map_shapes()?, None),
         };
         let aliasing_allowed = self.options.permit_read_write_aliasing
             || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
@@ -57,6 +68,7 @@ impl Checker<'_, '_> {
             domain: shapes.domain,
             region: shapes.region,
             reduction_tile: shapes.reduction_tile,
+            scan,
             bound,
             warnings: self.uninitialized_inputs(),
         })
@@ -218,7 +230,9 @@ impl Checker<'_, '_> {
                 let addressing = stream.addressing().fit(shape.len());
                 (shape, addressing)
             }
-            ParamRole::Reduce => reduce::target_binding(stream, &shapes.domain),
+            ParamRole::Reduce if self.options.scan.is_none() => {
+                reduce::target_binding(stream, &shapes.domain)
+            }
             _ => {
                 let shape = normalized_shape(stream.shape()).to_vec();
                 if !role.is_written() {

@@ -16,9 +16,10 @@ mod plain;
 mod profiled;
 mod reduce;
 mod region;
+mod scan;
 mod vout;
 
-pub use args::{Arg, Constant, LaunchOptions, LaunchReport, VoutResult};
+pub use args::{Arg, Constant, LaunchOptions, LaunchReport, ScanKind, ScanRequest, VoutResult};
 pub use crosscheck::{corrupt_next_crosschecked_result, crosscheck_enabled, set_crosscheck};
 
 use crate::error::LaunchError;

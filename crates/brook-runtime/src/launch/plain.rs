@@ -57,6 +57,7 @@ pub(super) fn launch_ir(
         domain: checked.domain,
         region: checked.region,
         reduction_tile: checked.reduction_tile,
+        scan: checked.scan,
         args: checked.bound,
     };
     submit(

@@ -251,6 +251,7 @@ mod tests {
             domain: vec![domain],
             region: whole(&[domain]),
             reduction_tile: None,
+            scan: None,
             args: vec![stream(input), stream(array)],
         }
     }

@@ -48,7 +48,17 @@ pub struct LaunchPlan {
     pub region: ExecRegion,
     /// For a reduction: the tile of input elements (per axis) that each target element reduces.
     pub reduction_tile: Option<Vec<usize>>,
+    /// A reduce kernel launched as a scan: each target position's tile is a row whose
+    /// prefixes go to the reduction parameter's stream (bound with the input's shape).
+    pub scan: Option<ScanPlan>,
     pub args: Vec<Bound>,
+}
+
+/// A scan's kind and, for an exclusive one, its first prefix's bytes (the target's type).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanPlan {
+    pub kind: brook_ir::scan_order::ScanKind,
+    pub init: Option<Vec<u8>>,
 }
 
 impl LaunchPlan {

@@ -1,0 +1,235 @@
+//! Scans on the CPU, in the canonical order of `brook_ir::scan_order`.
+//!
+//! Each row (a reduction tile, see [`crate::launch`]'s scan shapes) is cut into the aligned
+//! power-of-two pieces that [`crate::reduce_plan`] gives its first pass. The compiled `range`
+//! function reduces every piece but a row's last, in parallel; each row's piece totals are
+//! scanned serially (exclusively, from the initial value) into the pieces' prefixes; then
+//! every piece is scanned from its prefix in parallel by `scan_serial`, each combine one call
+//! of the compiled `combine` function. Every piece is an aligned block, so the result is the
+//! canonical scan whatever the pieces.
+
+use super::reduce::Reduction;
+use super::run::{chunks, BlockPtr};
+use crate::plan::{Bound, LaunchPlan, ScanPlan};
+use crate::reduce_plan::{self, Capabilities, Layout};
+use crate::stream::addressing::{unravel, Addressing};
+use brook_codegen::cpu::REDUCE_ENTRY;
+use brook_ir::scan_order::{scan_serial, ScanKind};
+use brook_ir::ParamRole;
+use rayon::prelude::*;
+
+/// Leaves below which a row is one piece.
+const MIN_PIECE: u64 = 1 << 14;
+/// Pieces per thread a split row is cut into.
+const PIECES_PER_THREAD: u64 = 16;
+
+/// A value of the operator's type: whole 8-byte words, so the compiled code may read and
+/// write it in place.
+type Value = Vec<u64>;
+
+/// Where a stream's elements lie in host memory.
+#[derive(Clone, Copy)]
+struct Base(*mut u8);
+// SAFETY: tasks read the input and write disjoint output elements.
+unsafe impl Send for Base {}
+// SAFETY: as above.
+unsafe impl Sync for Base {}
+
+/// One scan launch's rows, streams and operator.
+struct Rows<'a> {
+    reduction: &'a Reduction,
+    block: BlockPtr,
+    domain: &'a [usize],
+    tile: &'a [usize],
+    input: (Base, &'a Addressing),
+    output: (Base, &'a Addressing),
+    words: usize,
+}
+
+impl Reduction {
+    /// Scans every row of the launch into the output.
+    pub fn scan(
+        &self,
+        launch: &LaunchPlan,
+        block: BlockPtr,
+        scan: &ScanPlan,
+    ) -> Result<(), String> {
+        let tile = launch.reduction_tile.as_deref().unwrap_or(&[]);
+        let leaves: usize = tile.iter().product();
+        let rows: usize = launch.domain.iter().product();
+        if leaves == 0 || rows == 0 {
+            return Ok(());
+        }
+        let stream = |role: &dyn Fn(&ParamRole) -> bool| -> Result<(Base, &Addressing), String> {
+            let index = launch
+                .kernel()
+                .params
+                .iter()
+                .position(|p| role(&p.role))
+                .ok_or("a scan without an input or output")?;
+            let Bound::Stream {
+                buffer, addressing, ..
+            } = &launch.args[index]
+            else {
+                return Err("a scan's input and output are streams".into());
+            };
+            Ok((
+                Base(super::bind::cpu_buffer(buffer.as_ref())?.ptr()),
+                addressing,
+            ))
+        };
+        let r = Rows {
+            reduction: self,
+            block,
+            domain: &launch.domain,
+            tile,
+            input: stream(&|r| matches!(r, ParamRole::Input | ParamRole::Iterator))?,
+            output: stream(&|r| *r == ParamRole::Reduce)?,
+            words: self.value_size.div_ceil(8).max(1),
+        };
+        let threads = super::run::worker_count().max(1) as u64;
+        let caps = Capabilities {
+            parallelism: threads,
+            pieces_per_worker: PIECES_PER_THREAD,
+            serial_min_piece: MIN_PIECE,
+            serial_whole: MIN_PIECE,
+            entries: std::slice::from_ref(&REDUCE_ENTRY),
+        };
+        let first = reduce_plan::plan_pass(leaves as u64, rows as u64, &caps, Layout::default());
+        let piece = (first.piece as usize).min(leaves.next_power_of_two());
+        let init = scan.init.as_ref().map(|bytes| r.value_of(bytes));
+        if piece >= leaves {
+            chunks(rows, (MIN_PIECE as usize / leaves).max(1))
+                .into_par_iter()
+                .for_each(|(lo, hi)| {
+                    for row in lo..hi {
+                        r.scan_piece(row, 0, leaves, init.clone(), scan.kind);
+                    }
+                });
+            return Ok(());
+        }
+        for row in 0..rows {
+            let prefixes = r.piece_prefixes(row, leaves, piece, init.clone());
+            prefixes
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(j, before)| {
+                    let (lo, hi) = (j * piece, ((j + 1) * piece).min(leaves));
+                    r.scan_piece(row, lo, hi, before, scan.kind);
+                });
+        }
+        Ok(())
+    }
+}
+
+impl Rows<'_> {
+    fn value_of(&self, bytes: &[u8]) -> Value {
+        let mut value = vec![0u64; self.words];
+        let n = bytes.len().min(self.reduction.value_size);
+        // SAFETY: `value` holds at least `value_size` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.as_mut_ptr().cast(), n) };
+        value
+    }
+
+    fn combine(&self, left: &Value, right: &Value) -> Value {
+        let mut result = left.clone();
+        // SAFETY: both hold one value of the operator's type.
+        unsafe {
+            (self.reduction.combine)(
+                self.block.get(),
+                result.as_mut_ptr().cast(),
+                right.as_ptr().cast(),
+            )
+        };
+        result
+    }
+
+    /// The exclusive prefixes of row `row`'s pieces of `piece` leaves: the pieces reduced by
+    /// the compiled `range` in parallel, their totals scanned serially (the last piece's
+    /// total is pushed after its prefix is out, and goes nowhere).
+    fn piece_prefixes(
+        &self,
+        row: usize,
+        leaves: usize,
+        piece: usize,
+        init: Option<Value>,
+    ) -> Vec<Option<Value>> {
+        let count = leaves.div_ceil(piece);
+        let mut totals = vec![vec![0u64; self.words]; count];
+        totals.par_iter_mut().enumerate().for_each(|(j, slot)| {
+            // SAFETY: `slot` holds one value; the block was checked against the buffers.
+            unsafe {
+                (self.reduction.range)(
+                    self.block.get(),
+                    row as u64,
+                    (j * piece) as u64,
+                    ((j + 1) * piece).min(leaves) as u64,
+                    slot.as_mut_ptr().cast(),
+                )
+            };
+        });
+        let mut prefixes = vec![None; count];
+        scan_serial(
+            totals,
+            init,
+            ScanKind::Exclusive,
+            &mut |a: &Value, b: &Value| self.combine(a, b),
+            &mut |j, prefix| prefixes[j] = prefix,
+        );
+        prefixes
+    }
+
+    /// Scans leaves `lo..hi` of row `row` (an aligned piece) from `before`, writing every
+    /// prefix at its element.
+    fn scan_piece(&self, row: usize, lo: usize, hi: usize, before: Option<Value>, kind: ScanKind) {
+        let rank = self.tile.len();
+        let (mut t, mut u) = (vec![0; rank], vec![0; rank]);
+        unravel(row, self.domain, &mut t);
+        let size = self.reduction.value_size;
+        let at = |k: usize, u: &mut Vec<usize>, addressing: &Addressing| {
+            unravel(k, self.tile, u);
+            let pos: Vec<usize> = t
+                .iter()
+                .zip(self.tile)
+                .zip(u.iter())
+                .map(|((t, n), u)| t * n + u)
+                .collect();
+            addressing.element(&pos) * size
+        };
+        let items = (lo..hi).map(|k| {
+            let offset = at(k, &mut u, self.input.1);
+            let mut value = vec![0u64; self.words];
+            // SAFETY: the element lies in the input buffer (checked when the block was made).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.input.0 .0.add(offset),
+                    value.as_mut_ptr().cast::<u8>(),
+                    size,
+                )
+            };
+            value
+        });
+        let items: Vec<Value> = items.collect();
+        let mut v = vec![0; rank];
+        scan_serial(
+            items,
+            before,
+            kind,
+            &mut |a: &Value, b: &Value| self.combine(a, b),
+            &mut |j, prefix| {
+                if let Some(prefix) = prefix {
+                    let offset = at(lo + j, &mut v, self.output.1);
+                    // SAFETY: each task writes its own piece's output elements, which lie in
+                    // the output buffer.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            prefix.as_ptr().cast::<u8>(),
+                            self.output.0 .0.add(offset),
+                            size,
+                        )
+                    };
+                }
+            },
+        );
+    }
+}

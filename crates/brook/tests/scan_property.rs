@@ -1,0 +1,168 @@
+//! Scans on every device:
+//! - property: a non-commutative scan (2x2 integer matrix products, wrapping) equals the
+//!   sequential prefix products, inclusive and exclusive, along the last axis of rank 1–4
+//!   streams and over whole streams, views included;
+//! - a float scan whose values depend on the grouping equals the canonical order computed here
+//!   independently (`brook_ir::scan_order::scan_tiled`, a tiled down-sweep executor that no
+//!   device uses), bit for bit, on streams long enough that the devices split rows into pieces.
+
+use brook::{Device, Program, ScanRequest, Stream};
+use brook_ir::scan_order::scan_tiled;
+use proptest::prelude::*;
+
+/// The canonical exclusive prefixes of float addition from `init`, by the tiled executor.
+fn canonical_exclusive(items: &[f32], init: Option<f32>) -> Vec<Option<f32>> {
+    scan_tiled(items, init, 5, &mut |a: &f32, b: &f32| a + b)
+}
+
+const SOURCE: &str = "
+reduce void product(int4 m<>, reduce int4 acc<>)
+{
+    int4 l = acc;
+    acc = int4(l.x * m.x + l.y * m.z, l.x * m.y + l.y * m.w,
+               l.z * m.x + l.w * m.z, l.z * m.y + l.w * m.w);
+}
+reduce void add(float a<>, reduce float r<>) { r += a; }
+";
+
+type M = [i32; 4];
+
+fn mul(l: M, m: M) -> M {
+    let f = |a: i32, b: i32, c: i32, d: i32| a.wrapping_mul(b).wrapping_add(c.wrapping_mul(d));
+    [
+        f(l[0], m[0], l[1], m[2]),
+        f(l[0], m[1], l[1], m[3]),
+        f(l[2], m[0], l[3], m[2]),
+        f(l[2], m[1], l[3], m[3]),
+    ]
+}
+
+/// Sequential prefix products of each row of `row` elements (`init`: exclusive from it).
+fn prefixes(input: &[M], row: usize, init: Option<M>) -> Vec<M> {
+    let mut out = Vec::with_capacity(input.len());
+    for chunk in input.chunks(row) {
+        let mut acc: Option<M> = init;
+        for &m in chunk {
+            let next = acc.map_or(m, |a| mul(a, m));
+            out.push(match init {
+                Some(_) => acc.expect("exclusive prefixes start from init"),
+                None => next,
+            });
+            acc = Some(next);
+        }
+    }
+    out
+}
+
+fn random(seed: u64, len: usize) -> Vec<M> {
+    let mut state = seed | 1;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % 7) as i32 - 3
+    };
+    (0..len).map(|_| [next(), next(), next(), next()]).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn scans_equal_the_sequential_prefixes(
+        dims in prop::collection::vec(1usize..=7, 1..=4),
+        whole in any::<bool>(),
+        exclusive in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let program = Program::from_source("product.br", SOURCE).expect("compiles");
+        let product = program.kernel("product").expect("kernel");
+        let len: usize = dims.iter().product();
+        let input = random(seed, len);
+        let init: M = [1, 2, 0, 1];
+        let row = if whole { len } else { dims[dims.len() - 1] };
+        let want = prefixes(&input, row, exclusive.then_some(init));
+        let request = match exclusive {
+            true => ScanRequest::exclusive(brook_runtime::Constant::of(init)),
+            false => ScanRequest::inclusive(),
+        };
+        let request = if whole { request.whole_stream() } else { request };
+        for device in Device::of_type("all").expect("devices") {
+            let s = Stream::from_slice(&device, &dims, &input).expect("input");
+            let r = Stream::<M>::new(&device, &dims).expect("output");
+            product.scan_with(request.clone(), &s, &r).expect("scan");
+            prop_assert_eq!(r.to_vec().expect("result"), want.clone(), "on {}", device.info());
+        }
+    }
+}
+
+/// Values spread over many magnitudes, so that float addition's grouping shows in the bits.
+fn spread(len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| {
+            let x = ((i as u64).wrapping_mul(2654435761) % 1000) as f32;
+            let scale = [1.0e-3, 1.0, 1.0e3, 1.0e6][i % 4];
+            (x - 500.0) * scale
+        })
+        .collect()
+}
+
+#[test]
+fn float_scans_give_the_canonical_bits_on_every_device() {
+    let program = Program::from_source("add.br", SOURCE).expect("compiles");
+    let add = program.kernel("add").expect("kernel");
+    let len = 40_000;
+    let input = spread(len);
+    let want: Vec<f32> = canonical_exclusive(&input, None)
+        .into_iter()
+        .zip(&input)
+        .map(|(before, x)| before.map_or(*x, |b| b + x))
+        .collect();
+    let sequential: Vec<f32> = input
+        .iter()
+        .scan(0.0f32, |acc, x| {
+            *acc += x;
+            Some(*acc)
+        })
+        .collect();
+    assert_ne!(want, sequential, "the values must show the grouping");
+    for device in Device::of_type("all").expect("devices") {
+        let s = Stream::from_slice(&device, &[len], &input).expect("input");
+        let r = Stream::<f32>::new(&device, &[len]).expect("output");
+        add.scan(&s, &r).expect("scan");
+        let got = r.to_vec().expect("result");
+        let first_difference = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits());
+        assert_eq!(first_difference, None, "on {}", device.info());
+    }
+}
+
+#[test]
+fn scans_of_views_and_in_rows_of_a_wide_stream() {
+    let program = Program::from_source("add.br", SOURCE).expect("compiles");
+    let add = program.kernel("add").expect("kernel");
+    let (rows, cols) = (3, 20_000);
+    let input = spread(rows * cols);
+    for device in Device::of_type("all").expect("devices") {
+        let s = Stream::from_slice(&device, &[rows, cols], &input).expect("input");
+        let r = Stream::<f32>::new(&device, &[rows, cols]).expect("output");
+        add.scan_exclusive(&s, &r, 0.5).expect("scan");
+        let got = r.to_vec().expect("result");
+        for (row, chunk) in input.chunks(cols).enumerate() {
+            let want: Vec<f32> = canonical_exclusive(chunk, Some(0.5))
+                .into_iter()
+                .map(|v| v.expect("from init"))
+                .collect();
+            let at = row * cols;
+            assert!(
+                got[at..at + cols]
+                    .iter()
+                    .zip(&want)
+                    .all(|(g, w)| g.to_bits() == w.to_bits()),
+                "row {row} on {}",
+                device.info()
+            );
+        }
+    }
+}
