@@ -161,6 +161,9 @@ pub struct Variant {
     /// element's place) and every implicit resize's product of extents. A backend may then
     /// do its index arithmetic in 32 bits. Reductions never use it.
     pub narrow_index: bool,
+    /// A reduction launched as a scan: a compiled module then has a scan entry
+    /// ([`ReduceShape::Scan`]).
+    pub scan: bool,
 }
 
 /// Indices below this fit the 32-bit index arithmetic of a [`Variant::narrow_index`]
@@ -212,6 +215,7 @@ impl Variant {
             inputs,
             unit_stride,
             narrow_index: narrow_index && !reduce,
+            scan: false,
         }
     }
 
@@ -238,6 +242,9 @@ pub enum ReduceShape {
     Warp,
     /// A thread per four neighbouring targets' pieces; their leaves must lie side by side.
     Columns,
+    /// A thread scans a piece of a row from its prefix (a [`Variant::scan`] module's entry,
+    /// never a reduction pass's).
+    Scan,
 }
 
 /// An entry a compiled reduction declares: its name in the compiled module, its shape, and

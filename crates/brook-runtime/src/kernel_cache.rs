@@ -130,6 +130,7 @@ mod tests {
             inputs: Vec::new(),
             unit_stride: true,
             narrow_index: false,
+            scan: false,
         }
     }
 

@@ -130,6 +130,7 @@ fn float_scans_give_the_canonical_bits_on_every_device() {
         let r = Stream::<f32>::new(&device, &[len]).expect("output");
         add.scan(&s, &r).expect("scan");
         let got = r.to_vec().expect("result");
+        println!("scanned {len} floats on {}", device.info());
         let first_difference = got
             .iter()
             .zip(&want)

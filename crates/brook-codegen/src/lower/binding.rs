@@ -254,6 +254,7 @@ mod tests {
             ],
             unit_stride: true,
             narrow_index: false,
+            scan: false,
         };
         let found: Vec<Access> = (0..7).map(|i| access(&k, i, &variant)).collect();
         assert_eq!(
@@ -288,6 +289,7 @@ mod tests {
             inputs: vec![Some(InputMode::Direct), None, None],
             unit_stride: true,
             narrow_index: false,
+            scan: false,
         };
         let found: Vec<Access> = (0..3).map(|i| access(&k, i, &variant)).collect();
         assert_eq!(found, [Access::Unbound, Access::Constant, Access::Unbound]);

@@ -11,6 +11,7 @@ mod buffer;
 pub mod disk_cache;
 mod driver;
 mod run;
+mod scan;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
 use crate::device::{Device, DeviceInfo, DeviceKind};
@@ -259,14 +260,27 @@ impl Device for CudaDevice {
                 total,
                 group_size,
             ),
-            EntryKind::Reduce { value_size, .. } => run::run_reduction(
-                &run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions),
-                &self.handles,
-                &self.properties,
-                launch,
-                params.as_ptr(),
-                value_size,
-            ),
+            EntryKind::Reduce { value_size, .. } => {
+                let entries = run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions);
+                match &launch.scan {
+                    Some(plan) => scan::run_scan(
+                        &entries,
+                        &self.handles,
+                        launch,
+                        params.as_ptr(),
+                        value_size,
+                        plan,
+                    ),
+                    None => run::run_reduction(
+                        &entries,
+                        &self.handles,
+                        &self.properties,
+                        launch,
+                        params.as_ptr(),
+                        value_size,
+                    ),
+                }
+            }
         }
     }
 

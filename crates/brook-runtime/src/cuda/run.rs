@@ -12,9 +12,9 @@ use brook_ir::ParamRole;
 use std::ffi::c_void;
 
 /// Threads per block of map and reduction launches.
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 
-fn blocks(threads: usize, per_block: u32) -> u32 {
+pub(super) fn blocks(threads: usize, per_block: u32) -> u32 {
     threads.div_ceil(per_block as usize).min(i32::MAX as usize) as u32
 }
 
@@ -98,7 +98,7 @@ fn stream_input(launch: &LaunchPlan) -> Option<(&[usize], &Addressing)> {
 /// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
 /// tile's row-major order: the tile is 1 on the outer axes, then one partial axis, then whole
 /// dense axes.
-fn tile_is_contiguous(launch: &LaunchPlan, tile: &[usize]) -> bool {
+pub(super) fn tile_is_contiguous(launch: &LaunchPlan, tile: &[usize]) -> bool {
     let Some((shape, addressing)) = stream_input(launch) else {
         return false;
     };
@@ -180,6 +180,18 @@ impl<'a> ReduceEntries<'a> {
         let index = self.declared().iter().position(|e| e.name == name)?;
         self.functions.get(index)
     }
+
+    /// The declared entry of a shape, if the module has one.
+    pub(super) fn entry(&self, shape: ReduceShape) -> Option<ReduceEntry> {
+        self.declared().iter().copied().find(|e| e.shape == shape)
+    }
+
+    /// [`Self::function`], or the launch's error when the module lacks it.
+    pub(super) fn loaded(&self, name: &str) -> Result<&'a Function, LaunchProblem> {
+        self.function(name).ok_or_else(|| {
+            LaunchProblem::NotSupported(format!("the reduction module has no entry `{name}`"))
+        })
+    }
 }
 
 /// The fewest leaves a GPU thread's serial piece gets.
@@ -225,12 +237,7 @@ pub fn run_reduction(
         let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
         let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
         let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
-        let function = entries.function(pass.entry.name).ok_or_else(|| {
-            LaunchProblem::NotSupported(format!(
-                "the reduction module has no entry `{}`",
-                pass.entry.name
-            ))
-        })?;
+        let function = entries.loaded(pass.entry.name)?;
         let mut params = [
             block as *mut c_void,
             (&mut src as *mut u64).cast(),
@@ -243,7 +250,7 @@ pub fn run_reduction(
         let threads = match pass.entry.shape {
             ReduceShape::Warp => targets * pass.pieces * 32,
             ReduceShape::Columns => targets / 4 * pass.pieces,
-            ReduceShape::Serial => targets * pass.pieces,
+            ReduceShape::Serial | ReduceShape::Scan => targets * pass.pieces,
         } as usize;
         launch(
             function,

@@ -24,7 +24,7 @@ pub fn variant(launch: &LaunchPlan) -> Variant {
             _ => true,
         });
     let narrow = narrow_index(launch);
-    Variant::new(
+    let mut variant = Variant::new(
         kernel,
         launch.domain.len(),
         (unit_stride, narrow),
@@ -39,7 +39,9 @@ pub fn variant(launch: &LaunchPlan) -> Variant {
                 other_shape: *shape != launch.domain,
             })
         },
-    )
+    );
+    variant.scan = launch.scan.is_some();
+    variant
 }
 
 /// Whether every index the launch's code computes stays below [`NARROW_INDEX_LIMIT`]: the

@@ -17,12 +17,16 @@
 //! - [`columns`]: a thread per four neighbouring targets whose leaves lie side by side
 //!   (stream inputs of one 4-byte scalar).
 //!
+//! A module of a [`Variant::scan`] launch also has [`scan`]'s entry, which the runtime runs
+//! after reduction passes have made the pieces' prefixes.
+//!
 //! Separate entries keep each path's register count its own. [`common`] holds what they
 //! share (the pass parameters, a worker's share, the combine step, the binary-counter stack,
 //! writing results); the three import it and nothing of each other.
 
 mod columns;
 mod common;
+mod scan;
 mod serial;
 mod warp;
 
@@ -38,6 +42,8 @@ use common::{input_source, Pass, Reduction, Source, MAX_PIECE};
 const WARP_ENTRY: &str = "brook_warp";
 /// The entry of the column path.
 const COLUMNS_ENTRY: &str = "brook_columns";
+/// The scan entry.
+const SCAN_ENTRY: &str = "brook_scan";
 
 /// The paths, one entry each.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -45,6 +51,7 @@ enum Path {
     Serial,
     Warp,
     Columns,
+    Scan,
 }
 
 impl Path {
@@ -54,6 +61,7 @@ impl Path {
             Path::Serial => (ReduceShape::Serial, MAX_PIECE),
             Path::Warp => (ReduceShape::Warp, MAX_PIECE),
             Path::Columns => (ReduceShape::Columns, columns::MAX_PIECE),
+            Path::Scan => (ReduceShape::Scan, scan::MAX_PIECE),
         };
         ReduceEntry {
             name,
@@ -117,6 +125,9 @@ pub fn build(
     if stream_input && columns::applies(module, kernel, &r) {
         chosen.push((Path::Columns, COLUMNS_ENTRY));
     }
+    if variant.scan {
+        chosen.push((Path::Scan, SCAN_ENTRY));
+    }
     let mut text = String::new();
     let mut helpers: Vec<&'static str> = Vec::new();
     let entries = chosen
@@ -133,7 +144,10 @@ pub fn build(
                 helpers.push(h);
             }
         }
-        let extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode";
+        let mut extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode".to_string();
+        if path == Path::Scan {
+            extra.push_str(", .param .u64 pre, .param .u64 init");
+        }
         let entry = entry_text(name, layout.size(), lower.e.finish(), "");
         // The extra parameters follow the block in the signature.
         text.push_str(&entry.replacen(")\n{", &format!("{extra})\n{{"), 1));
@@ -191,6 +205,11 @@ fn emit(
     };
     let source = input_source(lower, r, layout, variant);
     match (&source, path) {
+        (_, Path::Scan) => {
+            let pre = extra_u64(lower, "pre");
+            let init = extra_u64(lower, "init");
+            scan::emit(lower, r, layout, &pass, &source, (pre, init))?
+        }
         (Source::Stream(stream), Path::Warp) => warp::emit(lower, r, layout, &pass, stream)?,
         (Source::Stream(stream), Path::Columns) => columns::emit(lower, r, layout, &pass, stream)?,
         _ => serial::emit(lower, r, layout, &pass, &source)?,

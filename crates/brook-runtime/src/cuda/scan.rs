@@ -1,0 +1,198 @@
+//! Scans on a GPU, in the canonical order of `brook_ir::scan_order`, in levels.
+//!
+//! A level scans `rows` rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one
+//! thread per piece (the module's scan entry). When a row has more than one piece, a
+//! reduction pass first writes every piece's total (`[row][piece]`), the next level scans the
+//! totals exclusively (from the initial value, if any) into the pieces' prefixes, and then
+//! this level's pieces are scanned from them. Every piece is an aligned block of its row, so
+//! the result is the canonical scan (see `scan_order`, "Why this order").
+
+use super::buffer::CudaBuffer;
+use super::driver::{check, launch, Handles};
+use super::run::{blocks, ReduceEntries, BLOCK};
+use crate::error::LaunchProblem;
+use crate::plan::{LaunchPlan, ScanPlan};
+use brook_codegen::abi::ReduceShape;
+use brook_ir::scan_order::ScanKind;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+
+/// Leaves per piece: a thread's serial scan, and a warp's reduction of one chunk.
+const PIECE: u64 = 256;
+
+/// Where a level's leaves come from and its prefixes go: the launch's streams (the first
+/// level) or scratch arrays (`[row][leaf]`).
+#[derive(Clone, Copy)]
+struct Level {
+    leaves: u64,
+    src: u64,
+    dst: u64,
+    /// The first level: the input stream in, the output stream out.
+    streams: bool,
+    exclusive: bool,
+}
+
+/// One scan launch's entries and rows.
+struct Scan<'a> {
+    entries: &'a ReduceEntries<'a>,
+    handles: &'a Handles,
+    block: *const u8,
+    value_size: u64,
+    rows: u64,
+    /// The initial value on the device, or 0.
+    init: u64,
+    /// The first level's leaves lie consecutively, row after row.
+    contiguous: bool,
+}
+
+/// Runs a scan launch.
+pub fn run_scan(
+    entries: &ReduceEntries<'_>,
+    handles: &Handles,
+    plan: &LaunchPlan,
+    block: *const u8,
+    value_size: u32,
+    scan: &ScanPlan,
+) -> Result<(), LaunchProblem> {
+    let rows = plan.domain.iter().product::<usize>() as u64;
+    let leaves = plan
+        .reduction_tile
+        .as_ref()
+        .map_or(0, |t| t.iter().product::<usize>() as u64);
+    if rows == 0 || leaves == 0 {
+        return Ok(());
+    }
+    let init = match &scan.init {
+        Some(bytes) => Some(upload(handles, bytes)?),
+        None => None,
+    };
+    let tile = plan.reduction_tile.as_deref().unwrap_or(&[]);
+    let s = Scan {
+        entries,
+        handles,
+        block,
+        value_size: u64::from(value_size),
+        rows,
+        init: init.as_ref().map_or(0, CudaBuffer::ptr),
+        contiguous: super::run::tile_is_contiguous(plan, tile),
+    };
+    s.level(Level {
+        leaves,
+        src: 0,
+        dst: 0,
+        streams: true,
+        exclusive: scan.kind == ScanKind::Exclusive,
+    })
+    // `init` is freed in stream order after the launches that read it.
+}
+
+impl Scan<'_> {
+    fn level(&self, level: Level) -> Result<(), LaunchProblem> {
+        let pieces = level.leaves.div_ceil(PIECE);
+        if pieces == 1 {
+            return self.scan_pieces(level, 0, pieces);
+        }
+        let bytes = (self.rows * pieces * self.value_size) as usize;
+        let scratch = || CudaBuffer::uninit(*self.handles, bytes).map_err(LaunchProblem::Execution);
+        let (totals, prefixes) = (scratch()?, scratch()?);
+        self.totals(level, pieces, totals.ptr())?;
+        self.level(Level {
+            leaves: pieces,
+            src: totals.ptr(),
+            dst: prefixes.ptr(),
+            streams: false,
+            exclusive: true,
+        })?;
+        self.scan_pieces(level, prefixes.ptr(), pieces)
+    }
+
+    /// Every piece's total, by a reduction pass (a warp per piece where the leaves are
+    /// consecutive).
+    fn totals(&self, level: Level, pieces: u64, dst: u64) -> Result<(), LaunchProblem> {
+        let warp = self
+            .entries
+            .entry(ReduceShape::Warp)
+            .filter(|_| !level.streams || self.contiguous);
+        let entry = match warp {
+            Some(warp) => warp,
+            None => self.entries.entry(ReduceShape::Serial).ok_or_else(|| {
+                LaunchProblem::NotSupported("the reduction module has no serial entry".into())
+            })?,
+        };
+        let function = self.entries.loaded(entry.name)?;
+        let threads = match entry.shape {
+            ReduceShape::Warp => self.rows * pieces * 32,
+            _ => self.rows * pieces,
+        } as usize;
+        let (mut src, mut dst, mut leaves, mut piece, mut count) =
+            (level.src, dst, level.leaves, PIECE, pieces);
+        let mut mode: u32 = u32::from(!level.streams);
+        let mut params = [
+            self.block as *mut c_void,
+            (&mut src as *mut u64).cast(),
+            (&mut dst as *mut u64).cast(),
+            (&mut leaves as *mut u64).cast(),
+            (&mut piece as *mut u64).cast(),
+            (&mut count as *mut u64).cast(),
+            (&mut mode as *mut u32).cast(),
+        ];
+        launch(
+            function,
+            self.handles.stream,
+            blocks(threads, BLOCK),
+            BLOCK,
+            &mut params,
+        )
+        .map_err(LaunchProblem::Execution)
+    }
+
+    /// Scans every piece from its prefix (`pre[row][piece]` after each row's first).
+    fn scan_pieces(&self, level: Level, pre: u64, pieces: u64) -> Result<(), LaunchProblem> {
+        let entry = self.entries.entry(ReduceShape::Scan).ok_or_else(|| {
+            LaunchProblem::NotSupported("the reduction module has no scan entry".into())
+        })?;
+        let function = self.entries.loaded(entry.name)?;
+        let (mut src, mut dst, mut leaves, mut piece, mut count) =
+            (level.src, level.dst, level.leaves, PIECE, pieces);
+        let (mut pre, mut init) = (pre, self.init);
+        let mut mode: u32 = u32::from(!level.streams)
+            | if level.streams { 2 } else { 0 }
+            | if level.exclusive { 4 } else { 0 };
+        let mut params = [
+            self.block as *mut c_void,
+            (&mut src as *mut u64).cast(),
+            (&mut dst as *mut u64).cast(),
+            (&mut leaves as *mut u64).cast(),
+            (&mut piece as *mut u64).cast(),
+            (&mut count as *mut u64).cast(),
+            (&mut mode as *mut u32).cast(),
+            (&mut pre as *mut u64).cast(),
+            (&mut init as *mut u64).cast(),
+        ];
+        launch(
+            function,
+            self.handles.stream,
+            blocks((self.rows * pieces) as usize, BLOCK),
+            BLOCK,
+            &mut params,
+        )
+        .map_err(LaunchProblem::Execution)
+    }
+}
+
+/// `bytes` in a new device buffer, copied in stream order.
+fn upload(handles: &Handles, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {
+    let buffer = CudaBuffer::uninit(*handles, bytes.len()).map_err(LaunchProblem::Execution)?;
+    // SAFETY: the buffer holds `bytes.len()` bytes; from pageable memory the call returns
+    // once the bytes are staged.
+    let code = unsafe {
+        sys::cuMemcpyHtoDAsync_v2(
+            buffer.ptr(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            handles.stream,
+        )
+    };
+    check(code, "copying a scan's initial value to the GPU").map_err(LaunchProblem::Execution)?;
+    Ok(buffer)
+}
