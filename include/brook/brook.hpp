@@ -89,6 +89,8 @@ int brk_scatter_op(const BrkStream* s, const BrkStream* index, const BrkStream* 
                    const BrkProgram* program, const char* kernel);
 int brk_gather_op(const BrkStream* t, const BrkStream* index, const BrkStream* array, uint32_t op,
                   const BrkProgram* program, const char* kernel);
+int brk_scan(const BrkStream* input, const BrkStream* output, const BrkProgram* program,
+             const char* kernel, uint32_t flags, const char* init_type, const void* init_data);
 BrkProgram* brk_loom_program_new(const char* file, const char* source, const uint32_t* threads,
                                  const uint32_t* block, char** error);
 int brk_loom_launch(const BrkProgram* program, const BrkArg* args, size_t count);
@@ -702,6 +704,35 @@ streamGatherOp(const Stream<T>& t, const Stream<I>& index, A& array, const Op& o
     int code = streamGatherOp(t, index, source.stream, op);
     source.write_back();
     return code;
+}
+
+/// Flags of `streamScan` and `streamScanExclusive`.
+enum ScanFlags {
+    /// Along the last axis: each row is scanned on its own (the default).
+    ScanRows = 0,
+    /// Over the whole stream, in row-major order, as one row.
+    ScanWholeStream = 2
+};
+
+/// `streamScan(in, out, reduceKernel)`: the inclusive prefixes of `in` under the reduce
+/// kernel's operator into `out` (of `in`'s shape): `out[i] = in[0] op ... op in[i]` along each
+/// row (or, with `ScanWholeStream`, the whole stream). The canonical order makes a float scan
+/// give the same bits on every device. Returns the error code (also recorded on `out`).
+template <class T, class K>
+int streamScan(const Stream<T>& in, const Stream<T>& out, const K& reduceKernel,
+               ScanFlags flags = ScanRows) {
+    return brk_scan(in.handle(), out.handle(), reduceKernel.brook_program(),
+                    reduceKernel.brook_name(), static_cast<uint32_t>(flags), NULL, NULL);
+}
+
+/// `streamScanExclusive(in, out, init, reduceKernel)`: each row starts from `init`, and
+/// `out[i] = init op in[0] op ... op in[i - 1]`.
+template <class T, class K>
+int streamScanExclusive(const Stream<T>& in, const Stream<T>& out, const T& init,
+                        const K& reduceKernel, ScanFlags flags = ScanRows) {
+    return brk_scan(in.handle(), out.handle(), reduceKernel.brook_program(),
+                    reduceKernel.brook_name(), static_cast<uint32_t>(flags) | 1u,
+                    detail::TypeName<T>::get(), &init);
 }
 
 namespace detail {

@@ -23,6 +23,7 @@ pub mod loom;
 pub mod names;
 pub mod ops;
 pub mod program;
+pub mod scan;
 pub mod stream;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

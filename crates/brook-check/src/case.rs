@@ -31,7 +31,9 @@
 //! ```
 //! `run @scatter OP:` runs `streamScatterOp(s, index, array, OP)` with arguments named `s`,
 //! `index` and `array` (OP is `assign` or a reduce kernel); `run @gather OP:` runs
-//! `streamGatherOp(t, index, array, OP)` (OP is `fetch` or a kernel).
+//! `streamGatherOp(t, index, array, OP)` (OP is `fetch` or a kernel). `run @scan OP:` scans the
+//! stream `in` into `out` with the reduce kernel OP; `run @scan OP exclusive:` starts from the
+//! constant `init`, and `whole` after OP scans the whole stream instead of each row.
 
 /// One argument line of a run.
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@
 use crate::case::{ArgSpec, Case, Expectation, Run};
 use brook::raw::ElementType;
 use brook::raw::{ops, Constant, IterStream, RawStream};
-use brook::{Arg, CompileOptions, Device, DeviceKind, Program};
+use brook::{Arg, CompileOptions, Device, DeviceKind, Program, ScanRequest};
 use brook_ir::{ScalarKind, Type};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -238,8 +238,47 @@ fn make(
     })
 }
 
+/// The operator and the words after it of a `run @scan OP [exclusive] [whole]:` block.
+fn scan_operator(run: &Run) -> Option<(&str, Vec<&str>)> {
+    let rest = run.kernel.strip_prefix("@scan ")?;
+    let mut words = rest.split_whitespace();
+    let name = words.next()?;
+    Some((name, words.collect()))
+}
+
+/// Runs a scan: `in` into `out` with the reduce kernel `OP`; `exclusive` starts from the
+/// constant `init`, `whole` scans the whole stream.
+fn run_scan(program: &Program, run: &Run, made: &HashMap<String, Made>) -> Result<(), String> {
+    let (name, words) = scan_operator(run).ok_or("expected `@scan OP`")?;
+    let stream = |name: &str| match made.get(name) {
+        Some(Made::Stream(s)) => Ok(s),
+        _ => Err(format!("`@scan` needs a stream `{name}`")),
+    };
+    let mut request = if words.contains(&"exclusive") {
+        match made.get("init") {
+            Some(Made::Constant(c)) => ScanRequest::exclusive(c.clone()),
+            _ => return Err("an exclusive `@scan` needs a constant `init`".into()),
+        }
+    } else {
+        ScanRequest::inclusive()
+    };
+    if words.contains(&"whole") {
+        request = request.whole_stream();
+    }
+    let kernel = program.kernel(name).map_err(|e| e.to_string())?;
+    let args = [Arg::Stream(stream("in")?), Arg::Stream(stream("out")?)];
+    kernel
+        .with_scan(request)
+        .launch(&args)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// Runs `streamScatterOp` or `streamGatherOp` (`run @scatter OP:` / `run @gather OP:`).
 fn run_stream_op(program: &Program, run: &Run, made: &HashMap<String, Made>) -> Result<(), String> {
+    if scan_operator(run).is_some() {
+        return run_scan(program, run, made);
+    }
     let (which, op) = run.kernel[1..]
         .split_once(' ')
         .ok_or("expected `@scatter OP` or `@gather OP`")?;
@@ -339,9 +378,17 @@ fn run_on(program: &Program, run: &Run, device: &Device) -> Result<Outcome, Stri
             ));
         }
     }
-    let param_types: Vec<Option<Type>> = match program.kernel(&run.kernel) {
-        Ok(k) => k.ir().params.iter().map(|p| Some(p.ty.clone())).collect(),
-        Err(_) => Vec::new(),
+    let param_types: Vec<Option<Type>> = match (scan_operator(run), program.kernel(&run.kernel)) {
+        // A scan's `in`, `out` and `init` all have the operator's type.
+        (Some((name, _)), _) => match program.kernel(name) {
+            Ok(k) => {
+                let ty = k.ir().params.last().map(|p| p.ty.clone());
+                run.args.iter().map(|_| ty.clone()).collect()
+            }
+            Err(_) => Vec::new(),
+        },
+        (None, Ok(k)) => k.ir().params.iter().map(|p| Some(p.ty.clone())).collect(),
+        (None, Err(_)) => Vec::new(),
     };
     let mut made: HashMap<String, Made> = HashMap::new();
     let specs = run.lets.iter().map(|s| (s, None));

@@ -38,8 +38,15 @@ impl Kernel {
         input: &Stream<T>,
         output: &Stream<T>,
     ) -> Result<LaunchReport, Error> {
+        self.with_scan(request)
+            .launch(&[Arg::from(input), Arg::from(output)])
+    }
+
+    /// This reduce kernel with its launches scanning as `request` says: `launch` then takes
+    /// the input stream and the output stream (in the reduction target's place).
+    pub fn with_scan(&self, request: ScanRequest) -> Kernel {
         let mut kernel = self.clone();
         kernel.set_scan(request);
-        kernel.launch(&[Arg::from(input), Arg::from(output)])
+        kernel
     }
 }

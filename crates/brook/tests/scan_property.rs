@@ -167,3 +167,58 @@ fn scans_of_views_and_in_rows_of_a_wide_stream() {
         }
     }
 }
+
+#[test]
+fn bad_scans_say_what_is_wrong() {
+    let program = Program::from_source(
+        "ops.br",
+        "
+reduce void add(float a<>, reduce float r<>) { r += a; }
+reduce void scaled(float a<>, reduce float r<>, float k) { r += k * a; }
+kernel void twice(float a<>, out float b<>) { b = 2.0 * a; }
+",
+    )
+    .expect("compiles");
+    let device = Device::of_type("cpu").expect("cpu")[0].clone();
+    let input = Stream::from_slice(&device, &[2, 3], &[1.0f32; 6]).expect("input");
+    let wrong = Stream::<f32>::new(&device, &[3, 2]).expect("output");
+    let right = Stream::<f32>::new(&device, &[2, 3]).expect("output");
+    let error = |result: Result<brook::LaunchReport, brook::Error>| {
+        result.expect_err("the scan is refused").to_string()
+    };
+    let add = program.kernel("add").expect("add");
+    let message = error(add.scan(&input, &wrong));
+    assert!(
+        message.contains("output's shape [3, 2] must be the input's [2, 3]"),
+        "{message}"
+    );
+    assert!(wrong.to_vec().is_err(), "the output carries the error");
+    let message = error(program.kernel("twice").expect("twice").scan(&input, &right));
+    assert!(message.contains("`twice` is a map kernel"), "{message}");
+    let message = error(
+        program
+            .kernel("scaled")
+            .expect("scaled")
+            .scan(&input, &right),
+    );
+    assert!(
+        message.contains("exactly one input and one reduction target"),
+        "{message}"
+    );
+    let request = ScanRequest {
+        kind: brook::ScanKind::Exclusive,
+        whole: false,
+        init: None,
+    };
+    let message = error(add.scan_with(request, &input, &right));
+    assert!(
+        message.contains("needs the value of its first prefix"),
+        "{message}"
+    );
+    let int2 = ScanRequest::exclusive(brook_runtime::Constant::of([1i32, 2]));
+    let message = error(add.scan_with(int2, &input, &right));
+    assert!(
+        message.contains("cannot start from a int2 value"),
+        "{message}"
+    );
+}

@@ -32,6 +32,9 @@ pub struct Checked {
 
 impl Checker<'_, '_> {
     pub fn run(&self) -> Check<Checked> {
+        if self.options.scan.is_some() {
+            scan::operator(self)?;
+        }
         if self.args.len() != self.kernel.params.len() {
             return Err(LaunchProblem::ArgumentCount {
                 expected: self.kernel.params.len(),
@@ -49,13 +52,7 @@ impl Checker<'_, '_> {
                 (shapes, Some(plan))
             }
             (KernelKind::Reduce, None) => (reduce::shapes(self)?, None),
-            (KernelKind::Map, Some(_)) => {
-                return Err(LaunchProblem::NotSupported(format!(
-                    "a scan's operator is a reduce kernel; `{}` is a map kernel",
-                    self.kernel.name
-                )))
-            }
-            (KernelKind::Map, None) => (self.map_shapes()?, None),
+            (KernelKind::Map, _) => (self.map_shapes()?, None),
         };
         let aliasing_allowed = self.options.permit_read_write_aliasing
             || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();

@@ -15,7 +15,7 @@ use crate::error::LaunchProblem;
 use crate::plan::{ExecRegion, ScanPlan};
 use brook_ir::launch::normalized_shape;
 use brook_ir::scan_order::ScanKind;
-use brook_ir::ParamRole;
+use brook_ir::{KernelKind, ParamRole};
 
 /// The domain and tiles of a scan, and what the devices are told of it.
 pub fn shapes(checker: &Checker<'_, '_>, request: &ScanRequest) -> Check<(Shapes, ScanPlan)> {
@@ -77,8 +77,15 @@ pub fn shapes(checker: &Checker<'_, '_>, request: &ScanRequest) -> Check<(Shapes
     ))
 }
 
-/// The input and target parameters of an operator kernel.
-fn operator(checker: &Checker<'_, '_>) -> Check<(usize, usize)> {
+/// The input and target parameters of an operator kernel: a reduce kernel of one input and
+/// one target of the same type (checked before the arguments, whose count it decides).
+pub fn operator(checker: &Checker<'_, '_>) -> Check<(usize, usize)> {
+    if checker.kernel.kind != KernelKind::Reduce {
+        return Err(LaunchProblem::NotSupported(format!(
+            "a scan's operator is a reduce kernel; `{}` is a map kernel",
+            checker.kernel.name
+        )));
+    }
     let params = &checker.kernel.params;
     let input = params
         .iter()
