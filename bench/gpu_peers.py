@@ -47,12 +47,17 @@ def torch_rows():
     del x4, y4, r4
     big = torch.rand(1 << 28, device=dev)
     rows.append(("sum 2^28 floats", t(lambda: big.sum()), 4 << 28))
-    del big
+    scanned = torch.empty_like(big)
+    rows.append(("scan 2^28 floats (inclusive +)", t(lambda: torch.cumsum(big, 0, out=scanned)), 8 << 28))
+    del big, scanned
     v4 = torch.rand(1 << 20, 4, device=dev)
     rows.append(("sum 2^20 float4", t(lambda: v4.sum(0)), 16 << 20))
     m = torch.rand(8192, 8192, device=dev)
     rows.append(("row sums 8192x8192", t(lambda: m.sum(1)), 4 * 8192 * 8192))
     rows.append(("column sums 8192x8192", t(lambda: m.sum(0)), 4 * 8192 * 8192))
+    ms_out = torch.empty_like(m)
+    rows.append(("row scans 8192x8192 (inclusive +)", t(lambda: torch.cumsum(m, 1, out=ms_out)), 8 * 8192 * 8192))
+    del ms_out
     a = torch.rand(4096, 4096, device=dev)
     b = torch.rand(4096, 4096, device=dev)
     ms = t(lambda: a @ b)
@@ -94,10 +99,14 @@ def cupy_rows():
     rows.append(("saxpy 2^26 float", t(lambda: saxpy(cp.float32(2.0), x, y, r)), 12 * n))
     big = cp.random.rand(1 << 28, dtype=cp.float32)
     rows.append(("sum 2^28 floats", t(lambda: big.sum()), 4 << 28))
-    del big
+    scanned = cp.empty_like(big)
+    rows.append(("scan 2^28 floats (inclusive +)", t(lambda: cp.cumsum(big, out=scanned)), 8 << 28))
+    del big, scanned
     m = cp.random.rand(8192, 8192, dtype=cp.float32)
     rows.append(("row sums 8192x8192", t(lambda: m.sum(1)), 4 * 8192 * 8192))
     rows.append(("column sums 8192x8192", t(lambda: m.sum(0)), 4 * 8192 * 8192))
+    ms_out = cp.empty_like(m)
+    rows.append(("row scans 8192x8192 (inclusive +)", t(lambda: cp.cumsum(m, 1, out=ms_out)), 8 * 8192 * 8192))
     return "cupy " + cp.__version__, rows
 
 

@@ -253,6 +253,48 @@ fn loom_rows(device: &Device, x: &Stream<f32>, n: usize) -> Result<Vec<Row>, bro
     ])
 }
 
+/// An inclusive `+` scan of `data` (shape `shape`, along the last axis), checked bit for bit
+/// against `brook_ir::scan_order`'s serial executor on the host.
+fn scan_row(
+    program: &Program,
+    device: &Device,
+    what: &str,
+    data: &[f32],
+    shape: &[usize],
+) -> Result<Row, brook::Error> {
+    let sum = program.kernel("sum")?;
+    let input = Stream::from_slice(device, shape, data)?;
+    let output = Stream::<f32>::new(device, shape)?;
+    sum.scan(&input, &output)?;
+    let got = output.to_vec()?;
+    let row = shape[shape.len() - 1];
+    for (r, (chunk, found)) in data.chunks(row).zip(got.chunks(row)).enumerate() {
+        let mut first_wrong = None;
+        brook_ir::scan_order::scan_serial(
+            chunk.iter().copied(),
+            None,
+            brook_ir::scan_order::ScanKind::Inclusive,
+            &mut |a: &f32, b: &f32| a + b,
+            &mut |i, want: Option<f32>| {
+                if first_wrong.is_none() && want.map(f32::to_bits) != Some(found[i].to_bits()) {
+                    first_wrong = Some((i, want));
+                }
+            },
+        );
+        if let Some((i, want)) = first_wrong {
+            panic!("{what}: row {r}, element {i} is {}, the canonical prefix {want:?}", found[i]);
+        }
+    }
+    let time = measure(device, || {
+        sum.scan(&input, &output).expect("scan");
+    });
+    Ok(Row {
+        what: what.into(),
+        time,
+        bytes: 8.0 * data.len() as f64,
+    })
+}
+
 fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
     let mut state = seed.wrapping_mul(2654435761).max(1);
     (0..n)
@@ -351,6 +393,13 @@ fn main() -> Result<(), brook::Error> {
         |_| 0,
         1,
     );
+    rows.push(scan_row(
+        &program,
+        &device,
+        "scan 2^28 floats (inclusive +)",
+        &big_data,
+        &[big],
+    )?);
     drop(big_data);
     let mut scalar = 0.0f32;
     let t = measure_batched(&device, 1, || {
@@ -402,6 +451,14 @@ fn main() -> Result<(), brook::Error> {
     let (rows_got, cols_got) = (rows_out.to_vec()?, cols_out.to_vec()?);
     check_sums("row sums", &rows_got, &matrix, side, side, |k| k * side, 1);
     check_sums("column sums", &cols_got, &matrix, side, side, |k| k, side);
+    drop((m, rows_out, cols_out));
+    rows.push(scan_row(
+        &program,
+        &device,
+        "row scans 8192x8192 (inclusive +)",
+        &matrix,
+        &[side, side],
+    )?);
     drop(matrix);
 
     let compute = compute_rows(&program, &device)?;
