@@ -245,6 +245,9 @@ pub enum ReduceShape {
     /// A thread scans a piece of a row from its prefix (a [`Variant::scan`] module's entry,
     /// never a reduction pass's).
     Scan,
+    /// A warp scans a tile of a row whose leaves are consecutive, in one pass over the data
+    /// (a [`Variant::scan`] module's entry, for stream inputs).
+    ScanTiles,
 }
 
 /// An entry a compiled reduction declares: its name in the compiled module, its shape, and

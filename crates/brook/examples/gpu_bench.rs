@@ -282,7 +282,10 @@ fn scan_row(
             },
         );
         if let Some((i, want)) = first_wrong {
-            panic!("{what}: row {r}, element {i} is {}, the canonical prefix {want:?}", found[i]);
+            panic!(
+                "{what}: row {r}, element {i} is {}, the canonical prefix {want:?}",
+                found[i]
+            );
         }
     }
     let time = measure(device, || {

@@ -222,3 +222,37 @@ kernel void twice(float a<>, out float b<>) { b = 2.0 * a; }
         "{message}"
     );
 }
+
+/// Rows of many tiles (the GPU's one-pass entry publishes and reads groups of tiles), with a
+/// non-commutative operator: rows and the whole stream, inclusive and exclusive.
+#[test]
+fn long_non_commutative_scans_keep_operand_order() {
+    let program = Program::from_source("product.br", SOURCE).expect("compiles");
+    let product = program.kernel("product").expect("kernel");
+    let dims = [3, 5000];
+    let input = random(17, dims[0] * dims[1]);
+    let init: M = [1, -1, 1, 0];
+    for device in Device::of_type("all").expect("devices") {
+        let s = Stream::from_slice(&device, &dims, &input).expect("input");
+        let r = Stream::<M>::new(&device, &dims).expect("output");
+        for (whole, exclusive) in [(false, false), (true, false), (false, true), (true, true)] {
+            let request = match exclusive {
+                true => ScanRequest::exclusive(brook_runtime::Constant::of(init)),
+                false => ScanRequest::inclusive(),
+            };
+            let request = if whole {
+                request.whole_stream()
+            } else {
+                request
+            };
+            product.scan_with(request, &s, &r).expect("scan");
+            let row = if whole { input.len() } else { dims[1] };
+            let want = prefixes(&input, row, exclusive.then_some(init));
+            assert!(
+                r.to_vec().expect("result") == want,
+                "whole {whole}, exclusive {exclusive} on {}",
+                device.info()
+            );
+        }
+    }
+}

@@ -15,6 +15,17 @@ mod libm;
 mod literals;
 mod lower;
 
+/// Leaves of one tile of the one-pass scan entry for values of a size (chunks of 256).
+pub fn scan_tile_leaves(value_size: u32) -> u64 {
+    driver::reduce::scan_tile_leaves(value_size)
+}
+
+/// Levels of the one-pass scan's group table: a row has at most `2^SCAN_TABLE_LEVELS` tiles.
+pub const SCAN_TABLE_LEVELS: u64 = driver::reduce::SCAN_TABLE_LEVELS;
+
+/// Threads of a block of the one-pass scan entry (a block per tile).
+pub const SCAN_TILE_THREADS: u32 = driver::reduce::SCAN_TILE_THREADS;
+
 use crate::abi::{BlockLayout, ReduceEntry, Variant};
 use crate::{Backend, BackendKind, CompileError};
 use brook_ir::{KernelKind, ValidModule};
@@ -120,7 +131,7 @@ pub fn compile(
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
         (KernelKind::Reduce, _) => {
-            let built = driver::reduce::build(module, k, variant, &layout)?;
+            let built = driver::reduce::build(module, k, variant, &layout, target.sm)?;
             let entry = EntryKind::Reduce {
                 value_size: built.value_size,
                 entries: built.entries,

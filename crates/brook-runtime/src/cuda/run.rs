@@ -96,12 +96,20 @@ fn stream_input(launch: &LaunchPlan) -> Option<(&[usize], &Addressing)> {
 }
 
 /// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
-/// tile's row-major order: the tile is 1 on the outer axes, then one partial axis, then whole
-/// dense axes.
+/// tile's row-major order (see [`tiles_are_contiguous`]).
 pub(super) fn tile_is_contiguous(launch: &LaunchPlan, tile: &[usize]) -> bool {
-    let Some((shape, addressing)) = stream_input(launch) else {
-        return false;
-    };
+    stream_input(launch)
+        .is_some_and(|(shape, addressing)| tiles_are_contiguous(shape, addressing, tile))
+}
+
+/// Whether each tile of a stream of `shape` lies consecutively in its buffer, in the tile's
+/// row-major order: the tile is 1 on the outer axes, then one partial axis, then whole dense
+/// axes.
+pub(super) fn tiles_are_contiguous(
+    shape: &[usize],
+    addressing: &Addressing,
+    tile: &[usize],
+) -> bool {
     let Some(first) = tile.iter().position(|&t| t > 1) else {
         return true;
     };
@@ -250,7 +258,9 @@ pub fn run_reduction(
         let threads = match pass.entry.shape {
             ReduceShape::Warp => targets * pass.pieces * 32,
             ReduceShape::Columns => targets / 4 * pass.pieces,
-            ReduceShape::Serial | ReduceShape::Scan => targets * pass.pieces,
+            ReduceShape::Serial | ReduceShape::Scan | ReduceShape::ScanTiles => {
+                targets * pass.pieces
+            }
         } as usize;
         launch(
             function,

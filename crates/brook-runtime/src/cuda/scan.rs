@@ -1,6 +1,10 @@
-//! Scans on a GPU, in the canonical order of `brook_ir::scan_order`, in levels.
+//! Scans on a GPU, in the canonical order of `brook_ir::scan_order`.
 //!
-//! A level scans `rows` rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one
+//! Where each row of the input and of the output lies consecutively in memory, one launch of
+//! the module's one-pass entry scans every row: a warp per tile, tiles publishing their
+//! groups' values in a table that later tiles read (`brook_codegen::ptx`'s `scan_tiles`).
+//!
+//! Otherwise the scan runs in levels. A level scans `rows` rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one
 //! thread per piece (the module's scan entry). When a row has more than one piece, a
 //! reduction pass first writes every piece's total (`[row][piece]`), the next level scans the
 //! totals exclusively (from the initial value, if any) into the pieces' prefixes, and then
@@ -8,12 +12,14 @@
 //! the result is the canonical scan (see `scan_order`, "Why this order").
 
 use super::buffer::CudaBuffer;
-use super::driver::{check, launch, Handles};
-use super::run::{blocks, ReduceEntries, BLOCK};
+use super::driver::{check, launch, Function, Handles};
+use super::run::{blocks, tiles_are_contiguous, ReduceEntries, BLOCK};
 use crate::error::LaunchProblem;
-use crate::plan::{LaunchPlan, ScanPlan};
+use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
+use brook_codegen::ptx::{scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TILE_THREADS};
 use brook_ir::scan_order::ScanKind;
+use brook_ir::ParamRole;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
@@ -67,13 +73,27 @@ pub fn run_scan(
         None => None,
     };
     let tile = plan.reduction_tile.as_deref().unwrap_or(&[]);
+    let init_ptr = init.as_ref().map_or(0, CudaBuffer::ptr);
+    if let Some(entry) = entries.entry(ReduceShape::ScanTiles) {
+        if rows_are_contiguous(plan, tile) {
+            let one_pass = OnePass {
+                function: entries.loaded(entry.name)?,
+                handles,
+                block,
+                value_size: u64::from(value_size),
+            };
+            if let Some(done) = one_pass.run(rows, leaves, scan, init_ptr) {
+                return done;
+            }
+        }
+    }
     let s = Scan {
         entries,
         handles,
         block,
         value_size: u64::from(value_size),
         rows,
-        init: init.as_ref().map_or(0, CudaBuffer::ptr),
+        init: init_ptr,
         contiguous: super::run::tile_is_contiguous(plan, tile),
     };
     s.level(Level {
@@ -177,6 +197,103 @@ impl Scan<'_> {
             &mut params,
         )
         .map_err(LaunchProblem::Execution)
+    }
+}
+
+/// Whether every row of the input and of the output lies consecutively in memory.
+fn rows_are_contiguous(plan: &LaunchPlan, tile: &[usize]) -> bool {
+    let kernel = plan.kernel();
+    let contiguous = |role: &dyn Fn(&ParamRole) -> bool| {
+        kernel
+            .params
+            .iter()
+            .position(|p| role(&p.role))
+            .and_then(|index| match &plan.args[index] {
+                Bound::Stream {
+                    shape, addressing, ..
+                } => Some(tiles_are_contiguous(shape, addressing, tile)),
+                _ => None,
+            })
+            .unwrap_or(false)
+    };
+    contiguous(&|r| matches!(r, ParamRole::Input)) && contiguous(&|r| *r == ParamRole::Reduce)
+}
+
+/// The one-pass entry and what its launch needs.
+struct OnePass<'a> {
+    function: &'a Function,
+    handles: &'a Handles,
+    block: *const u8,
+    value_size: u64,
+}
+
+impl OnePass<'_> {
+    /// Scans every row in one launch; `None` when a row has more tiles than the group table
+    /// holds (the levels then do it).
+    fn run(
+        &self,
+        rows: u64,
+        leaves: u64,
+        scan: &ScanPlan,
+        init: u64,
+    ) -> Option<Result<(), LaunchProblem>> {
+        let tiles = leaves.div_ceil(scan_tile_leaves(self.value_size as u32));
+        let levels = u64::from(u64::BITS - tiles.leading_zeros());
+        if levels > SCAN_TABLE_LEVELS {
+            return None;
+        }
+        Some(self.launch(rows, leaves, tiles, levels, scan, init))
+    }
+
+    fn launch(
+        &self,
+        rows: u64,
+        leaves: u64,
+        tiles: u64,
+        levels: u64,
+        scan: &ScanPlan,
+        init: u64,
+    ) -> Result<(), LaunchProblem> {
+        let entries = levels * rows * tiles;
+        let values = CudaBuffer::uninit(*self.handles, (entries * self.value_size) as usize)
+            .map_err(LaunchProblem::Execution)?;
+        // The flags, then the ticket counter: all zero.
+        let words = entries + 1;
+        let flags = CudaBuffer::uninit(*self.handles, (words * 4) as usize)
+            .map_err(LaunchProblem::Execution)?;
+        // SAFETY: the buffer holds `words` 4-byte words.
+        let code =
+            unsafe { sys::cuMemsetD32Async(flags.ptr(), 0, words as usize, self.handles.stream) };
+        check(code, "clearing a scan's group table").map_err(LaunchProblem::Execution)?;
+        let (mut leaves, mut tiles_p, mut init) = (leaves, tiles, init);
+        let mut mode: u32 = if scan.kind == ScanKind::Exclusive {
+            4
+        } else {
+            0
+        };
+        let (mut values_ptr, mut flags_ptr) = (values.ptr(), flags.ptr());
+        let mut ticket = flags.ptr() + entries * 4;
+        let mut params = [
+            self.block as *mut c_void,
+            (&mut leaves as *mut u64).cast(),
+            (&mut tiles_p as *mut u64).cast(),
+            (&mut mode as *mut u32).cast(),
+            (&mut init as *mut u64).cast(),
+            (&mut values_ptr as *mut u64).cast(),
+            (&mut flags_ptr as *mut u64).cast(),
+            (&mut ticket as *mut u64).cast(),
+        ];
+        // A block per tile.
+        let tiles_total = (rows * tiles) as usize;
+        launch(
+            self.function,
+            self.handles.stream,
+            blocks(tiles_total * SCAN_TILE_THREADS as usize, SCAN_TILE_THREADS),
+            SCAN_TILE_THREADS,
+            &mut params,
+        )
+        .map_err(LaunchProblem::Execution)
+        // The table is freed in stream order after the launch.
     }
 }
 

@@ -27,6 +27,7 @@
 mod columns;
 mod common;
 mod scan;
+mod scan_tiles;
 mod serial;
 mod warp;
 
@@ -44,6 +45,13 @@ const WARP_ENTRY: &str = "brook_warp";
 const COLUMNS_ENTRY: &str = "brook_columns";
 /// The scan entry.
 const SCAN_ENTRY: &str = "brook_scan";
+/// The one-pass scan entry.
+const SCAN_TILES_ENTRY: &str = "brook_scan_tiles";
+
+pub(crate) use scan_tiles::{
+    tile_leaves as scan_tile_leaves, TABLE_LEVELS as SCAN_TABLE_LEVELS,
+    THREADS as SCAN_TILE_THREADS,
+};
 
 /// The paths, one entry each.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -52,6 +60,7 @@ enum Path {
     Warp,
     Columns,
     Scan,
+    ScanTiles,
 }
 
 impl Path {
@@ -62,6 +71,10 @@ impl Path {
             Path::Warp => (ReduceShape::Warp, MAX_PIECE),
             Path::Columns => (ReduceShape::Columns, columns::MAX_PIECE),
             Path::Scan => (ReduceShape::Scan, scan::MAX_PIECE),
+            Path::ScanTiles => (
+                ReduceShape::ScanTiles,
+                scan_tiles::CHUNK << scan_tiles::TABLE_LEVELS,
+            ),
         };
         ReduceEntry {
             name,
@@ -82,12 +95,13 @@ pub struct Built {
     pub entries: Vec<ReduceEntry>,
 }
 
-/// Writes the entries of reduction `kernel`.
+/// Writes the entries of reduction `kernel` for a GPU of compute capability `sm`.
 pub fn build(
     module: &Module,
     kernel: &Kernel,
     variant: &Variant,
     layout: &BlockLayout,
+    sm: u32,
 ) -> Result<Built, CompileError> {
     let input = kernel
         .params
@@ -127,6 +141,10 @@ pub fn build(
     }
     if variant.scan {
         chosen.push((Path::Scan, SCAN_ENTRY));
+        // Its group table uses acquire and release accesses (sm_70 on).
+        if stream_input && sm >= 70 {
+            chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
+        }
     }
     let mut text = String::new();
     let mut helpers: Vec<&'static str> = Vec::new();
@@ -147,6 +165,9 @@ pub fn build(
         let mut extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode".to_string();
         if path == Path::Scan {
             extra.push_str(", .param .u64 pre, .param .u64 init");
+        }
+        if path == Path::ScanTiles {
+            extra = scan_tiles::PARAMS.to_string();
         }
         let entry = entry_text(name, layout.size(), lower.e.finish(), "");
         // The extra parameters follow the block in the signature.
@@ -174,6 +195,21 @@ fn emit(
     path: Path,
 ) -> Result<(), CompileError> {
     let rank = variant.rank;
+    if path == Path::ScanTiles {
+        let Source::Stream(stream) = input_source(lower, r, layout, variant) else {
+            return Err(CompileError::Unsupported {
+                backend: crate::BackendKind::Ptx,
+                kernel: lower.kernel.name.clone(),
+                span: lower.kernel.span,
+                construct: "a one-pass scan of an iterator".into(),
+            });
+        };
+        let ret = lower.ret;
+        scan_tiles::emit(lower, r, layout, rank, &stream)?;
+        lower.e.at(ret);
+        lower.e.op("ret");
+        return Ok(());
+    }
     let domain = lower.param_axes(header::DOMAIN, rank);
     let tile = lower.param_axes(header::TILE, rank);
     let src = extra_u64(lower, "src");

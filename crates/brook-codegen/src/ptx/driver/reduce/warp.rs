@@ -26,21 +26,21 @@ use crate::CompileError;
 /// `MAX_PIECE` leaves has.
 const LEVELS: usize = 16;
 /// Leaves of a lane's run.
-const RUN: u64 = 8;
+pub(super) const RUN: u64 = 8;
 /// Leaves of a chunk.
 const CHUNK: u64 = 32 * RUN;
 
 /// Where leaf `i` of the piece lies: `base + i * stride`, read as the input's type or (from
 /// a scratch array) as the target's.
-struct Leaves {
-    base: Reg,
-    input_size: u32,
-    from_scratch: Reg,
+pub(super) struct Leaves {
+    pub base: Reg,
+    pub input_size: u32,
+    pub from_scratch: Reg,
     /// Whether `base` is 16-byte aligned (runs may use packed loads).
-    aligned: Reg,
+    pub aligned: Reg,
 }
 
-fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
+pub(super) fn u64_op(lower: &mut Lower<'_>, text: impl FnOnce(Reg) -> String) -> Reg {
     lower.e.compute(Class::B64, text)
 }
 
@@ -202,7 +202,7 @@ fn load_leaf(lower: &mut Lower<'_>, r: &Reduction, source: &Leaves, i: Reg, into
     lower.e.at(loaded);
 }
 
-fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
+pub(super) fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
     leaves(lower.module, &r.ty)
         .iter()
         .map(|l| lower.e.reg(Class::of(l.kind)))
@@ -210,7 +210,7 @@ fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
 }
 
 /// The class of a type that is one 4- or 8-byte scalar (runs of it load packed).
-fn packable(lower: &Lower<'_>, ty: &brook_ir::Type) -> Option<Class> {
+pub(super) fn packable(lower: &Lower<'_>, ty: &brook_ir::Type) -> Option<Class> {
     let parts = leaves(lower.module, ty);
     match parts.as_slice() {
         [leaf] if matches!(leaf.kind.size(), 4 | 8) && Class::of(leaf.kind) != Class::Pred => {
@@ -222,7 +222,12 @@ fn packable(lower: &Lower<'_>, ty: &brook_ir::Type) -> Option<Class> {
 
 /// Loads the `RUN` leaves from leaf `first` on: packed 16-byte loads when the leaf type is a
 /// 4- or 8-byte scalar (input and scratch alike) and the piece is aligned, else one load each.
-fn load_run(lower: &mut Lower<'_>, r: &Reduction, source: &Leaves, first: Reg) -> Vec<Vec<Reg>> {
+pub(super) fn load_run(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    source: &Leaves,
+    first: Reg,
+) -> Vec<Vec<Reg>> {
     let run: Vec<Vec<Reg>> = (0..RUN).map(|_| fresh_value(lower, r)).collect();
     let input_ty = lower.kernel.params[r.input].ty.clone();
     let packed_class = match (packable(lower, &input_ty), packable(lower, &r.ty)) {
@@ -354,7 +359,12 @@ fn partial_chunk(
 }
 
 /// Exchanges `value` with lane `lane ^ half`: the lower and the upper lane's values.
-fn butterfly(lower: &mut Lower<'_>, lane: Reg, half: u64, value: &[Reg]) -> (Vec<Reg>, Vec<Reg>) {
+pub(super) fn butterfly(
+    lower: &mut Lower<'_>,
+    lane: Reg,
+    half: u64,
+    value: &[Reg],
+) -> (Vec<Reg>, Vec<Reg>) {
     let upper_me = {
         let b = u64_op(lower, |reg| format!("and.b64 {reg}, {lane}, {half}"));
         lower
@@ -415,7 +425,7 @@ fn select_all(lower: &mut Lower<'_>, p: Reg, a: &[Reg], b: &[Reg]) -> Vec<Reg> {
 }
 
 /// The value `v` of lane `lane ^ mask`.
-fn shuffle(lower: &mut Lower<'_>, v: Reg, mask: u64) -> Reg {
+pub(super) fn shuffle(lower: &mut Lower<'_>, v: Reg, mask: u64) -> Reg {
     let shfl = |lower: &mut Lower<'_>, x: Reg| {
         lower.e.compute(Class::B32, |reg| {
             format!("shfl.sync.bfly.b32 {reg}, {x}, {mask}, 31, 0xffffffff")
