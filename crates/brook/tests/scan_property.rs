@@ -256,3 +256,47 @@ fn long_non_commutative_scans_keep_operand_order() {
         }
     }
 }
+
+/// Streams of more than 32 x 32 GPU tiles (the one-pass entry's group table then has three
+/// levels): a float scan against the canonical order computed here, and a non-commutative one
+/// against the sequential products, on the compiled devices (the interpreter is too slow for
+/// these lengths; every shorter test runs on it).
+#[test]
+fn scans_over_many_tiles_on_compiled_devices() {
+    let program = Program::from_source("ops.br", SOURCE).expect("compiles");
+    let (add, product) = (
+        program.kernel("add").expect("add"),
+        program.kernel("product").expect("product"),
+    );
+    let floats = spread(9_000_000);
+    let mut want = vec![0.0f32; floats.len()];
+    brook_ir::scan_order::scan_serial(
+        floats.iter().copied(),
+        None,
+        brook_ir::scan_order::ScanKind::Inclusive,
+        &mut |a: &f32, b: &f32| a + b,
+        &mut |i, v| want[i] = v.expect("inclusive"),
+    );
+    let matrices = random(5, 2_300_000);
+    let products = prefixes(&matrices, matrices.len(), None);
+    let compiled: Vec<Device> = Device::of_type("all")
+        .expect("devices")
+        .into_iter()
+        .filter(|d| d.type_name() != "interp")
+        .collect();
+    for device in compiled {
+        let s = Stream::from_slice(&device, &[floats.len()], &floats).expect("input");
+        let r = Stream::<f32>::new(&device, &[floats.len()]).expect("output");
+        add.scan(&s, &r).expect("scan");
+        let got = r.to_vec().expect("result");
+        let wrong = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits());
+        assert_eq!(wrong, None, "floats on {}", device.info());
+        let s = Stream::from_slice(&device, &[matrices.len()], &matrices).expect("input");
+        let r = Stream::<M>::new(&device, &[matrices.len()]).expect("output");
+        product.scan(&s, &r).expect("scan");
+        assert!(r.to_vec().expect("result") == products, "matrices on {}", device.info());
+    }
+}

@@ -20,7 +20,7 @@ pub fn scan_tile_leaves(value_size: u32) -> u64 {
     driver::reduce::scan_tile_leaves(value_size)
 }
 
-/// Levels of the one-pass scan's group table: a row has at most `2^SCAN_TABLE_LEVELS` tiles.
+/// Levels of the one-pass scan's group table: a row has at most `32^SCAN_TABLE_LEVELS` tiles.
 pub const SCAN_TABLE_LEVELS: u64 = driver::reduce::SCAN_TABLE_LEVELS;
 
 /// Threads of a block of the one-pass scan entry (a block per tile).

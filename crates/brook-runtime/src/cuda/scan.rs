@@ -238,7 +238,11 @@ impl OnePass<'_> {
         init: u64,
     ) -> Option<Result<(), LaunchProblem>> {
         let tiles = leaves.div_ceil(scan_tile_leaves(self.value_size as u32));
-        let levels = u64::from(u64::BITS - tiles.leading_zeros());
+        // Base-32 digits of the tile count: the table's levels.
+        let mut levels = 1;
+        while tiles >> (5 * levels) > 0 {
+            levels += 1;
+        }
         if levels > SCAN_TABLE_LEVELS {
             return None;
         }

@@ -10,12 +10,15 @@
 //! in shared memory, where every thread builds the tile's tree over them.
 //!
 //! Tiles take tickets in order, so a tile waits only on tiles that are running or done. The
-//! group table holds, per level `k`, the value of every aligned group of `2^k` tiles of a row,
-//! with a flag released once it is written. Warp 0 of tile `j` publishes the tile's total
-//! (level 0) and, while the low bits of `j` are ones, the group it completes: the earlier half
-//! (published by the tile `2^(k-1)` before) combined with its own. The tile's exclusive prefix
-//! is then the fold of the groups of `j`'s binary digits (lane `k` acquires level `k`), from
-//! the initial value: exactly the canonical blocks of the tile's first leaf. A down-sweep
+//! group table holds, per level `m`, the value of every aligned group of `32^m` tiles of a
+//! row, with a flag released once it is written. Warp 0 of tile `j` publishes the tile's
+//! total (level 0) and every group the tile ends, each the canonical tree over its 32 parts
+//! one level down, which the warp's lanes acquire together and reduce by butterflies. The
+//! tile's exclusive prefix folds, for each base-32 digit of `j` from the highest, the blocks
+//! of the digit's binary digits: each an aligned node of the tree over the groups the digit
+//! spans, which the lanes again acquire together. Those are exactly the canonical blocks of
+//! the tile's first leaf, and a wait is never longer than a few round trips: a base-2 table
+//! made a tile after `2^k` tiles wait for `k` groups published one after another. A down-sweep
 //! through the warps' tree, the chunks' tree, the lanes' kept blocks and the runs' trees gives
 //! every leaf its prefix.
 //!
@@ -34,8 +37,11 @@ use crate::CompileError;
 
 /// Leaves of a chunk: a warp's lanes times a run.
 pub(super) const CHUNK: u64 = 32 * RUN;
-/// Levels of the group table: a row has at most `2^TABLE_LEVELS` tiles.
-pub(crate) const TABLE_LEVELS: u64 = 24;
+/// The group table's radix: level `m` holds groups of `32^m` tiles.
+const RADIX: u64 = 32;
+const RADIX_BITS: u64 = 5;
+/// Levels of the group table: a row has at most `32^TABLE_LEVELS` tiles.
+pub(crate) const TABLE_LEVELS: u64 = 5;
 
 /// Chunks per tile for values of `value_size` bytes (what a lane keeps in registers).
 fn chunks_per_tile(value_size: u32) -> u64 {
@@ -684,8 +690,10 @@ impl Table {
     }
 }
 
-/// Lane 0 publishes the tile's total and every group the tile completes (while the low bits
-/// of `j` are ones: the earlier half, from the table, on the left of its own).
+/// Lane 0 publishes the tile's total (level 0); then, while `j + 1` is a multiple of
+/// `32^(m+1)`, the warp reads the 32 level-`m` groups that end with this tile (lane `l`
+/// acquires the `l`-th), reduces them by the canonical tree (butterflies) and lane 0
+/// publishes the level-`m + 1` group.
 fn publish(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -694,55 +702,80 @@ fn publish(
     j: Reg,
     total: &[Reg],
 ) -> Result<(), CompileError> {
-    let done = lower.e.label();
-    let other = lower
+    let first_lane = lower
         .e
-        .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {lane}, 0"));
-    lower.e.bra_if(other, done);
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {lane}, 0"));
     let level = lower.e.mov_imm(Class::B64, 0);
+    let wrote = lower.e.label();
+    lower.e.bra_unless(first_lane, wrote);
     let entry = table.entry(lower, level, j);
     table.write(lower, r, entry, total);
-    let current = fresh_value(lower, r);
-    copy_into(lower, &current, total);
-    let head = lower.e.label();
-    lower.e.op(format!("mov.u64 {level}, 1"));
+    lower.e.at(wrote);
+    lower.e.op("bar.warp.sync 0xffffffff");
+    let (head, done) = (lower.e.label(), lower.e.label());
     lower.e.at(head);
+    let next = u64_op(lower, |reg| format!("add.u64 {reg}, {level}, 1"));
     let too_high = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.ge.u64 {reg}, {level}, {TABLE_LEVELS}")
+        format!("setp.ge.u64 {reg}, {next}, {TABLE_LEVELS}")
     });
     lower.e.bra_if(too_high, done);
-    // The low `level` bits of `j` are all ones: this tile ends a group of that level.
-    let shift = narrow(lower, level);
-    let one = lower.u64_imm(1);
-    let mask = u64_op(lower, |reg| format!("shl.b64 {reg}, {one}, {shift}"));
-    let mask = u64_op(lower, |reg| format!("sub.u64 {reg}, {mask}, 1"));
-    let low = u64_op(lower, |reg| format!("and.b64 {reg}, {j}, {mask}"));
-    let ends = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.eq.u64 {reg}, {low}, {mask}")
-    });
+    // `j + 1` a multiple of 32^(level + 1): this tile ends a group of the next level.
+    let shift = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {next}, {RADIX_BITS}"));
+    let shift = narrow(lower, shift);
+    let after = u64_op(lower, |reg| format!("add.u64 {reg}, {j}, 1"));
+    let high = u64_op(lower, |reg| format!("shr.u64 {reg}, {after}, {shift}"));
+    let back = u64_op(lower, |reg| format!("shl.b64 {reg}, {high}, {shift}"));
+    let ends = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {back}, {after}"));
     lower.e.bra_unless(ends, done);
-    let below = u64_op(lower, |reg| format!("sub.u64 {reg}, {level}, 1"));
-    let below_shift = narrow(lower, below);
-    let half = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {below_shift}"));
-    let left_group = u64_op(lower, |reg| format!("sub.u64 {reg}, {half}, 1"));
-    let left_entry = table.entry(lower, below, left_group);
-    let left = table.read(lower, r, left_entry);
-    let merged = fresh_value(lower, r);
-    combine(lower, r, &merged, &left, &current)?;
-    copy_into(lower, &current, &merged);
-    let group = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {shift}"));
-    let entry = table.entry(lower, level, group);
-    table.write(lower, r, entry, &current);
-    lower.e.op(format!("add.u64 {level}, {level}, 1"));
+    // The group's 32 parts: level-`level` groups `32 (high - 1) + lane`.
+    let group = u64_op(lower, |reg| format!("sub.u64 {reg}, {high}, 1"));
+    let part = u64_op(lower, |reg| {
+        format!("mad.lo.u64 {reg}, {group}, {RADIX}, {lane}")
+    });
+    let entry = table.entry(lower, level, part);
+    let value = table.read(lower, r, entry);
+    lower.e.op("bar.warp.sync 0xffffffff");
+    let levels = lane_tree(lower, r, lane, value)?;
+    let root = levels.last().cloned().unwrap_or_default();
+    let skip = lower.e.label();
+    lower.e.bra_unless(first_lane, skip);
+    let entry = table.entry(lower, next, group);
+    table.write(lower, r, entry, &root);
+    lower.e.at(skip);
+    lower.e.op("bar.warp.sync 0xffffffff");
+    lower.e.mov(level, next);
     lower.e.bra(head);
     lower.e.at(done);
-    lower.e.op("bar.warp.sync 0xffffffff");
     Ok(())
 }
 
-/// The tile's exclusive prefix: lane `k` fetches the group of level `k` when bit `k` of `j`
-/// is set; every lane folds them from the highest level down, from the initial value (for an
-/// exclusive scan that has one).
+/// The values of the aligned blocks of 1, 2, ..., 32 lanes containing this lane: the lane's
+/// value, then each butterfly level's combine (the canonical tree over the lanes).
+fn lane_tree(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    lane: Reg,
+    value: Vec<Reg>,
+) -> Result<Vec<Vec<Reg>>, CompileError> {
+    let mut levels = vec![value];
+    for k in 0..RADIX_BITS {
+        let below = levels.last().cloned().unwrap_or_default();
+        let (lower_half, upper_half) = butterfly(lower, lane, 1u64 << k, &below);
+        let out = fresh_value(lower, r);
+        combine(lower, r, &out, &lower_half, &upper_half)?;
+        levels.push(out);
+    }
+    Ok(levels)
+}
+
+/// The tile's exclusive prefix: for each base-32 digit `d` of `j`, highest first, the warp
+/// acquires the `d` level-`m` groups the digit spans (lane `l` the `l`-th; the others repeat
+/// lane 0's), builds their lanes' tree, and folds the blocks of `d`'s binary digits (each an
+/// aligned node of that tree, largest first) onto the prefix, from the initial value (for an
+/// exclusive scan that has one). These are exactly the canonical blocks of `j`'s binary
+/// digits.
 fn tile_prefix(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -751,27 +784,6 @@ fn tile_prefix(
     j: Reg,
     p: &Params,
 ) -> Result<Held, CompileError> {
-    let mine = fresh_value(lower, r);
-    let fetched = lower.e.label();
-    let in_table = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.lt.u64 {reg}, {lane}, {TABLE_LEVELS}")
-    });
-    lower.e.bra_unless(in_table, fetched);
-    let lane_shift = narrow(lower, lane);
-    let shifted = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {lane_shift}"));
-    let bit = u64_op(lower, |reg| format!("and.b64 {reg}, {shifted}, 1"));
-    let set = lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {bit}, 0"));
-    lower.e.bra_unless(set, fetched);
-    // The group of level `lane` in `j`'s digits starts where the bits below `lane + 1` clear.
-    let group = u64_op(lower, |reg| format!("xor.b64 {reg}, {shifted}, 1"));
-    let entry = table.entry(lower, lane, group);
-    let v = table.read(lower, r, entry);
-    copy_into(lower, &mine, &v);
-    lower.e.at(fetched);
-    lower.e.op("bar.warp.sync 0xffffffff");
-    // From the initial value, or nothing.
     let acc = Held {
         value: fresh_value(lower, r),
         has: lower.e.reg(Class::Pred),
@@ -787,28 +799,69 @@ fn tile_prefix(
     let v = lower.load_value(&r.ty.clone(), p.init, "global", true);
     copy_into(lower, &acc.value, &v);
     lower.e.at(no_init);
-    // Highest level first; `j` is the same in every lane, so the branches are uniform.
-    let level = lower.e.mov_imm(Class::B32, TABLE_LEVELS);
+    // Digits from the highest level down; `j` is the same in every lane (uniform branches).
+    let level = lower.e.mov_imm(Class::B64, TABLE_LEVELS);
     let (head, done) = (lower.e.label(), lower.e.label());
     lower.e.at(head);
     let finished = lower
         .e
-        .compute(Class::Pred, |reg| format!("setp.eq.u32 {reg}, {level}, 0"));
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {level}, 0"));
     lower.e.bra_if(finished, done);
-    lower.e.op(format!("sub.u32 {level}, {level}, 1"));
-    let shifted = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {level}"));
-    let bit = u64_op(lower, |reg| format!("and.b64 {reg}, {shifted}, 1"));
-    let unset = lower
+    lower.e.op(format!("sub.u64 {level}, {level}, 1"));
+    let shift = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {level}, {RADIX_BITS}"));
+    let shift = narrow(lower, shift);
+    let shifted = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {shift}"));
+    let digit = u64_op(lower, |reg| format!("and.b64 {reg}, {shifted}, {}", RADIX - 1));
+    let zero = lower
         .e
-        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
-    lower.e.bra_if(unset, head);
-    let group_value: Vec<Reg> = mine
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {digit}, 0"));
+    lower.e.bra_if(zero, head);
+    // Lane `l < digit` holds group `first + l` of this level.
+    let first = u64_op(lower, |reg| format!("sub.u64 {reg}, {shifted}, {digit}"));
+    let value = fresh_value(lower, r);
+    let inside = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.lt.u64 {reg}, {lane}, {digit}"));
+    let fetched = lower.e.label();
+    lower.e.bra_unless(inside, fetched);
+    let part = u64_op(lower, |reg| format!("add.u64 {reg}, {first}, {lane}"));
+    let entry = table.entry(lower, level, part);
+    let v = table.read(lower, r, entry);
+    copy_into(lower, &value, &v);
+    lower.e.at(fetched);
+    lower.e.op("bar.warp.sync 0xffffffff");
+    // Lanes past the digit take lane 0's value, so no combine sees an unset register.
+    let zero_lane = lower.e.mov_imm(Class::B32, 0);
+    let from_first: Vec<Reg> = value
         .iter()
-        .map(|&v| shuffle_from(lower, v, level))
+        .map(|&v| shuffle_from(lower, v, zero_lane))
         .collect();
-    let folded = fold(lower, r, &acc, &group_value)?;
-    copy_into(lower, &acc.value, &folded.value);
-    lower.e.mov(acc.has, folded.has);
+    let skip_copy = lower.e.label();
+    lower.e.bra_if(inside, skip_copy);
+    copy_into(lower, &value, &from_first);
+    lower.e.at(skip_copy);
+    let levels = lane_tree(lower, r, lane, value)?;
+    for k in (0..RADIX_BITS as usize).rev() {
+        let bit = u64_op(lower, |reg| format!("and.b64 {reg}, {digit}, {}", 1u64 << k));
+        let unset = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
+        let skip = lower.e.label();
+        lower.e.bra_if(unset, skip);
+        // The block starts after the digit's higher set bits.
+        let start = u64_op(lower, |reg| {
+            format!("and.b64 {reg}, {digit}, {}", !((2u64 << k) - 1))
+        });
+        let start = narrow(lower, start);
+        let block: Vec<Reg> = levels[k]
+            .iter()
+            .map(|&v| shuffle_from(lower, v, start))
+            .collect();
+        let folded = fold(lower, r, &acc, &block)?;
+        copy_into(lower, &acc.value, &folded.value);
+        lower.e.mov(acc.has, folded.has);
+        lower.e.at(skip);
+    }
     lower.e.bra(head);
     lower.e.at(done);
     Ok(acc)
