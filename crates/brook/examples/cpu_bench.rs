@@ -5,6 +5,8 @@
 //! - saxpy on 2^24 floats (memory-bound);
 //! - Mandelbrot, 1024x1024, up to 256 iterations of a `while` loop with `break` (compute-bound);
 //! - the sum of 2^24 floats (Brook: the canonical order; native: rayon's parallel sum);
+//! - an inclusive scan of 2^24 floats (Brook: the canonical order, one compiled combine call
+//!   per step; native: a sequential running sum, the order most code writes);
 //! - JIT compile time of the saxpy and Mandelbrot kernels.
 //!
 //! Each figure is the median of several runs after a warm-up run.
@@ -173,6 +175,33 @@ fn main() -> Result<(), brook::Error> {
         brook,
         native,
         target: 1.5,
+    });
+
+    // inclusive scan (exact here: small integers)
+    let scanned = Stream::<f32>::new(&device, &[N])?;
+    let mut native_scan = vec![0.0f32; N];
+    let (brook, native) = measure(
+        || {
+            sum.scan(&values, &scanned).expect("scan");
+            scanned.finish().expect("scan");
+        },
+        || {
+            let mut acc = 0.0f32;
+            for (out, x) in native_scan.iter_mut().zip(black_box(&ones)) {
+                acc += x;
+                *out = acc;
+            }
+        },
+    );
+    assert!(
+        scanned.to_vec()? == native_scan,
+        "scans differ (both are exact here)"
+    );
+    rows.push(Row {
+        what: "inclusive scan, 2^24 floats",
+        brook,
+        native,
+        target: 4.0,
     });
 
     println!(

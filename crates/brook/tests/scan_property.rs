@@ -297,6 +297,10 @@ fn scans_over_many_tiles_on_compiled_devices() {
         let s = Stream::from_slice(&device, &[matrices.len()], &matrices).expect("input");
         let r = Stream::<M>::new(&device, &[matrices.len()]).expect("output");
         product.scan(&s, &r).expect("scan");
-        assert!(r.to_vec().expect("result") == products, "matrices on {}", device.info());
+        assert!(
+            r.to_vec().expect("result") == products,
+            "matrices on {}",
+            device.info()
+        );
     }
 }

@@ -23,9 +23,40 @@ const MIN_PIECE: u64 = 1 << 14;
 /// Pieces per thread a split row is cut into.
 const PIECES_PER_THREAD: u64 = 16;
 
+/// Words a value keeps inline (larger values live on the heap).
+const INLINE: usize = 8;
+
 /// A value of the operator's type: whole 8-byte words, so the compiled code may read and
-/// write it in place.
-type Value = Vec<u64>;
+/// write it in place; inline up to 64 bytes, so a step allocates nothing.
+#[derive(Clone)]
+enum Value {
+    Inline([u64; INLINE]),
+    Heap(Vec<u64>),
+}
+
+impl Value {
+    fn zeroed(words: usize) -> Value {
+        if words <= INLINE {
+            Value::Inline([0; INLINE])
+        } else {
+            Value::Heap(vec![0; words])
+        }
+    }
+
+    fn as_ptr(&self) -> *const u64 {
+        match self {
+            Value::Inline(words) => words.as_ptr(),
+            Value::Heap(words) => words.as_ptr(),
+        }
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u64 {
+        match self {
+            Value::Inline(words) => words.as_mut_ptr(),
+            Value::Heap(words) => words.as_mut_ptr(),
+        }
+    }
+}
 
 /// Where a stream's elements lie in host memory.
 #[derive(Clone, Copy)]
@@ -124,7 +155,7 @@ impl Reduction {
 
 impl Rows<'_> {
     fn value_of(&self, bytes: &[u8]) -> Value {
-        let mut value = vec![0u64; self.words];
+        let mut value = Value::zeroed(self.words);
         let n = bytes.len().min(self.reduction.value_size);
         // SAFETY: `value` holds at least `value_size` bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.as_mut_ptr().cast(), n) };
@@ -155,7 +186,7 @@ impl Rows<'_> {
         init: Option<Value>,
     ) -> Vec<Option<Value>> {
         let count = leaves.div_ceil(piece);
-        let mut totals = vec![vec![0u64; self.words]; count];
+        let mut totals = vec![Value::zeroed(self.words); count];
         totals.par_iter_mut().enumerate().for_each(|(j, slot)| {
             // SAFETY: `slot` holds one value; the block was checked against the buffers.
             unsafe {
@@ -183,22 +214,22 @@ impl Rows<'_> {
     /// prefix at its element.
     fn scan_piece(&self, row: usize, lo: usize, hi: usize, before: Option<Value>, kind: ScanKind) {
         let rank = self.tile.len();
-        let (mut t, mut u) = (vec![0; rank], vec![0; rank]);
+        let mut t = vec![0; rank];
         unravel(row, self.domain, &mut t);
         let size = self.reduction.value_size;
-        let at = |k: usize, u: &mut Vec<usize>, addressing: &Addressing| {
-            unravel(k, self.tile, u);
-            let pos: Vec<usize> = t
-                .iter()
-                .zip(self.tile)
-                .zip(u.iter())
-                .map(|((t, n), u)| t * n + u)
-                .collect();
-            addressing.element(&pos) * size
+        // Leaf `k`'s position: the row's first position plus `k` unravelled in the tile
+        // (streams have at most four axes).
+        let at = |k: usize, addressing: &Addressing| {
+            let mut u = [0usize; 4];
+            unravel(k, self.tile, &mut u[..rank]);
+            for ((u, t), n) in u.iter_mut().zip(&t).zip(self.tile) {
+                *u += t * n;
+            }
+            addressing.element(&u[..rank]) * size
         };
         let items = (lo..hi).map(|k| {
-            let offset = at(k, &mut u, self.input.1);
-            let mut value = vec![0u64; self.words];
+            let offset = at(k, self.input.1);
+            let mut value = Value::zeroed(self.words);
             // SAFETY: the element lies in the input buffer (checked when the block was made).
             unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -209,8 +240,6 @@ impl Rows<'_> {
             };
             value
         });
-        let items: Vec<Value> = items.collect();
-        let mut v = vec![0; rank];
         scan_serial(
             items,
             before,
@@ -218,7 +247,7 @@ impl Rows<'_> {
             &mut |a: &Value, b: &Value| self.combine(a, b),
             &mut |j, prefix| {
                 if let Some(prefix) = prefix {
-                    let offset = at(lo + j, &mut v, self.output.1);
+                    let offset = at(lo + j, self.output.1);
                     // SAFETY: each task writes its own piece's output elements, which lie in
                     // the output buffer.
                     unsafe {

@@ -720,14 +720,16 @@ fn publish(
     });
     lower.e.bra_if(too_high, done);
     // `j + 1` a multiple of 32^(level + 1): this tile ends a group of the next level.
-    let shift = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {next}, {RADIX_BITS}"));
+    let shift = u64_op(lower, |reg| {
+        format!("mul.lo.u64 {reg}, {next}, {RADIX_BITS}")
+    });
     let shift = narrow(lower, shift);
     let after = u64_op(lower, |reg| format!("add.u64 {reg}, {j}, 1"));
     let high = u64_op(lower, |reg| format!("shr.u64 {reg}, {after}, {shift}"));
     let back = u64_op(lower, |reg| format!("shl.b64 {reg}, {high}, {shift}"));
-    let ends = lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {back}, {after}"));
+    let ends = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.eq.u64 {reg}, {back}, {after}")
+    });
     lower.e.bra_unless(ends, done);
     // The group's 32 parts: level-`level` groups `32 (high - 1) + lane`.
     let group = u64_op(lower, |reg| format!("sub.u64 {reg}, {high}, 1"));
@@ -808,10 +810,14 @@ fn tile_prefix(
         .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {level}, 0"));
     lower.e.bra_if(finished, done);
     lower.e.op(format!("sub.u64 {level}, {level}, 1"));
-    let shift = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {level}, {RADIX_BITS}"));
+    let shift = u64_op(lower, |reg| {
+        format!("mul.lo.u64 {reg}, {level}, {RADIX_BITS}")
+    });
     let shift = narrow(lower, shift);
     let shifted = u64_op(lower, |reg| format!("shr.u64 {reg}, {j}, {shift}"));
-    let digit = u64_op(lower, |reg| format!("and.b64 {reg}, {shifted}, {}", RADIX - 1));
+    let digit = u64_op(lower, |reg| {
+        format!("and.b64 {reg}, {shifted}, {}", RADIX - 1)
+    });
     let zero = lower
         .e
         .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {digit}, 0"));
@@ -819,9 +825,9 @@ fn tile_prefix(
     // Lane `l < digit` holds group `first + l` of this level.
     let first = u64_op(lower, |reg| format!("sub.u64 {reg}, {shifted}, {digit}"));
     let value = fresh_value(lower, r);
-    let inside = lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.lt.u64 {reg}, {lane}, {digit}"));
+    let inside = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.lt.u64 {reg}, {lane}, {digit}")
+    });
     let fetched = lower.e.label();
     lower.e.bra_unless(inside, fetched);
     let part = u64_op(lower, |reg| format!("add.u64 {reg}, {first}, {lane}"));
@@ -842,7 +848,9 @@ fn tile_prefix(
     lower.e.at(skip_copy);
     let levels = lane_tree(lower, r, lane, value)?;
     for k in (0..RADIX_BITS as usize).rev() {
-        let bit = u64_op(lower, |reg| format!("and.b64 {reg}, {digit}, {}", 1u64 << k));
+        let bit = u64_op(lower, |reg| {
+            format!("and.b64 {reg}, {digit}, {}", 1u64 << k)
+        });
         let unset = lower
             .e
             .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {bit}, 0"));
