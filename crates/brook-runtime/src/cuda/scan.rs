@@ -1,11 +1,11 @@
 //! Scans on a GPU, in the canonical order of `brook_ir::scan_order`.
 //!
 //! Where each row of the input and of the output lies consecutively in memory, one launch of
-//! the module's one-pass entry scans every row: a warp per tile, tiles publishing their
+//! the module's one-pass entry scans every row: a block per tile, tiles publishing their
 //! groups' values in a table that later tiles read (`brook_codegen::ptx`'s `scan_tiles`).
 //!
-//! Otherwise the scan runs in levels. A level scans `rows` rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one
-//! thread per piece (the module's scan entry). When a row has more than one piece, a
+//! Otherwise the scan runs in levels. A level scans `rows` rows of `leaves` leaves in aligned
+//! pieces of [`PIECE`] leaves, one thread per piece (the module's scan entry). When a row has more than one piece, a
 //! reduction pass first writes every piece's total (`[row][piece]`), the next level scans the
 //! totals exclusively (from the initial value, if any) into the pieces' prefixes, and then
 //! this level's pieces are scanned from them. Every piece is an aligned block of its row, so

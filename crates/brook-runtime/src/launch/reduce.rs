@@ -17,14 +17,19 @@ use brook_ir::launch::normalized_shape;
 use brook_ir::reduce_order::{fitted_target, reduction_tile, ReduceShapeError};
 use brook_ir::ParamRole;
 
-/// The domain, tile and (whole) region of a reduction.
-pub fn shapes(checker: &Checker<'_, '_>) -> Check<Shapes> {
-    let params = &checker.kernel.params;
+/// The input (stream or iterator) and reduction-target parameters of a reduce kernel.
+pub fn input_and_target(kernel: &brook_ir::Kernel) -> Option<(usize, usize)> {
+    let params = &kernel.params;
     let input = params
         .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
-    let target = params.iter().position(|p| p.role == ParamRole::Reduce);
-    let (Some(input), Some(target)) = (input, target) else {
+        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator))?;
+    let target = params.iter().position(|p| p.role == ParamRole::Reduce)?;
+    Some((input, target))
+}
+
+/// The domain, tile and (whole) region of a reduction.
+pub fn shapes(checker: &Checker<'_, '_>) -> Check<Shapes> {
+    let Some((input, target)) = input_and_target(checker.kernel) else {
         return Err(LaunchProblem::NotSupported(
             "a reduction needs one input stream and one reduction target".into(),
         ));

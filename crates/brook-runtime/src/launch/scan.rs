@@ -15,7 +15,7 @@ use crate::error::LaunchProblem;
 use crate::plan::{ExecRegion, ScanPlan};
 use brook_ir::launch::normalized_shape;
 use brook_ir::scan_order::ScanKind;
-use brook_ir::{KernelKind, ParamRole};
+use brook_ir::KernelKind;
 
 /// The domain and tiles of a scan, and what the devices are told of it.
 pub fn shapes(checker: &Checker<'_, '_>, request: &ScanRequest) -> Check<(Shapes, ScanPlan)> {
@@ -87,11 +87,7 @@ pub fn operator(checker: &Checker<'_, '_>) -> Check<(usize, usize)> {
         )));
     }
     let params = &checker.kernel.params;
-    let input = params
-        .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
-    let target = params.iter().position(|p| p.role == ParamRole::Reduce);
-    let (Some(input), Some(target)) = (input, target) else {
+    let Some((input, target)) = super::reduce::input_and_target(checker.kernel) else {
         return Err(LaunchProblem::NotSupported(
             "a scan needs a reduce kernel of one input stream and one reduction target".into(),
         ));

@@ -85,6 +85,80 @@ pub(super) fn share(
     }
 }
 
+/// The thread's index in the whole grid (`%ctaid.x * %ntid.x + %tid.x`).
+pub(super) fn global_thread(lower: &mut Lower<'_>) -> Reg {
+    let ctaid = crate::ptx::driver::special(lower, "%ctaid.x");
+    let ntid = crate::ptx::driver::special(lower, "%ntid.x");
+    let tid = crate::ptx::driver::special(lower, "%tid.x");
+    lower.e.compute(Class::B64, |reg| {
+        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
+    })
+}
+
+impl Pass {
+    /// [`share`] of this pass for worker `worker`.
+    pub(super) fn share(&self, lower: &mut Lower<'_>, worker: Reg) -> Share {
+        share(
+            lower,
+            worker,
+            self.targets,
+            self.pieces,
+            self.piece,
+            self.leaves_per_target,
+            self.ret,
+        )
+    }
+}
+
+/// Fresh registers for one value of the reduction's type.
+pub(super) fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
+    crate::leaves::leaves(lower.module, &r.ty)
+        .iter()
+        .map(|l| lower.e.reg(Class::of(l.kind)))
+        .collect()
+}
+
+/// Copies a value's registers.
+pub(super) fn copy_into(lower: &mut Lower<'_>, to: &[Reg], from: &[Reg]) {
+    for (d, s) in to.iter().zip(from) {
+        lower.e.mov(*d, *s);
+    }
+}
+
+/// A scan's value in registers and whether it is there (a prefix may be nothing).
+#[derive(Clone)]
+pub(super) struct Held {
+    pub value: Vec<Reg>,
+    pub has: Reg,
+}
+
+impl Held {
+    pub(super) fn fresh(lower: &mut Lower<'_>, r: &Reduction) -> Held {
+        Held {
+            value: fresh_value(lower, r),
+            has: lower.e.reg(Class::Pred),
+        }
+    }
+}
+
+/// `dest = held ∘ right` when `held` is there, else `right`.
+pub(super) fn combine_after(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    dest: &[Reg],
+    held: &Held,
+    right: &[Reg],
+) -> Result<(), CompileError> {
+    let (alone, done) = (lower.e.label(), lower.e.label());
+    lower.e.bra_unless(held.has, alone);
+    combine(lower, r, dest, &held.value, right)?;
+    lower.e.bra(done);
+    lower.e.at(alone);
+    copy_into(lower, dest, right);
+    lower.e.at(done);
+    Ok(())
+}
+
 /// Whether `bit` of the `mode` parameter is set.
 pub(super) fn mode_bit(lower: &mut Lower<'_>, mode: Reg, bit: u32) -> Reg {
     let b = lower

@@ -12,11 +12,11 @@
 //! bit 1, prefixes go to the output stream (the reduction target, bound with the input's
 //! shape), else to `dst` (`[row][leaf]`); bit 2, the scan is exclusive.
 
-use super::common::{advance, combine, mode_bit, share, slot_count, unravel_fresh};
-use super::common::{target_ref, Pass, Reduction, Share, Source};
+use super::common::{
+    advance, combine, combine_after, copy_into, fresh_value, global_thread, mode_bit, slot_count,
+    target_ref, unravel_fresh, Held, Pass, Reduction, Share, Source,
+};
 use crate::abi::BlockLayout;
-use crate::leaves::leaves;
-use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;
@@ -26,50 +26,6 @@ use crate::CompileError;
 const LEVELS: u32 = 16;
 /// The most leaves the entry scans in one piece.
 pub(super) const MAX_PIECE: u64 = 1 << LEVELS;
-
-/// A value in registers and whether it is there.
-struct Held {
-    value: Vec<Reg>,
-    has: Reg,
-}
-
-fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
-    leaves(lower.module, &r.ty)
-        .iter()
-        .map(|l| lower.e.reg(Class::of(l.kind)))
-        .collect()
-}
-
-fn fresh_held(lower: &mut Lower<'_>, r: &Reduction) -> Held {
-    Held {
-        value: fresh_value(lower, r),
-        has: lower.e.reg(Class::Pred),
-    }
-}
-
-fn copy_into(lower: &mut Lower<'_>, to: &[Reg], from: &[Reg]) {
-    for (d, s) in to.iter().zip(from) {
-        lower.e.mov(*d, *s);
-    }
-}
-
-/// `dest = held ∘ right` when `held` is there, else `right`.
-fn combine_after(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    dest: &[Reg],
-    held: &Held,
-    right: &[Reg],
-) -> Result<(), CompileError> {
-    let (alone, done) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(held.has, alone);
-    combine(lower, r, dest, &held.value, right)?;
-    lower.e.bra(done);
-    lower.e.at(alone);
-    copy_into(lower, dest, right);
-    lower.e.at(done);
-    Ok(())
-}
 
 /// The scan entry's body after the pass parameters; `pre` and `init` are its own.
 pub(super) fn emit(
@@ -81,26 +37,13 @@ pub(super) fn emit(
     (pre, init): (Reg, Reg),
 ) -> Result<(), CompileError> {
     let rank = pass.domain.len();
-    let ctaid = special(lower, "%ctaid.x");
-    let ntid = special(lower, "%ntid.x");
-    let tid = special(lower, "%tid.x");
-    let g = lower.e.compute(Class::B64, |reg| {
-        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
-    });
+    let g = global_thread(lower);
     let Share {
         unit: t,
         piece_index: j,
         lo,
         count,
-    } = share(
-        lower,
-        g,
-        pass.targets,
-        pass.pieces,
-        pass.piece,
-        pass.leaves_per_target,
-        pass.ret,
-    );
+    } = pass.share(lower, g);
     let tpos = unravel_fresh(lower, t, &pass.domain);
     let from_scratch = mode_bit(lower, pass.mode, 1);
     let to_output = mode_bit(lower, pass.mode, 2);
@@ -109,7 +52,7 @@ pub(super) fn emit(
     let levels: Vec<Level> = (0..slot_count(LEVELS - 1))
         .map(|_| Level {
             block: fresh_value(lower, r),
-            above: fresh_held(lower, r),
+            above: Held::fresh(lower, r),
         })
         .collect();
     let lpos = unravel_fresh(lower, lo, &pass.tile);
@@ -179,7 +122,7 @@ fn prefix_of_piece(
     (t, j): (Reg, Reg),
     pieces: Reg,
 ) -> Result<Held, CompileError> {
-    let e = fresh_held(lower, r);
+    let e = Held::fresh(lower, r);
     let (first, done) = (lower.e.label(), lower.e.label());
     let is_first = lower
         .e
@@ -286,7 +229,7 @@ fn push(
 ) -> Result<(), CompileError> {
     let carry = fresh_value(lower, r);
     copy_into(lower, &carry, x);
-    let over = fresh_held(lower, r);
+    let over = Held::fresh(lower, r);
     copy_into(lower, &over.value, &e.value);
     lower.e.mov(over.has, e.has);
     let landed = lower.e.label();

@@ -27,8 +27,11 @@
 //! level `k`, tile index `t` at `k * rows * tiles + t`; flags zeroed), `ticket` (a zeroed
 //! counter).
 
-use super::common::{combine, mode_bit, target_ref, unravel_fresh, Reduction};
-use super::warp::{butterfly, fresh_value, load_run, packable, u64_op, Leaves, RUN};
+use super::common::{
+    combine, combine_after, copy_into, fresh_value, mode_bit, target_ref, unravel_fresh, Held,
+    Reduction,
+};
+use super::warp::{butterfly, load_run, packable, shuffle_with, u64_op, Leaves, RUN};
 use crate::abi::{header, BlockLayout};
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
@@ -61,13 +64,6 @@ pub(crate) const THREADS: u32 = WARPS as u32 * 32;
 /// Leaves of a tile for values of `value_size` bytes.
 pub(crate) fn tile_leaves(value_size: u32) -> u64 {
     WARPS * chunks_per_tile(value_size) * CHUNK
-}
-
-/// A value in registers and whether it is there (a prefix may be nothing).
-#[derive(Clone)]
-struct Held {
-    value: Vec<Reg>,
-    has: Reg,
 }
 
 /// The entry's parameters.
@@ -517,13 +513,7 @@ fn fold(
     value: &[Reg],
 ) -> Result<Held, CompileError> {
     let out = fresh_value(lower, r);
-    let (alone, done) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(held.has, alone);
-    combine(lower, r, &out, &held.value, value)?;
-    lower.e.bra(done);
-    lower.e.at(alone);
-    copy_into(lower, &out, value);
-    lower.e.at(done);
+    combine_after(lower, r, &out, held, value)?;
     Ok(Held {
         value: out,
         has: lower.pred_const(true),
@@ -884,40 +874,5 @@ fn narrow(lower: &mut Lower<'_>, v: Reg) -> Reg {
 
 /// The value `v` of lane `from` (a 32-bit register).
 fn shuffle_from(lower: &mut Lower<'_>, v: Reg, from: Reg) -> Reg {
-    let shfl = |lower: &mut Lower<'_>, x: Reg| {
-        lower.e.compute(Class::B32, |reg| {
-            format!("shfl.sync.idx.b32 {reg}, {x}, {from}, 31, 0xffffffff")
-        })
-    };
-    match v.class {
-        Class::B32 | Class::F32 => {
-            let got = shfl(lower, v);
-            let out = lower.e.reg(v.class);
-            lower.e.op(format!("mov.b32 {out}, {got}"));
-            out
-        }
-        Class::B64 | Class::F64 => {
-            let (a, b) = (lower.e.reg(Class::B32), lower.e.reg(Class::B32));
-            lower.e.op(format!("mov.b64 {{{a}, {b}}}, {v}"));
-            let (a, b) = (shfl(lower, a), shfl(lower, b));
-            let out = lower.e.reg(v.class);
-            lower.e.op(format!("mov.b64 {out}, {{{a}, {b}}}"));
-            out
-        }
-        Class::Pred => {
-            let word = lower
-                .e
-                .compute(Class::B32, |reg| format!("selp.u32 {reg}, 1, 0, {v}"));
-            let got = shfl(lower, word);
-            lower
-                .e
-                .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {got}, 0"))
-        }
-    }
-}
-
-fn copy_into(lower: &mut Lower<'_>, to: &[Reg], from: &[Reg]) {
-    for (d, s) in to.iter().zip(from) {
-        lower.e.mov(*d, *s);
-    }
+    shuffle_with(lower, v, "idx", &from.to_string())
 }

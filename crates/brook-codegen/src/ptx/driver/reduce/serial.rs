@@ -6,12 +6,11 @@
 //! together), each batch an aligned subtree inserted above the levels it fills.
 
 use super::common::{
-    advance, combine, finish_stack, insert, share, slot_count, unravel_fresh, write_result, Pass,
-    Reduction, Scratch, Share, Source, Written, BATCH, LEVELS,
+    advance, combine, finish_stack, global_thread, insert, slot_count, unravel_fresh, write_result,
+    Pass, Reduction, Scratch, Share, Source, Written, BATCH, LEVELS,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
-use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;
@@ -28,27 +27,19 @@ pub(super) fn emit(
         src,
         dst,
         leaves_per_target,
-        piece,
         pieces,
         mode,
-        targets,
-        ret,
         ..
     } = *pass;
     let (domain, tile) = (&pass.domain, &pass.tile);
     let rank = domain.len();
-    let ctaid = special(lower, "%ctaid.x");
-    let ntid = special(lower, "%ntid.x");
-    let tid = special(lower, "%tid.x");
-    let g = lower.e.compute(Class::B64, |reg| {
-        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
-    });
+    let g = global_thread(lower);
     let Share {
         unit: t,
         piece_index: j,
         lo,
         count,
-    } = share(lower, g, targets, pieces, piece, leaves_per_target, ret);
+    } = pass.share(lower, g);
     // The target's position and, for input leaves, the tile's first position.
     let tpos = unravel_fresh(lower, t, domain);
     let from_scratch = {

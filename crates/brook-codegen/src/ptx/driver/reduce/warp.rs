@@ -12,12 +12,11 @@
 //! writes the result. No combine ever runs on a missing leaf.
 
 use super::common::{
-    combine, finish_stack_onto, insert, mode_bit, share, unravel_fresh, write_result, Pass,
-    Reduction, Scratch, Share, Written,
+    combine, finish_stack_onto, fresh_value, global_thread, insert, mode_bit, unravel_fresh,
+    write_result, Pass, Reduction, Scratch, Share, Written,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
-use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
 use crate::CompileError;
@@ -52,29 +51,15 @@ pub fn emit(
     input: &StreamRef,
 ) -> Result<(), CompileError> {
     let rank = p.domain.len();
-    let ctaid = special(lower, "%ctaid.x");
-    let ntid = special(lower, "%ntid.x");
-    let tid = special(lower, "%tid.x");
-    let g = u64_op(lower, |reg| {
-        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
-    });
+    let g = global_thread(lower);
     let lane = u64_op(lower, |reg| format!("and.b64 {reg}, {g}, 31"));
     let warp = u64_op(lower, |reg| format!("shr.u64 {reg}, {g}, 5"));
-    let targets = p.targets;
     let Share {
         unit: t,
         piece_index: j,
         lo,
         count,
-    } = share(
-        lower,
-        warp,
-        targets,
-        p.pieces,
-        p.piece,
-        p.leaves_per_target,
-        p.ret,
-    );
+    } = p.share(lower, warp);
     let tpos = unravel_fresh(lower, t, &p.domain);
     let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);
@@ -200,13 +185,6 @@ fn load_leaf(lower: &mut Lower<'_>, r: &Reduction, source: &Leaves, i: Reg, into
         lower.e.mov(*d, *s);
     }
     lower.e.at(loaded);
-}
-
-pub(super) fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
-    leaves(lower.module, &r.ty)
-        .iter()
-        .map(|l| lower.e.reg(Class::of(l.kind)))
-        .collect()
 }
 
 /// The class of a type that is one 4- or 8-byte scalar (runs of it load packed).
@@ -426,9 +404,15 @@ fn select_all(lower: &mut Lower<'_>, p: Reg, a: &[Reg], b: &[Reg]) -> Vec<Reg> {
 
 /// The value `v` of lane `lane ^ mask`.
 pub(super) fn shuffle(lower: &mut Lower<'_>, v: Reg, mask: u64) -> Reg {
+    shuffle_with(lower, v, "bfly", &mask.to_string())
+}
+
+/// The value `v` of the lane a `shfl.sync` of `mode` (`bfly`, `idx`, ...) and `operand` (an
+/// immediate or a 32-bit register) names, for a value of any register class.
+pub(super) fn shuffle_with(lower: &mut Lower<'_>, v: Reg, mode: &str, operand: &str) -> Reg {
     let shfl = |lower: &mut Lower<'_>, x: Reg| {
         lower.e.compute(Class::B32, |reg| {
-            format!("shfl.sync.bfly.b32 {reg}, {x}, {mask}, 31, 0xffffffff")
+            format!("shfl.sync.{mode}.b32 {reg}, {x}, {operand}, 31, 0xffffffff")
         })
     };
     match v.class {
