@@ -60,6 +60,10 @@ fn chunks_per_tile(value_size: u32) -> u64 {
 const WARPS: u64 = 8;
 /// Threads of a block of the entry.
 pub(crate) const THREADS: u32 = WARPS as u32 * 32;
+/// The entry's performance directives: its block size, and three blocks per SM.
+pub(super) fn attributes() -> String {
+    format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm 3")
+}
 
 /// Leaves of a tile for values of `value_size` bytes.
 pub(crate) fn tile_leaves(value_size: u32) -> u64 {
