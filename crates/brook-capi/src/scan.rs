@@ -33,12 +33,13 @@ pub unsafe extern "C" fn brk_scan(
         // SAFETY: as documented.
         let result = unsafe { scan(input, output, program, kernel, flags, init_type, init_data) };
         match result {
-            Ok(()) => BError::NoError as c_int,
+            Ok(code) => code as c_int,
+            // A failure before the launch: the output gets it (the stream keeps its first
+            // error; every error is printed).
             Err((code, message)) => {
                 // SAFETY: null or a live handle.
                 match unsafe { output.as_ref() }.and_then(BrkStream::raw) {
-                    Some(raw) if raw.error().is_none() => raw.record_error(code, &message),
-                    Some(_) => {}
+                    Some(raw) => raw.record_error(code, &message),
                     None => brook_runtime::log::append(&format!("error: {code}: {message}")),
                 }
                 code as c_int
@@ -49,6 +50,9 @@ pub unsafe extern "C" fn brk_scan(
 
 type Failure = (BError, String);
 
+/// The launch's code (a refused launch has recorded its error on the output), or a failure
+/// found before it.
+///
 /// # Safety
 /// As [`brk_scan`].
 unsafe fn scan(
@@ -59,7 +63,7 @@ unsafe fn scan(
     flags: u32,
     init_type: *const c_char,
     init_data: *const u8,
-) -> Result<(), Failure> {
+) -> Result<BError, Failure> {
     const OPERATION: &str = "streamScan";
     let invalid = |m: String| (BError::InvalidParameter, format!("{OPERATION}: {m}"));
     let stream = |handle: *const BrkStream, what: &str| {
@@ -100,8 +104,8 @@ unsafe fn scan(
     }
     let args = [brook::Arg::Stream(&input), brook::Arg::Stream(&output)];
     match kernel.with_scan(request).launch(&args) {
-        Ok(_) => Ok(()),
-        Err(brook::Error::Launch(e)) => Err((e.code(), e.to_string())),
+        Ok(_) => Ok(BError::NoError),
+        Err(brook::Error::Launch(e)) => Ok(e.code()),
         Err(e) => Err((BError::InvalidParameter, e.to_string())),
     }
 }

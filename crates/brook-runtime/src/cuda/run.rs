@@ -202,6 +202,46 @@ impl<'a> ReduceEntries<'a> {
     }
 }
 
+/// The parameters every pass entry (reductions' and the scan's) takes after the block.
+pub(super) struct PassArgs {
+    pub src: u64,
+    pub dst: u64,
+    pub leaves: u64,
+    pub piece: u64,
+    pub pieces: u64,
+    pub mode: u32,
+}
+
+/// Launches a pass entry on `threads` threads in blocks of [`BLOCK`]: the block, `args`, then
+/// `extra` (an entry's own 8-byte parameters).
+pub(super) fn launch_pass(
+    function: &Function,
+    handles: &Handles,
+    block: *const u8,
+    threads: u64,
+    mut args: PassArgs,
+    extra: &mut [u64],
+) -> Result<(), LaunchProblem> {
+    let mut params: Vec<*mut c_void> = vec![
+        block as *mut c_void,
+        (&mut args.src as *mut u64).cast(),
+        (&mut args.dst as *mut u64).cast(),
+        (&mut args.leaves as *mut u64).cast(),
+        (&mut args.piece as *mut u64).cast(),
+        (&mut args.pieces as *mut u64).cast(),
+        (&mut args.mode as *mut u32).cast(),
+    ];
+    params.extend(extra.iter_mut().map(|x| (x as *mut u64).cast::<c_void>()));
+    launch(
+        function,
+        handles.stream,
+        blocks(threads as usize, BLOCK),
+        BLOCK,
+        &mut params,
+    )
+    .map_err(LaunchProblem::Execution)
+}
+
 /// The fewest leaves a GPU thread's serial piece gets.
 const SERIAL_MIN_PIECE: u64 = 32;
 /// Leaves per target that one thread reduces in a final pass without further splitting.
@@ -241,35 +281,23 @@ pub fn run_reduction(
             let bytes = (pass.pieces * targets) as usize * value_size as usize;
             Some(CudaBuffer::uninit(*handles, bytes).map_err(LaunchProblem::Execution)?)
         };
-        let mut src = source.as_ref().map_or(0, CudaBuffer::ptr);
-        let mut dst = target_out.as_ref().map_or(0, CudaBuffer::ptr);
-        let (mut leaves_p, mut piece, mut pieces) = (pass.leaves, pass.piece, pass.pieces);
-        let mut mode: u32 = u32::from(source.is_some()) | if last { 2 } else { 0 };
+        let args = PassArgs {
+            src: source.as_ref().map_or(0, CudaBuffer::ptr),
+            dst: target_out.as_ref().map_or(0, CudaBuffer::ptr),
+            leaves: pass.leaves,
+            piece: pass.piece,
+            pieces: pass.pieces,
+            mode: u32::from(source.is_some()) | if last { 2 } else { 0 },
+        };
         let function = entries.loaded(pass.entry.name)?;
-        let mut params = [
-            block as *mut c_void,
-            (&mut src as *mut u64).cast(),
-            (&mut dst as *mut u64).cast(),
-            (&mut leaves_p as *mut u64).cast(),
-            (&mut piece as *mut u64).cast(),
-            (&mut pieces as *mut u64).cast(),
-            (&mut mode as *mut u32).cast(),
-        ];
         let threads = match pass.entry.shape {
             ReduceShape::Warp => targets * pass.pieces * 32,
             ReduceShape::Columns => targets / 4 * pass.pieces,
             ReduceShape::Serial | ReduceShape::Scan | ReduceShape::ScanTiles => {
                 targets * pass.pieces
             }
-        } as usize;
-        launch(
-            function,
-            handles.stream,
-            blocks(threads, BLOCK),
-            BLOCK,
-            &mut params,
-        )
-        .map_err(LaunchProblem::Execution)?;
+        };
+        launch_pass(function, handles, block, threads, args, &mut [])?;
         // The previous scratch array is freed after this pass on the stream.
         source = target_out;
     }

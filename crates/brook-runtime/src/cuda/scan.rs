@@ -13,7 +13,7 @@
 
 use super::buffer::CudaBuffer;
 use super::driver::{check, launch, Function, Handles};
-use super::run::{blocks, tiles_are_contiguous, ReduceEntries, BLOCK};
+use super::run::{blocks, launch_pass, tiles_are_contiguous, PassArgs, ReduceEntries};
 use crate::error::LaunchProblem;
 use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
@@ -143,27 +143,16 @@ impl Scan<'_> {
         let threads = match entry.shape {
             ReduceShape::Warp => self.rows * pieces * 32,
             _ => self.rows * pieces,
-        } as usize;
-        let (mut src, mut dst, mut leaves, mut piece, mut count) =
-            (level.src, dst, level.leaves, PIECE, pieces);
-        let mut mode: u32 = u32::from(!level.streams);
-        let mut params = [
-            self.block as *mut c_void,
-            (&mut src as *mut u64).cast(),
-            (&mut dst as *mut u64).cast(),
-            (&mut leaves as *mut u64).cast(),
-            (&mut piece as *mut u64).cast(),
-            (&mut count as *mut u64).cast(),
-            (&mut mode as *mut u32).cast(),
-        ];
-        launch(
-            function,
-            self.handles.stream,
-            blocks(threads, BLOCK),
-            BLOCK,
-            &mut params,
-        )
-        .map_err(LaunchProblem::Execution)
+        };
+        let args = PassArgs {
+            src: level.src,
+            dst,
+            leaves: level.leaves,
+            piece: PIECE,
+            pieces,
+            mode: u32::from(!level.streams),
+        };
+        launch_pass(function, self.handles, self.block, threads, args, &mut [])
     }
 
     /// Scans every piece from its prefix (`pre[row][piece]` after each row's first).
@@ -172,31 +161,25 @@ impl Scan<'_> {
             LaunchProblem::NotSupported("the reduction module has no scan entry".into())
         })?;
         let function = self.entries.loaded(entry.name)?;
-        let (mut src, mut dst, mut leaves, mut piece, mut count) =
-            (level.src, level.dst, level.leaves, PIECE, pieces);
-        let (mut pre, mut init) = (pre, self.init);
-        let mut mode: u32 = u32::from(!level.streams)
-            | if level.streams { 2 } else { 0 }
-            | if level.exclusive { 4 } else { 0 };
-        let mut params = [
-            self.block as *mut c_void,
-            (&mut src as *mut u64).cast(),
-            (&mut dst as *mut u64).cast(),
-            (&mut leaves as *mut u64).cast(),
-            (&mut piece as *mut u64).cast(),
-            (&mut count as *mut u64).cast(),
-            (&mut mode as *mut u32).cast(),
-            (&mut pre as *mut u64).cast(),
-            (&mut init as *mut u64).cast(),
-        ];
-        launch(
+        let args = PassArgs {
+            src: level.src,
+            dst: level.dst,
+            leaves: level.leaves,
+            piece: PIECE,
+            pieces,
+            mode: u32::from(!level.streams)
+                | if level.streams { 2 } else { 0 }
+                | if level.exclusive { 4 } else { 0 },
+        };
+        let threads = self.rows * pieces;
+        launch_pass(
             function,
-            self.handles.stream,
-            blocks((self.rows * pieces) as usize, BLOCK),
-            BLOCK,
-            &mut params,
+            self.handles,
+            self.block,
+            threads,
+            args,
+            &mut [pre, self.init],
         )
-        .map_err(LaunchProblem::Execution)
     }
 }
 
