@@ -32,9 +32,11 @@ pub struct Checked {
 
 impl Checker<'_, '_> {
     pub fn run(&self) -> Check<Checked> {
-        if self.options.scan.is_some() {
-            scan::operator(self)?;
-        }
+        // A scan's operator first: it decides how many arguments there are.
+        let operator = match &self.options.scan {
+            Some(_) => Some(scan::operator(self)?),
+            None => None,
+        };
         if self.args.len() != self.kernel.params.len() {
             return Err(LaunchProblem::ArgumentCount {
                 expected: self.kernel.params.len(),
@@ -46,13 +48,13 @@ impl Checker<'_, '_> {
         }
         let device = self.launch_device()?;
         self.inputs_without_errors()?;
-        let (shapes, scan) = match (self.kernel.kind, &self.options.scan) {
-            (KernelKind::Reduce, Some(request)) => {
-                let (shapes, plan) = scan::shapes(self, request)?;
+        let (shapes, scan) = match (operator, &self.options.scan) {
+            (Some(roles), Some(request)) => {
+                let (shapes, plan) = scan::shapes(self, request, roles)?;
                 (shapes, Some(plan))
             }
-            (KernelKind::Reduce, None) => (reduce::shapes(self)?, None),
-            (KernelKind::Map, _) => (self.map_shapes()?, None),
+            _ if self.kernel.kind == KernelKind::Reduce => (reduce::shapes(self)?, None),
+            _ => (self.map_shapes()?, None),
         };
         let aliasing_allowed = self.options.permit_read_write_aliasing
             || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();

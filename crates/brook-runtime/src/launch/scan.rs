@@ -18,8 +18,12 @@ use brook_ir::scan_order::ScanKind;
 use brook_ir::KernelKind;
 
 /// The domain and tiles of a scan, and what the devices are told of it.
-pub fn shapes(checker: &Checker<'_, '_>, request: &ScanRequest) -> Check<(Shapes, ScanPlan)> {
-    let (input, target) = operator(checker)?;
+/// `(input, target)` are the operator's parameters ([`operator`]).
+pub fn shapes(
+    checker: &Checker<'_, '_>,
+    request: &ScanRequest,
+    (input, target): (usize, usize),
+) -> Check<(Shapes, ScanPlan)> {
     let fail = |index: usize, problem: String| LaunchProblem::Scan {
         arg: checker.arg_ref(index),
         problem,
