@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The operations of `cargo run --release -p brook --example gpu_bench`, measured with PyTorch and
+"""The operations of `cargo run --release -p brook-lang --example gpu_bench`, measured with PyTorch and
 CuPy (whichever is installed), in the same way: CUDA events around each operation, median of 21
 runs after a warm-up. Prints a table; writes JSON when given a path:
 

@@ -3,6 +3,7 @@
 //! Parsed by hand because the seed's flags do not follow one convention (`-pp` is one flag, not
 //! `-p p`; `-w3` and `-w 3` are both accepted; `-D NAME=1` defines a macro).
 
+use crate::toolkit::Linking;
 use brook_front::brook::Define;
 
 pub const HELP: &str = "\
@@ -16,6 +17,8 @@ Usage:
                                follow FILE.br (build and run): .br files (kernels declared in
                                one and defined in another), C++ sources or libraries, and
                                .loom files (checked now, embedded: found by path or name)
+  brcc install PREFIX          copy brcc to PREFIX/bin, its runtime library to PREFIX/lib and
+                               the headers to PREFIX/include (a moved PREFIX keeps working)
   brcc check FILE.br [flags]   check a file; exit 0 and print nothing when it is clean
   brcc check FILE.loom         check a LOOM program (imports, layout, syntax, names and types)
   brcc FILE.br --emit ir       print the kernel IR of a file (the text form of brook-ir)
@@ -27,8 +30,11 @@ Usage:
                                the IR or PTX of a LOOM kernel compiled for a grid: 1-D
                                `--grid 1024/256` (the default) or 2-D `--grid 64x32/8x4`
 
-The C++ compiler is $CXX, else c++, g++ or clang++; programs link against libbrook_capi.a
-(built beside brcc by `cargo build`). BROOK_HOME names a checkout if brcc was moved.
+The C++ compiler is $CXX, else c++, g++ or clang++; programs link against the shared
+libbrook_capi.so (their run path names its directory), or with --static against
+libbrook_capi.a. brcc finds the library and brook/brook.hpp in $BROOK_HOME (an install prefix
+or a checkout), else in ../lib and ../include beside itself (`brcc install`), else beside itself
+and in the checkout it was built from (`cargo build -p brcc -p brook-capi`).
   brcc -h | --help             print this message
   brcc --version               print the version, the commit and its date
 
@@ -48,6 +54,8 @@ Flags (seed 001, section 1.2.2):
   -L <dir>        Library directory for the C++ compiler (build, run).
   --lib <name>    Link the library `name` (-lname) into the program (build, run).
   --cxxflags <f>  More C++ compiler arguments, space separated (build, run).
+  --static        Link libbrook_capi.a into the program, which then needs no library at run
+                  time (build, run; the default links libbrook_capi.so).
   -l              Insert #line directives into generated code.
   -w <level>      Warning level 0, 1, 2 or 3 (default 0); only with -a.
   -x              Treat warnings as errors.
@@ -104,6 +112,8 @@ pub struct Args {
     pub grid: Option<brook_front::loom::lower::Grid>,
     /// The program's own arguments, after `--` (`brcc run`).
     pub run_args: Vec<String>,
+    /// `--static`: link the runtime library into the executable (build, run).
+    pub linking: Linking,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,6 +123,8 @@ pub enum Command {
     Check,
     Build,
     Run,
+    /// `brcc install PREFIX`: brcc, its library and headers under PREFIX.
+    Install,
     Help,
     Version,
 }
@@ -131,6 +143,7 @@ impl Args {
             lib_dirs: self.lib_dirs.clone(),
             libs: self.libs.clone(),
             flags: self.cxx_flags.clone(),
+            linking: self.linking,
         }
     }
 
@@ -180,6 +193,9 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "run" if out.file.is_none() && out.command == Command::Compile => {
                 out.command = Command::Run
             }
+            "install" if out.file.is_none() && out.command == Command::Compile => {
+                out.command = Command::Install
+            }
             "--" => {
                 out.run_args = args[i + 1..].to_vec();
                 break;
@@ -194,6 +210,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-l" => out.line_directives = true,
             "-k" => out.keep_device_code = true,
             "--force" => out.force = true,
+            "--static" => out.linking = Linking::Static,
             "-e" => out.extern_c = true,
             "-r" | "-s" | "-b" | "-f" => {}
             "-o" => out.output_prefix = Some(value(&mut i, "-o")?),

@@ -1,16 +1,12 @@
 //! `brcc build` and `brcc run`: the generated C++ compiled by the system C++ compiler against
-//! `brook/brook.hpp` and `libbrook_capi.a`, then (for `run`) started with the program's
-//! arguments, its output and exit code passed through.
+//! `brook/brook.hpp` and the runtime library (`libbrook_capi.so`, or `libbrook_capi.a` with
+//! `--static`: [`toolkit`]), then (for `run`) started with the program's arguments, its output
+//! and exit code passed through.
 
 use crate::cache;
+use crate::toolkit::{self, Linking, Toolkit};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-
-/// Where the header and the library are.
-struct Toolkit {
-    include: PathBuf,
-    library: PathBuf,
-}
 
 /// What `brcc build` compiles: the generated C++ of each `.br` file (its path and text) and
 /// the other files given (C++ sources, objects, libraries).
@@ -37,6 +33,8 @@ pub struct CxxOptions {
     pub libs: Vec<String>,
     /// `--cxxflags "FLAGS"`: more arguments, split at spaces, after the program.
     pub flags: Vec<String>,
+    /// `--static`: link the runtime into the executable.
+    pub linking: Linking,
 }
 
 fn runs(compiler: &str) -> bool {
@@ -71,30 +69,6 @@ fn compiler() -> Result<String, String> {
         })
 }
 
-fn toolkit() -> Result<Toolkit, String> {
-    let home = std::env::var_os("BROOK_HOME").map(PathBuf::from);
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let include = home
-        .as_ref()
-        .map(|h| h.join("include"))
-        .filter(|p| p.join("brook/brook.hpp").exists())
-        .or_else(|| Some(checkout.join("include")).filter(|p| p.join("brook/brook.hpp").exists()))
-        .ok_or("brook/brook.hpp not found: set BROOK_HOME to the Brook checkout")?;
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("libbrook_capi.a")));
-    let in_home = home.map(|h| h.join("target/release/libbrook_capi.a"));
-    let library = beside
-        .into_iter()
-        .chain(in_home)
-        .find(|p| p.exists())
-        .ok_or(
-            "libbrook_capi.a not found beside brcc: build it with `cargo build -p brook-capi` \
-             (with --release for a release brcc)",
-        )?;
-    Ok(Toolkit { include, library })
-}
-
 fn fail(message: String) -> ExitCode {
     eprintln!("brcc: {message}");
     ExitCode::from(2)
@@ -127,7 +101,7 @@ enum Built {
 /// there is none.
 fn cached_or_built(program: &Program, cxx_options: &CxxOptions) -> Result<Built, ExitCode> {
     let cxx = compiler().map_err(fail)?;
-    let kit = toolkit().map_err(fail)?;
+    let kit = toolkit::find(cxx_options.linking).map_err(fail)?;
     let Some(cache) = cache::Cache::open() else {
         let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
         compile(program, cxx_options, &cxx, &kit, &exe)?;
@@ -175,8 +149,9 @@ fn cache_key(program: &Program, options: &CxxOptions, cxx: &str, kit: &Toolkit) 
     for file in &program.other_files {
         key.text(file).file(Path::new(file));
     }
-    key.file(&kit.include.join("brook/brook.hpp"))
-        .stamp(&kit.library);
+    key.text(options.linking.file_name())
+        .file(&kit.include.join("brook/brook.hpp"))
+        .stamp(&kit.library(options.linking));
     key.finish()
 }
 
@@ -265,8 +240,11 @@ fn compile_in(
     }
     link.args(cxx_options.libs.iter().map(|l| format!("-l{l}")))
         .args(&cxx_options.flags)
-        .arg(&kit.library)
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil"]);
+        .args(
+            cxx_options
+                .linking
+                .link_arguments(&kit.library(cxx_options.linking)),
+        );
     run_compiler(cxx, &mut link, program)?;
     headers.sort();
     headers.dedup();

@@ -5,6 +5,7 @@ mod build;
 mod cache;
 mod cpp;
 mod loom_embed;
+mod toolkit;
 
 use args::{Args, Command};
 use brook_front::brook::Dialect;
@@ -48,6 +49,7 @@ fn run(argv: Vec<String>) -> ExitCode {
             env!("BRCC_COMMIT_DATE")
         )),
         Command::Check => check(&args),
+        Command::Install => install(&args),
         Command::Compile if args.file.is_none() => {
             eprint!("{}", args::HELP);
             ExitCode::from(2)
@@ -55,6 +57,29 @@ fn run(argv: Vec<String>) -> ExitCode {
         Command::Compile if args.emit.as_deref() == Some("ir") => emit(&args, Emit::Ir),
         Command::Compile if args.emit.as_deref() == Some("ptx") => emit(&args, Emit::Ptx),
         Command::Compile | Command::Build | Command::Run => program(&args),
+    }
+}
+
+/// `brcc install PREFIX`.
+fn install(args: &Args) -> ExitCode {
+    let Some(prefix) = &args.file else {
+        eprintln!(
+            "brcc: `brcc install PREFIX` needs the prefix (for example /usr/local or ~/.local)"
+        );
+        return ExitCode::from(2);
+    };
+    match toolkit::install(std::path::Path::new(prefix)) {
+        Ok(written) => {
+            let mut text = String::new();
+            for path in written {
+                text.push_str(&format!("installed {path}\n"));
+            }
+            write_out(&text)
+        }
+        Err(message) => {
+            eprintln!("brcc: install: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 

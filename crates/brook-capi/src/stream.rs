@@ -317,7 +317,7 @@ pub unsafe extern "C" fn brk_stream_read(
             return;
         }
         let len = raw.len() * element.size();
-        if flags.nocopy && (ptr as usize) % PIN_ALIGNMENT == 0 {
+        if flags.nocopy && (ptr as usize).is_multiple_of(PIN_ALIGNMENT) {
             // SAFETY: Brook+ `nocopy`: the caller keeps the data until the stream is in sync.
             let _ = unsafe { raw.read_in_place(element, ptr, len) };
             return;
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn brk_stream_write(
             return;
         }
         let len = raw.len() * element.size();
-        if flags.nocopy && (ptr as usize) % PIN_ALIGNMENT == 0 {
+        if flags.nocopy && (ptr as usize).is_multiple_of(PIN_ALIGNMENT) {
             // SAFETY: Brook+ `nocopy`: the caller keeps the memory until the stream is in sync.
             if unsafe { raw.write_in_place(element, ptr, len) }.is_ok() && !flags.is_async {
                 raw.finish();

@@ -1,6 +1,6 @@
 //! Measures the CPU device (Cranelift JIT over all cores) against native Rust with rayon, in
 //! one run, and prints a table with the ratios:
-//! `cargo run --release -p brook --example cpu_bench`.
+//! `cargo run --release -p brook-lang --example cpu_bench`.
 //!
 //! - saxpy on 2^24 floats (memory-bound);
 //! - Mandelbrot, 1024x1024, up to 256 iterations of a `while` loop with `break` (compute-bound);

@@ -1,5 +1,5 @@
 //! Measures the CUDA device on the operations of docs/PERFORMANCE.md and prints a table (and
-//! writes the figures as JSON): `cargo run --release -p brook --example gpu_bench [-- out.json]`.
+//! writes the figures as JSON): `cargo run --release -p brook-lang --example gpu_bench [-- out.json]`.
 //! `bench/gpu_peers.py` measures the same operations with PyTorch and CuPy.
 //!
 //! Each time is the median of several runs of "launch, then wait for the GPU" after a warm-up

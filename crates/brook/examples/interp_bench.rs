@@ -1,5 +1,5 @@
 //! Measures the reference interpreter on a 2^20-element saxpy and prints a table, with a plain
-//! Rust loop on one core for scale. `cargo run --release -p brook --example interp_bench`.
+//! Rust loop on one core for scale. `cargo run --release -p brook-lang --example interp_bench`.
 
 use brook::{args, Device, Program, Stream};
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Runs saxpy and two matrix multiplies (`examples/kernels/matmul.br`) on the default device
 //! and checks every result against a plain Rust computation.
 //!
-//! `cargo run --release -p brook --example matmul` (choose the device with `BRT_RUNTIME`).
+//! `cargo run --release -p brook-lang --example matmul` (choose the device with `BRT_RUNTIME`).
 
 use brook::{args, Device, Program, Stream};
 

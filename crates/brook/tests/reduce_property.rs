@@ -59,7 +59,7 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 }
 
 fn divisors(n: usize) -> Vec<usize> {
-    (1..=n).filter(|d| n % d == 0).collect()
+    (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
 fn case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, u64)> {

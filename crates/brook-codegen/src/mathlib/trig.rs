@@ -100,7 +100,7 @@ fn kernels<A: Arith>(a: &mut A, r: Dd<A::F>) -> (A::F, A::F) {
 }
 
 fn sign(k: u32) -> f64 {
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         1.0
     } else {
         -1.0

@@ -32,7 +32,8 @@ use brook_ir::{Collective, CollectiveOp, Kernel, Place, ScalarKind, Type};
 /// Whether the PTX backend lowers `c` of `kernel` natively in a group of `group` threads.
 pub fn is_native(c: &Collective, group: u32, kernel: &Kernel) -> bool {
     let scalar = matches!(&kernel.exprs[c.value].ty, Type::Value(v) if v.width == 1);
-    let whole_group = c.stride == 1 && c.lanes == group && group % RUN == 0 && group <= 1024;
+    let whole_group =
+        c.stride == 1 && c.lanes == group && group.is_multiple_of(RUN) && group <= 1024;
     whole_group && scalar && c.combine.is_pure(kernel)
 }
 
@@ -346,7 +347,7 @@ impl Lower<'_> {
     fn load_all_scratch(&mut self, scratch: Reg, kind: ScalarKind, count: u32) -> Vec<Reg> {
         let size = kind.size().max(1);
         let class = Class::of(kind);
-        let vector = size == 4 && class != Class::Pred && count % 4 == 0;
+        let vector = size == 4 && class != Class::Pred && count.is_multiple_of(4);
         if !vector {
             return (0..count)
                 .map(|k| self.load_scalar(kind, scratch, k * size, "shared"))
@@ -455,7 +456,7 @@ impl Lower<'_> {
         let mut d = 1;
         while d < count {
             let other = self.shuffle(kind, acc, "down", d);
-            let paired = count % (2 * d) == 0;
+            let paired = count.is_multiple_of(2 * d);
             if paired && loop_free {
                 let combined = self.e.reg(acc.class);
                 self.combine_values(c, combined, acc, other)?;

@@ -596,7 +596,7 @@ fn shared_size_problems(size: u32, group: u32, element_bytes: u32) -> Vec<String
             "Shared array size must be <= 4K 32-bit type: {size} elements of {element_bytes} bytes"
         ));
     }
-    if size % group != 0 {
+    if !size.is_multiple_of(group) {
         problems.push(format!(
             "SharedArraySize%GroupSize must be zero: {size} % {group} = {}",
             size % group

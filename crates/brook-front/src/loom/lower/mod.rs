@@ -104,7 +104,9 @@ impl Grid {
                 self.threads, self.block
             ));
         }
-        if self.threads[0] % self.block[0] != 0 || self.threads[1] % self.block[1] != 0 {
+        if !self.threads[0].is_multiple_of(self.block[0])
+            || !self.threads[1].is_multiple_of(self.block[1])
+        {
             return Some(format!(
                 "{:?} threads are not whole blocks of {:?} (THREADS is BLOCKS * BLOCKSIZE on each axis)",
                 self.threads, self.block
