@@ -3,6 +3,7 @@
 //! Parsed by hand because the seed's flags do not follow one convention (`-pp` is one flag, not
 //! `-p p`; `-w3` and `-w 3` are both accepted; `-D NAME=1` defines a macro).
 
+use crate::report::{ColorChoice, MessageFormat, Reporter};
 use crate::toolkit::Linking;
 use brook_front::brook::Define;
 
@@ -54,6 +55,13 @@ Flags (seed 001, section 1.2.2):
   -L <dir>        Library directory for the C++ compiler (build, run).
   --lib <name>    Link the library `name` (-lname) into the program (build, run).
   --cxxflags <f>  More C++ compiler arguments, space separated (build, run).
+  --message-format human|json
+                  Diagnostics as text (the default) or one JSON object per line on stderr
+                  (severity, code, message, file, line, column, end_line, end_column, label,
+                  notes, help, rendered), for editors and CI.
+  --color auto|always|never
+                  Colour diagnostics: auto (the default) colours when stderr is a terminal
+                  and NO_COLOR is unset or empty.
   --static        Link libbrook_capi.a into the program, which then needs no library at run
                   time (build, run; the default links libbrook_capi.so).
   -l              Insert #line directives into generated code.
@@ -114,6 +122,10 @@ pub struct Args {
     pub run_args: Vec<String>,
     /// `--static`: link the runtime library into the executable (build, run).
     pub linking: Linking,
+    /// `--message-format human|json`: how diagnostics are written.
+    pub message_format: MessageFormat,
+    /// `--color auto|always|never`.
+    pub color: ColorChoice,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -137,6 +149,11 @@ pub enum Target {
 
 impl Args {
     /// What the user adds to the C++ compiler's command line.
+    /// Where brcc's messages about the program go, and how they look.
+    pub fn reporter(&self) -> Reporter {
+        Reporter::new(self.message_format, self.color)
+    }
+
     pub fn cxx_options(&self) -> crate::build::CxxOptions {
         crate::build::CxxOptions {
             include_dirs: self.include_dirs.clone(),
@@ -183,6 +200,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     };
     while i < args.len() {
         let arg = args[i].as_str();
+        // `--flag=value` for the long flags that take a value.
+        if let Some((flag, value)) = arg.split_once('=').filter(|(f, _)| f.starts_with("--")) {
+            long_flag(flag, value, &mut out)?;
+            i += 1;
+            continue;
+        }
         match arg {
             "check" if out.file.is_none() && out.command == Command::Compile => {
                 out.command = Command::Check
@@ -211,6 +234,7 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-k" => out.keep_device_code = true,
             "--force" => out.force = true,
             "--static" => out.linking = Linking::Static,
+            "--message-format" | "--color" => long_flag(arg, &value(&mut i, arg)?, &mut out)?,
             "-e" => out.extern_c = true,
             "-r" | "-s" | "-b" | "-f" => {}
             "-o" => out.output_prefix = Some(value(&mut i, "-o")?),
@@ -256,6 +280,29 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
         i += 1;
     }
     Ok(out)
+}
+
+/// `--message-format` and `--color`, given as `--flag value` or `--flag=value`.
+fn long_flag(flag: &str, value: &str, out: &mut Args) -> Result<(), String> {
+    match (flag, value) {
+        ("--message-format", "human") => out.message_format = MessageFormat::Human,
+        ("--message-format", "json") => out.message_format = MessageFormat::Json,
+        ("--message-format", _) => {
+            return Err(format!(
+                "--message-format takes human or json, not `{value}`"
+            ))
+        }
+        ("--color", "auto") => out.color = ColorChoice::Auto,
+        ("--color", "always") => out.color = ColorChoice::Always,
+        ("--color", "never") => out.color = ColorChoice::Never,
+        ("--color", _) => {
+            return Err(format!(
+                "--color takes auto, always or never, not `{value}`"
+            ))
+        }
+        _ => return Err(format!("unknown flag `{flag}={value}` (see brcc --help)")),
+    }
+    Ok(())
 }
 
 fn compute_capability(text: &str) -> Result<u32, String> {

@@ -5,19 +5,21 @@
 //! kernel) and runs it at start-up too, for C callers; the runtime then finds the files by
 //! path or file name before the disk (`brook::embed_loom_file`).
 
+use crate::report::Reporter;
+use brook_front::Severity;
 use std::fmt::Write;
 use std::process::ExitCode;
 
 /// The C++ unit (a name for it, its text) embedding the `.loom` files `paths`, or the exit
 /// code after their diagnostics.
-pub fn embedding_unit(paths: &[String]) -> Result<(String, String), ExitCode> {
+pub fn embedding_unit(paths: &[String], reporter: &Reporter) -> Result<(String, String), ExitCode> {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut failed = false;
     for path in paths {
         let text = match std::fs::read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(err) => {
-                eprintln!("brcc: cannot read `{path}`: {err}");
+                reporter.plain(Severity::Error, &format!("cannot read `{path}`: {err}"));
                 return Err(ExitCode::from(2));
             }
         };
@@ -28,7 +30,7 @@ pub fn embedding_unit(paths: &[String]) -> Result<(String, String), ExitCode> {
             Ok(text)
         };
         let checked = brook_front::loom::check_source(path, &text, &mut read);
-        eprint!("{}", checked.render_diagnostics());
+        reporter.diagnostics(&checked.file, &checked.diagnostics);
         failed |= checked.has_errors();
         files.push((path.clone(), text));
         files.extend(imported);

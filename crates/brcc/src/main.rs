@@ -5,11 +5,13 @@ mod build;
 mod cache;
 mod cpp;
 mod loom_embed;
+mod report;
 mod toolkit;
 
 use args::{Args, Command};
 use brook_front::brook::Dialect;
-use brook_front::{check_source, compile_source, CheckOptions, SourceFile};
+use brook_front::{check_source, compile_source, CheckOptions, Severity, SourceFile};
+use report::Reporter;
 use std::process::ExitCode;
 
 /// brcc's stack: code generation (`--emit ptx`) walks expression trees as deep as the frontend
@@ -129,7 +131,7 @@ fn program(args: &Args) -> ExitCode {
                 (format!("{prefix}.h"), header),
             ];
             if args.keep_device_code {
-                match device_code(&path, &module, &ptx_target(args)) {
+                match device_code(&path, &module, &ptx_target(args), &args.reporter()) {
                     Ok(kept) => files.extend(
                         kept.into_iter()
                             .map(|(ext, text)| (format!("{prefix}.{ext}"), text)),
@@ -175,7 +177,7 @@ fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Progr
         .cloned()
         .collect();
     if !loom.is_empty() {
-        units.push(loom_embed::embedding_unit(&loom)?);
+        units.push(loom_embed::embedding_unit(&loom, &args.reporter())?);
     }
     for file in &args.more_files {
         if file.ends_with(".loom") {
@@ -205,13 +207,14 @@ fn device_code(
     path: &str,
     module: &brook_ir::Module,
     target: &brook_codegen::ptx::Target,
+    reporter: &Reporter,
 ) -> Result<Vec<(&'static str, String)>, ExitCode> {
     let valid = brook_ir::validate(module.clone()).map_err(|e| {
-        eprintln!("{path}: internal compiler error: {e}");
+        reporter.error_in(path, "internal compiler error", &e.to_string());
         ExitCode::FAILURE
     })?;
     let ptx = ptx_text(&valid, target).map_err(|e| {
-        eprintln!("{path}: {e}");
+        e.report(path, &valid, reporter);
         ExitCode::FAILURE
     })?;
     let ir = format!(
@@ -254,12 +257,18 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
     let (path, file) = read_source(args)?;
     let compiled = compile_source(file, &options(args));
     let checked = &compiled.checked;
-    eprint!("{}", checked.render_diagnostics());
+    let reporter = args.reporter();
+    reporter.diagnostics(&checked.file, &checked.diagnostics);
     let module = match compiled.module {
         Some(Ok(module)) => module,
         Some(Err(e)) => {
-            let (line, column) = checked.file.line_col(e.span.start as usize);
-            eprintln!("{path}:{line}:{column}: internal compiler error: {e}");
+            let span = brook_front::Span::new(e.span.start as usize, e.span.end as usize);
+            reporter.error_at(
+                &checked.file,
+                span,
+                "internal compiler error",
+                &e.to_string(),
+            );
             return Err(ExitCode::FAILURE);
         }
         None => return Err(ExitCode::FAILURE),
@@ -281,8 +290,7 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
             .collect(),
     };
     let report = |e: cpp::GenError| {
-        let (line, column) = checked.file.line_col(e.span.start as usize);
-        eprintln!("{path}:{line}:{column}: error: {}", e.message);
+        reporter.error_at(&checked.file, e.span, "error", &e.message);
         ExitCode::FAILURE
     };
     let program = cpp::generate(checked, &module, &options).map_err(report)?;
@@ -318,6 +326,7 @@ fn read_source(args: &Args) -> Result<(String, SourceFile), ExitCode> {
         eprintln!("brcc: a .br file is needed");
         return Err(ExitCode::from(2));
     };
+    let reporter = args.reporter();
     let read = |path: &str| {
         std::fs::read(path)
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
@@ -326,15 +335,15 @@ fn read_source(args: &Args) -> Result<(String, SourceFile), ExitCode> {
     let text = match read(path) {
         Ok(text) => text,
         Err(err) => {
-            eprintln!("brcc: cannot read `{path}`: {err}");
+            reporter.plain(Severity::Error, &format!("cannot read `{path}`: {err}"));
             return Err(ExitCode::from(2));
         }
     };
     let mut read_header = read;
     match brook_front::brook::include::expand_headers(path, &text, &mut read_header) {
         Ok(file) => Ok((path.clone(), file)),
-        Err(message) => {
-            eprintln!("{message}");
+        Err(error) => {
+            reporter.include_error(&error);
             Err(ExitCode::FAILURE)
         }
     }
@@ -346,16 +355,17 @@ fn checked_loom(args: &Args) -> Result<(String, brook_front::loom::Checked), Exi
     let Some(path) = &args.file else {
         return Err(ExitCode::from(2));
     };
+    let reporter = args.reporter();
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(err) => {
-            eprintln!("brcc: cannot read `{path}`: {err}");
+            reporter.plain(Severity::Error, &format!("cannot read `{path}`: {err}"));
             return Err(ExitCode::from(2));
         }
     };
     let checked =
         brook_front::loom::check_source(path, &text, &mut brook_front::loom::read_from_disk);
-    eprint!("{}", checked.render_diagnostics());
+    reporter.diagnostics(&checked.file, &checked.diagnostics);
     Ok((path.clone(), checked))
 }
 
@@ -369,7 +379,8 @@ fn check_loom(args: &Args) -> ExitCode {
     let path = &path;
     let errors = checked.error_count();
     if errors > 0 {
-        eprintln!("brcc: {path}: {errors} error(s)");
+        args.reporter()
+            .summary(&format!("brcc: {path}: {errors} error(s)"));
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -384,7 +395,9 @@ fn emit_loom(args: &Args, what: Emit) -> ExitCode {
     };
     let path = &path;
     if checked.has_errors() {
-        eprintln!("brcc: {path}: {} error(s)", checked.error_count());
+        let errors = checked.error_count();
+        args.reporter()
+            .summary(&format!("brcc: {path}: {errors} error(s)"));
         return ExitCode::FAILURE;
     }
     let grid = args
@@ -393,16 +406,8 @@ fn emit_loom(args: &Args, what: Emit) -> ExitCode {
     let lowered = match brook_front::loom::lower::lower(&checked, grid) {
         Ok(lowered) => lowered,
         Err(e) => {
-            let at = e.span.start as usize;
-            let (line, column) = checked.file.line_col(at);
-            let excerpt = checked.file.excerpt(brook_ir::SourceSpan {
-                start: e.span.start,
-                end: e.span.end,
-            });
-            eprintln!(
-                "{}:{line}:{column}: error: {e}\n{excerpt}",
-                checked.file.file_of(at)
-            );
+            args.reporter()
+                .error_at(&checked.file, e.span, "error", &e.to_string());
             return ExitCode::FAILURE;
         }
     };
@@ -420,7 +425,7 @@ fn emit_loom(args: &Args, what: Emit) -> ExitCode {
     match text {
         Ok(text) => write_out(&text),
         Err(e) => {
-            eprintln!("{path}: {e}");
+            e.report(path, &module, &args.reporter());
             ExitCode::FAILURE
         }
     }
@@ -433,24 +438,40 @@ enum Emit {
     Ptx,
 }
 
+/// A kernel the PTX backend cannot compile: why, and where when the construct has a place.
+struct PtxFailure {
+    message: String,
+    span: Option<brook_ir::SourceSpan>,
+}
+
+impl PtxFailure {
+    fn report(&self, path: &str, module: &brook_ir::ValidModule, reporter: &Reporter) {
+        match (self.span, module.source.as_deref()) {
+            (Some(span), Some(file)) => {
+                let span = brook_front::Span::new(span.start as usize, span.end as usize);
+                reporter.error_at(file, span, "error", &self.message)
+            }
+            _ => reporter.error_in(path, "error", &self.message),
+        }
+    }
+}
+
 /// The PTX of every kernel, as the CUDA device writes it for a launch over a 1-D domain with
-/// every input a stream (or iterator) of the domain's shape, for `target`. An error shows
-/// where in the source the construct that cannot be compiled is.
+/// every input a stream (or iterator) of the domain's shape, for `target`.
 fn ptx_text(
     module: &brook_ir::ValidModule,
     target: &brook_codegen::ptx::Target,
-) -> Result<String, String> {
+) -> Result<String, PtxFailure> {
     let mut out = String::new();
     use brook_codegen::abi::Variant;
     for (index, kernel) in module.kernels.iter().enumerate() {
         let variant = Variant::plain(kernel, 1);
-        let ptx =
-            brook_codegen::ptx::compile(module, index, &variant, target).map_err(|e| {
-                match e.span().and_then(|span| module.excerpt(span)) {
-                    Some(excerpt) => format!("{e}\n{excerpt}"),
-                    None => e.to_string(),
-                }
-            })?;
+        let ptx = brook_codegen::ptx::compile(module, index, &variant, target).map_err(|e| {
+            PtxFailure {
+                message: e.to_string(),
+                span: e.span(),
+            }
+        })?;
         out.push_str(&ptx.text);
         out.push('\n');
     }
@@ -475,14 +496,15 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
     };
     let compiled = compile_source(file, &options(args));
     let checked = &compiled.checked;
-    eprint!("{}", checked.render_diagnostics());
+    let reporter = args.reporter();
+    reporter.diagnostics(&checked.file, &checked.diagnostics);
     match compiled.module {
         Some(Ok(module)) => match brook_ir::validate(module) {
             Ok(module) if what == Emit::Ir => write_out(&brook_ir::print::print_module(&module)),
             Ok(module) => match ptx_text(&module, &ptx_target(args)) {
                 Ok(text) => write_out(&text),
                 Err(e) => {
-                    eprintln!("{path}: {e}");
+                    e.report(&path, &module, &reporter);
                     ExitCode::FAILURE
                 }
             },
@@ -492,8 +514,13 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
             }
         },
         Some(Err(e)) => {
-            let (line, column) = checked.file.line_col(e.span.start as usize);
-            eprintln!("{path}:{line}:{column}: internal compiler error: {e}");
+            let span = brook_front::Span::new(e.span.start as usize, e.span.end as usize);
+            reporter.error_at(
+                &checked.file,
+                span,
+                "internal compiler error",
+                &e.to_string(),
+            );
             ExitCode::FAILURE
         }
         None => ExitCode::FAILURE,
@@ -509,17 +536,23 @@ fn check(args: &Args) -> ExitCode {
         Err(code) => return code,
     };
     let path = &path;
+    let reporter = args.reporter();
     if !args.relaxed && args.warning_level.is_some() {
-        eprintln!("brcc: note: -w has no effect under strong type checking; pass -a to use it");
+        reporter.plain(
+            Severity::Warning,
+            "note: -w has no effect under strong type checking; pass -a to use it",
+        );
     }
     let checked = check_source(file, &options(args));
     if checked.diagnostics.is_empty() {
         return ExitCode::SUCCESS;
     }
-    eprint!("{}", checked.render_diagnostics());
+    reporter.diagnostics(&checked.file, &checked.diagnostics);
     let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = checked.diagnostics.len() - errors;
-    eprintln!("\nbrcc: {path}: {errors} error(s), {warnings} warning(s)");
+    reporter.summary(&format!(
+        "\nbrcc: {path}: {errors} error(s), {warnings} warning(s)"
+    ));
     if errors > 0 {
         ExitCode::FAILURE
     } else {

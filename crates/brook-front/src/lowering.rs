@@ -33,8 +33,5 @@ pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> Lowered<T> {
 
 /// A frontend span as the IR keeps it.
 pub(crate) fn source_span(span: Span) -> SourceSpan {
-    SourceSpan {
-        start: span.start,
-        end: span.end,
-    }
+    span.into()
 }

@@ -35,4 +35,13 @@ impl Span {
     }
 }
 
+impl From<Span> for brook_ir::SourceSpan {
+    fn from(span: Span) -> Self {
+        brook_ir::SourceSpan {
+            start: span.start,
+            end: span.end,
+        }
+    }
+}
+
 pub use brook_ir::source::{Origin, SourceFile};

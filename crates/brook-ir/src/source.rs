@@ -3,6 +3,7 @@
 //! points at the file, line and column the user wrote, with the line shown.
 
 use crate::arena::SourceSpan;
+use crate::snippet::{Colors, Excerpt, Tone};
 use std::ops::Range;
 
 /// One source file: its name as the user gave it, its text, and where each line starts.
@@ -129,7 +130,8 @@ impl SourceFile {
 }
 
 impl SourceFile {
-    /// Where a span starts, as `file:line:column`, with its line and a caret under the span:
+    /// Where a span starts, as `file:line:column`, with its line and a caret under the span
+    /// (rendered by [`crate::snippet`]):
     ///
     /// ```text
     ///  --> k.br:3:9
@@ -138,20 +140,13 @@ impl SourceFile {
     ///   |         ^^^^^^
     /// ```
     pub fn excerpt(&self, span: SourceSpan) -> String {
-        let start = (span.start as usize).min(self.text.len());
-        let (line, column) = self.line_col(start);
-        let index = self.line_index(start);
-        let text = self.line_text(index);
-        let width = (span.end as usize)
-            .saturating_sub(start)
-            .clamp(1, text.chars().count().saturating_sub(column - 1).max(1));
-        let gutter = " ".repeat(line.to_string().len());
-        format!(
-            "{gutter}--> {}:{line}:{column}\n{gutter} |\n{line} | {text}\n{gutter} | {}{}",
-            self.file_of(start),
-            " ".repeat(column - 1),
-            "^".repeat(width)
-        )
+        let excerpt = Excerpt {
+            with_location: true,
+            ..Excerpt::of(span, Tone::Error)
+        };
+        let mut text = self.render_excerpt(&excerpt, Colors::Plain);
+        text.truncate(text.trim_end().len());
+        text
     }
 }
 

@@ -101,10 +101,10 @@ impl Program {
         // `#include "x.brh"` headers are read next to `file`.
         let mut read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
         let source_file = brook_front::brook::include::expand_headers(file, source, &mut read)
-            .map_err(|rendered| Error::Compile {
+            .map_err(|include| Error::Compile {
                 file: file.to_string(),
                 count: 1,
-                rendered,
+                rendered: include.to_string(),
             })?;
         let compiled = compile_source(source_file, &check);
         let checked = &compiled.checked;

@@ -15,13 +15,37 @@ const MAX_DEPTH: usize = 32;
 /// Reads a header by its path; the error is the reason it cannot be read.
 pub type ReadHeader<'a> = dyn FnMut(&str) -> Result<String, String> + 'a;
 
-/// `name`'s text with its `.brh` headers expanded; the error is a rendered message naming the
-/// `#include` line.
+/// A header that cannot be read, at the `#include` line naming it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncludeError {
+    /// The file with the `#include` line, and the line (one-based).
+    pub file: String,
+    pub line: usize,
+    /// The header as written, and the path it was looked for at.
+    pub header: String,
+    pub path: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for IncludeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:1: error: cannot include the header `{}` ({}): {}",
+            self.file, self.line, self.header, self.path, self.why
+        )
+    }
+}
+
+impl std::error::Error for IncludeError {}
+
+/// `name`'s text with its `.brh` headers expanded, or the `#include` whose header cannot be
+/// read.
 pub fn expand_headers(
     name: &str,
     text: &str,
     read: &mut ReadHeader<'_>,
-) -> Result<SourceFile, String> {
+) -> Result<SourceFile, IncludeError> {
     if !text.lines().any(|line| header_name(line).is_some()) {
         return Ok(SourceFile::new(name, text));
     }
@@ -61,7 +85,7 @@ struct Expansion<'r, 'a> {
 }
 
 impl Expansion<'_, '_> {
-    fn file(&mut self, name: &str, text: &str, depth: usize) -> Result<(), String> {
+    fn file(&mut self, name: &str, text: &str, depth: usize) -> Result<(), IncludeError> {
         self.resume(name, 0);
         for (index, line) in text.split_inclusive('\n').enumerate() {
             let Some(header) = header_name(line) else {
@@ -73,11 +97,12 @@ impl Expansion<'_, '_> {
                 .map_or_else(|| header.into(), |dir| dir.join(header));
             let path = path.to_string_lossy().into_owned();
             if depth < MAX_DEPTH && self.seen.insert(path.clone()) {
-                let header_text = (self.read)(&path).map_err(|why| {
-                    format!(
-                        "{name}:{}:1: error: cannot include the header `{header}` ({path}): {why}",
-                        index + 1
-                    )
+                let header_text = (self.read)(&path).map_err(|why| IncludeError {
+                    file: name.to_string(),
+                    line: index + 1,
+                    header: header.to_string(),
+                    path: path.clone(),
+                    why,
                 })?;
                 self.file(&path, &header_text, depth + 1)?;
                 if !self.out.is_empty() && !self.out.ends_with('\n') {
@@ -157,7 +182,7 @@ mod tests {
         let err = expand_headers("p.br", "int a;\n#include \"gone.brh\"\n", &mut read)
             .expect_err("no such header");
         assert_eq!(
-            err,
+            err.to_string(),
             "p.br:2:1: error: cannot include the header `gone.brh` (gone.brh): No such file"
         );
     }

@@ -4,7 +4,10 @@
 //! Brook+ specification (seed 003, section 7) or of the preprocessor (seed 001, section 1.15).
 //! `docs/DIAGNOSTICS.md` maps the seed's wording to these codes.
 
+pub mod json;
+
 use crate::source::{SourceFile, Span};
+use brook_ir::snippet::{Colors, Excerpt, Footer, Tone};
 use std::fmt::Write as _;
 
 macro_rules! codes {
@@ -240,75 +243,65 @@ impl Diagnostic {
     }
 
     /// Renders `file:line:col: error[BR0404]: message`, the source line with the span underlined,
-    /// then notes and help.
+    /// then notes and help (plain text).
     pub fn render(&self, file: &SourceFile) -> String {
-        let mut out = String::new();
+        self.render_with(file, Colors::Plain)
+    }
+
+    /// [`Diagnostic::render`], with ANSI colours when `colors` asks for them (a terminal).
+    pub fn render_with(&self, file: &SourceFile, colors: Colors) -> String {
         let (line, col) = file.line_col(self.span.start as usize);
-        let kind = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
+        let tone = match self.severity {
+            Severity::Error => Tone::Error,
+            Severity::Warning => Tone::Warning,
         };
-        let _ = writeln!(
-            out,
-            "{}:{line}:{col}: {kind}[{}]: {}",
-            file.file_of(self.span.start as usize),
-            self.code,
-            self.message
+        let mut out = format!(
+            "{} {} {}\n",
+            colors.paint(
+                &format!("{}:{line}:{col}:", file.file_of(self.span.start as usize)),
+                None
+            ),
+            colors.paint(
+                &format!("{}[{}]:", self.severity.word(), self.code),
+                Some(tone)
+            ),
+            colors.paint(&self.message, None),
         );
-        write_snippet(&mut out, file, self.span, self.label.as_deref());
-        let gutter = " ".repeat(line.to_string().len());
+        let mut footers: Vec<Footer<'_>> = self
+            .notes
+            .iter()
+            .filter(|note| note.span.is_none())
+            .map(|note| Footer::Note(&note.message))
+            .collect();
+        footers.extend(self.help.as_deref().map(Footer::Help));
+        let excerpt = Excerpt {
+            label: self.label.as_deref(),
+            footers: &footers,
+            ..Excerpt::of(self.span.into(), tone)
+        };
+        out.push_str(&file.render_excerpt(&excerpt, colors));
         for note in &self.notes {
-            match note.span {
-                Some(span) => {
-                    let (line, col) = file.line_col(span.start as usize);
-                    let name = file.file_of(span.start as usize);
-                    let _ = writeln!(out, "note: {name}:{line}:{col}: {}", note.message);
-                    write_snippet(&mut out, file, span, None);
-                }
-                None => {
-                    let _ = writeln!(out, "{gutter} = note: {}", note.message);
-                }
-            }
-        }
-        if let Some(help) = &self.help {
-            let _ = writeln!(out, "{gutter} = help: {help}");
+            let Some(span) = note.span else { continue };
+            let (line, col) = file.line_col(span.start as usize);
+            let name = file.file_of(span.start as usize);
+            let _ = writeln!(
+                out,
+                "{} {}",
+                colors.paint("note:", Some(Tone::Note)),
+                colors.paint(&format!("{name}:{line}:{col}: {}", note.message), None)
+            );
+            out.push_str(&file.render_excerpt(&Excerpt::of(span.into(), Tone::Note), colors));
         }
         out
     }
 }
 
-/// Writes the first source line of `span` with carets under the spanned characters. A span that
-/// starts past the visible line (at a trailing `\r`, at the end of the file) gets one caret just
-/// after the line's text.
-fn write_snippet(out: &mut String, file: &SourceFile, span: Span, label: Option<&str>) {
-    let start = (span.start as usize).min(file.text().len());
-    let line_index = file.line_index(start);
-    let text = file.line_text(line_index);
-    let line_start = file.line_start(line_index);
-    let line_end = line_start + text.len();
-    let caret_start = start.clamp(line_start, line_end);
-    let before = file.text().get(line_start..caret_start).unwrap_or("");
-    let prefix: String = before
-        .chars()
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    let caret_end = (span.end as usize).clamp(caret_start, line_end);
-    let width = file
-        .text()
-        .get(caret_start..caret_end)
-        .map_or(1, |s| s.chars().count())
-        .max(1);
-    let number = file.line_col(start).0.to_string();
-    let gutter = " ".repeat(number.len());
-    let _ = writeln!(out, "{gutter} |");
-    let _ = writeln!(out, "{number} | {text}");
-    let carets = "^".repeat(width);
-    match label {
-        Some(label) => {
-            let _ = writeln!(out, "{gutter} | {prefix}{carets} {label}");
-        }
-        None => {
-            let _ = writeln!(out, "{gutter} | {prefix}{carets}");
+impl Severity {
+    /// `error` or `warning`, as diagnostics show it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
         }
     }
 }
@@ -444,7 +437,7 @@ mod tests {
         let text = d.render(&file);
         assert_eq!(
             text,
-            "t.br:3:5: error[BR0401]: variable not defined\n  |\n3 |     x = 1;\n  |     ^ `x` is not declared\n  = help: declare it\n"
+            "t.br:3:5: error[BR0401]: variable not defined\n  |\n3 |     x = 1;\n  |     ^ `x` is not declared\n  |\n  = help: declare it\n"
         );
     }
 
