@@ -7,8 +7,9 @@
 //!    `target/release/`). When it is set, nothing else is looked at.
 //! 2. Beside brcc as `brcc install` lays it out: `PREFIX/bin/brcc`, `PREFIX/include`,
 //!    `PREFIX/lib`.
-//! 3. Cargo's layout: the library beside brcc (`target/<profile>/`), the headers in the checkout
-//!    brcc was built from.
+//! 3. Cargo's layout: the library beside brcc (`target/<profile>/`) or in the checkout's
+//!    `target/release/` (a brcc from `cargo install --path crates/brcc`), the headers in the
+//!    checkout brcc was built from.
 
 use std::path::{Path, PathBuf};
 
@@ -126,17 +127,22 @@ pub fn find(linking: Linking) -> Result<Toolkit, String> {
         "brook/brook.hpp not found: brcc is neither installed (`brcc install PREFIX`) nor in the \
          checkout it was built from; set BROOK_HOME to a Brook install prefix or checkout",
     )?;
-    if !exe_dir.join(library).is_file() {
-        return Err(format!(
-            "{library} not found beside brcc ({}){}",
-            exe_dir.display(),
-            build_hint(linking)
-        ));
-    }
-    Ok(Toolkit {
-        include,
-        lib_dir: exe_dir,
-    })
+    // Beside brcc in `target/<profile>`, or (a brcc from `cargo install --path crates/brcc`)
+    // in the checkout's release build.
+    let checkout_release = include.join("../target/release");
+    let checkout_release = checkout_release.canonicalize().unwrap_or(checkout_release);
+    let lib_dir = [exe_dir.clone(), checkout_release.clone()]
+        .into_iter()
+        .find(|dir| dir.join(library).is_file())
+        .ok_or_else(|| {
+            format!(
+                "{library} not found beside brcc ({}) nor in {}{}",
+                exe_dir.display(),
+                checkout_release.display(),
+                build_hint(linking)
+            )
+        })?;
+    Ok(Toolkit { include, lib_dir })
 }
 
 fn build_hint(linking: Linking) -> &'static str {
