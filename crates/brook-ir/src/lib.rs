@@ -33,6 +33,7 @@ pub mod snippet;
 pub mod source;
 pub mod stmt;
 pub mod types;
+pub mod unroll;
 pub mod valid;
 pub mod vout;
 

@@ -7,6 +7,9 @@
 //! - the sum of 2^24 floats (Brook: the canonical order; native: rayon's parallel sum);
 //! - an inclusive scan of 2^24 floats (Brook: the canonical order, one compiled combine call
 //!   per step; native: a sequential running sum, the order most code writes);
+//! - a 3x3 box blur of a 1024x1024 image, 20 passes, with `for` loops over the taps and with
+//!   the taps written out (native: the same loops, clamped at the edges, single-threaded as
+//!   most C is written and with rayon);
 //! - JIT compile time of the saxpy and Mandelbrot kernels.
 //!
 //! Each figure is the median of several runs after a warm-up run.
@@ -44,6 +47,36 @@ kernel void mandel(float scale, out int count<>)
 }
 
 reduce void sum(float a<>, reduce float s<>) { s += a; }
+
+kernel void blur_loops(float img[][], out float o<>)
+{
+    float2 p = indexof(o).xy;
+    float s = 0.0f;
+    int dy;
+    int dx;
+    for (dy = -1; dy <= 1; dy++) {
+        for (dx = -1; dx <= 1; dx++) {
+            s += img[p.y + (float)dy][p.x + (float)dx];
+        }
+    }
+    o = s / 9.0f;
+}
+
+kernel void blur_unrolled(float img[][], out float o<>)
+{
+    float2 p = indexof(o).xy;
+    float s = 0.0f;
+    s += img[p.y - 1.0f][p.x - 1.0f];
+    s += img[p.y - 1.0f][p.x];
+    s += img[p.y - 1.0f][p.x + 1.0f];
+    s += img[p.y][p.x - 1.0f];
+    s += img[p.y][p.x];
+    s += img[p.y][p.x + 1.0f];
+    s += img[p.y + 1.0f][p.x - 1.0f];
+    s += img[p.y + 1.0f][p.x];
+    s += img[p.y + 1.0f][p.x + 1.0f];
+    o = s / 9.0f;
+}
 "#;
 
 fn median(mut times: Vec<f64>) -> f64 {
@@ -68,6 +101,24 @@ fn measure(mut brook: impl FnMut(), mut native: impl FnMut()) -> (f64, f64) {
         b.push(time(&mut native));
     }
     (median(a), median(b))
+}
+
+/// One 3x3 box blur pass, taps summed in the kernels' order, edges clamped.
+fn blur_row(img: &[f32], row: usize, line: &mut [f32]) {
+    let at = |y: i64, x: i64| {
+        let y = y.clamp(0, SIDE as i64 - 1) as usize;
+        let x = x.clamp(0, SIDE as i64 - 1) as usize;
+        img[y * SIDE + x]
+    };
+    for (col, slot) in line.iter_mut().enumerate() {
+        let mut s = 0.0f32;
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                s += at(row as i64 + dy, col as i64 + dx);
+            }
+        }
+        *slot = s / 9.0;
+    }
 }
 
 fn mandel_native(scale: f32, out: &mut [i32]) {
@@ -155,6 +206,59 @@ fn main() -> Result<(), brook::Error> {
         native,
         target: 1.5,
     });
+
+    // 3x3 blur, 20 passes (ping-pong between two streams)
+    const PASSES: usize = 20;
+    let image: Vec<f32> = (0..SIDE * SIDE)
+        .map(|i| ((i * 7919) % 256) as f32)
+        .collect();
+    let mut native_a = image.clone();
+    let mut native_b = vec![0.0f32; SIDE * SIDE];
+    let native_blur = |a: &mut Vec<f32>, b: &mut Vec<f32>, parallel: bool| {
+        for _ in 0..PASSES {
+            if parallel {
+                b.par_chunks_mut(SIDE)
+                    .enumerate()
+                    .for_each(|(row, line)| blur_row(a, row, line));
+            } else {
+                for (row, line) in b.chunks_mut(SIDE).enumerate() {
+                    blur_row(a, row, line);
+                }
+            }
+            std::mem::swap(a, b);
+        }
+    };
+    native_blur(&mut native_a, &mut native_b, true);
+    let expected = native_a.clone();
+    for (name, native_parallel) in [("blur_loops", false), ("blur_unrolled", true)] {
+        let kernel = program.kernel(name)?;
+        let a = Stream::from_slice(&device, &[SIDE, SIDE], &image)?;
+        let b = Stream::<f32>::new(&device, &[SIDE, SIDE])?;
+        let brook_blur = || {
+            a.read(&image).expect("reset");
+            for pass in 0..PASSES {
+                let (from, to) = if pass % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                kernel.launch(args![from, to]).expect("blur");
+            }
+            a.finish().expect("finish");
+        };
+        brook_blur();
+        assert_eq!(a.to_vec()?, expected, "{name}: results differ");
+        let (brook, native) = measure(brook_blur, || {
+            native_a.copy_from_slice(&image);
+            native_blur(&mut native_a, &mut native_b, native_parallel)
+        });
+        rows.push(Row {
+            what: if native_parallel {
+                "blur 3x3 unrolled, 20 passes (rayon)"
+            } else {
+                "blur 3x3 for-loops, 20 passes (1 thread)"
+            },
+            brook,
+            native,
+            target: if native_parallel { 1.5 } else { 1.0 },
+        });
+    }
 
     // sum
     let sum = program.kernel("sum")?;

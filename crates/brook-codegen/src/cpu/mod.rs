@@ -158,8 +158,8 @@ pub fn compile(
     let started = Instant::now();
     let module = module.module();
     // The CPU runs collectives as the canonical stores and barriers.
-    let expanded = brook_ir::collective::expand(&module.kernels[kernel], |_| false);
-    let ir = expanded.as_ref().unwrap_or(&module.kernels[kernel]);
+    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
+    let ir: &brook_ir::Kernel = &prepared;
     let layout = BlockLayout::new(module, ir);
     let mut jit = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
     let mut builder = Builder {

@@ -126,8 +126,8 @@ pub fn compile(
     let k = &module.kernels[kernel];
     // Collectives without a native form become the canonical stores and barriers.
     let group = k.group_size.map_or(1, |g| g.iter().product::<u32>());
-    let expanded = brook_ir::collective::expand(k, |c| lower::is_native(c, group, k));
-    let k = expanded.as_ref().unwrap_or(k);
+    let prepared = crate::lower::prepared_kernel(k, |c| lower::is_native(c, group, k));
+    let k: &brook_ir::Kernel = &prepared;
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
         (KernelKind::Reduce, _) => {
