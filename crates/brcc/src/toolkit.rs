@@ -158,7 +158,8 @@ fn build_hint(linking: Linking) -> &'static str {
 }
 
 /// `brcc install PREFIX`: brcc into `PREFIX/bin`, the runtime libraries into `PREFIX/lib` and
-/// the headers into `PREFIX/include/brook`; returns what was written, one line each.
+/// the headers into `PREFIX/include` (`brook/...`, and `brt.hpp` beside it); returns what was
+/// written, one line each.
 pub fn install(prefix: &Path) -> Result<Vec<String>, String> {
     let kit = find(Linking::Shared)?;
     let brcc = std::env::current_exe().map_err(|e| format!("cannot tell where brcc is: {e}"))?;
@@ -185,19 +186,29 @@ pub fn install(prefix: &Path) -> Result<Vec<String>, String> {
             copy(&library, &prefix.join("lib"))?;
         }
     }
-    let headers = kit.include.join("brook");
-    let entries = std::fs::read_dir(&headers)
-        .map_err(|e| format!("cannot read {}: {e}", headers.display()))?;
+    // `include/brook/*` and the headers beside it (`brt.hpp`, BrookGPU's).
+    for (from, to) in [
+        (kit.include.join("brook"), prefix.join("include/brook")),
+        (kit.include.clone(), prefix.join("include")),
+    ] {
+        for file in files_in(&from)? {
+            copy(&file, &to)?;
+        }
+    }
+    Ok(written)
+}
+
+/// The plain files of a directory, sorted.
+fn files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.is_file())
         .collect();
     files.sort();
-    for file in files {
-        copy(&file, &prefix.join("include/brook"))?;
-    }
-    Ok(written)
+    Ok(files)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
