@@ -262,13 +262,7 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
     let module = match compiled.module {
         Some(Ok(module)) => module,
         Some(Err(e)) => {
-            let span = brook_front::Span::new(e.span.start as usize, e.span.end as usize);
-            reporter.error_at(
-                &checked.file,
-                span,
-                "internal compiler error",
-                &e.to_string(),
-            );
+            report_lowering_failure(&reporter, &checked.file, &e);
             return Err(ExitCode::FAILURE);
         }
         None => return Err(ExitCode::FAILURE),
@@ -301,6 +295,16 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
         header,
         module,
     })
+}
+
+/// A checked program that does not lower: a compiler defect, shown at its place.
+fn report_lowering_failure(
+    reporter: &Reporter,
+    file: &SourceFile,
+    error: &brook_front::brook::lower::LowerError,
+) {
+    let span = brook_front::Span::new(error.span.start as usize, error.span.end as usize);
+    reporter.error_at(file, span, "internal compiler error", &error.to_string());
 }
 
 fn options(args: &Args) -> CheckOptions {
@@ -514,13 +518,7 @@ fn emit(args: &Args, what: Emit) -> ExitCode {
             }
         },
         Some(Err(e)) => {
-            let span = brook_front::Span::new(e.span.start as usize, e.span.end as usize);
-            reporter.error_at(
-                &checked.file,
-                span,
-                "internal compiler error",
-                &e.to_string(),
-            );
+            report_lowering_failure(&reporter, &checked.file, &e);
             ExitCode::FAILURE
         }
         None => ExitCode::FAILURE,
