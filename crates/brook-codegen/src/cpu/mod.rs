@@ -125,6 +125,11 @@ fn host_isa() -> Result<OwnedTargetIsa, CompileError> {
     })
 }
 
+/// Whether `BROOK_DUMP_CPU` asks for the compiled code on stderr.
+fn dumping() -> bool {
+    std::env::var_os("BROOK_DUMP_CPU").is_some()
+}
+
 /// What the CPU backend is told: nothing yet, the host machine is asked directly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {}
@@ -218,7 +223,20 @@ pub fn compile(
             }
         }
         (KernelKind::Map, None) => {
-            let run = builder.define("map", &[types::I64; 3], None, driver::map::build)?;
+            // A kernel whose gangs fail to compile runs one instance at a time (and says why
+            // under `BROOK_DUMP_CPU`).
+            let params = &[types::I64; 3];
+            let run = builder
+                .define("map", params, None, driver::map::build)
+                .or_else(|error| {
+                    if dumping() {
+                        eprintln!(
+                            "; kernel `{}`: gangs failed ({error}); one instance at a time",
+                            ir.name
+                        );
+                    }
+                    builder.define("map_scalar", params, None, driver::map::build_scalar)
+                })?;
             builder.finish()?;
             // SAFETY: compiled with this signature.
             Entry::Map(unsafe {
@@ -287,7 +305,7 @@ impl Builder<'_> {
             .jit
             .declare_function(name, Linkage::Local, &signature)
             .map_err(|e| self.codegen_error(e.to_string()))?;
-        let dump = std::env::var_os("BROOK_DUMP_CPU").is_some();
+        let dump = dumping();
         ctx.set_disasm(dump);
         self.jit
             .define_function(id, &mut ctx)

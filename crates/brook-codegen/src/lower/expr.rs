@@ -197,9 +197,11 @@ pub trait ExprWalk<'ir>: Target<'ir> + Sized {
                 let c = self.scalar(*cond)?;
                 let a = self.expr(*accept)?;
                 let r = self.expr(*reject)?;
+                let kinds = crate::leaves::leaves(self.module(), ty);
                 a.into_iter()
                     .zip(r)
-                    .map(|(x, y)| self.select(c, x, y))
+                    .zip(kinds)
+                    .map(|((x, y), leaf)| self.select(leaf.kind, c, x, y))
                     .collect()
             }
             ExprKind::Convert(a) => {

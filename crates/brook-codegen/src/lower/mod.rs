@@ -94,8 +94,14 @@ pub trait Target<'ir> {
         a: Self::Leaf,
         b: Self::Leaf,
     ) -> Self::Leaf;
-    /// `c ? a : b` for one leaf.
-    fn select(&mut self, c: Self::Leaf, a: Self::Leaf, b: Self::Leaf) -> Self::Leaf;
+    /// `c ? a : b` for one leaf of `kind`.
+    fn select(
+        &mut self,
+        kind: ScalarKind,
+        c: Self::Leaf,
+        a: Self::Leaf,
+        b: Self::Leaf,
+    ) -> Self::Leaf;
     fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Self::Leaf) -> Self::Leaf;
 
     // ---- Math functions.

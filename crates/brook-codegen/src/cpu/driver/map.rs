@@ -7,13 +7,14 @@
 
 use super::{carry, load_region, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{BlockLayout, Variant};
-use crate::cpu::lower::simd::{self, Simd};
+use crate::cpu::lower::spmd::{self, Gang, Plan};
 use crate::cpu::lower::{bind_params, Flow, Lower, PTR};
 use crate::CompileError;
 use brook_ir::{Kernel, Stmt};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 
-/// Lowers the loop; the builder stands in the entry block, whose parameters are
+/// Lowers the loop, in gangs of the host's SIMD width where the kernel allows
+/// ([`spmd`]); the builder stands in the entry block, whose parameters are
 /// `(block, start, end)`.
 pub fn build(
     lower: &mut Lower<'_, '_>,
@@ -21,11 +22,37 @@ pub fn build(
     layout: &BlockLayout,
     variant: &Variant,
 ) -> Result<(), CompileError> {
+    let gang = Gang::host().filter(|&g| spmd::supported(lower.module, lower.kernel, g));
+    build_with(lower, params, layout, variant, gang)
+}
+
+/// Lowers the loop running one instance at a time.
+pub fn build_scalar(
+    lower: &mut Lower<'_, '_>,
+    params: &[Value],
+    layout: &BlockLayout,
+    variant: &Variant,
+) -> Result<(), CompileError> {
+    build_with(lower, params, layout, variant, None)
+}
+
+fn build_with(
+    lower: &mut Lower<'_, '_>,
+    params: &[Value],
+    layout: &BlockLayout,
+    variant: &Variant,
+    gang: Option<Gang>,
+) -> Result<(), CompileError> {
     let (start, end) = (params[1], params[2]);
     let rank = variant.rank;
     bind_params(lower, layout, variant);
     let region = load_region(lower, rank);
-    let memory_locals = stack_locals(lower);
+    let plan = gang.map(|g| Plan::new(lower, g, variant.unit_stride));
+    let memory_locals = if plan.is_none() {
+        stack_locals(lower)
+    } else {
+        Vec::new()
+    };
     let first = unravel(lower, start, &region.size, Some(&region.origin));
     lower.pos = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
     lower.set_cursors(&first);
@@ -53,37 +80,31 @@ pub fn build(
     let p = lower.b.use_var(lower.pos[last]);
     let room = lower.b.ins().isub(region.end[last], p);
     let count = lower.b.ins().umin(left, room);
-    let singles = if unroll {
+    let singles = if let Some(plan) = &plan {
+        gangs(lower, plan, count, track, variant.unit_stride)?;
+        None
+    } else if unroll {
         let blocks = lower
             .b
             .ins()
             .ushr_imm_u(count, UNROLL.trailing_zeros() as i64);
         let rest = lower.b.ins().band_imm_u(count, UNROLL as i64 - 1);
-        let vector = simd::vectorizable(lower.kernel, variant).then(|| Simd::new(lower));
         counted_loop(lower, blocks, |lower| {
-            match &vector {
-                Some(vector) => {
-                    vector.body(lower)?;
-                    for _ in 0..UNROLL {
-                        lower.advance_cursors(true);
-                    }
-                }
-                None => {
-                    for _ in 0..UNROLL {
-                        instance(lower, &memory_locals, track, true)?;
-                    }
-                }
+            for _ in 0..UNROLL {
+                instance(lower, &memory_locals, track, true)?;
             }
             Ok(())
         })?;
-        rest
+        Some(rest)
     } else {
-        count
+        Some(count)
     };
     let unit = variant.unit_stride;
-    counted_loop(lower, singles, |lower| {
-        instance(lower, &memory_locals, track, unit)
-    })?;
+    if let Some(singles) = singles {
+        counted_loop(lower, singles, |lower| {
+            instance(lower, &memory_locals, track, unit)
+        })?;
+    }
     let i = lower.b.use_var(index);
     let i = lower.b.ins().iadd(i, count);
     lower.b.def_var(index, i);
@@ -108,8 +129,52 @@ pub fn build(
     Ok(())
 }
 
-/// Instances per iteration of the unrolled loop (a power of two; the SIMD width).
-const UNROLL: u64 = simd::LANES;
+/// Instances per iteration of the unrolled loop, one at a time (a power of two).
+const UNROLL: u64 = 4;
+
+/// Runs the `count` instances left in a row in gangs: full gangs, then one ragged gang for
+/// the rest (if any).
+fn gangs(
+    lower: &mut Lower<'_, '_>,
+    plan: &Plan,
+    count: Value,
+    track: bool,
+    unit_stride: bool,
+) -> Result<(), CompileError> {
+    let lanes = plan.lanes() as u64;
+    let full = lower
+        .b
+        .ins()
+        .ushr_imm_u(count, lanes.trailing_zeros() as i64);
+    let rest = lower.b.ins().band_imm_u(count, lanes as i64 - 1);
+    counted_loop(lower, full, |lower| {
+        plan.body(lower, None)?;
+        let step = lower.iconst(PTR, lanes as i64);
+        step_gang(lower, step, track, unit_stride);
+        Ok(())
+    })?;
+    let (ragged, done) = (lower.b.create_block(), lower.b.create_block());
+    lower.b.ins().brif(rest, ragged, &[], done, &[]);
+    lower.b.seal_block(ragged);
+    lower.b.switch_to_block(ragged);
+    plan.body(lower, Some(rest))?;
+    step_gang(lower, rest, track, unit_stride);
+    lower.b.ins().jump(done, &[]);
+    lower.b.switch_to_block(done);
+    lower.b.seal_block(done);
+    Ok(())
+}
+
+/// Moves the cursors (and, where tracked, the position) `count` instances on.
+fn step_gang(lower: &mut Lower<'_, '_>, count: Value, track: bool, unit_stride: bool) {
+    if track {
+        let last = lower.pos.len() - 1;
+        let p = lower.b.use_var(lower.pos[last]);
+        let p = lower.b.ins().iadd(p, count);
+        lower.b.def_var(lower.pos[last], p);
+    }
+    lower.advance_cursors_by(count, unit_stride);
+}
 
 /// Small bodies without loops are unrolled: the loop's own work then weighs less, and the
 /// cursor steps fold into address offsets. Larger bodies would only cost compile time.

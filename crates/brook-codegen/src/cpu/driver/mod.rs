@@ -102,7 +102,7 @@ fn frame_of_locals(lower: &mut Lower<'_, '_>, memory: &mut Vec<MemoryLocal>) -> 
 
 /// About how many Cranelift blocks lowering `block` creates (three per `if` or loop, one after
 /// each jump).
-fn block_estimate(block: &brook_ir::Block) -> usize {
+pub fn block_estimate(block: &brook_ir::Block) -> usize {
     use brook_ir::Stmt;
     block
         .iter()

@@ -11,7 +11,7 @@
 
 mod math;
 mod ops;
-pub mod simd;
+pub mod spmd;
 mod target;
 
 use super::layout::{clif_type, leaves, Leaf};
@@ -235,6 +235,20 @@ impl<'a, 'f> Lower<'a, 'f> {
             } else {
                 self.b.ins().iadd(old, c.step)
             };
+            self.b.def_var(c.var, new);
+        }
+    }
+
+    /// Moves every cursor `count` (an `i64`) elements along the fastest axis.
+    pub fn advance_cursors_by(&mut self, count: Value, unit_stride: bool) {
+        for c in self.cursors.clone() {
+            let old = self.b.use_var(c.var);
+            let bytes = if unit_stride {
+                self.b.ins().imul_imm_s(count, i64::from(c.stream.size))
+            } else {
+                self.b.ins().imul(count, c.step)
+            };
+            let new = self.b.ins().iadd(old, bytes);
             self.b.def_var(c.var, new);
         }
     }

@@ -109,7 +109,7 @@ impl<'a> Target<'a> for Lower<'a, '_> {
         Lower::binary(self, op, kind, a, b)
     }
 
-    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+    fn select(&mut self, _kind: ScalarKind, c: Value, a: Value, b: Value) -> Value {
         self.b.ins().select(c, a, b)
     }
 

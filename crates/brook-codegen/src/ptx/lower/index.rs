@@ -126,7 +126,7 @@ impl Lower<'_> {
                     .e
                     .compute(Class::Pred, |r| format!("setp.lt.s64 {r}, {v}, 0"));
                 let max = self.e.mov_imm(Class::B64, i64::MAX);
-                crate::lower::Target::select(self, negative, max, v)
+                crate::lower::Target::select(self, kind, negative, max, v)
             }
             ScalarKind::Bool => self
                 .e

@@ -242,16 +242,16 @@ impl Lower<'_> {
         let pb = self
             .e
             .compute(Class::Pred, |r| format!("setp.{b_wins}.{t} {r}, {a}, {b}"));
-        let r = self.select(pa, a, tie);
-        let r = self.select(pb, b, r);
+        let r = self.select(kind, pa, a, tie);
+        let r = self.select(kind, pb, b, r);
         let b_nan = self
             .e
             .compute(Class::Pred, |r| format!("setp.nan.{t} {r}, {b}, {b}"));
         let a_nan = self
             .e
             .compute(Class::Pred, |r| format!("setp.nan.{t} {r}, {a}, {a}"));
-        let r = self.select(b_nan, a, r);
-        self.select(a_nan, b, r)
+        let r = self.select(kind, b_nan, a, r);
+        self.select(kind, a_nan, b, r)
     }
 
     /// -1, 0 or 1 of the kind; float zeros keep their sign and NaN stays NaN.
@@ -268,8 +268,8 @@ impl Lower<'_> {
             let positive = self
                 .e
                 .compute(Class::Pred, |r| format!("setp.gt.{t} {r}, {x}, {zero}"));
-            let r = self.select(negative, minus_one, same);
-            return self.select(positive, one, r);
+            let r = self.select(kind, negative, minus_one, same);
+            return self.select(kind, positive, one, r);
         }
         let class = Class::of(kind);
         let bits = if class == Class::B64 { "b64" } else { "b32" };

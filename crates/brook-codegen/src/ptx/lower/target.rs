@@ -120,7 +120,7 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     /// `c ? a : b` for registers of one class.
-    fn select(&mut self, c: Reg, a: Reg, b: Reg) -> Reg {
+    fn select(&mut self, _kind: ScalarKind, c: Reg, a: Reg, b: Reg) -> Reg {
         if a.class == Class::Pred {
             // (c & a) | (!c & b)
             let x = self

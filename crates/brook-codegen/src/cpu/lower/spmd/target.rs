@@ -1,0 +1,291 @@
+//! [`Spmd`] as the shared lowering's [`Target`]: the gang's forms of each primitive.
+
+use super::flow::{Mask, SpmdIf, SpmdLoop};
+use super::{Leaf, Spmd, Var};
+use crate::cpu::helpers::{self, Helper};
+use crate::cpu::layout::leaves;
+use crate::cpu::lower::PTR;
+use crate::lower::{Binding, Memory, Root, StreamRef, Target};
+use crate::CompileError;
+use brook_ir::{
+    BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
+    UnaryOp,
+};
+use cranelift_codegen::ir::InstBuilder;
+use std::collections::HashMap;
+
+use ScalarKind::I64;
+
+/// What a scatter's range guard restores.
+pub struct GangGuard {
+    saved: Option<Mask>,
+    was_guarded: bool,
+}
+
+fn uniform(values: Vec<cranelift_codegen::ir::Value>) -> Vec<Leaf> {
+    values.into_iter().map(Leaf::Uniform).collect()
+}
+
+impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
+    type Leaf = Leaf;
+    type Var = Var;
+    type Error = CompileError;
+
+    fn module(&self) -> &'a Module {
+        self.s.module
+    }
+
+    fn kernel(&self) -> &'a Kernel {
+        self.s.kernel
+    }
+
+    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Leaf>> {
+        &mut self.memo
+    }
+
+    fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        self.s.unsupported(h, what)
+    }
+
+    fn literal(&mut self, lit: Literal) -> Leaf {
+        Leaf::Uniform(Target::literal(self.s, lit))
+    }
+
+    fn zeros(&mut self, ty: &Type) -> Vec<Leaf> {
+        uniform(Target::zeros(self.s, ty))
+    }
+
+    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Leaf) -> Leaf {
+        self.gang_unary(op, kind, v)
+    }
+
+    fn binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Leaf, b: Leaf) -> Leaf {
+        self.gang_binary(op, kind, a, b)
+    }
+
+    fn select(&mut self, kind: ScalarKind, c: Leaf, a: Leaf, b: Leaf) -> Leaf {
+        self.gang_select(kind, c, a, b)
+    }
+
+    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Leaf) -> Leaf {
+        self.gang_convert(from, to, v)
+    }
+
+    type Helper = Helper;
+
+    fn math_helper(&self, fun: MathFun, double: bool) -> Option<Helper> {
+        helpers::math_helper(fun, double)
+    }
+
+    fn call_math_helper(&mut self, helper: Helper, kind: ScalarKind, lane: &[Leaf]) -> Leaf {
+        self.gang_helper(helper, kind, lane)
+    }
+
+    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, args: &[Vec<Leaf>]) -> Vec<Leaf> {
+        self.gang_exact_math(fun, kind, args)
+    }
+
+    fn to_index(&mut self, kind: ScalarKind, v: Leaf) -> Leaf {
+        self.gang_to_index(kind, v)
+    }
+
+    fn index_constant(&mut self, value: u64) -> Leaf {
+        Leaf::Uniform(self.s.iconst(PTR, value as i64))
+    }
+
+    fn clamp_index(&mut self, i: Leaf, extent: Leaf) -> Leaf {
+        self.per_lane(&[(i, I64), (extent, I64)], I64, |s, v| {
+            Target::clamp_index(s, v[0], v[1])
+        })
+    }
+
+    fn mul_index(&mut self, a: Leaf, b: Leaf) -> Leaf {
+        self.gang_binary(BinaryOp::Mul, I64, a, b)
+    }
+
+    fn div_index(&mut self, a: Leaf, b: Leaf) -> Leaf {
+        self.per_lane(&[(a, I64), (b, I64)], I64, |s, v| {
+            s.b.ins().udiv(v[0], v[1])
+        })
+    }
+
+    fn element_index(&mut self, offset: Leaf, at: &[Leaf], pitch: &[Leaf]) -> Leaf {
+        let mut sum = offset;
+        for (&i, &p) in at.iter().zip(pitch) {
+            let term = self.gang_binary(BinaryOp::Mul, I64, i, p);
+            sum = self.gang_binary(BinaryOp::Add, I64, sum, term);
+        }
+        sum
+    }
+
+    fn element_address(&mut self, base: Leaf, index: Leaf, size: u32) -> Leaf {
+        let size = Leaf::Uniform(self.s.iconst(PTR, i64::from(size)));
+        let bytes = self.gang_binary(BinaryOp::Mul, I64, index, size);
+        self.gang_binary(BinaryOp::Add, I64, base, bytes)
+    }
+
+    fn block_u64(&mut self, at: u32) -> Leaf {
+        Leaf::Uniform(Target::block_u64(self.s, at))
+    }
+
+    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Leaf {
+        Leaf::Uniform(Target::block_scalar(self.s, kind, at))
+    }
+
+    /// Gangs take their cursors from the scalar lowering's bindings ([`super::Plan`]); a
+    /// cursor made here steps by the stream's fastest-axis pitch.
+    fn element_variable(&mut self, stream: &StreamRef<Leaf>) -> Var {
+        let mut scalar = |l: &Leaf| self.lane(*l, I64, 0);
+        let scalar_stream = StreamRef {
+            base: scalar(&stream.base),
+            offset: scalar(&stream.offset),
+            shape: stream.shape.iter().map(&mut scalar).collect(),
+            pitch: stream.pitch.iter().map(&mut scalar).collect(),
+            size: stream.size,
+        };
+        let var = Target::element_variable(self.s, &scalar_stream);
+        let step = self.s.cursors.last().map(|c| c.step);
+        let step = step.unwrap_or_else(|| self.s.iconst(PTR, 0));
+        Var::Cursor { var, step }
+    }
+
+    fn binding(&self, p: ParamId) -> Binding<Leaf, Var> {
+        self.plan.bindings[p.0 as usize].clone()
+    }
+
+    /// Lane 0's position; the fastest axis steps by one per lane.
+    fn position(&mut self) -> Vec<Leaf> {
+        let vars = self.s.pos.clone();
+        let last = vars.len().saturating_sub(1);
+        vars.iter()
+            .enumerate()
+            .map(|(axis, &v)| {
+                let p = self.s.b.use_var(v);
+                if axis == last {
+                    let step = self.s.iconst(PTR, 1);
+                    Leaf::Linear { base: p, step }
+                } else {
+                    Leaf::Uniform(p)
+                }
+            })
+            .collect()
+    }
+
+    fn domain(&self) -> Vec<Leaf> {
+        uniform(self.s.domain.clone())
+    }
+
+    fn instance_in_group(&mut self) -> Vec<Leaf> {
+        uniform(Target::instance_in_group(self.s))
+    }
+
+    fn temporary(&mut self, kind: ScalarKind) -> Var {
+        let var = super::declare(self.s, kind);
+        let zero = self.s.zero(kind);
+        self.def_var_all(var, Leaf::Uniform(zero));
+        var
+    }
+
+    fn read_var(&mut self, var: Var) -> Leaf {
+        self.read_gang_var(var)
+    }
+
+    fn snapshot_var(&mut self, var: Var) -> Leaf {
+        self.read_gang_var(var)
+    }
+
+    fn write_var(&mut self, var: Var, value: Leaf) {
+        self.write_gang_var(var, value);
+    }
+
+    fn local(&self, l: Handle<Local>) -> Root<Leaf, Var> {
+        self.local_root(l.index())
+    }
+
+    fn load_element(&mut self, ty: &Type, addr: Leaf) -> Vec<Leaf> {
+        leaves(self.s.module, ty)
+            .into_iter()
+            .map(|leaf| self.load_leaf(leaf.kind, addr, leaf.offset))
+            .collect()
+    }
+
+    fn load_memory(&mut self, at: &Memory<Leaf>) -> Vec<Leaf> {
+        at.layout
+            .iter()
+            .map(|leaf| self.load_leaf(leaf.kind, at.addr, leaf.offset))
+            .collect()
+    }
+
+    fn store_memory(&mut self, at: &Memory<Leaf>, values: &[Leaf]) {
+        for (leaf, &value) in at.layout.iter().zip(values) {
+            self.store_leaf(leaf.kind, at.addr, leaf.offset, value);
+        }
+    }
+
+    type If = SpmdIf;
+    type Loop = SpmdLoop;
+    type Guard = GangGuard;
+
+    fn begin_if(&mut self, cond: Leaf) -> SpmdIf {
+        self.flow_begin_if(cond)
+    }
+
+    fn begin_else(&mut self, frame: &SpmdIf) {
+        self.flow_begin_else(frame);
+    }
+
+    fn end_if(&mut self, frame: SpmdIf) {
+        self.flow_end_if(frame);
+    }
+
+    fn begin_loop(&mut self) -> SpmdLoop {
+        self.flow_begin_loop()
+    }
+
+    fn begin_continuing(&mut self, frame: SpmdLoop) {
+        self.flow_begin_continuing(frame);
+    }
+
+    fn end_loop(&mut self, frame: SpmdLoop) {
+        self.flow_end_loop(frame);
+    }
+
+    fn jump_break(&mut self, frame: SpmdLoop) {
+        self.flow_break(frame);
+    }
+
+    fn jump_continue(&mut self, frame: SpmdLoop) {
+        self.flow_continue(frame);
+    }
+
+    fn jump_return(&mut self) {
+        self.flow_return();
+    }
+
+    /// Gangs run no thread groups ([`super::supported`]).
+    fn barrier(&mut self) {}
+
+    fn is_unreachable(&self) -> bool {
+        self.dead
+    }
+
+    fn begin_guard(&mut self, flag: Leaf) -> GangGuard {
+        let saved = self.mask();
+        let flag = self.vectors(flag, ScalarKind::Bool);
+        let on = match saved {
+            Some(m) => self.and(m, flag),
+            None => flag,
+        };
+        self.set_mask(on);
+        let was_guarded = std::mem::replace(&mut self.guarded, true);
+        GangGuard { saved, was_guarded }
+    }
+
+    fn end_guard(&mut self, guard: GangGuard) {
+        match guard.saved {
+            Some(m) => self.set_mask(m),
+            None => self.all_active = true,
+        }
+        self.guarded = guard.was_guarded;
+    }
+}
