@@ -29,6 +29,7 @@ pub mod print;
 pub mod reduce_order;
 pub mod same;
 pub mod scan_order;
+pub mod scope;
 pub mod snippet;
 pub mod source;
 pub mod stmt;

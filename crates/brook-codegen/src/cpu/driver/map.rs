@@ -47,7 +47,7 @@ fn build_with(
     let rank = variant.rank;
     bind_params(lower, layout, variant);
     let region = load_region(lower, rank);
-    let plan = gang.map(|g| Plan::new(lower, g, variant.unit_stride));
+    let plan = gang.map(|g| Plan::new(lower, g, variant));
     let memory_locals = if plan.is_none() {
         stack_locals(lower)
     } else {

@@ -209,6 +209,7 @@ impl Spmd<'_, '_, '_> {
         };
         self.branch_if_any(then, frame.otherwise);
         self.dead = false;
+        self.depth += 1;
         frame
     }
 
@@ -235,6 +236,7 @@ impl Spmd<'_, '_, '_> {
         self.s.b.seal_block(frame.merge);
         self.restore(frame.saved);
         self.dead = false;
+        self.depth -= 1;
     }
 
     pub fn flow_begin_loop(&mut self) -> SpmdLoop {
@@ -259,6 +261,7 @@ impl Spmd<'_, '_, '_> {
         self.s.b.ins().jump(frame.header, &[]);
         self.s.b.switch_to_block(frame.header);
         self.dead = false;
+        self.depth += 1;
         frame
     }
 
@@ -290,6 +293,7 @@ impl Spmd<'_, '_, '_> {
         };
         self.set_mask(after);
         self.dead = false;
+        self.depth -= 1;
     }
 
     /// Moves the active lanes into `set` (a loop's break or continue set, or the returned

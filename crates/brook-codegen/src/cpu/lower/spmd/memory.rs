@@ -54,13 +54,13 @@ impl Spmd<'_, '_, '_> {
                 let x = self.lane(value, ScalarKind::I64, 0);
                 self.s.b.def_var(v, x);
             }
-            Var::Packed { kind, vars } => {
+            Var::Packed { kind, vars, .. } => {
                 let vectors = self.vectors(value, kind);
                 for p in 0..self.parts() {
                     self.s.b.def_var(vars[p], vectors[p]);
                 }
             }
-            Var::Lanes { kind, vars } => {
+            Var::Lanes { kind, vars, .. } => {
                 for (k, &var) in vars.iter().enumerate().take(self.lane_count()) {
                     let x = self.lane(value, kind, k);
                     self.s.b.def_var(var, x);
@@ -71,11 +71,16 @@ impl Spmd<'_, '_, '_> {
 
     /// Writes `value` to `var` in the active lanes.
     pub fn write_gang_var(&mut self, var: Var, value: Leaf) {
-        let Some(mask) = self.mask() else {
+        let scoped = match var {
+            Var::Packed { scope, .. } | Var::Lanes { scope, .. } => scope == Some(self.depth),
+            _ => false,
+        };
+        let mask = self.mask().filter(|_| !scoped);
+        let Some(mask) = mask else {
             return self.def_var_all(var, value);
         };
         match var {
-            Var::Packed { kind, vars } => {
+            Var::Packed { kind, vars, .. } => {
                 let new = self.vectors(value, kind);
                 let old = match self.read_gang_var(var) {
                     Leaf::Packed(old) => old,
@@ -86,7 +91,7 @@ impl Spmd<'_, '_, '_> {
                     self.s.b.def_var(vars[p], blended[p]);
                 }
             }
-            Var::Lanes { kind, vars } => {
+            Var::Lanes { kind, vars, .. } => {
                 for (k, &var) in vars.iter().enumerate().take(self.lane_count()) {
                     let on = self.mask_lane(mask, k);
                     let new = self.lane(value, kind, k);

@@ -24,6 +24,7 @@
 //! `BROOK_SPMD=off|4|8` overrides the choice (`off` runs one instance at a time, to compare).
 
 mod flow;
+mod index;
 mod lanes;
 mod memory;
 mod ops;
@@ -67,13 +68,17 @@ pub enum Var {
         var: Variable,
         step: Value,
     },
+    /// `scope`: the depth of the block whose own full stores write every lane
+    /// ([`brook_ir::scope`]).
     Packed {
         kind: ScalarKind,
         vars: [Variable; MAX_PARTS],
+        scope: Option<u32>,
     },
     Lanes {
         kind: ScalarKind,
         vars: [Variable; MAX_LANES],
+        scope: Option<u32>,
     },
 }
 
@@ -200,14 +205,20 @@ pub struct Plan {
     mask: [Variable; MAX_PARTS],
     /// The lanes that returned.
     returned: [Variable; MAX_PARTS],
+    /// Index arithmetic in 32-bit lanes ([`index`]).
+    narrow: bool,
+    /// The domain's extents as index leaves.
+    domain: Vec<Value>,
 }
 
 impl Plan {
     /// Sets up a gang's state; the scalar lowering's bindings (cursors included) must be made.
-    pub fn new(lower: &mut Lower<'_, '_>, gang: Gang, unit_stride: bool) -> Plan {
+    pub fn new(lower: &mut Lower<'_, '_>, gang: Gang, variant: &crate::abi::Variant) -> Plan {
+        let (unit_stride, narrow) = (variant.unit_stride, variant.narrow_index);
         let module = lower.module;
         let mut locals = Vec::new();
-        for (_, local) in lower.kernel.locals.iter() {
+        let scopes = brook_ir::scope::scoped_locals(lower.kernel);
+        for ((_, local), scope) in lower.kernel.locals.iter().zip(scopes) {
             if has_array(module, &local.ty) {
                 let size = module.layout(&local.ty).size.next_multiple_of(8).max(8);
                 let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
@@ -221,7 +232,7 @@ impl Plan {
             } else {
                 let vars = leaves(module, &local.ty)
                     .iter()
-                    .map(|leaf| declare(lower, leaf.kind))
+                    .map(|leaf| declare(lower, leaf.kind, scope))
                     .collect();
                 locals.push(LocalSlot::Vars(vars));
             }
@@ -230,7 +241,14 @@ impl Plan {
             .bindings
             .clone()
             .into_iter()
-            .map(|b| gang_binding(lower, b, unit_stride))
+            .map(|b| gang_binding(lower, b, unit_stride, narrow))
+            .collect();
+        let domain = gang_indices(lower, lower.domain.clone(), narrow)
+            .into_iter()
+            .map(|leaf| match leaf {
+                Leaf::Uniform(v) => v,
+                _ => unreachable!("extents are uniform"),
+            })
             .collect();
         let mut mask_vars = || std::array::from_fn(|_| lower.b.declare_var(types::I32X4));
         let mask = mask_vars();
@@ -241,6 +259,8 @@ impl Plan {
             bindings,
             mask,
             returned,
+            narrow,
+            domain,
         }
     }
 
@@ -264,33 +284,29 @@ impl Plan {
     }
 }
 
-/// A new gang-wide variable for a local leaf of `kind`.
-fn declare(lower: &mut Lower<'_, '_>, kind: ScalarKind) -> Var {
+/// A new gang-wide variable for a local leaf of `kind`, scoped to a block at depth `scope`.
+fn declare(lower: &mut Lower<'_, '_>, kind: ScalarKind, scope: Option<u32>) -> Var {
     if packs(kind) {
         let ty = vector_type(kind);
         let vars = std::array::from_fn(|_| lower.b.declare_var(ty));
-        Var::Packed { kind, vars }
+        Var::Packed { kind, vars, scope }
     } else {
         let ty = clif_type(kind);
         let vars = std::array::from_fn(|_| lower.b.declare_var(ty));
-        Var::Lanes { kind, vars }
+        Var::Lanes { kind, vars, scope }
     }
 }
 
 /// A scalar binding as a gang's: launch records are uniform, cursors step per lane.
+/// Where the gang's indices are narrow, the stream records' extents, pitches and offsets
+/// (and iterators' shapes) become `i32`s.
 fn gang_binding(
     lower: &mut Lower<'_, '_>,
     binding: ScalarBinding,
     unit_stride: bool,
+    narrow: bool,
 ) -> Binding<Leaf, Var> {
     let u = |values: Vec<Value>| values.into_iter().map(Leaf::Uniform).collect::<Vec<_>>();
-    let stream = |s: StreamRef<Value>| StreamRef {
-        base: Leaf::Uniform(s.base),
-        offset: Leaf::Uniform(s.offset),
-        shape: u(s.shape),
-        pitch: u(s.pitch),
-        size: s.size,
-    };
     match binding {
         Binding::Unbound => Binding::Unbound,
         Binding::Element { addr } => {
@@ -304,7 +320,9 @@ fn gang_binding(
                 addr: Var::Cursor { var: addr, step },
             }
         }
-        Binding::Resized { stream: s } => Binding::Resized { stream: stream(s) },
+        Binding::Resized { stream } => Binding::Resized {
+            stream: gang_stream(lower, stream, narrow),
+        },
         Binding::Iterator {
             start,
             end,
@@ -313,13 +331,39 @@ fn gang_binding(
         } => Binding::Iterator {
             start: u(start),
             end: u(end),
-            shape: u(shape),
+            shape: gang_indices(lower, shape, narrow),
             resized,
         },
-        Binding::Array { stream: s } => Binding::Array { stream: stream(s) },
+        Binding::Array { stream } => Binding::Array {
+            stream: gang_stream(lower, stream, narrow),
+        },
         Binding::Constant(values) => Binding::Constant(u(values)),
         Binding::Vars(vars) => Binding::Vars(vars.into_iter().map(Var::Uniform).collect()),
         Binding::Values(values) => Binding::Values(u(values)),
+    }
+}
+
+/// Uniform index leaves from the scalar lowering's `i64`s (`i32`s where `narrow`).
+fn gang_indices(lower: &mut Lower<'_, '_>, values: Vec<Value>, narrow: bool) -> Vec<Leaf> {
+    values
+        .into_iter()
+        .map(|v| {
+            Leaf::Uniform(if narrow {
+                lower.b.ins().ireduce(types::I32, v)
+            } else {
+                v
+            })
+        })
+        .collect()
+}
+
+fn gang_stream(lower: &mut Lower<'_, '_>, s: StreamRef<Value>, narrow: bool) -> StreamRef<Leaf> {
+    StreamRef {
+        base: Leaf::Uniform(s.base),
+        offset: gang_indices(lower, vec![s.offset], narrow)[0],
+        shape: gang_indices(lower, s.shape, narrow),
+        pitch: gang_indices(lower, s.pitch, narrow),
+        size: s.size,
     }
 }
 
@@ -330,6 +374,8 @@ pub struct Spmd<'l, 'a, 'f> {
     gang: Gang,
     /// Lane `k`'s offset from lane 0 (`i64`): `k`, or `min(k, count - 1)` in a ragged gang.
     offsets: [Value; MAX_LANES],
+    /// A ragged gang's lane count (`None`: a full gang).
+    count: Option<Value>,
     /// A full gang (whose lanes' consecutive elements may be one vector access).
     full: bool,
     /// Whether every lane is known to be active here (the mask variables are then stale).
@@ -341,6 +387,8 @@ pub struct Spmd<'l, 'a, 'f> {
     guarded: bool,
     /// After a jump: the rest of the block runs for no lane.
     dead: bool,
+    /// The nesting depth of the block being lowered (see [`brook_ir::scope`]).
+    depth: u32,
     memo: HashMap<Handle<Expr>, Vec<Leaf>>,
 }
 
@@ -363,12 +411,14 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             plan,
             gang,
             offsets,
+            count,
             full: count.is_none(),
             all_active: true,
             any_return: false,
             loops: Vec::new(),
             guarded: false,
             dead: false,
+            depth: 0,
             memo: HashMap::new(),
         };
         let none = spmd.splat_mask(false);

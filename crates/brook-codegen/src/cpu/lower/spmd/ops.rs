@@ -152,7 +152,8 @@ impl Spmd<'_, '_, '_> {
         Leaf::Packed(self.blend(kind, m, x, y))
     }
 
-    /// Lane by lane `m ? x : y` of packed values of `kind` under mask `m`.
+    /// Lane by lane `m ? x : y` of packed values of `kind` under mask `m` (all-ones or zero
+    /// lanes): one `blendvps` on x86-64 (gangs need SSE4.1 there), a bit select elsewhere.
     pub fn blend(
         &mut self,
         kind: ScalarKind,
@@ -162,16 +163,24 @@ impl Spmd<'_, '_, '_> {
     ) -> [Value; MAX_PARTS] {
         let parts = self.parts();
         let ins = &mut self.s.b;
+        let flags = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
         let mut out = x;
         for p in 0..parts {
-            let mask = if kind == F32 {
-                let flags =
-                    MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
-                ins.ins().bitcast(types::F32X4, flags, m[p])
+            out[p] = if cfg!(target_arch = "x86_64") {
+                if kind == F32 {
+                    let a = ins.ins().bitcast(types::I32X4, flags, x[p]);
+                    let b = ins.ins().bitcast(types::I32X4, flags, y[p]);
+                    let r = ins.ins().blendv(m[p], a, b);
+                    ins.ins().bitcast(types::F32X4, flags, r)
+                } else {
+                    ins.ins().blendv(m[p], x[p], y[p])
+                }
+            } else if kind == F32 {
+                let mask = ins.ins().bitcast(types::F32X4, flags, m[p]);
+                ins.ins().bitselect(mask, x[p], y[p])
             } else {
-                m[p]
+                ins.ins().bitselect(m[p], x[p], y[p])
             };
-            out[p] = ins.ins().bitselect(mask, x[p], y[p]);
         }
         out
     }
@@ -205,6 +214,7 @@ impl Spmd<'_, '_, '_> {
             (I32 | U32, I32 | U32) => x,
             (F32, I32) => ins.ins().fcvt_to_sint_sat(types::I32X4, x),
             (I32, F32) => ins.ins().fcvt_from_sint(types::F32X4, x),
+            (U32, F32) => ins.ins().fcvt_from_uint(types::F32X4, x),
             (F32, Bool) => ins.ins().fcmp(FloatCC::NotEqual, x, zero_f),
             (_, Bool) => ins.ins().icmp(IntCC::NotEqual, x, zero_i),
             (Bool, F32) => {

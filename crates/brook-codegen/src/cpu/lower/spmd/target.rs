@@ -14,6 +14,7 @@ use brook_ir::{
 use cranelift_codegen::ir::InstBuilder;
 use std::collections::HashMap;
 
+use cranelift_codegen::ir::types::I32 as I32_TYPE;
 use ScalarKind::I64;
 
 /// What a scatter's range guard restores.
@@ -85,43 +86,72 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         self.gang_exact_math(fun, kind, args)
     }
 
+    fn index_kind(&self) -> ScalarKind {
+        if self.plan.narrow {
+            ScalarKind::U32
+        } else {
+            ScalarKind::U64
+        }
+    }
+
     fn to_index(&mut self, kind: ScalarKind, v: Leaf) -> Leaf {
+        if self.plan.narrow {
+            return self.narrow_to_index(kind, v);
+        }
         self.gang_to_index(kind, v)
     }
 
     fn index_constant(&mut self, value: u64) -> Leaf {
-        Leaf::Uniform(self.s.iconst(PTR, value as i64))
+        let ty = if self.plan.narrow { I32_TYPE } else { PTR };
+        Leaf::Uniform(self.s.iconst(ty, value as i64))
     }
 
     fn clamp_index(&mut self, i: Leaf, extent: Leaf) -> Leaf {
+        if self.plan.narrow {
+            return self.narrow_clamp(i, extent);
+        }
         self.per_lane(&[(i, I64), (extent, I64)], I64, |s, v| {
             Target::clamp_index(s, v[0], v[1])
         })
     }
 
     fn mul_index(&mut self, a: Leaf, b: Leaf) -> Leaf {
-        self.gang_binary(BinaryOp::Mul, I64, a, b)
+        let kind = self.index_kind();
+        self.gang_binary(BinaryOp::Mul, kind, a, b)
     }
 
     fn div_index(&mut self, a: Leaf, b: Leaf) -> Leaf {
-        self.per_lane(&[(a, I64), (b, I64)], I64, |s, v| {
+        let kind = self.index_kind();
+        self.per_lane(&[(a, kind), (b, kind)], kind, |s, v| {
             s.b.ins().udiv(v[0], v[1])
         })
     }
 
     fn element_index(&mut self, offset: Leaf, at: &[Leaf], pitch: &[Leaf]) -> Leaf {
+        let kind = self.index_kind();
         let mut sum = offset;
         for (&i, &p) in at.iter().zip(pitch) {
-            let term = self.gang_binary(BinaryOp::Mul, I64, i, p);
-            sum = self.gang_binary(BinaryOp::Add, I64, sum, term);
+            let term = self.gang_binary(BinaryOp::Mul, kind, i, p);
+            sum = self.gang_binary(BinaryOp::Add, kind, sum, term);
         }
         sum
     }
 
     fn element_address(&mut self, base: Leaf, index: Leaf, size: u32) -> Leaf {
+        if self.plan.narrow {
+            return self.narrow_address(base, index, size);
+        }
         let size = Leaf::Uniform(self.s.iconst(PTR, i64::from(size)));
         let bytes = self.gang_binary(BinaryOp::Mul, I64, index, size);
         self.gang_binary(BinaryOp::Add, I64, base, bytes)
+    }
+
+    fn block_index(&mut self, at: u32) -> Leaf {
+        let word = Target::block_u64(self.s, at);
+        if self.plan.narrow {
+            return Leaf::Uniform(self.narrow_word(word));
+        }
+        Leaf::Uniform(word)
     }
 
     fn block_u64(&mut self, at: u32) -> Leaf {
@@ -157,11 +187,16 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     fn position(&mut self) -> Vec<Leaf> {
         let vars = self.s.pos.clone();
         let last = vars.len().saturating_sub(1);
+        let narrow = self.plan.narrow;
         vars.iter()
             .enumerate()
             .map(|(axis, &v)| {
                 let p = self.s.b.use_var(v);
-                if axis == last {
+                if narrow && axis == last {
+                    self.narrow_fastest_position(p)
+                } else if narrow {
+                    Leaf::Uniform(self.narrow_word(p))
+                } else if axis == last {
                     let step = self.s.iconst(PTR, 1);
                     Leaf::Linear { base: p, step }
                 } else {
@@ -172,7 +207,7 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     }
 
     fn domain(&self) -> Vec<Leaf> {
-        uniform(self.s.domain.clone())
+        uniform(self.plan.domain.clone())
     }
 
     fn instance_in_group(&mut self) -> Vec<Leaf> {
@@ -180,7 +215,7 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     }
 
     fn temporary(&mut self, kind: ScalarKind) -> Var {
-        let var = super::declare(self.s, kind);
+        let var = super::declare(self.s, kind, None);
         let zero = self.s.zero(kind);
         self.def_var_all(var, Leaf::Uniform(zero));
         var
