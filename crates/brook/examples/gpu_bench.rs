@@ -16,84 +16,15 @@ const REPEATS: usize = 21;
 /// Runs per sample of the fast operations.
 const BATCH: usize = 10;
 
-const SOURCE: &str = r#"
+const SOURCE: &str = concat!(
+    include_str!("../../../examples/kernels/gather_matmul.br"),
+    r#"
 kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 kernel void saxpy4(float4 a, float4 x<>, float4 y<>, out float4 r<>) { r = a * x + y; }
 kernel void widen(float x<>, out float4 r<>) { r = float4(x, x + 1.0f, x + 2.0f, x + 3.0f); }
 kernel void nothing(out float r<>) { r = 1.0f; }
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 reduce void sum4(float4 a<>, reduce float4 s<>) { s += a; }
-
-// Seed 001 section 1.3: the simple gather matrix multiply.
-kernel void simple_matmult(float Width, float A[][], float B[][], out float result<>)
-{
-    float2 vPos = indexof(result).xy;
-    float4 index = float4(vPos.x, 0.0f, 0.0f, vPos.y);
-    float4 step = float4(0.0f, 1.0f, 1.0f, 0.0f);
-    float accumulator = 0.0f;
-    float i0 = Width;
-    while (i0 > 0.0f) {
-        accumulator += A[index.zw] * B[index.xy];
-        index += step;
-        i0 = i0 - 1.0f;
-    }
-    result = accumulator;
-}
-
-// Seed 001 section 1.3: the 8x4-blocked multiply. A_i holds rows i, i+8, ... of A as float4s
-// of 4 consecutive k; B_j holds rows j, j+4, ... of B as float4s of 4 consecutive columns.
-kernel void optimized_matmult(float loopVar0,
-    float4 A1[][], float4 A2[][], float4 A3[][], float4 A4[][],
-    float4 A5[][], float4 A6[][], float4 A7[][], float4 A8[][],
-    float4 B1[][], float4 B2[][], float4 B3[][], float4 B4[][],
-    out float4 C1<>, out float4 C2<>, out float4 C3<>, out float4 C4<>,
-    out float4 C5<>, out float4 C6<>, out float4 C7<>, out float4 C8<>)
-{
-    float2 vPos = indexof(C1).xy;
-    float4 index = float4(vPos.x, vPos.y, 0.0f, 0.0f);
-    float4 step = float4(0.0f, 0.0f, 0.0f, 1.0f);
-    float4 accumulator1 = float4(0.0f, 0.0f, 0.0f, 0.0f);
-    float4 accumulator2 = accumulator1;
-    float4 accumulator3 = accumulator1;
-    float4 accumulator4 = accumulator1;
-    float4 accumulator5 = accumulator1;
-    float4 accumulator6 = accumulator1;
-    float4 accumulator7 = accumulator1;
-    float4 accumulator8 = accumulator1;
-    float i0 = loopVar0;
-    while (i0 > 0.0f) {
-        float4 A11 = A1[index.wy];
-        float4 A22 = A2[index.wy];
-        float4 A33 = A3[index.wy];
-        float4 A44 = A4[index.wy];
-        float4 A55 = A5[index.wy];
-        float4 A66 = A6[index.wy];
-        float4 A77 = A7[index.wy];
-        float4 A88 = A8[index.wy];
-        float4 B11 = B1[index.xw];
-        float4 B22 = B2[index.xw];
-        float4 B33 = B3[index.xw];
-        float4 B44 = B4[index.xw];
-        accumulator1 += A11.xxxx * B11 + A11.yyyy * B22 + A11.zzzz * B33 + A11.wwww * B44;
-        accumulator2 += A22.xxxx * B11 + A22.yyyy * B22 + A22.zzzz * B33 + A22.wwww * B44;
-        accumulator3 += A33.xxxx * B11 + A33.yyyy * B22 + A33.zzzz * B33 + A33.wwww * B44;
-        accumulator4 += A44.xxxx * B11 + A44.yyyy * B22 + A44.zzzz * B33 + A44.wwww * B44;
-        accumulator5 += A55.xxxx * B11 + A55.yyyy * B22 + A55.zzzz * B33 + A55.wwww * B44;
-        accumulator6 += A66.xxxx * B11 + A66.yyyy * B22 + A66.zzzz * B33 + A66.wwww * B44;
-        accumulator7 += A77.xxxx * B11 + A77.yyyy * B22 + A77.zzzz * B33 + A77.wwww * B44;
-        accumulator8 += A88.xxxx * B11 + A88.yyyy * B22 + A88.zzzz * B33 + A88.wwww * B44;
-        index += step;
-        i0 = i0 - 1.0f;
-    }
-    C1 = accumulator1;
-    C2 = accumulator2;
-    C3 = accumulator3;
-    C4 = accumulator4;
-    C5 = accumulator5;
-    C6 = accumulator6;
-    C7 = accumulator7;
-    C8 = accumulator8;
-}
 
 // Seed 001: binary search of sorted keys.
 kernel void binary_search(float searchValue<>, float array[], out float index<>,
@@ -118,7 +49,8 @@ kernel void binary_search(float searchValue<>, float array[], out float index<>,
     idx = (searchValue == compareValue) ? idx : -1.0f;
     index = idx;
 }
-"#;
+"#
+);
 
 fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);

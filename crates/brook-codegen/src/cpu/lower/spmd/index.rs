@@ -147,9 +147,16 @@ impl Spmd<'_, '_, '_> {
         if let (Leaf::Uniform(b), Leaf::Uniform(i)) = (base, index) {
             return Leaf::Uniform(widen(self.s, b, i));
         }
-        self.per_lane(&[(base, I64), (index, U32)], I64, |s, v| {
+        let lanes = self.per_lane(&[(base, I64), (index, U32)], I64, |s, v| {
             widen(s, v[0], v[1])
-        })
+        });
+        if let (Leaf::Uniform(base), Leaf::Packed(index), Leaf::Lanes(addresses)) =
+            (base, index, lanes)
+        {
+            let gather = super::gather::GatherAddress { base, index, size };
+            self.note_gather(&addresses, gather);
+        }
+        lanes
     }
 }
 

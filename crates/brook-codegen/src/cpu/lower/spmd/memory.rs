@@ -146,6 +146,14 @@ impl Spmd<'_, '_, '_> {
         if let Some(base) = self.contiguous(kind, addr) {
             return Leaf::Packed(self.load_vectors(kind, base, offset));
         }
+        if let Some(gather) = self.consecutive_candidate(kind, addr, offset) {
+            return self.load_consecutive(kind, gather, |t| t.load_lanes(kind, addr, offset));
+        }
+        self.load_lanes(kind, addr, offset)
+    }
+
+    /// One leaf of `kind` at `addr + offset`, loaded lane by lane.
+    fn load_lanes(&mut self, kind: ScalarKind, addr: Leaf, offset: u32) -> Leaf {
         let lanes: Vec<Value> = (0..self.lane_count())
             .map(|k| {
                 let at = self.lane(addr, ScalarKind::I64, k);

@@ -24,6 +24,7 @@
 //! `BROOK_SPMD=off|4|8` overrides the choice (`off` runs one instance at a time, to compare).
 
 mod flow;
+mod gather;
 mod index;
 mod lanes;
 mod memory;
@@ -390,6 +391,8 @@ pub struct Spmd<'l, 'a, 'f> {
     /// The nesting depth of the block being lowered (see [`brook_ir::scope`]).
     depth: u32,
     memo: HashMap<Handle<Expr>, Vec<Leaf>>,
+    /// Per-lane gather addresses by their lane 0's value ([`gather`]).
+    gathers: HashMap<Value, gather::GatherAddress>,
 }
 
 impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
@@ -420,6 +423,7 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             dead: false,
             depth: 0,
             memo: HashMap::new(),
+            gathers: HashMap::new(),
         };
         let none = spmd.splat_mask(false);
         spmd.def_mask_vars(plan.returned, none);
