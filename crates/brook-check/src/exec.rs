@@ -617,6 +617,55 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> (Vec<Failure
 }
 
 /// Every available device, the interpreter first.
+/// What a run of the whole suite found.
+pub struct SuiteOutcome {
+    pub cases: usize,
+    pub runs: usize,
+    /// One line per failure: `case:line on device: message`.
+    pub failures: Vec<String>,
+}
+
+/// Runs every case of the suite on `devices` (the interpreter first: every other device is
+/// compared with its outputs).
+pub fn run_suite(devices: &[Device]) -> SuiteOutcome {
+    let files = case_files();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for path in &files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        let text = std::fs::read_to_string(path).expect("read case");
+        let case = match crate::case::parse(&text) {
+            Ok(case) => case,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let program = match compile(&name, &case) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{name}: does not compile:\n{e}"));
+                continue;
+            }
+        };
+        runs += case.runs.len() * devices.len();
+        let (found, _) = judge(&case, &program, devices);
+        for f in found {
+            let line = case.runs[f.run].line;
+            failures.push(format!("{name}:{line} on {}: {}", f.device, f.message));
+        }
+    }
+    SuiteOutcome {
+        cases: files.len(),
+        runs,
+        failures,
+    }
+}
+
 pub fn devices_interpreter_first() -> Vec<Device> {
     let mut devices = Device::all();
     devices.sort_by_key(|d| d.kind() != DeviceKind::Interp);

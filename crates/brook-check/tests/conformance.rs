@@ -6,7 +6,7 @@
 //! LOOM (`language: loom`, compiled for its `grid:`).
 
 use brook::DeviceKind;
-use brook_check::{case, exec};
+use brook_check::exec;
 
 #[test]
 fn conformance() {
@@ -17,47 +17,14 @@ fn conformance() {
     if !devices.iter().any(|d| d.kind() == DeviceKind::Cuda) {
         println!("conformance: no CUDA device in this build or machine: CUDA runs skipped");
     }
-    let files = exec::case_files();
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for path in &files {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let text = std::fs::read_to_string(path).expect("read case");
-        let case = match case::parse(&text) {
-            Ok(case) => case,
-            Err(e) => {
-                failures.push(format!("{name}: {e}"));
-                continue;
-            }
-        };
-        let program = match exec::compile(&name, &case) {
-            Ok(p) => p,
-            Err(e) => {
-                failures.push(format!("{name}: does not compile:\n{e}"));
-                continue;
-            }
-        };
-        runs += case.runs.len() * devices.len();
-        let (found, _) = exec::judge(&case, &program, &devices);
-        for f in found {
-            let line = case.runs[f.run].line;
-            failures.push(format!("{name}:{line} on {}: {}", f.device, f.message));
-        }
-    }
-    println!("conformance: {} cases, {runs} runs", files.len());
+    let outcome = exec::run_suite(&devices);
+    let (files, runs, failures) = (outcome.cases, outcome.runs, outcome.failures);
+    println!("conformance: {files} cases, {runs} runs");
     assert!(
         failures.is_empty(),
         "{} failure(s):\n{}",
         failures.len(),
         failures.join("\n")
     );
-    assert!(
-        files.len() >= 60,
-        "the suite has only {} cases",
-        files.len()
-    );
+    assert!(files >= 60, "the suite has only {files} cases");
 }

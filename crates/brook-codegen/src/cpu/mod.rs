@@ -78,7 +78,21 @@ pub struct CompiledKernel {
     pub layout: BlockLayout,
     /// How long compiling took.
     pub compile_time: Duration,
+    /// Instances a map kernel's loop runs at once: the host's gang ([`planned_gang_lanes`]), or
+    /// 1 (one at a time: other kernel kinds, and a kernel whose gangs failed to compile).
+    pub gang_lanes: usize,
     jit: Mutex<Option<JITModule>>,
+}
+
+/// The instances a map kernel of `module` runs at once on this host, in SIMD lanes
+/// (`BROOK_SPMD`, the host's vector width, and what the kernel holds decide; 1 for other
+/// kernel kinds and kernels that run one instance at a time).
+pub fn planned_gang_lanes(module: &ValidModule, kernel: usize) -> usize {
+    let module = module.module();
+    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
+    lower::spmd::Gang::host()
+        .filter(|&g| lower::spmd::supported(module, &prepared, g))
+        .map_or(1, |g| g.lanes())
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -174,6 +188,7 @@ pub fn compile(
         layout: &layout,
         variant,
     };
+    let mut gang_lanes = 1;
     let entry = match (ir.kind, ir.group_size) {
         (KernelKind::Reduce, _) => {
             let range =
@@ -226,8 +241,12 @@ pub fn compile(
             // A kernel whose gangs fail to compile runs one instance at a time (and says why
             // under `BROOK_DUMP_CPU`).
             let params = &[types::I64; 3];
+            let gang = lower::spmd::Gang::host().filter(|&g| lower::spmd::supported(module, ir, g));
             let run = builder
-                .define("map", params, None, driver::map::build)
+                .define("map", params, None, |lower, params, layout, variant| {
+                    driver::map::build(lower, params, layout, variant, gang)
+                })
+                .inspect(|_| gang_lanes = gang.map_or(1, |g| g.lanes()))
                 .or_else(|error| {
                     if dumping() {
                         eprintln!(
@@ -235,7 +254,14 @@ pub fn compile(
                             ir.name
                         );
                     }
-                    builder.define("map_scalar", params, None, driver::map::build_scalar)
+                    builder.define(
+                        "map_scalar",
+                        params,
+                        None,
+                        |lower, params, layout, variant| {
+                            driver::map::build(lower, params, layout, variant, None)
+                        },
+                    )
                 })?;
             builder.finish()?;
             // SAFETY: compiled with this signature.
@@ -248,16 +274,10 @@ pub fn compile(
         entry,
         layout,
         compile_time: started.elapsed(),
+        gang_lanes,
         jit: Mutex::new(Some(jit)),
     })
 }
-
-type BuildFn = fn(
-    &mut lower::Lower<'_, '_>,
-    &[cranelift_codegen::ir::Value],
-    &BlockLayout,
-    &Variant,
-) -> Result<(), CompileError>;
 
 /// Defines the functions of one compiled kernel in a JIT module.
 struct Builder<'a> {
@@ -282,7 +302,12 @@ impl Builder<'_> {
         name: &str,
         params: &[types::Type],
         returns: Option<types::Type>,
-        build: BuildFn,
+        build: impl FnOnce(
+            &mut lower::Lower<'_, '_>,
+            &[cranelift_codegen::ir::Value],
+            &BlockLayout,
+            &Variant,
+        ) -> Result<(), CompileError>,
     ) -> Result<FuncId, CompileError> {
         let call_conv = self.jit.isa().default_call_conv();
         let mut signature = Signature::new(call_conv);

@@ -44,12 +44,18 @@ pub fn variant(launch: &LaunchPlan) -> Variant {
     variant
 }
 
+/// `BRT_WIDE_INDEX=1`: every launch does its index arithmetic in 64 bits, as launches past
+/// [`NARROW_INDEX_LIMIT`] do (to test that path with small streams, or compare the two).
+static WIDE_INDEX: crate::env_switch::EnvSwitch =
+    crate::env_switch::EnvSwitch::new("BRT_WIDE_INDEX");
+
 /// Whether every index the launch's code computes stays below [`NARROW_INDEX_LIMIT`]: the
 /// domain's instances (with a group's worth of threads past its end), every stream's
-/// elements, and `position * extent` of every implicit resize.
+/// elements, and `position * extent` of every implicit resize (and `BRT_WIDE_INDEX` is off).
 fn narrow_index(launch: &LaunchPlan) -> bool {
     let params = &launch.kernel().params;
-    domain_fits(&launch.domain, &launch.region)
+    !WIDE_INDEX.is_on()
+        && domain_fits(&launch.domain, &launch.region)
         && params.iter().zip(&launch.args).all(|(param, arg)| {
             // Only inputs of another shape are read through implicit resize (gather and
             // scatter arrays never are).

@@ -7,36 +7,16 @@
 
 use super::{carry, load_region, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{BlockLayout, Variant};
-use crate::cpu::lower::spmd::{self, Gang, Plan};
+use crate::cpu::lower::spmd::{Gang, Plan};
 use crate::cpu::lower::{bind_params, Flow, Lower, PTR};
 use crate::CompileError;
 use brook_ir::{Kernel, Stmt};
 use cranelift_codegen::ir::{condcodes::IntCC, InstBuilder, Value};
 
-/// Lowers the loop, in gangs of the host's SIMD width where the kernel allows
-/// ([`spmd`]); the builder stands in the entry block, whose parameters are
-/// `(block, start, end)`.
+/// Lowers the loop, in `gang`s where given (the host's SIMD width, [`crate::cpu::lower::spmd`]) or one instance
+/// at a time; the builder stands in the entry block, whose parameters are `(block, start,
+/// end)`.
 pub fn build(
-    lower: &mut Lower<'_, '_>,
-    params: &[Value],
-    layout: &BlockLayout,
-    variant: &Variant,
-) -> Result<(), CompileError> {
-    let gang = Gang::host().filter(|&g| spmd::supported(lower.module, lower.kernel, g));
-    build_with(lower, params, layout, variant, gang)
-}
-
-/// Lowers the loop running one instance at a time.
-pub fn build_scalar(
-    lower: &mut Lower<'_, '_>,
-    params: &[Value],
-    layout: &BlockLayout,
-    variant: &Variant,
-) -> Result<(), CompileError> {
-    build_with(lower, params, layout, variant, None)
-}
-
-fn build_with(
     lower: &mut Lower<'_, '_>,
     params: &[Value],
     layout: &BlockLayout,

@@ -1,0 +1,58 @@
+//! Every map kernel of the conformance suite that the CPU device plans to run in SIMD gangs
+//! compiles as gangs: a kernel whose gangs fail to compile falls back to one instance at a
+//! time (correct, but slow), and this test names it. On a host without SIMD gangs
+//! (`BROOK_SPMD=off`, or no SSE4.1/NEON) it checks that every kernel runs one at a time.
+
+use brook_check::{case, exec};
+use brook_codegen::abi::Variant;
+use brook_codegen::cpu;
+use brook_ir::KernelKind;
+
+#[test]
+fn planned_gangs_compile() {
+    let mut checked = 0;
+    let mut in_gangs = 0;
+    let mut failures = Vec::new();
+    for path in exec::case_files() {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        let text = std::fs::read_to_string(&path).expect("read case");
+        let Ok(case) = case::parse(&text) else {
+            continue;
+        };
+        let Ok(program) = exec::compile(&name, &case) else {
+            continue;
+        };
+        let module = program.module();
+        for (index, kernel) in module.kernels.iter().enumerate() {
+            if kernel.kind != KernelKind::Map {
+                continue;
+            }
+            let planned = cpu::planned_gang_lanes(module, index);
+            for rank in 1..=2 {
+                let variant = Variant::plain(kernel, rank);
+                let compiled = match cpu::compile(module, index, &variant, &Default::default()) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        failures.push(format!("{name}: `{}`: {e}", kernel.name));
+                        continue;
+                    }
+                };
+                checked += 1;
+                in_gangs += usize::from(compiled.gang_lanes > 1);
+                if compiled.gang_lanes != planned {
+                    failures.push(format!(
+                        "{name}: `{}` (rank {rank}) runs {} at a time, planned {planned}",
+                        kernel.name, compiled.gang_lanes
+                    ));
+                }
+            }
+        }
+    }
+    println!("spmd_coverage: {checked} map variants compiled, {in_gangs} in gangs");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 100, "only {checked} map variants");
+}
