@@ -162,6 +162,16 @@ impl Kernel {
         self.params.get(id.0 as usize)
     }
 
+    /// Whether the kernel reads an element of a scatter array: an instance then sees what
+    /// earlier instances wrote there (in domain order on the interpreter), so its results
+    /// depend on the order instances run in.
+    pub fn reads_scatter_array(&self) -> bool {
+        self.exprs.iter().any(|(_, e)| {
+            matches!(&e.kind, crate::ExprKind::Load(place)
+                if matches!(place.root, crate::PlaceRoot::Scatter { .. }))
+        })
+    }
+
     /// The parameters with their ids.
     pub fn params_with_ids(&self) -> impl Iterator<Item = (ParamId, &Param)> {
         self.params

@@ -19,7 +19,6 @@ use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu::{compile, CompiledKernel, Entry, Options};
-use brook_ir::ParamRole;
 use buffer::CpuBuffer;
 use run::BlockPtr;
 use std::sync::Arc;
@@ -120,11 +119,7 @@ impl Device for CpuDevice {
             .map_err(LaunchProblem::Execution)?;
         let ptr = BlockPtr(block.as_ptr());
         let total: usize = launch.region.size.iter().product();
-        let in_order = launch
-            .kernel()
-            .params
-            .iter()
-            .any(|p| matches!(p.role, ParamRole::Scatter { .. }));
+        let in_order = !run::parallel_scatter(launch.module.module(), launch.kernel());
         run::on_workers(|| execute(&compiled.entry, launch, ptr, total, in_order))?;
         drop(block);
         Ok(())

@@ -1,9 +1,10 @@
 //! Running compiled kernels over the execution region, spread over the cores with rayon.
 //!
 //! Instances are split into contiguous chunks (row-major within the region), each run by one
-//! call of the compiled loop. Kernels with scatter outputs run in one call, in domain order, so
-//! that conflicting writes land as on the interpreter. Thread groups run whole groups per task;
-//! inside a group, threads are interleaved at barriers in the interpreter's order.
+//! call of the compiled loop. Thread groups run whole groups per task; inside a group, threads
+//! are interleaved at barriers in the interpreter's order. Kernels with scatter outputs run in
+//! parallel too where nothing depends on the order of their writes ([`parallel_scatter`]),
+//! else in one call, in domain order, as on the interpreter.
 
 use brook_codegen::cpu::{GroupFn, MapFn};
 use rayon::prelude::*;
@@ -66,6 +67,25 @@ pub fn chunks(total: usize, min: usize) -> Vec<(usize, usize)> {
     (0..total.div_ceil(size))
         .map(|c| (c * size, ((c + 1) * size).min(total)))
         .collect()
+}
+
+/// Whether a kernel's instances may run in parallel although it scatters: it never reads an
+/// element of a scatter array (an instance would see other instances' writes in an order that
+/// depends on the threads), and every scatter array's element is one scalar of at most 8 bytes,
+/// so that two instances writing one element leave one of their values, never a mix (aligned
+/// scalar stores are single-copy atomic). Conflicting writes then end as SEMANTICS.md allows
+/// on parallel devices: the element holds one of the written values. Kernels without scatter
+/// arrays always may.
+pub fn parallel_scatter(module: &brook_ir::Module, kernel: &brook_ir::Kernel) -> bool {
+    use brook_ir::{ParamRole, Type};
+    let scatters = kernel
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, ParamRole::Scatter { .. }));
+    let single_scalars = scatters
+        .clone()
+        .all(|p| matches!(&p.ty, Type::Value(v) if v.width == 1) && module.layout(&p.ty).size <= 8);
+    scatters.count() == 0 || (single_scalars && !kernel.reads_scatter_array())
 }
 
 /// Runs instances `0..total` of a map kernel.

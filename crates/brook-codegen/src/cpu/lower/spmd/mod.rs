@@ -153,10 +153,14 @@ impl Gang {
 const MAX_SSA_TABLE: usize = 1 << 24;
 
 /// Whether a map kernel can run in gangs: no thread groups (their barriers interleave
-/// single instances), no shared locals, and small enough for SSA construction over a gang's
-/// variables in two copies of the body.
+/// single instances), no shared locals, no reads of a scatter array (an instance reads what
+/// earlier instances wrote there, in domain order, where a gang reads before any lane writes),
+/// and small enough for SSA construction over a gang's variables in two copies of the body.
 pub fn supported(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
     if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {
+        return false;
+    }
+    if kernel.reads_scatter_array() {
         return false;
     }
     if kernel.locals.iter().any(|(_, l)| l.shared) {
