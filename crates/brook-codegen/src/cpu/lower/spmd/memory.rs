@@ -113,7 +113,7 @@ impl Spmd<'_, '_, '_> {
     }
 
     /// The constant an `i64` value was made from, if it was.
-    fn constant(&self, v: Value) -> Option<i64> {
+    pub fn constant_of(&self, v: Value) -> Option<i64> {
         let dfg = &self.s.b.func.dfg;
         let inst = dfg.value_def(v).inst()?;
         match dfg.insts[inst] {
@@ -134,7 +134,7 @@ impl Spmd<'_, '_, '_> {
         let fits = self.full
             && packs(kind)
             && kind != ScalarKind::Bool
-            && self.constant(step) == Some(i64::from(kind.size()));
+            && self.constant_of(step) == Some(i64::from(kind.size()));
         fits.then_some(base)
     }
 

@@ -23,6 +23,7 @@
 //! also hides the latency of dependent operations) where the host has AVX2, 4 elsewhere.
 //! `BROOK_SPMD=off|4|8` overrides the choice (`off` runs one instance at a time, to compare).
 
+mod aos;
 mod flow;
 mod gather;
 mod index;

@@ -153,7 +153,7 @@ impl Spmd<'_, '_, '_> {
     }
 
     /// Lane by lane `m ? x : y` of packed values of `kind` under mask `m` (all-ones or zero
-    /// lanes): one `blendvps` on x86-64 (gangs need SSE4.1 there), a bit select elsewhere.
+    /// lanes).
     pub fn blend(
         &mut self,
         kind: ScalarKind,
@@ -161,28 +161,34 @@ impl Spmd<'_, '_, '_> {
         x: [Value; MAX_PARTS],
         y: [Value; MAX_PARTS],
     ) -> [Value; MAX_PARTS] {
-        let parts = self.parts();
-        let ins = &mut self.s.b;
-        let flags = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
         let mut out = x;
-        for p in 0..parts {
-            out[p] = if cfg!(target_arch = "x86_64") {
-                if kind == F32 {
-                    let a = ins.ins().bitcast(types::I32X4, flags, x[p]);
-                    let b = ins.ins().bitcast(types::I32X4, flags, y[p]);
-                    let r = ins.ins().blendv(m[p], a, b);
-                    ins.ins().bitcast(types::F32X4, flags, r)
-                } else {
-                    ins.ins().blendv(m[p], x[p], y[p])
-                }
-            } else if kind == F32 {
-                let mask = ins.ins().bitcast(types::F32X4, flags, m[p]);
-                ins.ins().bitselect(mask, x[p], y[p])
-            } else {
-                ins.ins().bitselect(m[p], x[p], y[p])
-            };
+        for p in 0..self.parts() {
+            out[p] = self.blend_vector(kind == F32, m[p], x[p], y[p]);
         }
         out
+    }
+
+    /// `m ? x : y` lane by lane for one vector (`F32X4` where `float`, else `I32X4`) under an
+    /// `I32X4` mask of all-ones or zero lanes: one `blendvps` on x86-64 (gangs need SSE4.1
+    /// there), a bit select elsewhere.
+    pub fn blend_vector(&mut self, float: bool, m: Value, x: Value, y: Value) -> Value {
+        let ins = &mut self.s.b;
+        let flags = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        if cfg!(target_arch = "x86_64") {
+            if float {
+                let a = ins.ins().bitcast(types::I32X4, flags, x);
+                let b = ins.ins().bitcast(types::I32X4, flags, y);
+                let r = ins.ins().blendv(m, a, b);
+                ins.ins().bitcast(types::F32X4, flags, r)
+            } else {
+                ins.ins().blendv(m, x, y)
+            }
+        } else if float {
+            let mask = ins.ins().bitcast(types::F32X4, flags, m);
+            ins.ins().bitselect(mask, x, y)
+        } else {
+            ins.ins().bitselect(m, x, y)
+        }
     }
 
     pub fn gang_convert(&mut self, from: ScalarKind, to: ScalarKind, v: Leaf) -> Leaf {

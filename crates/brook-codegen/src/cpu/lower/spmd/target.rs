@@ -238,13 +238,20 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     }
 
     fn load_element(&mut self, ty: &Type, addr: Leaf) -> Vec<Leaf> {
-        leaves(self.s.module, ty)
+        let layout = leaves(self.s.module, ty);
+        if let Some(base) = self.aos_base(&layout, addr) {
+            return self.load_aos(&layout, base);
+        }
+        layout
             .into_iter()
             .map(|leaf| self.load_leaf(leaf.kind, addr, leaf.offset))
             .collect()
     }
 
     fn load_memory(&mut self, at: &Memory<Leaf>) -> Vec<Leaf> {
+        if let Some(base) = self.aos_base(&at.layout, at.addr).filter(|_| at.whole) {
+            return self.load_aos(&at.layout, base);
+        }
         at.layout
             .iter()
             .map(|leaf| self.load_leaf(leaf.kind, at.addr, leaf.offset))
@@ -252,6 +259,10 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     }
 
     fn store_memory(&mut self, at: &Memory<Leaf>, values: &[Leaf]) {
+        let whole = at.whole && !self.guarded;
+        if let Some(base) = self.aos_base(&at.layout, at.addr).filter(|_| whole) {
+            return self.store_aos(&at.layout, base, values);
+        }
         for (leaf, &value) in at.layout.iter().zip(values) {
             self.store_leaf(leaf.kind, at.addr, leaf.offset, value);
         }

@@ -1,0 +1,133 @@
+//! Stream elements of four 32-bit components (`float4`, `int4`, `uint4`) at a full gang's
+//! consecutive positions, moved with one vector access per element and a 4x4 transpose
+//! between elements (one vector each, as stored) and components (one vector of 4 lanes each,
+//! as a gang computes), instead of a scalar access and a lane insert or extract per component.
+
+use super::{packs, vector_type, Leaf, Spmd, MAX_PARTS};
+use crate::leaves::Leaf as LayoutLeaf;
+use cranelift_codegen::ir::{types, ConstantData, Endianness, InstBuilder, MemFlagsData, Value};
+
+/// Components per element, lanes per vector.
+const WIDTH: usize = 4;
+
+/// `unpcklps`/`unpckhps` and `unpcklpd`/`unpckhpd` as 32-bit lane selections from `a`
+/// (0-3) and `b` (4-7).
+const LOW_DWORDS: [u8; 4] = [0, 4, 1, 5];
+const HIGH_DWORDS: [u8; 4] = [2, 6, 3, 7];
+const LOW_QWORDS: [u8; 4] = [0, 1, 4, 5];
+const HIGH_QWORDS: [u8; 4] = [2, 3, 6, 7];
+
+fn little() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+impl Spmd<'_, '_, '_> {
+    /// The address of lane 0's element where `layout`'s leaves are four 32-bit vector-packed
+    /// components at offsets 0, 4, 8, 12 of whole elements 16 bytes apart in a full gang.
+    pub fn aos_base(&self, layout: &[LayoutLeaf], addr: Leaf) -> Option<Value> {
+        let Leaf::Linear { base, step } = addr else {
+            return None;
+        };
+        let fits = self.full
+            && layout.len() == WIDTH
+            && layout.iter().enumerate().all(|(i, leaf)| {
+                packs(leaf.kind)
+                    && leaf.kind != brook_ir::ScalarKind::Bool
+                    && leaf.offset == 4 * i as u32
+            })
+            && self.constant_of(step) == Some(16);
+        fits.then_some(base)
+    }
+
+    /// The components of the gang's elements at `base`, as one packed leaf each.
+    pub fn load_aos(&mut self, layout: &[LayoutLeaf], base: Value) -> Vec<Leaf> {
+        let flags = MemFlagsData::new().with_notrap();
+        let parts = self.parts();
+        let per_part: Vec<[Value; WIDTH]> = (0..parts)
+            .map(|p| {
+                let rows: [Value; WIDTH] = std::array::from_fn(|i| {
+                    let at = (16 * (WIDTH * p + i)) as i32;
+                    self.s.b.ins().load(types::I32X4, flags, base, at)
+                });
+                self.transpose(rows)
+            })
+            .collect();
+        let columns: [[Value; MAX_PARTS]; WIDTH] =
+            std::array::from_fn(|c| std::array::from_fn(|p| per_part[p.min(parts - 1)][c]));
+        layout
+            .iter()
+            .zip(columns)
+            .map(|(leaf, parts)| {
+                let ty = vector_type(leaf.kind);
+                Leaf::Packed(parts.map(|v| self.retype(v, ty)))
+            })
+            .collect()
+    }
+
+    /// Stores `values` (one leaf per component) to the gang's elements at `base`, in the
+    /// active lanes (an inactive lane's element is written back as it was).
+    pub fn store_aos(&mut self, layout: &[LayoutLeaf], base: Value, values: &[Leaf]) {
+        let flags = MemFlagsData::new().with_notrap();
+        let mask = self.mask();
+        let columns: Vec<[Value; MAX_PARTS]> = layout
+            .iter()
+            .zip(values)
+            .map(|(leaf, &v)| {
+                self.vectors(v, leaf.kind)
+                    .map(|x| self.retype(x, types::I32X4))
+            })
+            .collect();
+        for p in 0..self.parts() {
+            let rows = self.transpose(std::array::from_fn(|c| columns[c][p]));
+            for (i, &row) in rows.iter().enumerate() {
+                let at = (16 * (WIDTH * p + i)) as i32;
+                let row = match mask {
+                    None => row,
+                    Some(m) => {
+                        let old = self.s.b.ins().load(types::I32X4, flags, base, at);
+                        let lane = i as u8;
+                        let on = self.shuffle(m[p], m[p], [lane; WIDTH]);
+                        self.blend_vector(false, on, row, old)
+                    }
+                };
+                self.s.b.ins().store(flags, row, base, at);
+            }
+        }
+    }
+
+    /// Rows of four 32-bit lanes to columns (an involution: also columns to rows).
+    fn transpose(&mut self, rows: [Value; WIDTH]) -> [Value; WIDTH] {
+        let [r0, r1, r2, r3] = rows;
+        let t0 = self.shuffle(r0, r1, LOW_DWORDS);
+        let t1 = self.shuffle(r2, r3, LOW_DWORDS);
+        let t2 = self.shuffle(r0, r1, HIGH_DWORDS);
+        let t3 = self.shuffle(r2, r3, HIGH_DWORDS);
+        [
+            self.shuffle(t0, t1, LOW_QWORDS),
+            self.shuffle(t0, t1, HIGH_QWORDS),
+            self.shuffle(t2, t3, LOW_QWORDS),
+            self.shuffle(t2, t3, HIGH_QWORDS),
+        ]
+    }
+
+    /// The `I32X4` of 32-bit lanes `lanes` picked from `a` (0-3) and `b` (4-7).
+    fn shuffle(&mut self, a: Value, b: Value, lanes: [u8; WIDTH]) -> Value {
+        let bytes: Vec<u8> = lanes
+            .iter()
+            .flat_map(|&l| (0..4).map(move |byte| 4 * l + byte))
+            .collect();
+        let mask = self.s.b.func.dfg.immediates.push(ConstantData::from(bytes));
+        let a = self.retype(a, types::I8X16);
+        let b = self.retype(b, types::I8X16);
+        let r = self.s.b.ins().shuffle(a, b, mask);
+        self.retype(r, types::I32X4)
+    }
+
+    /// `v` as a vector of type `ty` (the same bits).
+    fn retype(&mut self, v: Value, ty: types::Type) -> Value {
+        if self.s.b.func.dfg.value_type(v) == ty {
+            return v;
+        }
+        self.s.b.ins().bitcast(ty, little(), v)
+    }
+}
