@@ -116,7 +116,7 @@ fn kernels_that_read_their_scatter_array_or_scatter_vectors_run_in_order() {
     };
     let (reference_chain, reference_vectors) =
         (chain(&Device::interp()), vectors(&Device::interp()));
-    for device in devices() {
+    for device in devices().into_iter().filter(|d| d.type_name() == "cpu") {
         assert!(
             chain(&device) == reference_chain,
             "{}: chain",
