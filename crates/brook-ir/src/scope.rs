@@ -55,10 +55,13 @@ impl Scan<'_> {
             .iter()
             .map(|s| self.statement(&s.stmt, depth, decide))
             .collect();
+        // References in the block, and the first statement referring to each local.
         let mut all = Counts::new();
-        for counts in &per_statement {
+        let mut first = HashMap::new();
+        for (at, counts) in per_statement.iter().enumerate() {
             for (&l, &n) in counts {
                 *all.entry(l).or_default() += n;
+                first.entry(l).or_insert(at);
             }
         }
         if decide {
@@ -66,11 +69,8 @@ impl Scan<'_> {
                 if self.total.get(&l) != Some(&n) || self.partial.contains(&l) {
                     continue;
                 }
-                let first = per_statement.iter().position(|c| c.contains_key(&l));
-                if let Some(first) = first {
-                    if self.whole_store_not_reading(&block.0[first].stmt, l) {
-                        self.scoped[l as usize] = Some(depth);
-                    }
+                if self.whole_store_not_reading(&block.0[first[&l]].stmt, l) {
+                    self.scoped[l as usize] = Some(depth);
                 }
             }
         }
