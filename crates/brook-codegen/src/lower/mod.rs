@@ -220,6 +220,11 @@ pub trait Target<'ir> {
     /// What a guarded region needs at its end.
     type Guard;
 
+    /// The arms of the kernel's `if` whose `begin_if` comes next (the statement walk says;
+    /// `if`s a driver writes get none). A target may lower small arms without a branch.
+    fn if_arms(&mut self, accept: &brook_ir::Block, reject: &brook_ir::Block) {
+        let _ = (accept, reject);
+    }
     /// Branches on `cond` and goes on in the accepting arm.
     fn begin_if(&mut self, cond: Self::Leaf) -> Self::If;
     /// Leaves the accepting arm (to the end of the `if`) and goes on in the rejecting arm.

@@ -52,6 +52,7 @@ fn statement<'ir, T: Target<'ir>>(
             reject,
         } => {
             let c = t.scalar(*cond)?;
+            t.if_arms(accept, reject);
             let frame = t.begin_if(c);
             block(t, accept, innermost)?;
             t.begin_else(&frame);

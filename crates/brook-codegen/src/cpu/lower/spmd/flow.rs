@@ -30,15 +30,77 @@ pub struct LoopMasks {
     any_continue: bool,
 }
 
+/// How an `if`'s arms are lowered: each arm that may be costly runs only where a lane takes
+/// it (a test of the mask and a branch); a cheap arm runs under its mask without a branch,
+/// and an empty `else` computes no mask at all.
+#[derive(Clone, Copy, Debug)]
+pub struct ArmPlan {
+    pub branch_accept: bool,
+    pub branch_reject: bool,
+    pub reject_empty: bool,
+}
+
+impl ArmPlan {
+    /// Both arms behind branches (for `if`s the statement walk did not describe).
+    pub const BRANCHING: ArmPlan = ArmPlan {
+        branch_accept: true,
+        branch_reject: true,
+        reject_empty: false,
+    };
+
+    /// The plan for arms `accept` and `reject` of a kernel's `if`.
+    pub fn of(
+        kernel: &brook_ir::Kernel,
+        accept: &brook_ir::Block,
+        reject: &brook_ir::Block,
+    ) -> ArmPlan {
+        ArmPlan {
+            branch_accept: !cheap_arm(kernel, accept),
+            branch_reject: !cheap_arm(kernel, reject),
+            reject_empty: reject.is_empty(),
+        }
+    }
+}
+
+/// Whether running `arm` for no lane costs less than testing the mask: a few jumps and
+/// stores of small arithmetic to variables (no memory stores, gathers, calls or control
+/// flow).
+fn cheap_arm(kernel: &brook_ir::Kernel, arm: &brook_ir::Block) -> bool {
+    use brook_ir::{ExprKind, PlaceRoot, Stmt};
+    let small = |root| {
+        let mut stack = vec![root];
+        let mut seen = 0;
+        while let Some(h) = stack.pop() {
+            seen += 1;
+            let kind = &kernel.exprs[h].kind;
+            if seen > 12 || matches!(kind, ExprKind::Gather { .. } | ExprKind::Math { .. }) {
+                return false;
+            }
+            stack.extend(kind.operands());
+        }
+        true
+    };
+    arm.0.len() <= 4
+        && arm.iter().all(|s| match &s.stmt {
+            Stmt::Break | Stmt::Continue | Stmt::Return => true,
+            Stmt::Store { place, value } => {
+                matches!(place.root, PlaceRoot::Local(_)) && place.path.is_empty() && small(*value)
+            }
+            _ => false,
+        })
+}
+
 /// What an `if` needs between its arms.
 #[derive(Clone, Copy, Debug)]
 pub struct SpmdIf {
     /// The mask before the `if` (`None`: every lane).
     saved: Option<Mask>,
     cond: Mask,
-    /// Where the rejecting arm's test starts.
-    otherwise: Block,
-    merge: Block,
+    plan: ArmPlan,
+    /// Where the rejecting arm's test starts (where the accepting arm is branched over).
+    otherwise: Option<Block>,
+    /// After the rejecting arm (where it is branched over).
+    merge: Option<Block>,
 }
 
 /// A loop's blocks and its index in [`Spmd::loops`].
@@ -194,6 +256,7 @@ impl Spmd<'_, '_, '_> {
     }
 
     pub fn flow_begin_if(&mut self, cond: super::Leaf) -> SpmdIf {
+        let plan = self.next_arms.take().unwrap_or(ArmPlan::BRANCHING);
         let cond = self.vectors(cond, brook_ir::ScalarKind::Bool);
         let saved = self.mask();
         let then = match saved {
@@ -204,19 +267,28 @@ impl Spmd<'_, '_, '_> {
         let frame = SpmdIf {
             saved,
             cond,
-            otherwise: self.s.b.create_block(),
-            merge: self.s.b.create_block(),
+            plan,
+            otherwise: plan.branch_accept.then(|| self.s.b.create_block()),
+            merge: (plan.branch_reject && !plan.reject_empty).then(|| self.s.b.create_block()),
         };
-        self.branch_if_any(then, frame.otherwise);
+        if let Some(otherwise) = frame.otherwise {
+            self.branch_if_any(then, otherwise);
+        }
         self.dead = false;
         self.depth += 1;
         frame
     }
 
     pub fn flow_begin_else(&mut self, frame: &SpmdIf) {
-        self.s.b.ins().jump(frame.otherwise, &[]);
-        self.s.b.switch_to_block(frame.otherwise);
-        self.s.b.seal_block(frame.otherwise);
+        if let Some(otherwise) = frame.otherwise {
+            self.s.b.ins().jump(otherwise, &[]);
+            self.s.b.switch_to_block(otherwise);
+            self.s.b.seal_block(otherwise);
+        }
+        self.dead = false;
+        if frame.plan.reject_empty {
+            return;
+        }
         let base = match frame.saved {
             Some(m) => m,
             None => self.splat_mask(true),
@@ -226,14 +298,17 @@ impl Spmd<'_, '_, '_> {
             otherwise = self.and_not(otherwise, off);
         }
         self.set_mask(otherwise);
-        self.branch_if_any(otherwise, frame.merge);
-        self.dead = false;
+        if let Some(merge) = frame.merge {
+            self.branch_if_any(otherwise, merge);
+        }
     }
 
     pub fn flow_end_if(&mut self, frame: SpmdIf) {
-        self.s.b.ins().jump(frame.merge, &[]);
-        self.s.b.switch_to_block(frame.merge);
-        self.s.b.seal_block(frame.merge);
+        if let Some(merge) = frame.merge {
+            self.s.b.ins().jump(merge, &[]);
+            self.s.b.switch_to_block(merge);
+            self.s.b.seal_block(merge);
+        }
         self.restore(frame.saved);
         self.dead = false;
         self.depth -= 1;

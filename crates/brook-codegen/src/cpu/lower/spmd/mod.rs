@@ -395,6 +395,8 @@ pub struct Spmd<'l, 'a, 'f> {
     dead: bool,
     /// The nesting depth of the block being lowered (see [`brook_ir::scope`]).
     depth: u32,
+    /// How the next `if`'s arms are lowered ([`Target::if_arms`](crate::lower::Target)).
+    next_arms: Option<flow::ArmPlan>,
     memo: HashMap<Handle<Expr>, Vec<Leaf>>,
     /// Per-lane gather addresses by their lane 0's value ([`gather`]).
     gathers: HashMap<Value, gather::GatherAddress>,
@@ -427,6 +429,7 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             guarded: false,
             dead: false,
             depth: 0,
+            next_arms: None,
             memo: HashMap::new(),
             gathers: HashMap::new(),
         };

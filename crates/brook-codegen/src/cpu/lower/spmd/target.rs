@@ -272,6 +272,10 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     type Loop = SpmdLoop;
     type Guard = GangGuard;
 
+    fn if_arms(&mut self, accept: &brook_ir::Block, reject: &brook_ir::Block) {
+        self.next_arms = Some(super::flow::ArmPlan::of(self.s.kernel, accept, reject));
+    }
+
     fn begin_if(&mut self, cond: Leaf) -> SpmdIf {
         self.flow_begin_if(cond)
     }
