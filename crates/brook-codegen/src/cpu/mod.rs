@@ -90,9 +90,12 @@ pub struct CompiledKernel {
 pub fn planned_gang_lanes(module: &ValidModule, kernel: usize) -> usize {
     let module = module.module();
     let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
-    lower::spmd::Gang::host()
-        .filter(|&g| lower::spmd::supported(module, &prepared, g))
-        .map_or(1, |g| g.lanes())
+    gang_for(module, &prepared).map_or(1, |g| g.lanes())
+}
+
+/// The gang a prepared map kernel runs in on this host (`None`: one instance at a time).
+fn gang_for(module: &Module, kernel: &Kernel) -> Option<lower::spmd::Gang> {
+    lower::spmd::Gang::host().filter(|&g| lower::spmd::supported(module, kernel, g))
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -241,7 +244,7 @@ pub fn compile(
             // A kernel whose gangs fail to compile runs one instance at a time (and says why
             // under `BROOK_DUMP_CPU`).
             let params = &[types::I64; 3];
-            let gang = lower::spmd::Gang::host().filter(|&g| lower::spmd::supported(module, ir, g));
+            let gang = gang_for(module, ir);
             let run = builder
                 .define("map", params, None, |lower, params, layout, variant| {
                     driver::map::build(lower, params, layout, variant, gang)

@@ -10,11 +10,16 @@
 //!   is one vector instruction per 4 lanes; any other is the scalar lowering's own operation
 //!   once per lane ([`lanes`]), so every lane computes exactly what the instance computes
 //!   alone: results are bit-identical to the interpreter.
+//! - **Indices** ([`index`]): in a narrow variant, index leaves are 32-bit lanes, so a
+//!   gather's index conversion, clamps and pitches are vector operations; a gather whose
+//!   lanes read consecutive elements is one vector load ([`gather`]).
 //! - **Control flow** ([`flow`]) is masked: `if` narrows the execution mask (and skips an
-//!   arm no lane takes), loops run while any lane is active, `break`, `continue` and
-//!   `return` switch lanes off. Stores to locals keep inactive lanes' values; stores to
-//!   memory ([`memory`]) are per lane, in lane order (the domain's order), or one blended
-//!   vector store for a whole gang's consecutive elements.
+//!   arm no lane takes, or runs a small arm without a test), loops run while any lane is
+//!   active, `break`, `continue` and `return` switch lanes off. Stores to locals keep
+//!   inactive lanes' values (a blend), except block-scoped locals at their block's level
+//!   ([`brook_ir::scope`]); stores to memory ([`memory`]) are per lane, in lane order (the
+//!   domain's order), or one blended vector store for a whole gang's consecutive elements
+//!   (and `float4`-like elements one vector each, transposed: [`aos`]).
 //! - **Gangs.** The map driver runs full gangs along a row of the region, then at most one
 //!   *ragged* gang for the rest, whose missing lanes start switched off and read the last
 //!   real lane's elements (so every address stays inside its stream).
