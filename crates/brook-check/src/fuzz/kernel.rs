@@ -211,7 +211,12 @@ fn run_of(kernel: &str, args: Vec<ArgSpec>) -> Run {
 
 fn map(rng: &mut Rng) -> Generated {
     let rank = random_rank(rng);
-    let domain = dims(rng, rank, 64);
+    let mut domain = dims(rng, rank, 64);
+    if rng.chance(30) {
+        // Rows longer than the CPU device's gangs (8 lanes): full gangs, then a ragged one.
+        let last = domain.len() - 1;
+        domain[last] = rng.between(7, 40) as usize;
+    }
     let mut sig = Signature::default();
     for i in 0..rng.between(1, 3) {
         sig.input(rng, &format!("a{i}"), &domain);
