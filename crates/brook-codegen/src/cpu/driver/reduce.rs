@@ -239,6 +239,50 @@ fn block_tree(
     Ok(nodes.pop().unwrap_or_default())
 }
 
+/// The canonical tree's node over the `BLOCK` leaves from the walk's current one: in SIMD
+/// lanes where the value is one packable scalar and the leaves lie in a row of unit pitch
+/// ([`crate::cpu::lower::spmd::combine`]), else one combine at a time in registers.
+fn block_node(
+    lower: &mut Lower<'_, '_>,
+    variant: &Variant,
+    roles: &Roles,
+    acc: &[Variable],
+    walk: &Walk,
+) -> Result<Vec<Value>, CompileError> {
+    use crate::cpu::lower::spmd::combine;
+    let lanes = combine::lane_kind(lower.module, lower.kernel);
+    let (Some(kind), Source::Stream(stream)) = (lanes, &walk.source) else {
+        let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
+        return block_tree(lower, roles, acc, values);
+    };
+    let pitch = *stream
+        .pitch
+        .last()
+        .expect("a reduction's input has an axis");
+    let (in_lanes, one_by_one, join) = (
+        lower.b.create_block(),
+        lower.b.create_block(),
+        lower.b.create_block(),
+    );
+    lower.b.append_block_param(join, clif_type(kind));
+    let unit = lower.b.ins().icmp_imm_s(IntCC::Equal, pitch, 1);
+    lower.b.ins().brif(unit, in_lanes, &[], one_by_one, &[]);
+
+    lower.b.switch_to_block(in_lanes);
+    let cursor = lower.b.use_var(walk.cursor);
+    let addr = lower.element_address(stream.base, cursor, stream.size);
+    let root = combine::block_in_lanes(lower, variant, (roles.input, roles.target), kind, addr)?;
+    lower.b.ins().jump(join, &[root.into()]);
+
+    lower.b.switch_to_block(one_by_one);
+    let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
+    let node = block_tree(lower, roles, acc, values)?;
+    lower.b.ins().jump(join, &[node[0].into()]);
+
+    lower.b.switch_to_block(join);
+    Ok(vec![lower.b.block_params(join)[0]])
+}
+
 /// `fn(block, target, lo, hi, out)`.
 pub fn build_range(
     lower: &mut Lower<'_, '_>,
@@ -307,8 +351,7 @@ pub fn build_range(
     lower.b.ins().brif(use_block, blocks, &[], single, &[]);
 
     lower.b.switch_to_block(blocks);
-    let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
-    let node = block_tree(lower, &roles, &acc, values)?;
+    let node = block_node(lower, variant, &roles, &acc, &walk)?;
     let j = lower.b.use_var(index);
     let done = lower.b.ins().isub(j, lo);
     let blocks_done = lower

@@ -24,11 +24,15 @@
 //!   *ragged* gang for the rest, whose missing lanes start switched off and read the last
 //!   real lane's elements (so every address stays inside its stream).
 //!
+//! Reductions use gangs for their blocks of 16 leaves ([`combine`]): each level of a block's
+//! canonical tree is one gang run of the body.
+//!
 //! A gang is 4 lanes per 128-bit vector times [`Gang::parts`]: 8 lanes (two vectors, which
 //! also hides the latency of dependent operations) where the host has AVX2, 4 elsewhere.
 //! `BROOK_SPMD=off|4|8` overrides the choice (`off` runs one instance at a time, to compare).
 
 mod aos;
+pub mod combine;
 mod flow;
 mod gather;
 mod index;
@@ -172,6 +176,12 @@ pub fn supported(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
     if kernel.locals.iter().any(|(_, l)| l.shared) {
         return false;
     }
+    fits_gang(module, kernel, gang)
+}
+
+/// Whether a kernel's body can be lowered for a gang: small enough for SSA construction over
+/// the gang's variables in two copies of the body, and without barriers.
+fn fits_gang(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
     let variables: usize = kernel
         .locals
         .iter()
