@@ -10,8 +10,9 @@
 //!   written and with rayon);
 //! - [`matmul`]: seed 001's simple gather matrix multiply and its 8x4-blocked form, 1024^3, in
 //!   GFLOP/s beside native Rust loops with rayon computing the same sums in the same order;
-//! - [`reductions`]: the sum of 2^24 floats (Brook: the canonical order; native: rayon's sum)
-//!   and an inclusive scan of 2^24 floats (native: a sequential running sum);
+//! - [`reductions`]: the sum of 2^24 floats (Brook: the canonical order; native: rayon's sum),
+//!   a reduction of 2^24 `uint`s with an integer-mix combine (native: the same canonical tree
+//!   with rayon) and an inclusive scan of 2^24 floats (native: a sequential running sum);
 //! - JIT compile time of the saxpy, Mandelbrot and sum kernels.
 //!
 //! Each figure is the median of several runs after a warm-up run; every Brook result is

@@ -37,6 +37,12 @@ kernel void mandel(float scale, out int count<>)
 
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 
+reduce void mix(uint a<>, reduce uint h<>)
+{
+    uint x = (h ^ (a * 2654435761u)) * 31u;
+    h = (x ^ (x >> 15u)) * 2246822519u + (a >> 3u);
+}
+
 kernel void blur_loops(float img[][], out float o<>)
 {
     float2 p = indexof(o).xy;

@@ -1,4 +1,6 @@
-//! The sum and the inclusive scan of 2^24 floats.
+//! The sum and the inclusive scan of 2^24 floats, and a reduction whose combine is a few
+//! integer operations (neither commutative nor associative: the native side computes the
+//! canonical tree, which for 2^24 leaves is the perfect binary tree).
 
 use super::{measure, Filter, Row};
 use brook::{host_var, Device, Program, Stream};
@@ -35,6 +37,9 @@ pub fn rows(
             flops: None,
         });
     }
+    if filter.wants("mix") {
+        rows.push(mix(program, device)?);
+    }
     if filter.wants("scan") {
         // Exact here: small integers.
         let scanned = Stream::<f32>::new(device, &[N])?;
@@ -65,4 +70,52 @@ pub fn rows(
         });
     }
     Ok(())
+}
+
+/// The `mix` reduce kernel's combine.
+fn mix_combine(h: u32, a: u32) -> u32 {
+    let x = (h ^ a.wrapping_mul(2_654_435_761)).wrapping_mul(31);
+    (x ^ (x >> 15))
+        .wrapping_mul(2_246_822_519)
+        .wrapping_add(a >> 3)
+}
+
+/// The perfect binary tree of `mix_combine` over `leaves` (a power of two), halves in
+/// parallel down to 2^14 leaves.
+fn mix_tree(leaves: &[u32]) -> u32 {
+    if leaves.len() == 1 {
+        return leaves[0];
+    }
+    let (left, right) = leaves.split_at(leaves.len() / 2);
+    let (l, r) = if leaves.len() > 1 << 14 {
+        rayon::join(|| mix_tree(left), || mix_tree(right))
+    } else {
+        (mix_tree(left), mix_tree(right))
+    };
+    mix_combine(l, r)
+}
+
+fn mix(program: &Program, device: &Device) -> Result<Row, brook::Error> {
+    let kernel = program.kernel("mix")?;
+    let data: Vec<u32> = (0..N as u32)
+        .map(|i| i.wrapping_mul(747_796_405) ^ 0x5bd1e995)
+        .collect();
+    let values = Stream::from_slice(device, &[N], &data)?;
+    let (mut total, mut native_total) = (0u32, 0u32);
+    let (brook, native) = measure(
+        || {
+            kernel
+                .launch(brook::args![&values, host_var(&mut total)])
+                .expect("mix");
+        },
+        || native_total = mix_tree(black_box(&data)),
+    );
+    assert_eq!(total, native_total, "mix: the canonical trees differ");
+    Ok(Row {
+        what: "reduce with an integer-mix combine, 2^24".into(),
+        brook,
+        native,
+        target: 1.0,
+        flops: None,
+    })
 }
