@@ -625,6 +625,19 @@ pub struct SuiteOutcome {
     pub failures: Vec<String>,
 }
 
+impl SuiteOutcome {
+    /// Prints the counts under `label` and fails (a test) with every failure line.
+    pub fn assert_passed(&self, label: &str) {
+        println!("{label}: {} cases, {} runs", self.cases, self.runs);
+        assert!(
+            self.failures.is_empty(),
+            "{} failure(s):\n{}",
+            self.failures.len(),
+            self.failures.join("\n")
+        );
+    }
+}
+
 /// Runs every case of the suite on `devices` (the interpreter first: every other device is
 /// compared with its outputs).
 pub fn run_suite(devices: &[Device]) -> SuiteOutcome {

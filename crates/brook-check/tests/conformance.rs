@@ -18,13 +18,7 @@ fn conformance() {
         println!("conformance: no CUDA device in this build or machine: CUDA runs skipped");
     }
     let outcome = exec::run_suite(&devices);
-    let (files, runs, failures) = (outcome.cases, outcome.runs, outcome.failures);
-    println!("conformance: {files} cases, {runs} runs");
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    outcome.assert_passed("conformance");
+    let files = outcome.cases;
     assert!(files >= 60, "the suite has only {files} cases");
 }

@@ -14,14 +14,5 @@ fn conformance_in_gangs_of_four() {
         return;
     };
     let outcome = exec::run_suite(&[Device::interp(), cpu]);
-    println!(
-        "conformance (gangs of 4): {} cases, {} runs",
-        outcome.cases, outcome.runs
-    );
-    assert!(
-        outcome.failures.is_empty(),
-        "{} failure(s):\n{}",
-        outcome.failures.len(),
-        outcome.failures.join("\n")
-    );
+    outcome.assert_passed("conformance (gangs of 4)");
 }

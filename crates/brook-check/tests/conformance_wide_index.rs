@@ -11,14 +11,5 @@ fn conformance_with_wide_indices() {
     std::env::set_var("BRT_WIDE_INDEX", "1");
     let devices = exec::devices_interpreter_first();
     let outcome = exec::run_suite(&devices);
-    println!(
-        "conformance (wide indices): {} cases, {} runs",
-        outcome.cases, outcome.runs
-    );
-    assert!(
-        outcome.failures.is_empty(),
-        "{} failure(s):\n{}",
-        outcome.failures.len(),
-        outcome.failures.join("\n")
-    );
+    outcome.assert_passed("conformance (wide indices)");
 }

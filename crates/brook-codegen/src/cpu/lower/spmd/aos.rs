@@ -3,9 +3,10 @@
 //! between elements (one vector each, as stored) and components (one vector of 4 lanes each,
 //! as a gang computes), instead of a scalar access and a lane insert or extract per component.
 
+use super::lanes::{retype, shuffle_dwords};
 use super::{packs, vector_type, Leaf, Spmd, MAX_PARTS};
 use crate::leaves::Leaf as LayoutLeaf;
-use cranelift_codegen::ir::{types, ConstantData, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 /// Components per element, lanes per vector.
 const WIDTH: usize = 4;
@@ -16,10 +17,6 @@ const LOW_DWORDS: [u8; 4] = [0, 4, 1, 5];
 const HIGH_DWORDS: [u8; 4] = [2, 6, 3, 7];
 const LOW_QWORDS: [u8; 4] = [0, 1, 4, 5];
 const HIGH_QWORDS: [u8; 4] = [2, 3, 6, 7];
-
-fn little() -> MemFlagsData {
-    MemFlagsData::new().with_endianness(Endianness::Little)
-}
 
 impl Spmd<'_, '_, '_> {
     /// The address of lane 0's element where `layout`'s leaves are four 32-bit vector-packed
@@ -110,24 +107,12 @@ impl Spmd<'_, '_, '_> {
         ]
     }
 
-    /// The `I32X4` of 32-bit lanes `lanes` picked from `a` (0-3) and `b` (4-7).
+    /// The 32-bit lanes `lanes` picked from `a` (0-3) and `b` (4-7).
     fn shuffle(&mut self, a: Value, b: Value, lanes: [u8; WIDTH]) -> Value {
-        let bytes: Vec<u8> = lanes
-            .iter()
-            .flat_map(|&l| (0..4).map(move |byte| 4 * l + byte))
-            .collect();
-        let mask = self.s.b.func.dfg.immediates.push(ConstantData::from(bytes));
-        let a = self.retype(a, types::I8X16);
-        let b = self.retype(b, types::I8X16);
-        let r = self.s.b.ins().shuffle(a, b, mask);
-        self.retype(r, types::I32X4)
+        shuffle_dwords(&mut self.s.b, a, b, lanes)
     }
 
-    /// `v` as a vector of type `ty` (the same bits).
     fn retype(&mut self, v: Value, ty: types::Type) -> Value {
-        if self.s.b.func.dfg.value_type(v) == ty {
-            return v;
-        }
-        self.s.b.ins().bitcast(ty, little(), v)
+        retype(&mut self.s.b, v, ty)
     }
 }

@@ -12,7 +12,7 @@ use crate::cpu::lower::Lower;
 use crate::lower::Binding;
 use crate::CompileError;
 use brook_ir::{ExprKind, Kernel, KernelKind, Module, ParamRole, ScalarKind, Type, ValueType};
-use cranelift_codegen::ir::{types, ConstantData, InstBuilder, Value};
+use cranelift_codegen::ir::{InstBuilder, Value};
 
 /// Leaves in a block: the reduction driver's.
 const BLOCK: usize = crate::cpu::driver::reduce::BLOCK as usize;
@@ -125,18 +125,6 @@ fn odd(lower: &mut Lower<'_, '_>, a: Value, b: Value) -> Value {
     pick(lower, a, b, [1, 3, 5, 7])
 }
 
-/// 32-bit lanes `lanes` of `a` (0-3) and `b` (4-7), in `a`'s type.
 fn pick(lower: &mut Lower<'_, '_>, a: Value, b: Value, lanes: [u8; 4]) -> Value {
-    let flags = cranelift_codegen::ir::MemFlagsData::new()
-        .with_endianness(cranelift_codegen::ir::Endianness::Little);
-    let ty = lower.b.func.dfg.value_type(a);
-    let bytes: Vec<u8> = lanes
-        .iter()
-        .flat_map(|&l| (0..4).map(move |byte| 4 * l + byte))
-        .collect();
-    let mask = lower.b.func.dfg.immediates.push(ConstantData::from(bytes));
-    let x = lower.b.ins().bitcast(types::I8X16, flags, a);
-    let y = lower.b.ins().bitcast(types::I8X16, flags, b);
-    let r = lower.b.ins().shuffle(x, y, mask);
-    lower.b.ins().bitcast(ty, flags, r)
+    super::lanes::shuffle_dwords(&mut lower.b, a, b, lanes)
 }

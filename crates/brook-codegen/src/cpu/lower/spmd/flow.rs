@@ -13,7 +13,7 @@
 //! Masks are `I32X4` vectors of all-ones (active) or zero lanes. Where every lane is known to
 //! be active (straight-line code of a full gang) no mask is computed at all.
 
-use super::{Spmd, MAX_PARTS, VECTOR_LANES};
+use super::{Spmd, MAX_PARTS};
 use crate::cpu::lower::PTR;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 use cranelift_frontend::Variable;
@@ -159,15 +159,7 @@ impl Spmd<'_, '_, '_> {
         let count = self.s.b.ins().splat(types::I32X4, count);
         let mut mask = [count; MAX_PARTS];
         for (p, slot) in mask.iter_mut().enumerate().take(self.parts()) {
-            let mut iota = None;
-            for i in 0..VECTOR_LANES {
-                let k = self.s.iconst(types::I32, (p * VECTOR_LANES + i) as i64);
-                iota = Some(match iota {
-                    None => self.s.b.ins().scalar_to_vector(types::I32X4, k),
-                    Some(v) => self.s.b.ins().insertlane(v, k, i as u8),
-                });
-            }
-            let iota = iota.expect("a vector has lanes");
+            let iota = self.lane_numbers(p);
             *slot = self.s.b.ins().icmp(
                 cranelift_codegen::ir::condcodes::IntCC::SignedLessThan,
                 iota,

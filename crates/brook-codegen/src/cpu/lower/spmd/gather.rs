@@ -7,9 +7,9 @@
 //! and any other gang to the per-lane loads. Both give every lane its own element, so results
 //! do not depend on the path.
 
-use super::{Leaf, Spmd, MAX_LANES, MAX_PARTS, VECTOR_LANES};
+use super::{Leaf, Spmd, MAX_LANES, MAX_PARTS};
 use brook_ir::ScalarKind;
-use cranelift_codegen::ir::{types, ConstantData, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 /// A gather's address in every lane: `base + index[k] * size`.
 #[derive(Clone, Copy, Debug)]
@@ -101,17 +101,7 @@ impl Spmd<'_, '_, '_> {
         let first = self.s.b.ins().splat(types::I32X4, first);
         let mut all = None;
         for (p, &part) in index.iter().enumerate().take(self.parts()) {
-            let bytes: Vec<u8> = (0..VECTOR_LANES)
-                .flat_map(|i| ((p * VECTOR_LANES + i) as i32).to_le_bytes())
-                .collect();
-            let constant = self
-                .s
-                .b
-                .func
-                .dfg
-                .constants
-                .insert(ConstantData::from(bytes));
-            let iota = self.s.b.ins().vconst(types::I32X4, constant);
+            let iota = self.lane_numbers(p);
             let expected = self.s.b.ins().iadd(first, iota);
             let same = self.s.b.ins().icmp(
                 cranelift_codegen::ir::condcodes::IntCC::Equal,

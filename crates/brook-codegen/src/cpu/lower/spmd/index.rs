@@ -12,9 +12,9 @@
 //! `indexof`, `instance()` and implicit resize stay in vectors.
 
 use super::lanes::{map_parts, zip_parts};
-use super::{Leaf, Spmd, MAX_PARTS, VECTOR_LANES};
+use super::{Leaf, Spmd, MAX_PARTS};
 use brook_ir::ScalarKind::{self, Bool, F32, F64, I32, I64, U32, U64};
-use cranelift_codegen::ir::{types, ConstantData, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
 
 impl Spmd<'_, '_, '_> {
     /// An index loaded as a machine word (a `u64` of the block, a scalar binding's `i64`),
@@ -25,19 +25,8 @@ impl Spmd<'_, '_, '_> {
 
     /// Lane offsets from lane 0 as `I32X4` vectors (`min(k, count - 1)` in a ragged gang).
     fn offset_vectors(&mut self) -> [Value; MAX_PARTS] {
-        let lanes = self.lane_count();
         std::array::from_fn(|p| {
-            let bytes: Vec<u8> = (0..VECTOR_LANES)
-                .flat_map(|i| ((p * VECTOR_LANES + i).min(lanes - 1) as i32).to_le_bytes())
-                .collect();
-            let constant = self
-                .s
-                .b
-                .func
-                .dfg
-                .constants
-                .insert(ConstantData::from(bytes));
-            let iota = self.s.b.ins().vconst(types::I32X4, constant);
+            let iota = self.lane_numbers(p);
             match self.count {
                 None => iota,
                 Some(count) => {

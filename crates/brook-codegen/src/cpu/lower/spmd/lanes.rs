@@ -5,7 +5,10 @@
 use super::{packs, vector_type, Leaf, Spmd, MAX_LANES, MAX_PARTS, VECTOR_LANES};
 use crate::cpu::lower::Lower;
 use brook_ir::ScalarKind;
-use cranelift_codegen::ir::{condcodes::IntCC, types, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    condcodes::IntCC, types, ConstantData, Endianness, InstBuilder, MemFlagsData, Value,
+};
+use cranelift_frontend::FunctionBuilder;
 
 impl Spmd<'_, '_, '_> {
     /// Lanes per gang.
@@ -16,6 +19,21 @@ impl Spmd<'_, '_, '_> {
     /// Vectors per packed value.
     pub fn parts(&self) -> usize {
         self.gang.parts
+    }
+
+    /// The lane numbers of part `p`, `4p .. 4p + 3`, as an `I32X4` constant.
+    pub fn lane_numbers(&mut self, p: usize) -> Value {
+        let bytes: Vec<u8> = (0..VECTOR_LANES)
+            .flat_map(|i| ((p * VECTOR_LANES + i) as i32).to_le_bytes())
+            .collect();
+        let constant = self
+            .s
+            .b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(bytes));
+        self.s.b.ins().vconst(types::I32X4, constant)
     }
 
     /// Lane `k` of `leaf` (of `kind`) as the scalar lowering holds it (a bool as `i8` 0 or 1).
@@ -209,4 +227,28 @@ pub fn zip_parts(
         out[p] = f(a[p], b[p]);
     }
     out
+}
+
+/// `v` as a vector of type `ty` (the same bits).
+pub fn retype(b: &mut FunctionBuilder<'_>, v: Value, ty: types::Type) -> Value {
+    if b.func.dfg.value_type(v) == ty {
+        return v;
+    }
+    let little = MemFlagsData::new().with_endianness(Endianness::Little);
+    b.ins().bitcast(ty, little, v)
+}
+
+/// The 32-bit lanes `lanes` picked from `a` (0-3) and `c` (4-7), in `a`'s type (one
+/// `unpck*`, `shufps` or `pshufb` form on x86-64).
+pub fn shuffle_dwords(b: &mut FunctionBuilder<'_>, a: Value, c: Value, lanes: [u8; 4]) -> Value {
+    let ty = b.func.dfg.value_type(a);
+    let bytes: Vec<u8> = lanes
+        .iter()
+        .flat_map(|&l| (0..4).map(move |byte| 4 * l + byte))
+        .collect();
+    let mask = b.func.dfg.immediates.push(ConstantData::from(bytes));
+    let x = retype(b, a, types::I8X16);
+    let y = retype(b, c, types::I8X16);
+    let r = b.ins().shuffle(x, y, mask);
+    retype(b, r, ty)
 }
