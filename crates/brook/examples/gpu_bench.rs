@@ -6,6 +6,10 @@
 //! run, so module loading and the driver's JIT stay out of the figures (they are reported on
 //! their own). Without a CUDA device the program says so and measures nothing.
 
+#[path = "common/blocked_matmul.rs"]
+mod blocked_matmul;
+
+use blocked_matmul::quads;
 use brook::{args, host_var, Device, Grid, LoomProgram, Program, Stream};
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, Target};
@@ -535,52 +539,18 @@ fn compute_rows(
     ));
     drop((sa, sb, sc));
     // The 8x4-blocked multiply.
-    let quads = |m: &[f32], rows_of: usize, step: usize, first: usize| -> Vec<[f32; 4]> {
-        (0..rows_of)
-            .flat_map(|r| {
-                let row = &m[(r * step + first) * n..][..n];
-                row.chunks_exact(4)
-                    .map(|q| [q[0], q[1], q[2], q[3]])
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    };
     let a_parts: Vec<Stream<[f32; 4]>> = (0..8)
-        .map(|i| Stream::from_slice(device, &[n / 8, n / 4], &quads(&a, n / 8, 8, i)))
+        .map(|i| Stream::from_slice(device, &[n / 8, n / 4], &quads(&a, n, n / 8, 8, i)))
         .collect::<Result<_, _>>()?;
     let b_parts: Vec<Stream<[f32; 4]>> = (0..4)
-        .map(|j| Stream::from_slice(device, &[n / 4, n / 4], &quads(&b, n / 4, 4, j)))
+        .map(|j| Stream::from_slice(device, &[n / 4, n / 4], &quads(&b, n, n / 4, 4, j)))
         .collect::<Result<_, _>>()?;
     let c_parts: Vec<Stream<[f32; 4]>> = (0..8)
         .map(|_| Stream::new(device, &[n / 8, n / 4]))
         .collect::<Result<_, _>>()?;
     let blocked = program.kernel("optimized_matmult")?;
-    let (ap, bp, cp) = (&a_parts, &b_parts, &c_parts);
     let t = measure_batched(device, 1, || {
-        blocked
-            .launch(args![
-                (n / 4) as f32,
-                &ap[0],
-                &ap[1],
-                &ap[2],
-                &ap[3],
-                &ap[4],
-                &ap[5],
-                &ap[6],
-                &ap[7],
-                &bp[0],
-                &bp[1],
-                &bp[2],
-                &bp[3],
-                &cp[0],
-                &cp[1],
-                &cp[2],
-                &cp[3],
-                &cp[4],
-                &cp[5],
-                &cp[6],
-                &cp[7]
-            ])
+        blocked_matmul::launch(&blocked, n, &a_parts, &b_parts, &c_parts)
             .expect("optimized_matmult");
     });
     let c: Vec<Vec<[f32; 4]>> = c_parts

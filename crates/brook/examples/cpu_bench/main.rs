@@ -18,6 +18,8 @@
 //! Each figure is the median of several runs after a warm-up run; every Brook result is
 //! checked against the native one.
 
+#[path = "../common/blocked_matmul.rs"]
+mod blocked_matmul;
 mod maps;
 mod matmul;
 mod reductions;

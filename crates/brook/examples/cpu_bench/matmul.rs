@@ -4,6 +4,7 @@
 //! the same sums in the same order, so the results are compared bit for bit.
 
 use super::{measure_n, Filter, Row};
+use crate::blocked_matmul::{self, quads};
 use brook::{args, Device, Program, Stream};
 use rayon::prelude::*;
 
@@ -74,18 +75,6 @@ fn simple(program: &Program, device: &Device, a: &[f32], b: &[f32]) -> Result<Ro
     })
 }
 
-/// Rows `first, first + step, ...` of an `N x N` matrix as `float4`s of 4 consecutive columns.
-fn quads(m: &[f32], step: usize, first: usize) -> Vec<[f32; 4]> {
-    (0..N / step)
-        .flat_map(|r| {
-            m[(r * step + first) * N..][..N]
-                .chunks_exact(4)
-                .map(|q| [q[0], q[1], q[2], q[3]])
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 /// The blocked kernel's sums for one `float4` of C: row `8 * r + i`, columns `4 * q ..`.
 fn blocked_quad(
     a: &[Vec<[f32; 4]>],
@@ -112,8 +101,8 @@ fn blocked_quad(
 
 fn blocked(program: &Program, device: &Device, a: &[f32], b: &[f32]) -> Result<Row, brook::Error> {
     let kernel = program.kernel("optimized_matmult")?;
-    let a_parts: Vec<Vec<[f32; 4]>> = (0..8).map(|i| quads(a, 8, i)).collect();
-    let b_parts: Vec<Vec<[f32; 4]>> = (0..4).map(|j| quads(b, 4, j)).collect();
+    let a_parts: Vec<Vec<[f32; 4]>> = (0..8).map(|i| quads(a, N, N / 8, 8, i)).collect();
+    let b_parts: Vec<Vec<[f32; 4]>> = (0..4).map(|j| quads(b, N, N / 4, 4, j)).collect();
     let upload =
         |parts: &[Vec<[f32; 4]>], rows: usize| -> Result<Vec<Stream<[f32; 4]>>, brook::Error> {
             parts
@@ -129,31 +118,7 @@ fn blocked(program: &Program, device: &Device, a: &[f32], b: &[f32]) -> Result<R
     let (brook_time, native_time) = measure_n(
         REPEATS,
         || {
-            kernel
-                .launch(args![
-                    (N / 4) as f32,
-                    &ap[0],
-                    &ap[1],
-                    &ap[2],
-                    &ap[3],
-                    &ap[4],
-                    &ap[5],
-                    &ap[6],
-                    &ap[7],
-                    &bp[0],
-                    &bp[1],
-                    &bp[2],
-                    &bp[3],
-                    &cp[0],
-                    &cp[1],
-                    &cp[2],
-                    &cp[3],
-                    &cp[4],
-                    &cp[5],
-                    &cp[6],
-                    &cp[7]
-                ])
-                .expect("optimized_matmult");
+            blocked_matmul::launch(&kernel, N, &ap, &bp, &cp).expect("optimized_matmult");
             cp[7].finish().expect("finish");
         },
         || {
