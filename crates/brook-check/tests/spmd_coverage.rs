@@ -1,6 +1,7 @@
 //! Every map kernel of the conformance suite that the CPU device plans to run in SIMD gangs
-//! compiles as gangs: a kernel whose gangs fail to compile falls back to one instance at a
-//! time (correct, but slow), and this test names it. On a host without SIMD gangs
+//! compiles as gangs, and every reduction whose blocks of leaves it plans to combine in lanes
+//! compiles so: a kernel whose gangs fail to compile falls back to one at a time (correct,
+//! but slow), and this test names it. On a host without SIMD gangs
 //! (`BROOK_SPMD=off`, or no SSE4.1/NEON) it checks that every kernel runs one at a time.
 
 use brook_check::{case, exec};
@@ -28,7 +29,7 @@ fn planned_gangs_compile() {
         };
         let module = program.module();
         for (index, kernel) in module.kernels.iter().enumerate() {
-            if kernel.kind != KernelKind::Map {
+            if !matches!(kernel.kind, KernelKind::Map | KernelKind::Reduce) {
                 continue;
             }
             let planned = cpu::planned_gang_lanes(module, index);
@@ -52,7 +53,7 @@ fn planned_gangs_compile() {
             }
         }
     }
-    println!("spmd_coverage: {checked} map variants compiled, {in_gangs} in gangs");
+    println!("spmd_coverage: {checked} map and reduce variants compiled, {in_gangs} in gangs");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked > 100, "only {checked} map variants");
+    assert!(checked > 100, "only {checked} variants");
 }

@@ -78,18 +78,23 @@ pub struct CompiledKernel {
     pub layout: BlockLayout,
     /// How long compiling took.
     pub compile_time: Duration,
-    /// Instances a map kernel's loop runs at once: the host's gang ([`planned_gang_lanes`]), or
-    /// 1 (one at a time: other kernel kinds, and a kernel whose gangs failed to compile).
+    /// Instances a map kernel's loop runs at once, or leaves a reduction's block combines at
+    /// once: the host's gang ([`planned_gang_lanes`]), or 1 (one at a time: thread groups,
+    /// kernels gangs cannot run, and a kernel whose gangs failed to compile).
     pub gang_lanes: usize,
     jit: Mutex<Option<JITModule>>,
 }
 
-/// The instances a map kernel of `module` runs at once on this host, in SIMD lanes
-/// (`BROOK_SPMD`, the host's vector width, and what the kernel holds decide; 1 for other
-/// kernel kinds and kernels that run one instance at a time).
+/// The instances a map kernel of `module` runs at once on this host, in SIMD lanes, or the
+/// leaves a reduction's block combines at once (`BROOK_SPMD`, the host's vector width, and
+/// what the kernel holds decide; 1 for thread groups and kernels that run one at a time).
 pub fn planned_gang_lanes(module: &ValidModule, kernel: usize) -> usize {
     let module = module.module();
     let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
+    if prepared.kind == KernelKind::Reduce {
+        return lower::spmd::combine::lane_kind(module, &prepared)
+            .map_or(1, |_| lower::spmd::MAX_LANES);
+    }
     gang_for(module, &prepared).map_or(1, |g| g.lanes())
 }
 
@@ -140,6 +145,17 @@ fn host_isa() -> Result<OwnedTargetIsa, CompileError> {
         backend: BackendKind::Cpu,
         message,
     })
+}
+
+/// Says under `BROOK_DUMP_CPU` that a kernel's gangs failed to compile (it then runs one
+/// instance, or one leaf, at a time: the same results, slower).
+fn fell_back(kernel: &Kernel, error: &CompileError) {
+    if dumping() {
+        eprintln!(
+            "; kernel `{}`: gangs failed ({error}); one at a time",
+            kernel.name
+        );
+    }
 }
 
 /// Whether `BROOK_DUMP_CPU` asks for the compiled code on stderr.
@@ -194,8 +210,23 @@ pub fn compile(
     let mut gang_lanes = 1;
     let entry = match (ir.kind, ir.group_size) {
         (KernelKind::Reduce, _) => {
-            let range =
-                builder.define("range", &[types::I64; 5], None, driver::reduce::build_range)?;
+            // Blocks of leaves in SIMD lanes where the kernel allows; a kernel whose lanes
+            // fail to compile reduces one leaf at a time (and says why under
+            // `BROOK_DUMP_CPU`).
+            let params = &[types::I64; 5];
+            let lanes =
+                lower::spmd::combine::lane_kind(module, ir).map_or(1, |_| lower::spmd::MAX_LANES);
+            let range = builder
+                .define("range", params, None, |lower, params, layout, variant| {
+                    driver::reduce::build_range(lower, params, layout, variant, true)
+                })
+                .inspect(|_| gang_lanes = lanes)
+                .or_else(|error| {
+                    fell_back(ir, &error);
+                    builder.define("range_one_by_one", params, None, |l, p, la, v| {
+                        driver::reduce::build_range(l, p, la, v, false)
+                    })
+                })?;
             let combine = builder.define(
                 "combine",
                 &[types::I64; 3],
@@ -251,12 +282,7 @@ pub fn compile(
                 })
                 .inspect(|_| gang_lanes = gang.map_or(1, |g| g.lanes()))
                 .or_else(|error| {
-                    if dumping() {
-                        eprintln!(
-                            "; kernel `{}`: gangs failed ({error}); one instance at a time",
-                            ir.name
-                        );
-                    }
+                    fell_back(ir, &error);
                     builder.define(
                         "map_scalar",
                         params,

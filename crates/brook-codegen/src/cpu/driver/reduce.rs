@@ -248,9 +248,10 @@ fn block_node(
     roles: &Roles,
     acc: &[Variable],
     walk: &Walk,
+    in_lanes: bool,
 ) -> Result<Vec<Value>, CompileError> {
     use crate::cpu::lower::spmd::combine;
-    let lanes = combine::lane_kind(lower.module, lower.kernel);
+    let lanes = combine::lane_kind(lower.module, lower.kernel).filter(|_| in_lanes);
     let (Some(kind), Source::Stream(stream)) = (lanes, &walk.source) else {
         let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
         return block_tree(lower, roles, acc, values);
@@ -284,11 +285,14 @@ fn block_node(
 }
 
 /// `fn(block, target, lo, hi, out)`.
+/// With `in_lanes`, blocks of leaves are reduced in SIMD lanes where
+/// [`crate::cpu::lower::spmd::combine::lane_kind`] allows.
 pub fn build_range(
     lower: &mut Lower<'_, '_>,
     params: &[Value],
     layout: &BlockLayout,
     variant: &Variant,
+    in_lanes: bool,
 ) -> Result<(), CompileError> {
     let (target, lo, hi, out) = (params[1], params[2], params[3], params[4]);
     let rank = variant.rank;
@@ -351,7 +355,7 @@ pub fn build_range(
     lower.b.ins().brif(use_block, blocks, &[], single, &[]);
 
     lower.b.switch_to_block(blocks);
-    let node = block_node(lower, variant, &roles, &acc, &walk)?;
+    let node = block_node(lower, variant, &roles, &acc, &walk, in_lanes)?;
     let j = lower.b.use_var(index);
     let done = lower.b.ins().isub(j, lo);
     let blocks_done = lower
