@@ -139,6 +139,32 @@ fn float_scans_give_the_canonical_bits_on_every_device() {
     }
 }
 
+/// An exclusive float scan from an initial value over a ragged length (pieces of several
+/// sizes, blocks and single leaves), bit for bit against the canonical order.
+#[test]
+fn exclusive_float_scans_give_the_canonical_bits_on_every_device() {
+    let program = Program::from_source("add.br", SOURCE).expect("compiles");
+    let add = program.kernel("add").expect("kernel");
+    let len = 70_003;
+    let input = spread(len);
+    let init = 0.375f32;
+    let want: Vec<f32> = canonical_exclusive(&input, Some(init))
+        .into_iter()
+        .map(|before| before.expect("an initial value"))
+        .collect();
+    for device in Device::of_type("all").expect("devices") {
+        let s = Stream::from_slice(&device, &[len], &input).expect("input");
+        let r = Stream::<f32>::new(&device, &[len]).expect("output");
+        add.scan_exclusive(&s, &r, init).expect("scan");
+        let got = r.to_vec().expect("result");
+        let first_difference = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits());
+        assert_eq!(first_difference, None, "on {}", device.info());
+    }
+}
+
 #[test]
 fn scans_of_views_and_in_rows_of_a_wide_stream() {
     let program = Program::from_source("add.br", SOURCE).expect("compiles");

@@ -40,6 +40,17 @@ pub type GroupFn = unsafe extern "C" fn(
 /// Reduces leaves `lo..hi` of target element `target`'s tile into `out`.
 pub type RangeFn =
     unsafe extern "C" fn(block: *const u8, target: u64, lo: u64, hi: u64, out: *mut u8);
+/// Scans leaves `lo..hi` (an aligned piece) of target element `target`'s tile from the
+/// exclusive prefix at `before` (null: nothing comes before them) into the output stream;
+/// exclusive prefixes where `exclusive` is not 0.
+pub type ScanFn = unsafe extern "C" fn(
+    block: *const u8,
+    target: u64,
+    lo: u64,
+    hi: u64,
+    before: *const u8,
+    exclusive: u64,
+);
 /// `*left = combine(*left, *right)`.
 pub type CombineFn = unsafe extern "C" fn(block: *const u8, left: *mut u8, right: *const u8);
 
@@ -67,6 +78,8 @@ pub enum Entry {
     Reduce {
         range: RangeFn,
         combine: CombineFn,
+        /// A launch as a scan's ([`Variant::scan`]).
+        scan: Option<ScanFn>,
         /// Bytes of one reduced value.
         value_size: usize,
     },
@@ -233,6 +246,10 @@ pub fn compile(
                 None,
                 driver::reduce::build_combine,
             )?;
+            let scan = variant
+                .scan
+                .then(|| builder.define("scan", &[types::I64; 6], None, driver::scan::build_scan))
+                .transpose()?;
             builder.finish()?;
             let value_size = ir
                 .params
@@ -248,6 +265,9 @@ pub fn compile(
                     combine: std::mem::transmute::<*const u8, CombineFn>(
                         jit.get_finalized_function(combine),
                     ),
+                    scan: scan.map(|scan| {
+                        std::mem::transmute::<*const u8, ScanFn>(jit.get_finalized_function(scan))
+                    }),
                     value_size,
                 }
             }

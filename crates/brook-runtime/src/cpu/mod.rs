@@ -156,11 +156,13 @@ fn execute(
         Entry::Reduce {
             range,
             combine,
+            scan,
             value_size,
         } => {
             let reduction = reduce::Reduction {
                 range,
                 combine,
+                scan,
                 value_size,
             };
             match &launch.scan {

@@ -13,7 +13,7 @@ use crate::buffer::Span;
 use crate::plan::{Bound, LaunchPlan};
 use crate::reduce_plan::{self, Capabilities, Layout};
 use crate::stream::addressing::unravel;
-use brook_codegen::cpu::{CombineFn, RangeFn, REDUCE_ENTRY};
+use brook_codegen::cpu::{CombineFn, RangeFn, ScanFn, REDUCE_ENTRY};
 use brook_ir::reduce_order::reduce_canonical;
 use brook_ir::ParamRole;
 use rayon::prelude::*;
@@ -33,6 +33,8 @@ unsafe impl Sync for OutPtr {}
 pub struct Reduction {
     pub range: RangeFn,
     pub combine: CombineFn,
+    /// Compiled for a launch as a scan.
+    pub scan: Option<ScanFn>,
     pub value_size: usize,
 }
 

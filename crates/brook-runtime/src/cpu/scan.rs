@@ -3,19 +3,18 @@
 //! Each row (a reduction tile, see [`crate::launch`]'s scan shapes) is cut into the aligned
 //! power-of-two pieces that [`crate::reduce_plan`] gives its first pass. The compiled `range`
 //! function reduces every piece but a row's last, in parallel; each row's piece totals are
-//! scanned serially (exclusively, from the initial value) into the pieces' prefixes; then
-//! every piece is scanned from its prefix in parallel by `scan_serial`, each combine one call
-//! of the compiled `combine` function. Every piece is an aligned block, so the result is the
-//! canonical scan whatever the pieces.
+//! scanned serially (exclusively, from the initial value, each combine one call of the
+//! compiled `combine`) into the pieces' prefixes; then every piece is scanned from its prefix
+//! in parallel by the compiled `scan` function (`scan_serial` in native code, the operator
+//! inlined). Every piece is an aligned block, so the result is the canonical scan whatever
+//! the pieces.
 
 use super::reduce::Reduction;
 use super::run::{chunks, BlockPtr};
-use crate::plan::{Bound, LaunchPlan, ScanPlan};
+use crate::plan::{LaunchPlan, ScanPlan};
 use crate::reduce_plan::{self, Capabilities, Layout};
-use crate::stream::addressing::{unravel, Addressing};
-use brook_codegen::cpu::REDUCE_ENTRY;
+use brook_codegen::cpu::{ScanFn, REDUCE_ENTRY};
 use brook_ir::scan_order::{scan_serial, ScanKind};
-use brook_ir::ParamRole;
 use rayon::prelude::*;
 
 /// Leaves below which a row is one piece.
@@ -58,22 +57,11 @@ impl Value {
     }
 }
 
-/// Where a stream's elements lie in host memory.
-#[derive(Clone, Copy)]
-struct Base(*mut u8);
-// SAFETY: tasks read the input and write disjoint output elements.
-unsafe impl Send for Base {}
-// SAFETY: as above.
-unsafe impl Sync for Base {}
-
 /// One scan launch's rows, streams and operator.
 struct Rows<'a> {
     reduction: &'a Reduction,
+    scan: ScanFn,
     block: BlockPtr,
-    domain: &'a [usize],
-    tile: &'a [usize],
-    input: (Base, &'a Addressing),
-    output: (Base, &'a Addressing),
     words: usize,
 }
 
@@ -91,31 +79,12 @@ impl Reduction {
         if leaves == 0 || rows == 0 {
             return Ok(());
         }
-        let stream = |role: &dyn Fn(&ParamRole) -> bool| -> Result<(Base, &Addressing), String> {
-            let index = launch
-                .kernel()
-                .params
-                .iter()
-                .position(|p| role(&p.role))
-                .ok_or("a scan without an input or output")?;
-            let Bound::Stream {
-                buffer, addressing, ..
-            } = &launch.args[index]
-            else {
-                return Err("a scan's input and output are streams".into());
-            };
-            Ok((
-                Base(super::bind::cpu_buffer(buffer.as_ref())?.ptr()),
-                addressing,
-            ))
-        };
         let r = Rows {
             reduction: self,
+            scan: self
+                .scan
+                .ok_or("a scan launch compiled without its scan function")?,
             block,
-            domain: &launch.domain,
-            tile,
-            input: stream(&|r| matches!(r, ParamRole::Input | ParamRole::Iterator))?,
-            output: stream(&|r| *r == ParamRole::Reduce)?,
             words: self.value_size.div_ceil(8).max(1),
         };
         let threads = super::run::worker_count().max(1) as u64;
@@ -210,55 +179,23 @@ impl Rows<'_> {
         prefixes
     }
 
-    /// Scans leaves `lo..hi` of row `row` (an aligned piece) from `before`, writing every
-    /// prefix at its element.
+    /// Scans leaves `lo..hi` of row `row` (an aligned piece) from `before` into the output.
     fn scan_piece(&self, row: usize, lo: usize, hi: usize, before: Option<Value>, kind: ScanKind) {
-        let rank = self.tile.len();
-        let mut t = vec![0; rank];
-        unravel(row, self.domain, &mut t);
-        let size = self.reduction.value_size;
-        // Leaf `k`'s position: the row's first position plus `k` unravelled in the tile
-        // (streams have at most four axes).
-        let at = |k: usize, addressing: &Addressing| {
-            let mut u = [0usize; 4];
-            unravel(k, self.tile, &mut u[..rank]);
-            for ((u, t), n) in u.iter_mut().zip(&t).zip(self.tile) {
-                *u += t * n;
-            }
-            addressing.element(&u[..rank]) * size
+        let before = before
+            .as_ref()
+            .map_or(std::ptr::null(), |v| v.as_ptr().cast::<u8>());
+        // SAFETY: the block was checked against the buffers (the output has the input's
+        // shape); `before` is null or one value of the operator's type; each task writes its
+        // own piece's output elements.
+        unsafe {
+            (self.scan)(
+                self.block.get(),
+                row as u64,
+                lo as u64,
+                hi as u64,
+                before,
+                u64::from(kind == ScanKind::Exclusive),
+            )
         };
-        let items = (lo..hi).map(|k| {
-            let offset = at(k, self.input.1);
-            let mut value = Value::zeroed(self.words);
-            // SAFETY: the element lies in the input buffer (checked when the block was made).
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    self.input.0 .0.add(offset),
-                    value.as_mut_ptr().cast::<u8>(),
-                    size,
-                )
-            };
-            value
-        });
-        scan_serial(
-            items,
-            before,
-            kind,
-            &mut |a: &Value, b: &Value| self.combine(a, b),
-            &mut |j, prefix| {
-                if let Some(prefix) = prefix {
-                    let offset = at(lo + j, self.output.1);
-                    // SAFETY: each task writes its own piece's output elements, which lie in
-                    // the output buffer.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            prefix.as_ptr().cast::<u8>(),
-                            self.output.0 .0.add(offset),
-                            size,
-                        )
-                    };
-                }
-            },
-        );
     }
 }

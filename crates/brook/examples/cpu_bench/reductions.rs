@@ -1,4 +1,4 @@
-//! The sum and the inclusive scan of 2^24 floats, and a reduction whose combine is a few
+//! The sum and the inclusive scan of 2^24 floats, row scans of 4096x4096, and a reduction whose combine is a few
 //! integer operations (neither commutative nor associative: the native side computes the
 //! canonical tree, which for 2^24 leaves is the perfect binary tree).
 
@@ -65,11 +65,52 @@ pub fn rows(
             what: "inclusive scan, 2^24 floats".into(),
             brook,
             native,
-            target: 4.0,
+            target: 1.0,
             flops: None,
         });
     }
+    if filter.wants("scan") {
+        rows.push(row_scans(&sum, device, &ones)?);
+    }
     Ok(())
+}
+
+/// Inclusive scans of the rows of a 4096x4096 stream (native: a running sum per row, rows in
+/// parallel with rayon). Exact here: small integers.
+fn row_scans(sum: &brook::Kernel, device: &Device, ones: &[f32]) -> Result<Row, brook::Error> {
+    const SIDE: usize = 1 << 12;
+    let values = Stream::from_slice(device, &[SIDE, SIDE], ones)?;
+    let scanned = Stream::<f32>::new(device, &[SIDE, SIDE])?;
+    let mut native_scan = vec![0.0f32; N];
+    let (brook, native) = measure(
+        || {
+            sum.scan(&values, &scanned).expect("scan");
+            scanned.finish().expect("scan");
+        },
+        || {
+            native_scan
+                .par_chunks_mut(SIDE)
+                .zip(black_box(ones).par_chunks(SIDE))
+                .for_each(|(out, row)| {
+                    let mut acc = 0.0f32;
+                    for (out, x) in out.iter_mut().zip(row) {
+                        acc += x;
+                        *out = acc;
+                    }
+                });
+        },
+    );
+    assert!(
+        scanned.to_vec()? == native_scan,
+        "row scans differ (both are exact here)"
+    );
+    Ok(Row {
+        what: "row scans, 4096 rows of 4096 floats".into(),
+        brook,
+        native,
+        target: 1.0,
+        flops: None,
+    })
 }
 
 /// The `mix` reduce kernel's combine.

@@ -8,10 +8,14 @@
 //! - [`reduce`]: a reduction gets `fn(block, target, lo, hi, out)`, which reduces leaves
 //!   `lo..hi` of one target element's tile in the canonical order, and
 //!   `fn(block, left, right)`, one combine step in memory (`left = combine(left, right)`).
+//! - [`scan`]: a reduction launched as a scan also gets
+//!   `fn(block, target, lo, hi, before, exclusive)`, which scans an aligned piece of one
+//!   row's leaves from its prefix into the output stream.
 
 pub mod group;
 pub mod map;
 pub mod reduce;
+pub mod scan;
 
 use super::layout::{clif_type, has_array, leaves};
 use super::lower::{LocalStore, Lower, PTR};

@@ -18,6 +18,7 @@ use super::{carry, stack_locals, unravel, zero_locals, MemoryLocal};
 use crate::abi::{header, BlockLayout, Variant};
 use crate::cpu::layout::{clif_type, leaves};
 use crate::cpu::lower::{bind_params, Binding, Flow, Lower, PTR};
+use crate::lower::binding::StreamRef;
 use crate::lower::counter::{self, Slots, LEVELS};
 use crate::lower::Target;
 use crate::CompileError;
@@ -29,15 +30,15 @@ use cranelift_frontend::Variable;
 pub const BLOCK: u64 = 16;
 
 /// The reduction's parameters: its input and its target.
-struct Roles {
-    input: usize,
-    target: usize,
-    ty: Type,
+pub(super) struct Roles {
+    pub input: usize,
+    pub target: usize,
+    pub ty: Type,
     /// Locals kept in memory, zeroed before each combine step.
     memory: Vec<MemoryLocal>,
 }
 
-fn roles(lower: &mut Lower<'_, '_>) -> Result<Roles, CompileError> {
+pub(super) fn roles(lower: &mut Lower<'_, '_>) -> Result<Roles, CompileError> {
     let params = &lower.kernel.params;
     let find = |want: &dyn Fn(&ParamRole) -> bool| params.iter().position(|p| want(&p.role));
     let input = find(&|r| matches!(r, ParamRole::Input | ParamRole::Iterator));
@@ -64,7 +65,7 @@ fn roles(lower: &mut Lower<'_, '_>) -> Result<Roles, CompileError> {
 
 /// `combine(left, right)` inline: the body runs with the accumulator holding `left` and the
 /// input `right`.
-fn combine(
+pub(super) fn combine(
     lower: &mut Lower<'_, '_>,
     roles: &Roles,
     acc: &[Variable],
@@ -84,7 +85,7 @@ fn combine(
     Ok(acc.iter().map(|&v| lower.b.use_var(v)).collect())
 }
 
-fn accumulator(lower: &mut Lower<'_, '_>, roles: &Roles) -> Vec<Variable> {
+pub(super) fn accumulator(lower: &mut Lower<'_, '_>, roles: &Roles) -> Vec<Variable> {
     let acc: Vec<Variable> = leaves(lower.module, &roles.ty)
         .iter()
         .map(|leaf| lower.b.declare_var(clif_type(leaf.kind)))
@@ -117,7 +118,7 @@ pub fn build_combine(
 type Source = crate::lower::binding::Source<Value>;
 
 /// The state of the walk over a tile's leaves.
-struct Walk {
+pub(super) struct Walk {
     source: Source,
     /// The first input position of the tile (target position times tile).
     base: Vec<Value>,
@@ -126,15 +127,75 @@ struct Walk {
     u: Vec<Variable>,
     /// The element index of the current leaf (streams).
     cursor: Variable,
+    /// A scan's output stream (bound with the input's shape) and the element index of the
+    /// current leaf's place in it.
+    output: Option<(StreamRef<Value>, Variable)>,
 }
 
 impl Walk {
+    /// The walk over target `target`'s tile from leaf `lo` (with a scan's output stream).
+    pub(super) fn new(
+        lower: &mut Lower<'_, '_>,
+        roles: &Roles,
+        layout: &BlockLayout,
+        variant: &Variant,
+        (target, lo): (Value, Value),
+        output: Option<StreamRef<Value>>,
+    ) -> Walk {
+        let rank = variant.rank;
+        let targets = lower.block_axes(header::DOMAIN, rank);
+        let tile = lower.block_axes(header::TILE, rank);
+        let t = unravel(lower, target, &targets, None);
+        let base: Vec<Value> = t
+            .iter()
+            .zip(&tile)
+            .map(|(&t, &n)| lower.b.ins().imul(t, n))
+            .collect();
+        let source = crate::lower::binding::reduction_source(lower, roles.input, layout, variant);
+        let first = unravel(lower, lo, &tile, None);
+        let u = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
+        let zero = lower.iconst(PTR, 0);
+        let cursor = lower.var_with(PTR, zero);
+        let output = output.map(|out| (out, lower.var_with(PTR, zero)));
+        let walk = Walk {
+            source,
+            base,
+            tile,
+            u,
+            cursor,
+            output,
+        };
+        walk.set_cursor(lower);
+        walk
+    }
+
     fn set_cursor(&self, lower: &mut Lower<'_, '_>) {
         if let Source::Stream(stream) = &self.source {
             let at = self.position(lower);
             let index = lower.element_index(stream.offset, &at, &stream.pitch);
             lower.b.def_var(self.cursor, index);
         }
+        if let Some((out, cursor)) = &self.output {
+            let at = self.position(lower);
+            let index = lower.element_index(out.offset, &at, &out.pitch);
+            lower.b.def_var(*cursor, index);
+        }
+    }
+
+    /// The tile's extents, slowest axis first.
+    pub(super) fn tile(&self) -> &[Value] {
+        &self.tile
+    }
+
+    /// The address of the output element `step` elements along the fastest axis from the
+    /// current leaf's (a scan's walk).
+    pub(super) fn output_address(&self, lower: &mut Lower<'_, '_>, step: u64) -> Value {
+        let (out, cursor) = self.output.as_ref().expect("a scan's walk has an output");
+        let last = *out.pitch.last().expect("a scan's output has an axis");
+        let cursor = lower.b.use_var(*cursor);
+        let delta = lower.b.ins().imul_imm_s(last, step as i64);
+        let index = lower.b.ins().iadd(cursor, delta);
+        lower.element_address(out.base, index, out.size)
     }
 
     /// The input position of the current leaf.
@@ -148,7 +209,7 @@ impl Walk {
     }
 
     /// The leaf `step` elements along the fastest axis from the current one.
-    fn leaf(&self, lower: &mut Lower<'_, '_>, ty: &Type, step: u64) -> Vec<Value> {
+    pub(super) fn leaf(&self, lower: &mut Lower<'_, '_>, ty: &Type, step: u64) -> Vec<Value> {
         match &self.source {
             Source::Stream(stream) => {
                 let Some(&last) = stream.pitch.last() else {
@@ -170,7 +231,7 @@ impl Walk {
     }
 
     /// Moves `by` leaves along the fastest axis, carrying into slower axes at a row's end.
-    fn advance(&self, lower: &mut Lower<'_, '_>, by: u64) {
+    pub(super) fn advance(&self, lower: &mut Lower<'_, '_>, by: u64) {
         let last = self.u.len() - 1;
         let u = lower.b.use_var(self.u[last]);
         let u = lower.b.ins().iadd_imm_s(u, by as i64);
@@ -189,6 +250,12 @@ impl Walk {
             let delta = lower.b.ins().imul_imm_s(stream.pitch[last], by as i64);
             let cursor = lower.b.ins().iadd(cursor, delta);
             lower.b.def_var(self.cursor, cursor);
+        }
+        if let Some((out, cursor)) = &self.output {
+            let index = lower.b.use_var(*cursor);
+            let delta = lower.b.ins().imul_imm_s(out.pitch[last], by as i64);
+            let index = lower.b.ins().iadd(index, delta);
+            lower.b.def_var(*cursor, index);
         }
         lower.b.ins().jump(done, &[]);
 
@@ -299,27 +366,7 @@ pub fn build_range(
     bind_params(lower, layout, variant);
     let roles = roles(lower)?;
     let acc = accumulator(lower, &roles);
-    let targets = lower.block_axes(header::DOMAIN, rank);
-    let tile = lower.block_axes(header::TILE, rank);
-    let t = unravel(lower, target, &targets, None);
-    let base: Vec<Value> = t
-        .iter()
-        .zip(&tile)
-        .map(|(&t, &n)| lower.b.ins().imul(t, n))
-        .collect();
-    let source = crate::lower::binding::reduction_source(lower, roles.input, layout, variant);
-    let first = unravel(lower, lo, &tile, None);
-    let u = first.iter().map(|&p| lower.var_with(PTR, p)).collect();
-    let zero = lower.iconst(PTR, 0);
-    let cursor = lower.var_with(PTR, zero);
-    let walk = Walk {
-        source,
-        base,
-        tile,
-        u,
-        cursor,
-    };
-    walk.set_cursor(lower);
+    let walk = Walk::new(lower, &roles, layout, variant, (target, lo), None);
     let slots = stack_slots(lower, &roles.ty);
     let mut combine_step = |lower: &mut Lower<'_, '_>, left: &[Value], right: &[Value]| {
         combine(lower, &roles, &acc, left, right.to_vec())
