@@ -12,7 +12,8 @@
 //!   GFLOP/s beside native Rust loops with rayon computing the same sums in the same order;
 //! - [`reductions`]: the sum of 2^24 floats (Brook: the canonical order; native: rayon's sum),
 //!   a reduction of 2^24 `uint`s with an integer-mix combine (native: the same canonical tree
-//!   with rayon) and an inclusive scan of 2^24 floats (native: a sequential running sum);
+//!   with rayon), an inclusive scan of 2^24 floats (native: a sequential running sum) and
+//!   row scans of 4096x4096 floats (native: a running sum per row, rows with rayon);
 //! - JIT compile time of the saxpy, Mandelbrot and sum kernels.
 //!
 //! Each figure is the median of several runs after a warm-up run; every Brook result is
