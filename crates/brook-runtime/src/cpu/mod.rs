@@ -120,7 +120,13 @@ impl Device for CpuDevice {
         let ptr = BlockPtr(block.as_ptr());
         let total: usize = launch.region.size.iter().product();
         let in_order = !run::parallel_scatter(launch.module.module(), launch.kernel());
-        run::on_workers(|| execute(&compiled.entry, launch, ptr, total, in_order))?;
+        if run::runs_alone(&compiled.entry, total, in_order) {
+            // On the queue's own thread (its stack is as large as a worker's): handing a
+            // small launch to the pool and waiting for it costs more than running it.
+            execute(&compiled.entry, launch, ptr, total, in_order)?;
+        } else {
+            run::on_workers(|| execute(&compiled.entry, launch, ptr, total, in_order))?;
+        }
         drop(block);
         Ok(())
     }

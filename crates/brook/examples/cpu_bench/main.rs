@@ -14,7 +14,8 @@
 //!   a reduction of 2^24 `uint`s with an integer-mix combine (native: the same canonical tree
 //!   with rayon), an inclusive scan of 2^24 floats (native: a sequential running sum) and
 //!   row scans of 4096x4096 floats (native: a running sum per row, rows with rayon);
-//! - JIT compile time of the saxpy, Mandelbrot and sum kernels.
+//! - JIT compile time of the saxpy, Mandelbrot and sum kernels, and the launch overhead of a
+//!   one-element kernel.
 //!
 //! Each figure is the median of several runs after a warm-up run; every Brook result is
 //! checked against the native one.
@@ -25,7 +26,7 @@ mod maps;
 mod matmul;
 mod reductions;
 
-use brook::{Device, Program};
+use brook::{Device, Program, Stream};
 use std::time::Instant;
 
 const REPEATS: usize = 9;
@@ -130,6 +131,30 @@ fn compile_times(program: &Program, names: &[&str]) -> Result<(), brook::Error> 
     Ok(())
 }
 
+/// Launch overhead: many launches of `saxpy` over one element, then one wait (the figure per
+/// launch is the median of several such runs).
+fn launch_overhead(program: &Program, device: &Device) -> Result<(), brook::Error> {
+    const LAUNCHES: usize = 20_000;
+    let saxpy = program.kernel("saxpy")?;
+    let one = || Stream::from_slice(device, &[1], &[1.0f32]);
+    let (xs, ys, rs) = (one()?, one()?, one()?);
+    let mut run = || {
+        for _ in 0..LAUNCHES {
+            saxpy
+                .launch(brook::args![2.0f32, &xs, &ys, &rs])
+                .expect("saxpy");
+        }
+        rs.finish().expect("saxpy");
+    };
+    run();
+    let times: Vec<f64> = (0..REPEATS).map(|_| time(&mut run)).collect();
+    println!(
+        "launch overhead (1 element, {LAUNCHES} launches then one wait): {:.2} us a launch",
+        median(times) / LAUNCHES as f64 * 1e6
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), brook::Error> {
     let filter = Filter(std::env::args().skip(1).collect());
     let device = Device::find("cpu", 0)?;
@@ -141,6 +166,9 @@ fn main() -> Result<(), brook::Error> {
     print_table(&device, &rows);
     if filter.wants("JIT") {
         compile_times(&program, &["saxpy", "mandel", "sum"])?;
+    }
+    if filter.wants("launch") {
+        launch_overhead(&program, &device)?;
     }
     Ok(())
 }
