@@ -15,10 +15,7 @@
 //! A busy queue costs little per job (launch overhead): the worker takes every queued job at
 //! once under the lock and runs them without it, the count of finished jobs is an atomic
 //! that callers read without the lock, and each signal is sent only when someone sleeps on
-//! it. What a job leaves (a launch's plan, allocated by the caller) goes back to be dropped
-//! by the next submission while the queue is busy, so the worker does not free the caller's
-//! memory (which contends for the caller's allocator lock); an idle worker drops it itself,
-//! so nothing is held once the queue has no work.
+//! it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -28,18 +25,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ticket(pub u64);
 
-/// What a finished job leaves to be dropped: a launch's plan and streams, which the caller
-/// allocated. Dropping them on a submitting thread keeps the worker from freeing the
-/// caller's memory (in glibc that contends for the caller's arena lock on every job).
-pub type Leftovers = Box<dyn Send>;
-
-type Job = Box<dyn FnOnce() -> Option<Leftovers> + Send + 'static>;
+type Job = Box<dyn FnOnce() + Send + 'static>;
 
 #[derive(Default)]
 struct State {
     jobs: VecDeque<Job>,
-    /// What finished jobs left while the queue stayed busy, for the next submission to drop.
-    leftovers: Vec<Leftovers>,
     /// Tickets handed out so far (the last ticket is `submitted`).
     submitted: u64,
     worker_started: bool,
@@ -106,19 +96,6 @@ impl Queue {
 
     /// Queues `job` after every job submitted before it.
     pub fn submit(&self, job: impl FnOnce() + Send + 'static) -> Ticket {
-        self.submit_leaving(move || {
-            job();
-            None
-        })
-    }
-
-    /// Queues `job`, which may hand back what it leaves ([`Leftovers`]) to be dropped by a
-    /// later submission instead of on the worker (or by the worker when the queue goes idle,
-    /// so nothing is held while the queue has no work).
-    pub fn submit_leaving(
-        &self,
-        job: impl FnOnce() -> Option<Leftovers> + Send + 'static,
-    ) -> Ticket {
         let mut state = self.shared.lock();
         if !state.worker_started {
             let shared = self.shared.clone();
@@ -139,19 +116,16 @@ impl Queue {
         state.submitted += 1;
         let ticket = Ticket(state.submitted);
         let wake = state.worker_idle;
-        let leftovers = std::mem::take(&mut state.leftovers);
         drop(state);
         if wake {
             self.shared.work.notify_one();
         }
-        drop(leftovers);
         ticket
     }
 
-    fn run_inline(&self, job: impl FnOnce() -> Option<Leftovers> + Send + 'static) -> Ticket {
+    fn run_inline(&self, job: impl FnOnce() + Send + 'static) -> Ticket {
         self.wait(Ticket(self.shared.lock().submitted));
-        let leftovers = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        drop(leftovers);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
         let mut state = self.shared.lock();
         state.submitted += 1;
         self.shared
@@ -204,32 +178,19 @@ impl Queue {
 }
 
 fn serve(shared: &Shared) {
-    let mut leftovers: Vec<Leftovers> = Vec::new();
     loop {
         let jobs = {
             let mut state = shared.lock();
-            if state.jobs.is_empty() {
-                // Going idle: no submission may come to drop what the jobs left.
-                let stale = std::mem::take(&mut state.leftovers);
-                drop(state);
-                drop(stale);
-                leftovers.clear();
-                state = shared.lock();
-                while state.jobs.is_empty() {
-                    state.worker_idle = true;
-                    state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
-                    state.worker_idle = false;
-                }
-            } else {
-                state.leftovers.append(&mut leftovers);
+            while state.jobs.is_empty() {
+                state.worker_idle = true;
+                state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
+                state.worker_idle = false;
             }
             std::mem::take(&mut state.jobs)
         };
         for job in jobs {
             // A panicking job must not stop the queue or leave its waiters hanging.
-            if let Ok(Some(left)) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
-                leftovers.push(left);
-            }
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             shared.finish_one();
         }
     }
@@ -239,45 +200,6 @@ fn serve(shared: &Shared) {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Counts its drops.
-    struct Left(Arc<AtomicUsize>);
-
-    impl Drop for Left {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// Every job's leftovers are dropped after it ran, by later submissions or by the worker
-    /// once the queue is idle: none is kept (a kept one would hold a launch's buffers).
-    #[test]
-    fn leftovers_are_dropped_after_their_jobs() {
-        let queue = Queue::new("test-queue");
-        let (ran, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let mut last = Ticket(0);
-        for _ in 0..500 {
-            let (ran, dropped) = (ran.clone(), dropped.clone());
-            last = queue.submit_leaving(move || {
-                let before = dropped.load(Ordering::SeqCst);
-                let done = ran.fetch_add(1, Ordering::SeqCst);
-                assert!(before <= done, "a job's leftovers dropped before it ran");
-                Some(Box::new(Left(dropped)))
-            });
-        }
-        queue.wait(last);
-        assert_eq!(ran.load(Ordering::SeqCst), 500);
-        let start = std::time::Instant::now();
-        while dropped.load(Ordering::SeqCst) < 500 {
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(10),
-                "leftovers kept by an idle queue: {} of 500 dropped",
-                dropped.load(Ordering::SeqCst)
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        assert_eq!(dropped.load(Ordering::SeqCst), 500);
-    }
 
     #[test]
     fn jobs_run_in_submission_order() {

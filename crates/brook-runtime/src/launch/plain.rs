@@ -75,43 +75,6 @@ pub(super) fn launch_ir(
 
 /// Queues a checked launch; errors found when it runs are recorded on its outputs. An input
 /// that holds an error by then (an earlier queued job failed) skips the launch.
-/// A queued launch: what it runs and the streams that take its error. The caller allocates
-/// it and, through the queue's leftovers, drops it.
-struct Job {
-    runner: Arc<dyn crate::Device>,
-    plan: LaunchPlan,
-    inputs: Vec<(usize, RawStream)>,
-    outputs: Vec<RawStream>,
-    call_site: Option<String>,
-}
-
-impl Job {
-    /// Launches the plan, unless an input holds an error; a failure goes to every output.
-    fn run(&self) {
-        let plan = &self.plan;
-        let problem = match self.inputs.iter().find(|(_, s)| s.error().is_some()) {
-            Some((index, stream)) => Some(LaunchProblem::InputInError {
-                arg: crate::ArgRef {
-                    position: index + 1,
-                    name: plan.kernel().params[*index].name.clone(),
-                },
-                code: stream.error().unwrap_or(crate::BError::Kernel),
-            }),
-            None => super::crosscheck::launch(self.runner.as_ref(), plan).err(),
-        };
-        if let Some(problem) = problem {
-            let error = LaunchError {
-                kernel: plan.kernel().name.clone(),
-                call_site: self.call_site.clone(),
-                problem,
-            };
-            for output in &self.outputs {
-                output.record_error(error.code(), &error.to_string());
-            }
-        }
-    }
-}
-
 fn submit(
     device: Arc<dyn crate::Device>,
     plan: LaunchPlan,
@@ -138,16 +101,28 @@ fn submit(
             _ => None,
         })
         .collect();
-    let job = Box::new(Job {
-        runner: device.clone(),
-        plan,
-        inputs,
-        outputs,
-        call_site,
-    });
-    let ticket = device.queue().submit_leaving(move || {
-        job.run();
-        Some(job)
+    let runner = device.clone();
+    let ticket = device.queue().submit(move || {
+        let problem = match inputs.iter().find(|(_, s)| s.error().is_some()) {
+            Some((index, stream)) => Some(LaunchProblem::InputInError {
+                arg: crate::ArgRef {
+                    position: index + 1,
+                    name: plan.kernel().params[*index].name.clone(),
+                },
+                code: stream.error().unwrap_or(crate::BError::Kernel),
+            }),
+            None => super::crosscheck::launch(runner.as_ref(), &plan).err(),
+        };
+        if let Some(problem) = problem {
+            let error = LaunchError {
+                kernel: plan.kernel().name.clone(),
+                call_site,
+                problem,
+            };
+            for output in &outputs {
+                output.record_error(error.code(), &error.to_string());
+            }
+        }
     });
     for stream in &streams {
         stream.note_job(ticket);
