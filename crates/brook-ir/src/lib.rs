@@ -23,6 +23,7 @@ pub mod arena;
 pub mod builder;
 pub mod collective;
 pub mod expr;
+pub mod induction;
 pub mod launch;
 pub mod module;
 pub mod print;

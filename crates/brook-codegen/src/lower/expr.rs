@@ -157,7 +157,13 @@ pub trait ExprWalk<'ir>: Target<'ir> + Sized {
                 Some(values) => values,
                 None => self.zeros(ty),
             },
-            ExprKind::Gather { param, indices } => launch::gather(self, *param, indices)?,
+            ExprKind::Gather { param, indices } => match self.induction().gather(h) {
+                Some(element) => {
+                    let element = self.read_var(element);
+                    launch::gather_at(self, *param, element)
+                }
+                None => launch::gather(self, *param, indices)?,
+            },
             ExprKind::Field { base, index } => {
                 let base_ty = self.expr_type(*base);
                 let values = self.expr(*base)?;

@@ -62,6 +62,17 @@ pub fn gather<'ir, T: Target<'ir>>(
     Ok(t.load_element(&ty, addr))
 }
 
+/// The element of gather array `p` at element index `element` (in range: an induction
+/// gather's, [`super::induction`]).
+pub fn gather_at<'ir, T: Target<'ir>>(t: &mut T, p: ParamId, element: T::Leaf) -> Vec<T::Leaf> {
+    let ty = t.kernel().params[p.0 as usize].ty.clone();
+    let Binding::Array { stream } = t.binding(p) else {
+        return t.zeros(&ty);
+    };
+    let addr = t.element_address(stream.base, element, stream.size);
+    t.load_element(&ty, addr)
+}
+
 /// The clamped element index of a gather (or of a scatter place read).
 pub fn clamped_element<'ir, T: Target<'ir>>(
     t: &mut T,

@@ -11,6 +11,8 @@
 //!   is, and its loads and stores.
 //! - [`stmt`]: the structured statement walk onto the target's control flow.
 //! - [`counter`]: the binary-counter stack every reduction entry folds its leaves with.
+//! - [`induction`]: the fast loop of a loop whose gathers walk along float induction
+//!   variables (element indices kept in integer variables).
 //!
 //! A backend implements [`Target`] and keeps only what is its own: instruction selection for
 //! Brook's arithmetic rules, math, memory access details and the drivers that set up a
@@ -19,6 +21,7 @@
 pub mod binding;
 pub mod counter;
 pub mod expr;
+pub mod induction;
 pub mod launch;
 pub mod place;
 pub mod stmt;
@@ -80,6 +83,8 @@ pub trait Target<'ir> {
     fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Self::Leaf>>;
     /// The error for a construct of expression `h` that the backend cannot compile.
     fn unsupported(&self, h: Handle<Expr>, what: String) -> Self::Error;
+    /// The state of the fast loop being lowered, if any ([`induction`]).
+    fn induction(&mut self) -> &mut induction::Induction<Self::Leaf, Self::Var>;
 
     // ---- Scalar operations, following `brook_ir::launch`'s arithmetic rules.
 

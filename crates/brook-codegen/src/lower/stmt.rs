@@ -43,8 +43,11 @@ fn statement<'ir, T: Target<'ir>>(
     }
     match stmt {
         Stmt::Store { place, value } => {
-            let values = t.expr(*value)?;
-            place::store_place(t, place, &values)?;
+            if !super::induction::counted_update(t, *value) {
+                let values = t.expr(*value)?;
+                place::store_place(t, place, &values)?;
+            }
+            super::induction::after_update(t, *value);
         }
         Stmt::If {
             cond,
@@ -60,11 +63,13 @@ fn statement<'ir, T: Target<'ir>>(
             t.end_if(frame);
         }
         Stmt::Loop { body, continuing } => {
-            let frame = t.begin_loop();
-            block(t, body, Some(frame))?;
-            t.begin_continuing(frame);
-            block(t, continuing, Some(frame))?;
-            t.end_loop(frame);
+            let plan = super::induction::applies(t)
+                .then(|| brook_ir::induction::analyse(t.kernel(), body, continuing))
+                .flatten();
+            match plan {
+                Some(plan) => super::induction::lower_loop(t, body, continuing, &plan)?,
+                None => super::induction::plain_loop(t, body, continuing)?,
+            }
         }
         Stmt::Break => {
             if let Some(frame) = innermost {

@@ -90,6 +90,7 @@ pub struct Lower<'a, 'f> {
     /// The address of the launch's parameter block (every function's first argument).
     pub param_block: Value,
     memo: HashMap<Handle<Expr>, Vec<Value>>,
+    induction: crate::lower::induction::Induction<Value, Variable>,
     sigs: HashMap<super::helpers::HelperSig, SigRef>,
 }
 
@@ -115,6 +116,7 @@ impl<'a, 'f> Lower<'a, 'f> {
             cursors: Vec::new(),
             param_block,
             memo: HashMap::new(),
+            induction: Default::default(),
             sigs: HashMap::new(),
         }
     }

@@ -43,6 +43,10 @@ impl<'a> Target<'a> for Lower<'a, '_> {
         Lower::unsupported(self, h, what)
     }
 
+    fn induction(&mut self) -> &mut crate::lower::induction::Induction<Value, Variable> {
+        &mut self.induction
+    }
+
     fn literal(&mut self, lit: Literal) -> Value {
         match lit.kind {
             ScalarKind::F32 => self.b.ins().f32const(Ieee32::with_bits(lit.bits as u32)),

@@ -64,6 +64,7 @@ pub struct Lower<'a> {
     /// Element bindings and their streams, whose addresses follow the position.
     pub elements: Vec<(Reg, StreamRef)>,
     memo: HashMap<Handle<Expr>, Vec<Reg>>,
+    induction: crate::lower::induction::Induction<Reg, Reg>,
     /// Helper functions (`.func`) the body calls, by name.
     pub helpers: Vec<&'static str>,
 }
@@ -85,6 +86,7 @@ impl<'a> Lower<'a> {
             ret,
             elements: Vec::new(),
             memo: HashMap::new(),
+            induction: Default::default(),
             helpers: Vec::new(),
         }
     }

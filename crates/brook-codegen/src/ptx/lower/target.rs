@@ -33,6 +33,10 @@ impl<'a> Target<'a> for Lower<'a> {
         Lower::unsupported(self, h, what)
     }
 
+    fn induction(&mut self) -> &mut crate::lower::induction::Induction<Reg, Reg> {
+        &mut self.induction
+    }
+
     fn literal(&mut self, lit: Literal) -> Reg {
         match lit.kind {
             ScalarKind::Bool => self.pred_const(lit.bits != 0),

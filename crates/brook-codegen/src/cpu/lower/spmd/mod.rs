@@ -413,6 +413,7 @@ pub struct Spmd<'l, 'a, 'f> {
     /// How the next `if`'s arms are lowered ([`Target::if_arms`](crate::lower::Target)).
     next_arms: Option<flow::ArmPlan>,
     memo: HashMap<Handle<Expr>, Vec<Leaf>>,
+    induction: crate::lower::induction::Induction<Leaf, Var>,
     /// Per-lane gather addresses by their lane 0's value ([`gather`]).
     gathers: HashMap<Value, gather::GatherAddress>,
 }
@@ -446,6 +447,7 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             depth: 0,
             next_arms: None,
             memo: HashMap::new(),
+            induction: Default::default(),
             gathers: HashMap::new(),
         };
         let none = spmd.splat_mask(false);

@@ -48,6 +48,10 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         self.s.unsupported(h, what)
     }
 
+    fn induction(&mut self) -> &mut crate::lower::induction::Induction<Leaf, Var> {
+        &mut self.induction
+    }
+
     fn literal(&mut self, lit: Literal) -> Leaf {
         Leaf::Uniform(Target::literal(self.s, lit))
     }
