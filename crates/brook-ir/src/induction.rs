@@ -18,8 +18,8 @@
 //! (`brook_codegen::lower::induction`). Nothing here changes what a kernel computes.
 
 use crate::{
-    Access, BinaryOp, Block, Expr, ExprKind, Handle, Kernel, Local, ParamId, PlaceRoot,
-    ScalarKind, Stmt, Type,
+    Access, BinaryOp, Block, Expr, ExprKind, Handle, Kernel, Local, ParamId, PlaceRoot, ScalarKind,
+    Stmt, Type,
 };
 use std::collections::HashSet;
 

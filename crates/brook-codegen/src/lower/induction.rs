@@ -9,16 +9,27 @@
 //! `[0, hi]`. Where all of that holds, the loop runs as written except that each induction
 //! gather keeps its element index in an integer variable, moved by `step * pitch` right after
 //! its variable's update, and reads its element there without converting or clamping: the
-//! same element the gather would read, since no clamp applies and the conversion gives the
-//! integer. Before an iteration that might update a variable past its `K` updates, the fast
-//! loop stops and the loop as written goes on from there; it also runs where the check
-//! fails. So every kernel computes exactly what it computed before.
+//! element the gather would read, since the conversion gives the integer and no clamp
+//! applies. A variable nothing else reads ([`brook_ir::induction::InductionLoop::unread`])
+//! whose components the gathers all read is not updated at all, only counted. Before an
+//! iteration that might update a variable past its `K` updates, the fast loop stops (writing
+//! the counted variables' values) and the loop as written goes on from there; it also runs
+//! where the checks fail. So every kernel computes exactly what it computed before.
+//!
+//! Only loops of at most [`MAX_GATHERS`] induction gathers get a fast loop. Measured on an
+//! H100 (docs/PERFORMANCE.md): seed 001's simple multiply (two gathers) ran 10% faster, its
+//! 8x4-blocked one (twelve) 20-37% slower whatever the form — an element index per gather,
+//! or one integer shadow per component — as the extra registers took it past 128 a thread,
+//! which halves the blocks an SM holds. A fast loop without the exit test (its trips counted
+//! at the entry) made the simple multiply 28% slower; the test stays.
 
 use super::{stmt, ExprWalk, StreamRef, Target};
 use brook_ir::induction::{IndexSource, InductionLoop};
 use brook_ir::{BinaryOp, Block, Expr, Handle, Literal, Place, ScalarKind, UnaryOp};
 use std::collections::HashMap;
 
+/// The most induction gathers a loop may have for a fast loop (each holds two registers).
+pub const MAX_GATHERS: usize = 4;
 /// Components and steps at most this large keep float additions exact.
 const EXACT: u64 = 1 << 24;
 /// The count of a component whose step is zero (any launch's loop ends first or never).
@@ -106,6 +117,21 @@ pub fn plain_loop<'ir, T: Target<'ir>>(
     Ok(())
 }
 
+/// A component checked at the entry: its value and step as indices, whether the checks hold,
+/// and how many updates keep it in range.
+struct Checked<L> {
+    component: Component<L>,
+    ok: L,
+    updates: L,
+}
+
+/// A gather's element index at the entry, and per induction variable it reads, the move of
+/// its element index at that variable's update.
+struct FirstIndex<L> {
+    element: L,
+    moves: Vec<(usize, L)>,
+}
+
 /// The checks at the loop's entry, the count of updates, and each induction gather's first
 /// element index and its moves per variable update.
 struct Entry<L> {
@@ -115,7 +141,7 @@ struct Entry<L> {
     whole: Vec<Option<(Vec<L>, Vec<L>)>>,
     /// Per gather (in the plan's order): its first element index, and per induction
     /// variable it reads, the move of its element index at that variable's update.
-    gathers: Vec<(L, Vec<(usize, L)>)>,
+    gathers: Vec<FirstIndex<L>>,
 }
 
 impl<L: Copy> Entry<L> {
@@ -136,7 +162,11 @@ impl<L: Copy> Entry<L> {
         let mut found = HashMap::new();
         for &(var, component) in &used {
             let hi = highest(t, plan, &streams, (var, component));
-            let (c, ok, updates) = check_component(t, plan, (var, component), hi)?;
+            let Checked {
+                component: c,
+                ok,
+                updates,
+            } = check_component(t, plan, (var, component), hi)?;
             guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, ok);
             count = min_index(t, count, updates);
             found.insert((var, component), c);
@@ -178,7 +208,14 @@ impl<L: Copy> Entry<L> {
             guard: t.literal(Literal::bool(false)),
             count: zero,
             whole: plan.vars.iter().map(|_| None).collect(),
-            gathers: plan.gathers.iter().map(|_| (zero, Vec::new())).collect(),
+            gathers: plan
+                .gathers
+                .iter()
+                .map(|_| FirstIndex {
+                    element: zero,
+                    moves: Vec::new(),
+                })
+                .collect(),
         }
     }
 }
@@ -211,7 +248,12 @@ fn highest<'ir, T: Target<'ir>>(
     let one = t.index_constant(1);
     for (g, stream) in plan.gathers.iter().zip(streams) {
         for (k, source) in g.indices.iter().enumerate() {
-            if *source == (IndexSource::Induction { var: c.0, component: c.1 }) {
+            if *source
+                == (IndexSource::Induction {
+                    var: c.0,
+                    component: c.1,
+                })
+            {
                 let last = t.binary(BinaryOp::Sub, t.index_kind(), stream.shape[k], one);
                 hi = min_index(t, hi, last);
             }
@@ -235,7 +277,7 @@ fn check_component<'ir, T: Target<'ir>>(
     plan: &InductionLoop,
     (var, component): (usize, u8),
     hi: T::Leaf,
-) -> Result<(Component<T::Leaf>, T::Leaf, T::Leaf), T::Error> {
+) -> Result<Checked<T::Leaf>, T::Error> {
     let v = &plan.vars[var];
     let f32 = ScalarKind::F32;
     let value = t.expr(v.current)?[usize::from(component)];
@@ -279,7 +321,11 @@ fn check_component<'ir, T: Target<'ir>>(
     let updates = t.div_index(room, size);
     let unbounded = t.index_constant(UNBOUNDED);
     let updates = t.select(kind, still, unbounded, updates);
-    Ok((Component { at, step: by }, ok, updates))
+    Ok(Checked {
+        component: Component { at, step: by },
+        ok,
+        updates,
+    })
 }
 
 /// A gather's first element index (its induction indices at their entry values, invariant
@@ -289,7 +335,7 @@ fn first_index<'ir, T: Target<'ir>>(
     indices: &[IndexSource],
     stream: &StreamRef<T::Leaf>,
     found: &HashMap<(usize, u8), Component<T::Leaf>>,
-) -> Result<(T::Leaf, Vec<(usize, T::Leaf)>), T::Error> {
+) -> Result<FirstIndex<T::Leaf>, T::Error> {
     let kind = t.index_kind();
     let mut at = Vec::with_capacity(indices.len());
     let mut moves: Vec<(usize, T::Leaf)> = Vec::new();
@@ -311,7 +357,10 @@ fn first_index<'ir, T: Target<'ir>>(
         }
     }
     let pitch = stream.pitch[..at.len()].to_vec();
-    Ok((t.element_index(stream.offset, &at, &pitch), moves))
+    Ok(FirstIndex {
+        element: t.element_index(stream.offset, &at, &pitch),
+        moves,
+    })
 }
 
 /// The loop with the induction gathers' element indices in variables, stopping (and setting
@@ -329,7 +378,14 @@ fn fast_loop<'ir, T: Target<'ir>>(
         active: true,
         ..Induction::default()
     };
-    for (g, (first, moves)) in plan.gathers.iter().zip(&entry.gathers) {
+    for (
+        g,
+        FirstIndex {
+            element: first,
+            moves,
+        },
+    ) in plan.gathers.iter().zip(&entry.gathers)
+    {
         let var = t.temporary(kind);
         t.write_var(var, *first);
         state.gathers.insert(g.expr, var);

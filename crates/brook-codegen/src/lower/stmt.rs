@@ -65,7 +65,8 @@ fn statement<'ir, T: Target<'ir>>(
         Stmt::Loop { body, continuing } => {
             let plan = super::induction::applies(t)
                 .then(|| brook_ir::induction::analyse(t.kernel(), body, continuing))
-                .flatten();
+                .flatten()
+                .filter(|plan| plan.gathers.len() <= super::induction::MAX_GATHERS);
             match plan {
                 Some(plan) => super::induction::lower_loop(t, body, continuing, &plan)?,
                 None => super::induction::plain_loop(t, body, continuing)?,
