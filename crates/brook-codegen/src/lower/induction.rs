@@ -173,6 +173,15 @@ impl<L: Copy> Entry<L> {
         }
         let mut gathers = Vec::with_capacity(plan.gathers.len());
         for (g, stream) in plan.gathers.iter().zip(&streams) {
+            // An empty axis has no last position to stay below.
+            for (k, source) in g.indices.iter().enumerate() {
+                if matches!(source, IndexSource::Induction { .. }) {
+                    let zero = t.index_constant(0);
+                    let kind = t.index_kind();
+                    let filled = t.binary(BinaryOp::Ne, kind, stream.shape[k], zero);
+                    guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, filled);
+                }
+            }
             gathers.push(first_index(t, &g.indices, stream, &found)?);
         }
         let mut whole = Vec::with_capacity(plan.vars.len());
