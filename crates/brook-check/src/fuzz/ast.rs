@@ -57,6 +57,19 @@ pub enum Cond {
     Not(Box<Cond>),
 }
 
+/// `float var = start; float counter = trips; while (counter > 0.0f) { counter = counter -
+/// 1.0f; body; var = var + step; }`: `var` an induction variable of the loop (the compiled
+/// devices' fast loop, `brook_codegen::lower::induction`).
+#[derive(Clone, Debug)]
+pub struct WalkLoop {
+    pub var: String,
+    pub start: f32,
+    pub step: f32,
+    pub counter: String,
+    pub trips: u32,
+    pub body: Vec<Stmt>,
+}
+
 #[derive(Clone, Debug)]
 pub enum Stmt {
     Decl(String, Ty, Expr),
@@ -67,6 +80,8 @@ pub enum Stmt {
     For(String, u32, Vec<Stmt>),
     /// `int v = 0; while (v < n) { v = v + 1; body }`.
     While(String, u32, Vec<Stmt>),
+    /// A loop that walks a float variable the body's gathers may index with.
+    Walk(Box<WalkLoop>),
     /// `do { body } while (cond);` run at least once; cond is `v < n` of a counter.
     DoWhile(String, u32, Vec<Stmt>),
     Break,
@@ -283,6 +298,16 @@ impl Stmt {
                 write_block(body, depth + 1, out);
                 let _ = writeln!(out, "{pad}}}");
             }
+            Stmt::Walk(w) => {
+                let (v, c) = (&w.var, &w.counter);
+                let _ = writeln!(out, "{pad}float {v} = {:?}f;", w.start);
+                let _ = writeln!(out, "{pad}float {c} = {}.0f;", w.trips);
+                let _ = writeln!(out, "{pad}while ({c} > 0.0f) {{");
+                let _ = writeln!(out, "{pad}    {c} = {c} - 1.0f;");
+                write_block(&w.body, depth + 1, out);
+                let _ = writeln!(out, "{pad}    {v} = {v} + {:?}f;", w.step);
+                let _ = writeln!(out, "{pad}}}");
+            }
             Stmt::DoWhile(v, n, body) => {
                 let _ = writeln!(out, "{pad}int {v} = 0;");
                 let _ = writeln!(out, "{pad}do {{");
@@ -312,6 +337,7 @@ impl Stmt {
             Stmt::For(_, _, body) | Stmt::While(_, _, body) | Stmt::DoWhile(_, _, body) => {
                 vec![body]
             }
+            Stmt::Walk(w) => vec![&mut w.body],
             _ => Vec::new(),
         }
     }

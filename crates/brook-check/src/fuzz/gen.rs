@@ -1,7 +1,7 @@
 //! Random well-typed expressions and statements over a scope of readable and writable names.
 //! Every expression is built for a wanted type, so the programs need no implicit conversion.
 
-use super::ast::{Cond, Expr, Stmt, Ty};
+use super::ast::{Cond, Expr, Stmt, Ty, WalkLoop};
 use super::rng::Rng;
 use brook_ir::ScalarKind;
 
@@ -23,6 +23,8 @@ pub struct Scope {
     /// Outputs that may be assigned anywhere (never read).
     pub outputs: Vec<(String, Ty)>,
     pub gathers: Vec<GatherArray>,
+    /// Float variables of enclosing walk loops, for gather indices.
+    pub walkers: Vec<String>,
 }
 
 /// The kinds a kernel's values are drawn from, with weights.
@@ -292,8 +294,13 @@ impl<'r> Gen<'r> {
             return None;
         }
         let array = self.rng.pick(&arrays).clone();
+        let walkers = self.scope.walkers.clone();
         let indices = (0..array.rank)
             .map(|_| {
+                if !walkers.is_empty() && self.rng.chance(60) {
+                    let w = self.rng.pick(&walkers).clone();
+                    return Expr::Var(w, Ty::new(ScalarKind::F32, 1));
+                }
                 let kind = if self.rng.chance(70) {
                     ScalarKind::I32
                 } else {
@@ -371,6 +378,9 @@ impl<'r> Gen<'r> {
                         .push((var.clone(), Ty::new(ScalarKind::I32, 1)));
                     let body = self.block(depth - 1, true, may_return);
                     self.scope.readable.pop();
+                    if self.rng.chance(30) {
+                        return self.walk(depth, may_return);
+                    }
                     return match self.rng.below(4) {
                         0 => Stmt::While(var, n, body),
                         1 => Stmt::DoWhile(var, n.max(1), body),
@@ -396,6 +406,55 @@ impl<'r> Gen<'r> {
                 _ => {}
             }
         }
+    }
+
+    /// A walk loop: a float variable stepped once an iteration after the body, which the
+    /// body's gathers index with (starts and steps mostly integers, sometimes not; often
+    /// walking off the arrays' ends); sometimes readable in the body too.
+    fn walk(&mut self, depth: u32, may_return: bool) -> Stmt {
+        let var = self.fresh("w");
+        let counter = self.fresh("c");
+        let start = *self
+            .rng
+            .pick(&[0.0f32, 0.0, 1.0, 2.0, 3.0, 5.0, -1.0, 0.5, 2.5]);
+        let step = *self
+            .rng
+            .pick(&[1.0f32, 1.0, 1.0, 2.0, -1.0, 0.0, 3.0, 0.5, -2.0]);
+        let trips = self.rng.between(0, 12) as u32;
+        let readable = self.rng.chance(40);
+        if readable {
+            self.scope
+                .readable
+                .push((var.clone(), Ty::new(ScalarKind::F32, 1)));
+        }
+        self.scope.walkers.push(var.clone());
+        // A value gathered along the walk, readable by the rest of the body.
+        let lead = self.scope.gathers.first().map(|g| g.ty).and_then(|ty| {
+            let value = self.gather(ty, 1)?;
+            let name = self.fresh("v");
+            Some((name, ty, value))
+        });
+        let saved = self.scope.readable.len();
+        if let Some((name, ty, _)) = &lead {
+            self.scope.readable.push((name.clone(), *ty));
+        }
+        let mut body = self.block(depth.saturating_sub(1), true, may_return);
+        self.scope.readable.truncate(saved);
+        if let Some((name, ty, value)) = lead {
+            body.insert(0, Stmt::Decl(name, ty, value));
+        }
+        self.scope.walkers.pop();
+        if readable {
+            self.scope.readable.pop();
+        }
+        Stmt::Walk(Box::new(WalkLoop {
+            var,
+            start,
+            step,
+            counter,
+            trips,
+            body,
+        }))
     }
 
     /// An assignment to a local: whole, one component, or compound.

@@ -83,6 +83,7 @@ fn count_stmts(stmts: &[Stmt]) -> usize {
                 Stmt::For(_, _, body) | Stmt::While(_, _, body) | Stmt::DoWhile(_, _, body) => {
                     count_stmts(body)
                 }
+                Stmt::Walk(w) => count_stmts(&w.body),
                 _ => 0,
             }
         })
@@ -108,6 +109,7 @@ fn edit_stmt(stmts: &mut Vec<Stmt>, n: &mut usize, unwrap: bool) -> bool {
                 Stmt::For(_, _, body) | Stmt::While(_, _, body) | Stmt::DoWhile(_, _, body) => {
                     std::mem::take(body)
                 }
+                Stmt::Walk(w) => std::mem::take(&mut w.body),
                 _ => return false,
             };
             stmts.splice(i..=i, inner);
