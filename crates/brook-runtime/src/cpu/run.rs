@@ -88,13 +88,13 @@ pub fn parallel_scatter(module: &brook_ir::Module, kernel: &brook_ir::Kernel) ->
     scatters.count() == 0 || (single_scalars && !kernel.reads_scatter_array())
 }
 
-/// Runs instances `0..total` of a map kernel.
 /// Whether a launch runs in one call on the calling thread: a map kernel whose instances run
 /// in order or are too few to split ([`run_map`]).
 pub fn runs_alone(entry: &brook_codegen::cpu::Entry, total: usize, in_order: bool) -> bool {
     matches!(entry, brook_codegen::cpu::Entry::Map(_)) && (in_order || total <= MIN_CHUNK)
 }
 
+/// Runs instances `0..total` of a map kernel.
 pub fn run_map(run: MapFn, block: BlockPtr, total: usize, in_order: bool) {
     if in_order || total <= MIN_CHUNK {
         // SAFETY: the block was built for this kernel and checked against its buffers.
