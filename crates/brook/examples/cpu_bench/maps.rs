@@ -36,6 +36,7 @@ kernel void mandel(float scale, out int count<>)
 }
 
 reduce void sum(float a<>, reduce float s<>) { s += a; }
+reduce void sum4(float4 a<>, reduce float4 s<>) { s += a; }
 
 reduce void mix(uint a<>, reduce uint h<>)
 {

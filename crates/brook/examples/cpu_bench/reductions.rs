@@ -37,6 +37,9 @@ pub fn rows(
             flops: None,
         });
     }
+    if filter.wants("sum") {
+        rows.push(sum4(program, device, &ones)?);
+    }
     if filter.wants("mix") {
         rows.push(mix(program, device)?);
     }
@@ -73,6 +76,42 @@ pub fn rows(
         rows.push(row_scans(&sum, device, &ones)?);
     }
     Ok(())
+}
+
+/// The sum of 2^22 `float4`s (the same 2^24 floats; native: rayon's sum of 4-arrays). Exact
+/// here: small integers.
+fn sum4(program: &Program, device: &Device, ones: &[f32]) -> Result<Row, brook::Error> {
+    let sum4 = program.kernel("sum4")?;
+    let quads: Vec<[f32; 4]> = ones
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let values = Stream::from_slice(device, &[N / 4], &quads)?;
+    let mut total = [0.0f32; 4];
+    let mut native_total = [0.0f32; 4];
+    let (brook, native) = measure(
+        || {
+            sum4.launch(brook::args![&values, host_var(&mut total)])
+                .expect("sum4");
+        },
+        || {
+            native_total = black_box(&quads).par_iter().copied().reduce(
+                || [0.0; 4],
+                |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+            );
+        },
+    );
+    assert_eq!(
+        total, native_total,
+        "float4 sums differ (both are exact here)"
+    );
+    Ok(Row {
+        what: "sum, 2^22 float4".into(),
+        brook,
+        native,
+        target: 1.0,
+        flops: None,
+    })
 }
 
 /// Inclusive scans of the rows of a 4096x4096 stream (native: a running sum per row, rows in

@@ -319,7 +319,7 @@ fn block_node(
 ) -> Result<Vec<Value>, CompileError> {
     use crate::cpu::lower::spmd::combine;
     let lanes = combine::lane_kind(lower.module, lower.kernel).filter(|_| in_lanes);
-    let (Some(kind), Source::Stream(stream)) = (lanes, &walk.source) else {
+    let (Some(value), Source::Stream(stream)) = (lanes, &walk.source) else {
         let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
         return block_tree(lower, roles, acc, values);
     };
@@ -332,23 +332,27 @@ fn block_node(
         lower.b.create_block(),
         lower.b.create_block(),
     );
-    lower.b.append_block_param(join, clif_type(kind));
+    for _ in 0..value.width {
+        lower.b.append_block_param(join, clif_type(value.kind));
+    }
     let unit = lower.b.ins().icmp_imm_s(IntCC::Equal, pitch, 1);
     lower.b.ins().brif(unit, in_lanes, &[], one_by_one, &[]);
 
     lower.b.switch_to_block(in_lanes);
     let cursor = lower.b.use_var(walk.cursor);
     let addr = lower.element_address(stream.base, cursor, stream.size);
-    let root = combine::block_in_lanes(lower, variant, (roles.input, roles.target), kind, addr)?;
-    lower.b.ins().jump(join, &[root.into()]);
+    let root = combine::block_in_lanes(lower, variant, (roles.input, roles.target), value, addr)?;
+    let args: Vec<_> = root.iter().map(|&v| v.into()).collect();
+    lower.b.ins().jump(join, &args);
 
     lower.b.switch_to_block(one_by_one);
     let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
     let node = block_tree(lower, roles, acc, values)?;
-    lower.b.ins().jump(join, &[node[0].into()]);
+    let args: Vec<_> = node.iter().map(|&v| v.into()).collect();
+    lower.b.ins().jump(join, &args);
 
     lower.b.switch_to_block(join);
-    Ok(vec![lower.b.block_params(join)[0]])
+    Ok(lower.b.block_params(join).to_vec())
 }
 
 /// `fn(block, target, lo, hi, out)`.
