@@ -307,7 +307,7 @@ fn block_tree(
 }
 
 /// The canonical tree's node over the `BLOCK` leaves from the walk's current one: in SIMD
-/// lanes where the value is one packable scalar and the leaves lie in a row of unit pitch
+/// lanes where the value is one packable scalar or four and the leaves lie in a row of unit pitch
 /// ([`crate::cpu::lower::spmd::combine`]), else one combine at a time in registers.
 fn block_node(
     lower: &mut Lower<'_, '_>,
