@@ -4,7 +4,7 @@
 //!
 //! Used where the reduced value is one `float`, `int` or `uint` or a `float4`, `int4` or
 //! `uint4`, the leaves lie 16 in a row in memory (four vector loads, or sixteen and 4x4
-//! transposes for four components) and the host runs gangs of 8: the 8 combines of the first
+//! transposes for four components) and the host runs SIMD gangs: the 8 combines of the first
 //! level are one gang run, and each later level another, its lanes repeating the fewer
 //! nodes.
 
@@ -31,9 +31,12 @@ pub struct LaneValue {
 /// The kind and width of the value a reduce kernel combines, where its blocks can be reduced
 /// in lanes on this host: one packable 32-bit scalar or a vector of four as input and target,
 /// no thread groups or shared locals, nothing that depends on an instance's position, and
-/// gangs of 8.
+/// SIMD gangs on this host (`BROOK_SPMD` not `off`).
 pub fn lane_kind(module: &Module, kernel: &Kernel) -> Option<LaneValue> {
-    let gang = Gang::host().filter(|g| g.parts == MAX_PARTS)?;
+    // Blocks use gangs of 8 (two 128-bit vectors) on every host with SIMD gangs: a block's
+    // few values fit the registers of SSE4.1 and NEON hosts too, whose map kernels run in
+    // gangs of 4.
+    let gang = Gang::host().map(|_| Gang { parts: MAX_PARTS })?;
     if kernel.kind != KernelKind::Reduce || kernel.group_size.is_some() {
         return None;
     }
