@@ -2,19 +2,12 @@
 //! variables and gathers, and which variables nothing else reads. What the compiled devices
 //! make of them is checked against the interpreter by `tests/conformance/induction_gathers.case`.
 
-use brook_front::{compile_source, CheckOptions, SourceFile};
 use brook_ir::induction::{analyse, IndexSource, InductionLoop};
-use brook_ir::{Block, Kernel, Module, Stmt};
+use brook_ir::{Block, Kernel, Stmt};
 
-fn module(source: &str) -> Module {
-    let compiled = compile_source(SourceFile::new("t.br", source), &CheckOptions::default());
-    assert!(
-        !compiled.checked.has_errors(),
-        "{}",
-        compiled.checked.render_diagnostics()
-    );
-    compiled.module.expect("lowered").expect("lowers")
-}
+#[path = "common/lowered.rs"]
+mod lowered;
+use lowered::module;
 
 /// The analysis of every loop of the first kernel, outermost first.
 fn loops(source: &str) -> (Kernel, Vec<Option<InductionLoop>>) {

@@ -3,18 +3,9 @@
 //! read). Their results on the CPU device's gangs are checked against the interpreter by the
 //! conformance cases `lanes_*.case`.
 
-use brook_front::{compile_source, CheckOptions, SourceFile};
-use brook_ir::Module;
-
-fn module(source: &str) -> Module {
-    let compiled = compile_source(SourceFile::new("t.br", source), &CheckOptions::default());
-    assert!(
-        !compiled.checked.has_errors(),
-        "{}",
-        compiled.checked.render_diagnostics()
-    );
-    compiled.module.expect("lowered").expect("lowers")
-}
+#[path = "common/lowered.rs"]
+mod lowered;
+use lowered::module;
 
 /// The depth each named local is scoped to, by name.
 fn scopes(source: &str) -> Vec<(String, Option<u32>)> {

@@ -3,19 +3,12 @@
 //! only look counted stay loops. The results of both are checked on every device by the
 //! conformance case `counted_loops.case`.
 
-use brook_front::{compile_source, CheckOptions, SourceFile};
 use brook_ir::print::print_module;
 use brook_ir::{Kernel, Module, Stmt};
 
-fn module(source: &str) -> Module {
-    let compiled = compile_source(SourceFile::new("t.br", source), &CheckOptions::default());
-    assert!(
-        !compiled.checked.has_errors(),
-        "{}",
-        compiled.checked.render_diagnostics()
-    );
-    compiled.module.expect("lowered").expect("lowers")
-}
+#[path = "common/lowered.rs"]
+mod lowered;
+use lowered::module;
 
 fn loops(block: &brook_ir::Block) -> usize {
     block

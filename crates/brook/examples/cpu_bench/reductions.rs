@@ -44,36 +44,16 @@ pub fn rows(
         rows.push(mix(program, device)?);
     }
     if filter.wants("scan") {
-        // Exact here: small integers.
-        let scanned = Stream::<f32>::new(device, &[N])?;
-        let mut native_scan = vec![0.0f32; N];
-        let (brook, native) = measure(
-            || {
-                sum.scan(&values, &scanned).expect("scan");
-                scanned.finish().expect("scan");
-            },
-            || {
-                let mut acc = 0.0f32;
-                for (out, x) in native_scan.iter_mut().zip(black_box(&ones)) {
-                    acc += x;
-                    *out = acc;
-                }
-            },
-        );
-        assert!(
-            scanned.to_vec()? == native_scan,
-            "scans differ (both are exact here)"
-        );
-        rows.push(Row {
-            what: "inclusive scan, 2^24 floats".into(),
-            brook,
-            native,
-            target: 1.0,
-            flops: None,
-        });
-    }
-    if filter.wants("scan") {
-        rows.push(row_scans(&sum, device, &ones)?);
+        rows.push(scans(
+            &sum,
+            device,
+            &ones,
+            &[N],
+            "inclusive scan, 2^24 floats",
+        )?);
+        let side = 1 << 12;
+        let what = "row scans, 4096 rows of 4096 floats";
+        rows.push(scans(&sum, device, &ones, &[side, side], what)?);
     }
     Ok(())
 }
@@ -114,13 +94,20 @@ fn sum4(program: &Program, device: &Device, ones: &[f32]) -> Result<Row, brook::
     })
 }
 
-/// Inclusive scans of the rows of a 4096x4096 stream (native: a running sum per row, rows in
-/// parallel with rayon). Exact here: small integers.
-fn row_scans(sum: &brook::Kernel, device: &Device, ones: &[f32]) -> Result<Row, brook::Error> {
-    const SIDE: usize = 1 << 12;
-    let values = Stream::from_slice(device, &[SIDE, SIDE], ones)?;
-    let scanned = Stream::<f32>::new(device, &[SIDE, SIDE])?;
-    let mut native_scan = vec![0.0f32; N];
+/// Inclusive scans of `ones` as a stream of `shape`, along its last axis (native: a running
+/// sum per row, rows in parallel with rayon; one row is a sequential loop). Exact here: small
+/// integers.
+fn scans(
+    sum: &brook::Kernel,
+    device: &Device,
+    ones: &[f32],
+    shape: &[usize],
+    what: &str,
+) -> Result<Row, brook::Error> {
+    let row = *shape.last().expect("a shape has an axis");
+    let values = Stream::from_slice(device, shape, ones)?;
+    let scanned = Stream::<f32>::new(device, shape)?;
+    let mut native_scan = vec![0.0f32; ones.len()];
     let (brook, native) = measure(
         || {
             sum.scan(&values, &scanned).expect("scan");
@@ -128,8 +115,8 @@ fn row_scans(sum: &brook::Kernel, device: &Device, ones: &[f32]) -> Result<Row, 
         },
         || {
             native_scan
-                .par_chunks_mut(SIDE)
-                .zip(black_box(ones).par_chunks(SIDE))
+                .par_chunks_mut(row)
+                .zip(black_box(ones).par_chunks(row))
                 .for_each(|(out, row)| {
                     let mut acc = 0.0f32;
                     for (out, x) in out.iter_mut().zip(row) {
@@ -141,10 +128,10 @@ fn row_scans(sum: &brook::Kernel, device: &Device, ones: &[f32]) -> Result<Row, 
     );
     assert!(
         scanned.to_vec()? == native_scan,
-        "row scans differ (both are exact here)"
+        "{what}: scans differ (both are exact here)"
     );
     Ok(Row {
-        what: "row scans, 4096 rows of 4096 floats".into(),
+        what: what.into(),
         brook,
         native,
         target: 1.0,

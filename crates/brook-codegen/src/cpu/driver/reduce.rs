@@ -182,9 +182,66 @@ impl Walk {
         }
     }
 
-    /// The tile's extents, slowest axis first.
-    pub(super) fn tile(&self) -> &[Value] {
-        &self.tile
+    /// The loop over leaves `lo..hi` of the tile: a [`BLOCK`] at a time (`block(done)`, `done`
+    /// the leaves before it) where the rows and `lo` allow it, the leaves left are enough and
+    /// `also(done)` (a bool value, or `None` for always) holds, else one (`single(done)`); the
+    /// walk advances past them.
+    pub(super) fn over_leaves<'c>(
+        &self,
+        lower: &mut Lower<'_, '_>,
+        (lo, hi): (Value, Value),
+        mut also: impl FnMut(&mut Lower<'_, '_>, Value) -> Option<Value>,
+        block: &'c mut dyn FnMut(&mut Lower<'_, '_>, Value) -> Result<(), CompileError>,
+        single: &'c mut dyn FnMut(&mut Lower<'_, '_>, Value) -> Result<(), CompileError>,
+    ) -> Result<(), CompileError> {
+        let index = lower.var_with(PTR, lo);
+        let row = *self.tile.last().expect("a tile has an axis");
+        let row_rem = lower.b.ins().urem_imm_u(row, BLOCK as i64);
+        let lo_rem = lower.b.ins().urem_imm_u(lo, BLOCK as i64);
+        let misaligned = lower.b.ins().bor(row_rem, lo_rem);
+        let blocks_fit = lower.b.ins().icmp_imm_s(IntCC::Equal, misaligned, 0);
+        let (head, choose, blocks, one, finish) = (
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+            lower.b.create_block(),
+        );
+        lower.b.ins().jump(head, &[]);
+
+        lower.b.switch_to_block(head);
+        let j = lower.b.use_var(index);
+        let more = lower.b.ins().icmp(IntCC::UnsignedLessThan, j, hi);
+        lower.b.ins().brif(more, choose, &[], finish, &[]);
+
+        lower.b.switch_to_block(choose);
+        let left = lower.b.ins().isub(hi, j);
+        let enough =
+            lower
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, BLOCK as i64);
+        let mut use_block = lower.b.ins().band(enough, blocks_fit);
+        let done = lower.b.ins().isub(j, lo);
+        if let Some(extra) = also(lower, done) {
+            use_block = lower.b.ins().band(use_block, extra);
+        }
+        lower.b.ins().brif(use_block, blocks, &[], one, &[]);
+
+        for (at, step, run) in [(blocks, BLOCK, block), (one, 1, single)] {
+            lower.b.switch_to_block(at);
+            let j = lower.b.use_var(index);
+            let done = lower.b.ins().isub(j, lo);
+            run(lower, done)?;
+            let j = lower.b.use_var(index);
+            let j = lower.b.ins().iadd_imm_s(j, step as i64);
+            lower.b.def_var(index, j);
+            self.advance(lower, step);
+            lower.b.ins().jump(head, &[]);
+        }
+
+        lower.b.switch_to_block(finish);
+        Ok(())
     }
 
     /// The address of the output element `step` elements along the fastest axis from the
@@ -366,7 +423,6 @@ pub fn build_range(
     in_lanes: bool,
 ) -> Result<(), CompileError> {
     let (target, lo, hi, out) = (params[1], params[2], params[3], params[4]);
-    let rank = variant.rank;
     bind_params(lower, layout, variant);
     let roles = roles(lower)?;
     let acc = accumulator(lower, &roles);
@@ -375,71 +431,30 @@ pub fn build_range(
     let mut combine_step = |lower: &mut Lower<'_, '_>, left: &[Value], right: &[Value]| {
         combine(lower, &roles, &acc, left, right.to_vec())
     };
-    let index = lower.var_with(PTR, lo);
-    let row = walk.tile[rank - 1];
-    let row_rem = lower.b.ins().urem_imm_u(row, BLOCK as i64);
-    let lo_rem = lower.b.ins().urem_imm_u(lo, BLOCK as i64);
-    let misaligned = lower.b.ins().bor(row_rem, lo_rem);
-    let blocks_fit = lower.b.ins().icmp_imm_s(IntCC::Equal, misaligned, 0);
-
-    let (head, choose, blocks, single, finish) = (
-        lower.b.create_block(),
-        lower.b.create_block(),
-        lower.b.create_block(),
-        lower.b.create_block(),
-        lower.b.create_block(),
-    );
-    lower.b.ins().jump(head, &[]);
-
-    lower.b.switch_to_block(head);
-    let j = lower.b.use_var(index);
-    let more = lower.b.ins().icmp(IntCC::UnsignedLessThan, j, hi);
-    lower.b.ins().brif(more, choose, &[], finish, &[]);
-
-    lower.b.switch_to_block(choose);
-    let left = lower.b.ins().isub(hi, j);
-    let enough = lower
-        .b
-        .ins()
-        .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, BLOCK as i64);
-    let use_block = lower.b.ins().band(enough, blocks_fit);
-    lower.b.ins().brif(use_block, blocks, &[], single, &[]);
-
-    lower.b.switch_to_block(blocks);
-    let node = block_node(lower, variant, &roles, &acc, &walk, in_lanes)?;
-    let j = lower.b.use_var(index);
-    let done = lower.b.ins().isub(j, lo);
-    let blocks_done = lower
-        .b
-        .ins()
-        .ushr_imm_u(done, i64::from(BLOCK.trailing_zeros()));
     let block_level = BLOCK.trailing_zeros() as usize;
-    counter::insert(
+    walk.over_leaves(
         lower,
-        &slots,
-        block_level,
-        blocks_done,
-        node,
-        &mut combine_step,
+        (lo, hi),
+        |_, _| None,
+        &mut |lower, done| {
+            let node = block_node(lower, variant, &roles, &acc, &walk, in_lanes)?;
+            let blocks_done = lower.b.ins().ushr_imm_u(done, block_level as i64);
+            counter::insert(
+                lower,
+                &slots,
+                block_level,
+                blocks_done,
+                node,
+                &mut |l, a, b| combine(l, &roles, &acc, a, b.to_vec()),
+            )
+        },
+        &mut |lower, done| {
+            let leaf = walk.leaf(lower, &roles.ty, 0);
+            counter::insert(lower, &slots, 0, done, leaf, &mut |l, a, b| {
+                combine(l, &roles, &acc, a, b.to_vec())
+            })
+        },
     )?;
-    let j = lower.b.use_var(index);
-    let j = lower.b.ins().iadd_imm_s(j, BLOCK as i64);
-    lower.b.def_var(index, j);
-    walk.advance(lower, BLOCK);
-    lower.b.ins().jump(head, &[]);
-
-    lower.b.switch_to_block(single);
-    let leaf = walk.leaf(lower, &roles.ty, 0);
-    let j = lower.b.use_var(index);
-    let done = lower.b.ins().isub(j, lo);
-    counter::insert(lower, &slots, 0, done, leaf, &mut combine_step)?;
-    let j = lower.b.use_var(index);
-    let j = lower.b.ins().iadd_imm_s(j, 1);
-    lower.b.def_var(index, j);
-    walk.advance(lower, 1);
-    lower.b.ins().jump(head, &[]);
-
-    lower.b.switch_to_block(finish);
     let layout = leaves(lower.module, &roles.ty);
     let result_vars: Vec<Variable> = layout
         .iter()

@@ -273,65 +273,19 @@ impl Scan<'_> {
         lo: Value,
         hi: Value,
     ) -> Result<(), CompileError> {
-        let index = lower.var_with(PTR, lo);
-        let row = *self.walk.tile().last().expect("a scan's tile has an axis");
-        let row_rem = lower.b.ins().urem_imm_u(row, BLOCK as i64);
-        let lo_rem = lower.b.ins().urem_imm_u(lo, BLOCK as i64);
-        let misaligned = lower.b.ins().bor(row_rem, lo_rem);
-        let blocks_fit = lower.b.ins().icmp_imm_s(IntCC::Equal, misaligned, 0);
-        let (head, choose, blocks, single, finish) = (
-            lower.b.create_block(),
-            lower.b.create_block(),
-            lower.b.create_block(),
-            lower.b.create_block(),
-            lower.b.create_block(),
-        );
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(head);
-        let j = lower.b.use_var(index);
-        let more = lower.b.ins().icmp(IntCC::UnsignedLessThan, j, hi);
-        lower.b.ins().brif(more, choose, &[], finish, &[]);
-
-        lower.b.switch_to_block(choose);
-        let left = lower.b.ins().isub(hi, j);
-        let enough =
-            lower
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, left, BLOCK as i64);
-        let done = lower.b.ins().isub(j, lo);
-        let in_block = lower.b.ins().band_imm_u(done, BLOCK as i64 - 1);
-        let at_block = lower.b.ins().icmp_imm_s(IntCC::Equal, in_block, 0);
-        let has_e = lower.b.use_var(self.has_e);
-        let has_e = lower.b.ins().icmp_imm_s(IntCC::NotEqual, has_e, 0);
-        let use_block = lower.b.ins().band(enough, blocks_fit);
-        let use_block = lower.b.ins().band(use_block, at_block);
-        let use_block = lower.b.ins().band(use_block, has_e);
-        lower.b.ins().brif(use_block, blocks, &[], single, &[]);
-
-        lower.b.switch_to_block(blocks);
-        let j = lower.b.use_var(index);
-        let done = lower.b.ins().isub(j, lo);
-        self.block(lower, done)?;
-        let j = lower.b.use_var(index);
-        let j = lower.b.ins().iadd_imm_s(j, BLOCK as i64);
-        lower.b.def_var(index, j);
-        self.walk.advance(lower, BLOCK);
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(single);
-        let j = lower.b.use_var(index);
-        let done = lower.b.ins().isub(j, lo);
-        self.single(lower, done)?;
-        let j = lower.b.use_var(index);
-        let j = lower.b.ins().iadd_imm_s(j, 1);
-        lower.b.def_var(index, j);
-        self.walk.advance(lower, 1);
-        lower.b.ins().jump(head, &[]);
-
-        lower.b.switch_to_block(finish);
-        Ok(())
+        self.walk.over_leaves(
+            lower,
+            (lo, hi),
+            |lower, done| {
+                let in_block = lower.b.ins().band_imm_u(done, BLOCK as i64 - 1);
+                let at_block = lower.b.ins().icmp_imm_s(IntCC::Equal, in_block, 0);
+                let has_e = lower.b.use_var(self.has_e);
+                let has_e = lower.b.ins().icmp_imm_s(IntCC::NotEqual, has_e, 0);
+                Some(lower.b.ins().band(at_block, has_e))
+            },
+            &mut |lower, done| self.block(lower, done),
+            &mut |lower, done| self.single(lower, done),
+        )
     }
 
     /// Leaf number `n` of the piece, alone: its prefix is written (an exclusive one only
