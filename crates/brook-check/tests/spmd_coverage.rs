@@ -1,7 +1,8 @@
 //! Every map kernel of the conformance suite that the CPU device plans to run in SIMD gangs
 //! compiles as gangs, and every reduction whose blocks of leaves it plans to combine in lanes
 //! compiles so: a kernel whose gangs fail to compile falls back to one at a time (correct,
-//! but slow), and this test names it. On a host without SIMD gangs
+//! but slow), and this test names it. Thread groups whose threads may run in lockstep
+//! (`group_gangs.case`) must run in gangs too. On a host without SIMD gangs
 //! (`BROOK_SPMD=off`, or no SSE4.1/NEON) it checks that every kernel runs one at a time.
 
 use brook_check::{case, exec};
@@ -13,6 +14,7 @@ use brook_ir::KernelKind;
 fn planned_gangs_compile() {
     let mut checked = 0;
     let mut in_gangs = 0;
+    let mut groups_in_gangs = 0;
     let mut failures = Vec::new();
     for path in exec::case_files() {
         let name = path
@@ -32,8 +34,8 @@ fn planned_gangs_compile() {
             if !matches!(kernel.kind, KernelKind::Map | KernelKind::Reduce) {
                 continue;
             }
-            let planned = cpu::planned_gang_lanes(module, index);
             for rank in 1..=2 {
+                let planned = cpu::planned_gang_lanes(module, index, rank);
                 let variant = Variant::plain(kernel, rank);
                 let compiled = match cpu::compile(module, index, &variant, &Default::default()) {
                     Ok(c) => c,
@@ -44,6 +46,8 @@ fn planned_gangs_compile() {
                 };
                 checked += 1;
                 in_gangs += usize::from(compiled.gang_lanes > 1);
+                groups_in_gangs +=
+                    usize::from(compiled.gang_lanes > 1 && kernel.group_size.is_some());
                 if compiled.gang_lanes != planned {
                     failures.push(format!(
                         "{name}: `{}` (rank {rank}) runs {} at a time, planned {planned}",
@@ -53,7 +57,15 @@ fn planned_gangs_compile() {
             }
         }
     }
-    println!("spmd_coverage: {checked} map and reduce variants compiled, {in_gangs} in gangs");
+    println!(
+        "spmd_coverage: {checked} map and reduce variants compiled, {in_gangs} in gangs \
+         ({groups_in_gangs} of them thread groups)"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // group_gangs.case's `phases` runs in gangs wherever anything does.
+    assert!(
+        in_gangs == 0 || groups_in_gangs > 0,
+        "no thread group runs in gangs"
+    );
     assert!(checked > 100, "only {checked} variants");
 }

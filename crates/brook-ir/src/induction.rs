@@ -138,7 +138,7 @@ fn read_elsewhere(kernel: &Kernel, var: &InductionVar, gathers: &[InductionGathe
         .collect();
     let mut seen = HashSet::new();
     let mut stack: Vec<Handle<Expr>> = Vec::new();
-    if !roots(&kernel.body, &mut stack) {
+    if !kernel.body.expr_roots(&mut stack) {
         return true;
     }
     while let Some(h) = stack.pop() {
@@ -152,29 +152,6 @@ fn read_elsewhere(kernel: &Kernel, var: &InductionVar, gathers: &[InductionGathe
         stack.extend(kind.operands());
     }
     false
-}
-
-/// Every expression a statement of `block` evaluates directly; false where a collective
-/// (whose combining body this does not follow) makes that unknown.
-fn roots(block: &Block, out: &mut Vec<Handle<Expr>>) -> bool {
-    block.iter().all(|s| match &s.stmt {
-        Stmt::Store { place, value } => {
-            out.extend(place.operands());
-            out.push(*value);
-            true
-        }
-        Stmt::If {
-            cond,
-            accept,
-            reject,
-        } => {
-            out.push(*cond);
-            roots(accept, out) && roots(reject, out)
-        }
-        Stmt::Loop { body, continuing } => roots(body, out) && roots(continuing, out),
-        Stmt::Collective(_) => false,
-        Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => true,
-    })
 }
 
 /// What a loop stores: every local (with repeats) and the whole-local stores.

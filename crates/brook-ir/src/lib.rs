@@ -14,6 +14,8 @@
 //!   iterators, integer arithmetic), written down once with the functions that compute them;
 //! - [`reduce_order`]: the canonical reduction order that makes reductions bit-identical on every
 //!   backend;
+//! - [`lockstep`]: when a thread group's threads may run in lockstep (SIMD lanes) with the
+//!   interpreter's results;
 //! - [`collective`]: thread-group reduces and scans, their canonical order, and their
 //!   expansion into stores and barriers for backends without a native form;
 //! - [`builder`]: the [`builder::KernelBuilder`] frontends lower through;
@@ -25,6 +27,7 @@ pub mod collective;
 pub mod expr;
 pub mod induction;
 pub mod launch;
+pub mod lockstep;
 pub mod module;
 pub mod print;
 pub mod reduce_order;

@@ -165,11 +165,30 @@ impl Kernel {
     /// Whether the kernel reads an element of a scatter array: an instance then sees what
     /// earlier instances wrote there (in domain order on the interpreter), so its results
     /// depend on the order instances run in.
+    /// Only expressions the body evaluates count (the frontend leaves unused ones in the
+    /// arena, such as a store's target read as a value); where a collective hides what it
+    /// evaluates, every expression of the arena does.
     pub fn reads_scatter_array(&self) -> bool {
-        self.exprs.iter().any(|(_, e)| {
+        let is_scatter_load = |e: &crate::Expr| {
             matches!(&e.kind, crate::ExprKind::Load(place)
                 if matches!(place.root, crate::PlaceRoot::Scatter { .. }))
-        })
+        };
+        let mut stack = Vec::new();
+        if !self.body.expr_roots(&mut stack) {
+            return self.exprs.iter().any(|(_, e)| is_scatter_load(e));
+        }
+        let mut seen = std::collections::HashSet::new();
+        while let Some(h) = stack.pop() {
+            if !seen.insert(h) {
+                continue;
+            }
+            let e = &self.exprs[h];
+            if is_scatter_load(e) {
+                return true;
+            }
+            stack.extend(e.kind.operands());
+        }
+        false
     }
 
     /// The parameters with their ids.

@@ -29,6 +29,37 @@ impl Block {
     pub fn iter(&self) -> std::slice::Iter<'_, Statement> {
         self.0.iter()
     }
+
+    /// Adds every expression a statement of the block evaluates directly (place indices,
+    /// stored values, conditions) to `out`; false where a collective (whose combining body
+    /// this does not follow) makes that unknown.
+    pub fn expr_roots(&self, out: &mut Vec<Handle<Expr>>) -> bool {
+        self.iter().all(|s| s.stmt.expr_roots(out))
+    }
+}
+
+impl Stmt {
+    /// [`Block::expr_roots`] of one statement (and the blocks it holds).
+    pub fn expr_roots(&self, out: &mut Vec<Handle<Expr>>) -> bool {
+        match self {
+            Stmt::Store { place, value } => {
+                out.extend(place.operands());
+                out.push(*value);
+                true
+            }
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
+                out.push(*cond);
+                accept.expr_roots(out) && reject.expr_roots(out)
+            }
+            Stmt::Loop { body, continuing } => body.expr_roots(out) && continuing.expr_roots(out),
+            Stmt::Collective(_) => false,
+            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Barrier => true,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -392,9 +392,18 @@ fn scatter(rng: &mut Rng) -> Generated {
     finish(&sig, "kernel ", body, run, None)
 }
 
+/// A thread-group kernel in two or three phases: each thread writes its own share, then
+/// (sometimes) reads and rewrites its own share, then reads others' shares: no thread reads
+/// a share another rewrites in the same phase (a race, whose result depends on the device's
+/// order of threads). The domain may end in a partial group.
 fn group(rng: &mut Rng) -> Generated {
     let size = *rng.pick(&[2usize, 4, 8, 16, 32, 64, 128]);
-    let n = size * rng.between(1, 3) as usize;
+    let ragged = if rng.below(3) == 0 {
+        rng.below(size)
+    } else {
+        0
+    };
+    let n = size * rng.between(1, 3) as usize + ragged;
     let mut sig = Signature::default();
     for i in 0..rng.between(1, 2) {
         sig.input(rng, &format!("a{i}"), &[n]);
@@ -413,22 +422,31 @@ fn group(rng: &mut Rng) -> Generated {
     g.scope
         .readable
         .push(("me".to_string(), Ty::new(ScalarKind::I32, 1)));
+    let own = "s[1 * instanceInGroup().x + 0]";
+    let others = [
+        format!("s[(instanceInGroup().x + {shift}) % {size}]"),
+        format!("s[{} - instanceInGroup().x]", size - 1),
+    ];
     let mut body = vec![
         Stmt::Fixed(format!("shared {} s[{size}];", shared.name())),
         Stmt::Fixed("int me = instanceInGroup().x;".to_string()),
     ];
     body.extend(g.block(2, false, false));
-    let mut share = String::from("s[1 * instanceInGroup().x + 0] = ");
+    let mut share = format!("{own} = ");
     g.expr(shared, 4).write(&mut share);
     body.push(Stmt::Fixed(format!("{share};")));
     body.push(Stmt::Fixed("syncGroup();".to_string()));
-    g.scope.readable.push((
-        format!("s[(instanceInGroup().x + {shift}) % {size}]"),
-        shared,
-    ));
-    g.scope
-        .readable
-        .push((format!("s[{} - instanceInGroup().x]", size - 1), shared));
+    g.scope.readable.push((own.to_string(), shared));
+    if g.rng.below(2) == 0 {
+        body.extend(g.block(2, false, false));
+        let mut again = format!("{own} = ");
+        g.expr(shared, 4).write(&mut again);
+        body.push(Stmt::Fixed(format!("{again};")));
+        body.push(Stmt::Fixed("syncGroup();".to_string()));
+    }
+    for other in others {
+        g.scope.readable.push((other, shared));
+    }
     body.extend(g.block(2, false, false));
     body.push(Stmt::Assign(
         "r[instance().x]".to_string(),

@@ -37,6 +37,10 @@ pub type GroupFn = unsafe extern "C" fn(
     instance: u64,
     in_group: u64,
 ) -> u32;
+/// A whole thread group in SIMD gangs: threads `first..first + count` of a one-dimensional
+/// region, `state` holding the group's save area ([`GroupRun::Gangs`]).
+pub type GroupGangsFn =
+    unsafe extern "C" fn(block: *const u8, state: *mut u8, shared: *mut u8, first: u64, count: u64);
 /// Reduces leaves `lo..hi` of target element `target`'s tile into `out`.
 pub type RangeFn =
     unsafe extern "C" fn(block: *const u8, target: u64, lo: u64, hi: u64, out: *mut u8);
@@ -67,9 +71,7 @@ pub const REDUCE_ENTRY: ReduceEntry = ReduceEntry {
 pub enum Entry {
     Map(MapFn),
     Group {
-        thread: GroupFn,
-        /// Bytes of one thread's state (resume point and locals).
-        state_size: usize,
+        run: GroupRun,
         /// Bytes of a group's shared locals.
         shared_size: usize,
         /// Threads per group.
@@ -85,28 +87,51 @@ pub enum Entry {
     },
 }
 
+/// How a thread group's threads run.
+#[derive(Clone, Copy, Debug)]
+pub enum GroupRun {
+    /// One thread at a time, interleaved at barriers by the runtime.
+    Threads {
+        thread: GroupFn,
+        /// Bytes of one thread's state (resume point and locals).
+        state_size: usize,
+    },
+    /// The whole group in one call, its threads in SIMD gangs.
+    Gangs {
+        group: GroupGangsFn,
+        /// Bytes of the group's save area (its gangs' locals between phases).
+        state_size: usize,
+    },
+}
+
 /// A kernel compiled for the CPU. The code stays valid while this value lives.
 pub struct CompiledKernel {
     pub entry: Entry,
     pub layout: BlockLayout,
     /// How long compiling took.
     pub compile_time: Duration,
-    /// Instances a map kernel's loop runs at once, or leaves a reduction's block combines at
-    /// once: the host's gang ([`planned_gang_lanes`]), or 1 (one at a time: thread groups,
-    /// kernels gangs cannot run, and a kernel whose gangs failed to compile).
+    /// Instances a map kernel's loop (or a thread group) runs at once, or leaves a
+    /// reduction's block combines at once: the host's gang ([`planned_gang_lanes`]), or 1
+    /// (one at a time: kernels gangs cannot run, and a kernel whose gangs failed to compile).
     pub gang_lanes: usize,
     jit: Mutex<Option<JITModule>>,
 }
 
-/// The instances a map kernel of `module` runs at once on this host, in SIMD lanes, or the
-/// leaves a reduction's block combines at once (`BROOK_SPMD`, the host's vector width, and
-/// what the kernel holds decide; 1 for thread groups and kernels that run one at a time).
-pub fn planned_gang_lanes(module: &ValidModule, kernel: usize) -> usize {
+/// The instances a map kernel of `module` runs at once on this host, in SIMD lanes, when
+/// launched over a region of `rank` axes, or the leaves a reduction's block combines at once
+/// (`BROOK_SPMD`, the host's vector width, and what the kernel holds decide; 1 for kernels
+/// that run one at a time).
+pub fn planned_gang_lanes(module: &ValidModule, kernel: usize, rank: usize) -> usize {
     let module = module.module();
     let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
     if prepared.kind == KernelKind::Reduce {
         return lower::spmd::combine::lane_kind(module, &prepared)
             .map_or(1, |_| lower::spmd::MAX_LANES);
+    }
+    if prepared.group_size.is_some() {
+        return lower::spmd::Gang::host()
+            .filter(|&g| lower::spmd::group::group_phases(module, &prepared, g, rank).is_some())
+            .map_or(1, |g| g.lanes());
     }
     gang_for(module, &prepared).map_or(1, |g| g.lanes())
 }
@@ -273,22 +298,61 @@ pub fn compile(
             }
         }
         (KernelKind::Map, Some([x, y, z])) => {
-            let thread = builder.define(
-                "thread",
-                &[types::I64; 5],
-                Some(types::I32),
-                driver::group::build,
-            )?;
-            builder.finish()?;
+            let group_size = (x as usize * y as usize * z as usize).max(1);
             let group = driver::group::group_layout(module, ir);
-            // SAFETY: compiled with this signature.
+            // The whole group in gangs where its threads may run in lockstep; a kernel whose
+            // gangs fail to compile runs a thread at a time (and says why under
+            // `BROOK_DUMP_CPU`).
+            let gangs = lower::spmd::Gang::host().and_then(|g| {
+                lower::spmd::group::group_phases(module, ir, g, variant.rank).map(|p| (g, p))
+            });
+            let in_gangs = gangs.and_then(|(gang, phases)| {
+                builder
+                    .define("group", &[types::I64; 5], None, |l, p, la, v| {
+                        driver::group_gangs::build(l, p, la, v, gang, &phases)
+                    })
+                    .inspect_err(|error| fell_back(ir, error))
+                    .ok()
+                    .map(|id| (id, gang))
+            });
+            let run = match in_gangs {
+                Some((id, gang)) => {
+                    let save = lower::spmd::group::save_size(module, ir, gang) as usize;
+                    builder.finish()?;
+                    gang_lanes = gang.lanes();
+                    // SAFETY: compiled with this signature.
+                    GroupRun::Gangs {
+                        group: unsafe {
+                            std::mem::transmute::<*const u8, GroupGangsFn>(
+                                jit.get_finalized_function(id),
+                            )
+                        },
+                        state_size: save * group_size.div_ceil(gang.lanes()),
+                    }
+                }
+                None => {
+                    let thread = builder.define(
+                        "thread",
+                        &[types::I64; 5],
+                        Some(types::I32),
+                        driver::group::build,
+                    )?;
+                    builder.finish()?;
+                    // SAFETY: compiled with this signature.
+                    GroupRun::Threads {
+                        thread: unsafe {
+                            std::mem::transmute::<*const u8, GroupFn>(
+                                jit.get_finalized_function(thread),
+                            )
+                        },
+                        state_size: group.state_size,
+                    }
+                }
+            };
             Entry::Group {
-                thread: unsafe {
-                    std::mem::transmute::<*const u8, GroupFn>(jit.get_finalized_function(thread))
-                },
-                state_size: group.state_size,
+                run,
                 shared_size: group.shared_size,
-                group_size: (x as usize * y as usize * z as usize).max(1),
+                group_size,
             }
         }
         (KernelKind::Map, None) => {

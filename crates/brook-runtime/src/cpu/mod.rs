@@ -148,13 +148,11 @@ fn execute(
     match *entry {
         Entry::Map(f) => run::run_map(f, ptr, total, in_order),
         Entry::Group {
-            thread,
-            state_size,
+            run,
             shared_size,
             group_size,
         } => run::Groups {
-            thread,
-            state_size,
+            run,
             shared_size,
             group_size,
         }

@@ -2,11 +2,12 @@
 //!
 //! Instances are split into contiguous chunks (row-major within the region), each run by one
 //! call of the compiled loop. Thread groups run whole groups per task; inside a group, threads
-//! are interleaved at barriers in the interpreter's order. Kernels with scatter outputs run in
+//! are interleaved at barriers in the interpreter's order, or run in SIMD gangs phase by
+//! phase where lockstep gives the same results (`brook_ir::lockstep`). Kernels with scatter outputs run in
 //! parallel too where nothing depends on the order of their writes ([`parallel_scatter`]),
 //! else in one call, in domain order, as on the interpreter.
 
-use brook_codegen::cpu::{GroupFn, MapFn};
+use brook_codegen::cpu::{GroupFn, GroupRun, MapFn};
 use rayon::prelude::*;
 
 /// Fewer instances than this run on the calling thread.
@@ -112,8 +113,7 @@ pub fn run_map(run: MapFn, block: BlockPtr, total: usize, in_order: bool) {
 /// How a thread-group kernel runs.
 #[derive(Clone, Copy)]
 pub struct Groups {
-    pub thread: GroupFn,
-    pub state_size: usize,
+    pub run: GroupRun,
     pub shared_size: usize,
     pub group_size: usize,
 }
@@ -122,37 +122,46 @@ impl Groups {
     /// Runs the groups `first..last` (of `total` instances) one after another.
     fn run_range(&self, block: BlockPtr, total: usize, first: usize, last: usize) {
         let words = |bytes: usize| vec![0u64; bytes.div_ceil(8)];
-        let mut state = words(self.state_size * self.group_size);
         let mut shared = words(self.shared_size);
-        let stride = self.state_size.div_ceil(8);
-        for group in first..last {
-            let start = group * self.group_size;
-            let count = self.group_size.min(total - start);
-            state.fill(0);
-            shared.fill(0);
-            let mut finished = vec![false; count];
-            loop {
-                let mut waiting = false;
-                for (i, done) in finished.iter_mut().enumerate().filter(|(_, d)| !**d) {
-                    let own = state[i * stride..].as_mut_ptr().cast::<u8>();
-                    // SAFETY: `own` and `shared` hold the sizes the compiled code expects.
-                    let status = unsafe {
-                        (self.thread)(
+        match self.run {
+            GroupRun::Threads { thread, state_size } => {
+                let mut state = words(state_size * self.group_size);
+                for group in first..last {
+                    let start = group * self.group_size;
+                    let count = self.group_size.min(total - start);
+                    state.fill(0);
+                    shared.fill(0);
+                    interleave(
+                        thread,
+                        block,
+                        &mut state,
+                        state_size,
+                        &mut shared,
+                        start,
+                        count,
+                    );
+                }
+            }
+            GroupRun::Gangs {
+                group: run,
+                state_size,
+            } => {
+                let mut state = words(state_size);
+                for group in first..last {
+                    let start = group * self.group_size;
+                    let count = self.group_size.min(total - start);
+                    shared.fill(0);
+                    // SAFETY: `state` and `shared` hold the sizes the compiled code expects;
+                    // its phases set every local before they save it.
+                    unsafe {
+                        run(
                             block.get(),
-                            own,
+                            state.as_mut_ptr().cast(),
                             shared.as_mut_ptr().cast(),
-                            (start + i) as u64,
-                            i as u64,
+                            start as u64,
+                            count as u64,
                         )
                     };
-                    if status == 0 {
-                        *done = true;
-                    } else {
-                        waiting = true;
-                    }
-                }
-                if !waiting {
-                    break;
                 }
             }
         }
@@ -169,5 +178,44 @@ impl Groups {
         chunks(groups, per_task)
             .into_par_iter()
             .for_each(|(lo, hi)| self.run_range(block, total, lo, hi));
+    }
+}
+
+/// Runs a group's `count` threads (instances `start..`) one at a time, each until it
+/// finishes or reaches a barrier, round after round in thread order: the interpreter's order.
+fn interleave(
+    thread: GroupFn,
+    block: BlockPtr,
+    state: &mut [u64],
+    state_size: usize,
+    shared: &mut [u64],
+    start: usize,
+    count: usize,
+) {
+    let stride = state_size.div_ceil(8);
+    let mut finished = vec![false; count];
+    loop {
+        let mut waiting = false;
+        for (i, done) in finished.iter_mut().enumerate().filter(|(_, d)| !**d) {
+            let own = state[i * stride..].as_mut_ptr().cast::<u8>();
+            // SAFETY: `own` and `shared` hold the sizes the compiled code expects.
+            let status = unsafe {
+                thread(
+                    block.get(),
+                    own,
+                    shared.as_mut_ptr().cast(),
+                    (start + i) as u64,
+                    i as u64,
+                )
+            };
+            if status == 0 {
+                *done = true;
+            } else {
+                waiting = true;
+            }
+        }
+        if !waiting {
+            break;
+        }
     }
 }

@@ -8,6 +8,9 @@
 //!   box blur of a 1024x1024 image, 20 passes, with `for` loops over the taps and with the taps
 //!   written out (native: the same loops, clamped at the edges, single-threaded as most C is
 //!   written and with rayon);
+//! - [`groups`]: a thread-group kernel of Brook+ (`GroupSize(64)`, neighbours through a
+//!   `shared` array) on 2^22 elements, beside the same per-group loop with rayon; a scatter
+//!   through a permutation of 2^22 elements, beside rayon writing through it;
 //! - [`matmul`]: seed 001's simple gather matrix multiply and its 8x4-blocked form, 1024^3, in
 //!   GFLOP/s beside native Rust loops with rayon computing the same sums in the same order;
 //! - [`reductions`]: the sum of 2^24 floats (Brook: the canonical order; native: rayon's sum),
@@ -22,6 +25,7 @@
 
 #[path = "../common/blocked_matmul.rs"]
 mod blocked_matmul;
+mod groups;
 mod maps;
 mod matmul;
 mod reductions;
@@ -161,6 +165,8 @@ fn main() -> Result<(), brook::Error> {
     let program = Program::from_source("bench.br", maps::SOURCE)?;
     let mut rows = Vec::new();
     maps::rows(&program, &device, &filter, &mut rows)?;
+    groups::rows(&device, &filter, &mut rows)?;
+    groups::scatter_rows(&device, &filter, &mut rows)?;
     matmul::rows(&device, &filter, &mut rows)?;
     reductions::rows(&program, &device, &filter, &mut rows)?;
     print_table(&device, &rows);

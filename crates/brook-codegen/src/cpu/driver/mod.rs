@@ -5,6 +5,8 @@
 //! - [`group`]: a kernel with a thread group runs one thread until it finishes (0) or reaches
 //!   a barrier (1): `fn(block, state, shared, instance, in_group) -> u32`; the runtime
 //!   interleaves a group's threads at barriers, as the interpreter does.
+//! - [`group_gangs`]: where its threads may run in lockstep, a whole group in SIMD gangs:
+//!   `fn(block, state, shared, first, count)`.
 //! - [`reduce`]: a reduction gets `fn(block, target, lo, hi, out)`, which reduces leaves
 //!   `lo..hi` of one target element's tile in the canonical order, and
 //!   `fn(block, left, right)`, one combine step in memory (`left = combine(left, right)`).
@@ -13,6 +15,7 @@
 //!   row's leaves from its prefix into the output stream.
 
 pub mod group;
+pub mod group_gangs;
 pub mod map;
 pub mod reduce;
 pub mod scan;

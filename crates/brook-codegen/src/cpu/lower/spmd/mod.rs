@@ -35,6 +35,7 @@ mod aos;
 pub mod combine;
 mod flow;
 mod gather;
+pub mod group;
 mod index;
 mod lanes;
 mod memory;
@@ -182,6 +183,11 @@ pub fn supported(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
 /// Whether a kernel's body can be lowered for a gang: small enough for SSA construction over
 /// the gang's variables in two copies of the body, and without barriers.
 fn fits_gang(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
+    fits_ssa(module, kernel, gang) && !has_barrier(&kernel.body)
+}
+
+/// Whether SSA construction over the gang's variables in two copies of the body stays small.
+fn fits_ssa(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
     let variables: usize = kernel
         .locals
         .iter()
@@ -195,7 +201,7 @@ fn fits_gang(module: &Module, kernel: &Kernel, gang: Gang) -> bool {
         })
         .sum();
     let blocks = 2 * super::super::driver::block_estimate(&kernel.body);
-    variables.saturating_mul(blocks) <= MAX_SSA_TABLE && !has_barrier(&kernel.body)
+    variables.saturating_mul(blocks) <= MAX_SSA_TABLE
 }
 
 fn has_barrier(block: &brook_ir::Block) -> bool {
@@ -214,6 +220,9 @@ enum LocalSlot {
     Vars(Vec<Var>),
     /// In memory: lane `k`'s copy at `base + k * size` (`step` holds `size`), in C layout.
     Memory { base: Value, size: u32, step: Value },
+    /// A thread group's shared local: one copy at `base` for every lane (zeroed by the
+    /// runtime before each group).
+    Shared(Value),
 }
 
 /// What every gang body of one function shares, set up once in the function's entry block:
@@ -235,12 +244,36 @@ pub struct Plan {
 impl Plan {
     /// Sets up a gang's state; the scalar lowering's bindings (cursors included) must be made.
     pub fn new(lower: &mut Lower<'_, '_>, gang: Gang, variant: &crate::abi::Variant) -> Plan {
+        Plan::with_shared(lower, gang, variant, None)
+    }
+
+    /// [`Plan::new`] for the threads of a group: shared local `i` lives at `shared +
+    /// offsets[i]` (the group's buffer).
+    pub fn for_group(
+        lower: &mut Lower<'_, '_>,
+        gang: Gang,
+        variant: &crate::abi::Variant,
+        shared: Value,
+        offsets: &[u32],
+    ) -> Plan {
+        Plan::with_shared(lower, gang, variant, Some((shared, offsets)))
+    }
+
+    fn with_shared(
+        lower: &mut Lower<'_, '_>,
+        gang: Gang,
+        variant: &crate::abi::Variant,
+        shared: Option<(Value, &[u32])>,
+    ) -> Plan {
         let (unit_stride, narrow) = (variant.unit_stride, variant.narrow_index);
         let module = lower.module;
         let mut locals = Vec::new();
         let scopes = brook_ir::scope::scoped_locals(lower.kernel);
-        for ((_, local), scope) in lower.kernel.locals.iter().zip(scopes) {
-            if has_array(module, &local.ty) {
+        for (index, ((_, local), scope)) in lower.kernel.locals.iter().zip(scopes).enumerate() {
+            if let (true, Some((base, offsets))) = (local.shared, shared) {
+                let at = lower.b.ins().iadd_imm_s(base, i64::from(offsets[index]));
+                locals.push(LocalSlot::Shared(at));
+            } else if has_array(module, &local.ty) {
                 let size = module.layout(&local.ty).size.next_multiple_of(8).max(8);
                 let slot = lower.b.create_sized_stack_slot(StackSlotData::new(
                     StackSlotKind::ExplicitSlot,
@@ -470,6 +503,7 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
                         self.def_var_all(*var, Leaf::Uniform(zero));
                     }
                 }
+                LocalSlot::Shared(_) => {}
                 LocalSlot::Memory { base, size, .. } => {
                     let zero = self.s.iconst(PTR, 0);
                     let flags = cranelift_codegen::ir::MemFlagsData::trusted();
@@ -487,6 +521,11 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             LocalSlot::Vars(vars) => Root::Vars(vars.clone()),
             &LocalSlot::Memory { base, step, .. } => Root::Memory {
                 addr: Leaf::Linear { base, step },
+                offset: 0,
+                space: Space::Local,
+            },
+            &LocalSlot::Shared(base) => Root::Memory {
+                addr: Leaf::Uniform(base),
                 offset: 0,
                 space: Space::Local,
             },

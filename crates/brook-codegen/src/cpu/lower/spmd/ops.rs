@@ -54,6 +54,9 @@ impl Spmd<'_, '_, '_> {
                 return linear;
             }
         }
+        if let Some(result) = self.power_of_two_division(op, kind, a, b) {
+            return result;
+        }
         let out = if op.is_comparison() { Bool } else { kind };
         if !vector_binary(op, kind, b) {
             return self.per_lane(&[(a, kind), (b, kind)], out, |s, v| {
@@ -92,6 +95,55 @@ impl Spmd<'_, '_, '_> {
             (_, BinaryOp::BitXor) => ins.ins().bxor(v, w),
             _ => ins.ins().icmp(int_cc(op, kind == ScalarKind::I32), v, w),
         }))
+    }
+
+    /// `a / 2^k` and `a % 2^k` of `int`/`uint` lanes by a literal power of two, as vector
+    /// shifts and masks: truncating toward zero, the remainder taking the dividend's sign,
+    /// as the scalar division does (no vector instruction divides).
+    fn power_of_two_division(
+        &mut self,
+        op: BinaryOp,
+        kind: ScalarKind,
+        a: Leaf,
+        b: Leaf,
+    ) -> Option<Leaf> {
+        let (BinaryOp::Div | BinaryOp::Rem, I32 | U32, Leaf::Uniform(d)) = (op, kind, b) else {
+            return None;
+        };
+        let divisor = self.constant_of(d)? as u32;
+        let signed = kind == I32;
+        if !divisor.is_power_of_two() || (signed && divisor > i32::MAX as u32) {
+            return None;
+        }
+        let k = i64::from(divisor.trailing_zeros());
+        let parts = self.parts();
+        let x = self.vectors(a, kind);
+        if k == 0 {
+            // By 1: the dividend, remainder 0.
+            return Some(match op {
+                BinaryOp::Div => Leaf::Packed(x),
+                _ => Leaf::Packed([self.zero_vector(I32); MAX_PARTS]),
+            });
+        }
+        let ins = &mut self.s.b;
+        Some(Leaf::Packed(map_parts(parts, x, |v| {
+            // The quotient toward zero: a negative dividend is biased by 2^k - 1 first.
+            let quotient = if signed {
+                let sign = ins.ins().sshr_imm_u(v, 31);
+                let bias = ins.ins().ushr_imm_u(sign, 32 - k);
+                let biased = ins.ins().iadd(v, bias);
+                ins.ins().sshr_imm_u(biased, k)
+            } else {
+                ins.ins().ushr_imm_u(v, k)
+            };
+            match op {
+                BinaryOp::Div => quotient,
+                _ => {
+                    let multiple = ins.ins().ishl_imm_u(quotient, k);
+                    ins.ins().isub(v, multiple)
+                }
+            }
+        })))
     }
 
     /// Index arithmetic that keeps a [`Leaf::Linear`] linear: `+` and `*` with uniform values.

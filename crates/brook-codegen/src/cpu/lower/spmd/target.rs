@@ -214,8 +214,14 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         uniform(self.plan.domain.clone())
     }
 
+    /// `x` is lane 0's place in the group plus the lane's offset (a gang of a group's
+    /// threads, [`super::group`]); `y`, `z` and `w` are 0.
     fn instance_in_group(&mut self) -> Vec<Leaf> {
-        uniform(Target::instance_in_group(self.s))
+        let mut leaves = uniform(Target::instance_in_group(self.s));
+        if let Some(first) = self.s.in_group {
+            leaves[0] = self.narrow_fastest_position(first);
+        }
+        leaves
     }
 
     fn temporary(&mut self, kind: ScalarKind) -> Var {
@@ -246,6 +252,9 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         if let Some(base) = self.aos_base(&layout, addr) {
             return self.load_aos(&layout, base);
         }
+        if self.aos_lanes(&layout, addr) {
+            return self.load_aos_lanes(&layout, addr);
+        }
         layout
             .into_iter()
             .map(|leaf| self.load_leaf(leaf.kind, addr, leaf.offset))
@@ -255,6 +264,9 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
     fn load_memory(&mut self, at: &Memory<Leaf>) -> Vec<Leaf> {
         if let Some(base) = self.aos_base(&at.layout, at.addr).filter(|_| at.whole) {
             return self.load_aos(&at.layout, base);
+        }
+        if self.aos_lanes(&at.layout, at.addr) {
+            return self.load_aos_lanes(&at.layout, at.addr);
         }
         at.layout
             .iter()
@@ -266,6 +278,9 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         let whole = at.whole && !self.guarded;
         if let Some(base) = self.aos_base(&at.layout, at.addr).filter(|_| whole) {
             return self.store_aos(&at.layout, base, values);
+        }
+        if !self.guarded && self.mask().is_none() && self.aos_lanes(&at.layout, at.addr) {
+            return self.store_aos_lanes(&at.layout, at.addr, values);
         }
         for (leaf, &value) in at.layout.iter().zip(values) {
             self.store_leaf(leaf.kind, at.addr, leaf.offset, value);
