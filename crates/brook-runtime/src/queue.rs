@@ -178,17 +178,20 @@ impl Queue {
 }
 
 fn serve(shared: &Shared) {
+    // The queue's jobs are swapped with this (empty) one, so both keep their capacity: a
+    // submission does not allocate the queue anew after every batch the worker takes.
+    let mut jobs = VecDeque::new();
     loop {
-        let jobs = {
+        {
             let mut state = shared.lock();
             while state.jobs.is_empty() {
                 state.worker_idle = true;
                 state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 state.worker_idle = false;
             }
-            std::mem::take(&mut state.jobs)
-        };
-        for job in jobs {
+            std::mem::swap(&mut state.jobs, &mut jobs);
+        }
+        for job in jobs.drain(..) {
             // A panicking job must not stop the queue or leave its waiters hanging.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             shared.finish_one();

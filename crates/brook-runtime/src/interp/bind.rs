@@ -76,7 +76,7 @@ pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
             Bound::Iterator { iter, shape } => {
                 input = Some(InputData::Iterator {
                     iter: iter.clone(),
-                    shape: shape.clone(),
+                    shape: shape.to_vec(),
                 });
             }
             Bound::Stream {
@@ -89,7 +89,7 @@ pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
                     check_extent(&param.name, shape, addressing, element_size, len)?;
                     output = Some(OutputData {
                         buffer,
-                        shape: shape.clone(),
+                        shape: shape.to_vec(),
                         element_size,
                         addressing: addressing.clone(),
                     });
@@ -102,7 +102,7 @@ pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
                     check_extent(&param.name, shape, addressing, element_size, bytes.len())?;
                     input = Some(InputData::Stream(StreamData {
                         bytes,
-                        shape: shape.clone(),
+                        shape: shape.to_vec(),
                         element_size,
                         addressing: addressing.clone(),
                     }));
@@ -117,7 +117,7 @@ pub fn run_launch(launch: &LaunchPlan) -> Result<(), String> {
         module: &launch.module,
         kernel,
         layouts,
-        domain: launch.domain.clone(),
+        domain: launch.domain.to_vec(),
         region: launch.region.clone(),
         inputs,
         constants,

@@ -36,7 +36,7 @@ pub fn run(
     let constant_bytes: Vec<Option<Vec<u8>>> = args
         .iter()
         .map(|b| match b {
-            Bound::Constant(bytes) => Some(bytes.clone()),
+            Bound::Constant(bytes) => Some(bytes.to_vec()),
             _ => None,
         })
         .collect();

@@ -90,8 +90,8 @@ pub fn run_single(
         layouts: layouts.clone(),
         domain: one.clone(),
         region: ExecRegion {
-            origin: vec![0],
-            size: one,
+            origin: smallvec::smallvec![0],
+            size: one.as_slice().into(),
         },
         inputs,
         constants,

@@ -13,7 +13,8 @@ use super::{reduce, region, scan};
 use crate::device::{same_device, Device};
 use crate::element::ElementType;
 use crate::error::LaunchProblem;
-use crate::plan::{Bound, ExecRegion, ScanPlan};
+use crate::plan::{Bound, BoundArgs, ConstantBytes, ExecRegion, ScanPlan};
+use crate::stream::addressing::Dims;
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::{KernelKind, ParamRole};
@@ -22,11 +23,11 @@ use std::sync::Arc;
 /// A launch that passed every check: its device, shapes, bound arguments and warnings.
 pub struct Checked {
     pub device: Arc<dyn Device>,
-    pub domain: Vec<usize>,
+    pub domain: Dims,
     pub region: ExecRegion,
-    pub reduction_tile: Option<Vec<usize>>,
+    pub reduction_tile: Option<Dims>,
     pub scan: Option<ScanPlan>,
-    pub bound: Vec<Bound>,
+    pub bound: BoundArgs,
     pub warnings: Vec<String>,
 }
 
@@ -56,11 +57,9 @@ impl Checker<'_, '_> {
             _ if self.kernel.kind == KernelKind::Reduce => (reduce::shapes(self)?, None),
             _ => (self.map_shapes()?, None),
         };
-        let aliasing_allowed = self.options.permit_read_write_aliasing
-            || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some();
-        let mut bound = Vec::with_capacity(self.args.len());
+        let mut bound = BoundArgs::new();
         for index in 0..self.args.len() {
-            bound.push(self.bind(index, &shapes, aliasing_allowed)?);
+            bound.push(self.bind(index, &shapes)?);
         }
         Ok(Checked {
             device,
@@ -103,7 +102,6 @@ impl Checker<'_, '_> {
                 });
             }
         }
-        let type_name = self.module.type_name(&param.ty);
         let matches = match (arg, &expected_type) {
             (Arg::Stream(s), Some(t)) => wants_stream && s.element().same_layout(t),
             (Arg::Iterator(i), Some(t)) => i.element().same_layout(t),
@@ -118,7 +116,7 @@ impl Checker<'_, '_> {
         }
         Err(LaunchProblem::ArgumentKind {
             arg: self.arg_ref(index),
-            expected: format!("a {type_name} {what}"),
+            expected: format!("a {} {what}", self.module.type_name(&param.ty)),
             found: arg.describe(),
         })
     }
@@ -166,14 +164,14 @@ impl Checker<'_, '_> {
     /// The domain of a map kernel: the shape of its first output stream (other outputs must
     /// have it), else its first input; then the execution region within it.
     fn map_shapes(&self) -> Check<Shapes> {
-        let outputs: Vec<(usize, &RawStream)> = self
+        let outputs: smallvec::SmallVec<[(usize, &RawStream); 6]> = self
             .streams()
             .filter(|(i, _)| self.kernel.params[*i].role == ParamRole::Output)
             .collect();
         let domain = if let Some((_, first)) = outputs.first() {
-            let domain = normalized_shape(first.shape()).to_vec();
+            let domain = Dims::from_slice(normalized_shape(first.shape()));
             for (index, other) in &outputs[1..] {
-                if normalized_shape(other.shape()) != domain {
+                if normalized_shape(other.shape()) != domain.as_slice() {
                     return Err(LaunchProblem::OutputShape {
                         arg: self.arg_ref(*index),
                         expected: first.shape().to_vec(),
@@ -195,15 +193,17 @@ impl Checker<'_, '_> {
         region::exec_region(domain, self.options)
     }
 
-    fn bind(&self, index: usize, shapes: &Shapes, aliasing_allowed: bool) -> Check<Bound> {
+    fn bind(&self, index: usize, shapes: &Shapes) -> Check<Bound> {
         let stream = match &self.args[index] {
             Arg::Constant(c) => {
                 let param = &self.kernel.params[index];
                 let bytes = match ElementType::from_ir(self.module, &param.ty) {
-                    Some(t) if !c.element.same_layout(&t) => {
-                        super::convert::converted(c, &t).unwrap_or_else(|| c.bytes.clone())
-                    }
-                    _ => c.bytes.clone(),
+                    Some(t) if !c.element.same_layout(&t) => super::convert::converted(c, &t)
+                        .map_or_else(
+                            || ConstantBytes::from_slice(&c.bytes),
+                            ConstantBytes::from_vec,
+                        ),
+                    _ => ConstantBytes::from_slice(&c.bytes),
                 };
                 return Ok(Bound::Constant(bytes));
             }
@@ -233,7 +233,7 @@ impl Checker<'_, '_> {
                 reduce::target_binding(stream, &shapes.domain)
             }
             _ => {
-                let shape = normalized_shape(stream.shape()).to_vec();
+                let shape = Dims::from_slice(normalized_shape(stream.shape()));
                 if !role.is_written() {
                     self.input_rank(index, &shape, shapes)?;
                 }
@@ -245,7 +245,7 @@ impl Checker<'_, '_> {
             self.distinct_outputs(index, stream)?;
             stream.clone()
         } else {
-            self.unaliased_input(index, stream, aliasing_allowed)?
+            self.unaliased_input(index, stream)?
         };
         let addressing = if stream.same_stream(self.stream_arg(index)) {
             addressing
@@ -279,18 +279,13 @@ impl Checker<'_, '_> {
         };
         Err(LaunchProblem::InputRank {
             arg: self.arg_ref(index),
-            domain: shapes.domain.clone(),
+            domain: shapes.domain.to_vec(),
             found,
         })
     }
 
     /// A gather or scatter array's shape padded to its rank; its sizes must match the declared.
-    fn array_shape(
-        &self,
-        index: usize,
-        stream: &RawStream,
-        dims: &[Option<u32>],
-    ) -> Check<Vec<usize>> {
+    fn array_shape(&self, index: usize, stream: &RawStream, dims: &[Option<u32>]) -> Check<Dims> {
         let shape = normalized_shape(stream.shape());
         if shape.len() > dims.len() {
             return Err(LaunchProblem::ArrayShape {
@@ -302,7 +297,7 @@ impl Checker<'_, '_> {
                 ),
             });
         }
-        let mut padded = vec![1; dims.len() - shape.len()];
+        let mut padded: Dims = smallvec::smallvec![1; dims.len() - shape.len()];
         padded.extend_from_slice(shape);
         for (axis, (declared, actual)) in dims.iter().zip(&padded).enumerate() {
             if let Some(declared) = declared {
@@ -341,12 +336,7 @@ impl Checker<'_, '_> {
     /// every input element were read before any output element is written. One stream bound as
     /// both is refused unless aliasing is permitted; two different views of one stream (or a
     /// stream and a view of it) are always allowed, as Brook+ allowed them.
-    fn unaliased_input(
-        &self,
-        index: usize,
-        stream: &RawStream,
-        aliasing_allowed: bool,
-    ) -> Check<RawStream> {
+    fn unaliased_input(&self, index: usize, stream: &RawStream) -> Check<RawStream> {
         let overlapped = self
             .streams()
             .any(|(i, s)| self.is_written(i) && s.overlaps(stream));
@@ -356,7 +346,12 @@ impl Checker<'_, '_> {
         let same = self
             .streams()
             .find(|(i, s)| self.is_written(*i) && s.same_stream(stream));
-        if let Some((output, _)) = same.filter(|_| !aliasing_allowed) {
+        // The environment is read only here, where it matters (a program may set it).
+        let allowed = || {
+            self.options.permit_read_write_aliasing
+                || std::env::var_os("BRT_PERMIT_READ_WRITE_ALIASING").is_some()
+        };
+        if let Some((output, _)) = same.filter(|_| !allowed()) {
             return Err(LaunchProblem::Aliased {
                 arg: self.arg_ref(index),
                 output: self.arg_ref(output),

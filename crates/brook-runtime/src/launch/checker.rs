@@ -4,6 +4,7 @@
 use super::args::{Arg, LaunchOptions};
 use crate::error::{ArgRef, LaunchProblem};
 use crate::plan::ExecRegion;
+use crate::stream::addressing::Dims;
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::{Kernel, Module};
@@ -20,9 +21,9 @@ pub type Check<T> = Result<T, LaunchProblem>;
 
 /// The shapes a launch runs over.
 pub struct Shapes {
-    pub domain: Vec<usize>,
+    pub domain: Dims,
     pub region: ExecRegion,
-    pub reduction_tile: Option<Vec<usize>>,
+    pub reduction_tile: Option<Dims>,
 }
 
 impl Checker<'_, '_> {
@@ -45,10 +46,10 @@ impl Checker<'_, '_> {
     }
 
     /// The normalized shape of an input-like argument (stream or iterator).
-    pub fn input_shape(&self, index: usize) -> Option<Vec<usize>> {
+    pub fn input_shape(&self, index: usize) -> Option<Dims> {
         match &self.args[index] {
-            Arg::Stream(s) => Some(normalized_shape(s.shape()).to_vec()),
-            Arg::Iterator(i) => Some(normalized_shape(i.shape()).to_vec()),
+            Arg::Stream(s) => Some(Dims::from_slice(normalized_shape(s.shape()))),
+            Arg::Iterator(i) => Some(Dims::from_slice(normalized_shape(i.shape()))),
             Arg::Constant(_) => None,
         }
     }

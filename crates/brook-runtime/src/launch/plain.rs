@@ -8,6 +8,10 @@ use crate::stream::RawStream;
 use brook_ir::ValidModule;
 use std::sync::Arc;
 
+/// A launch's streams of one kind, inline for up to six: a launch allocates nothing for them
+/// (what its queued job holds is freed on the device's thread).
+type Streams = smallvec::SmallVec<[RawStream; 6]>;
+
 /// [`super::launch`] of a kernel without vouts, arguments in IR parameter order.
 pub(super) fn launch_ir(
     module: &Arc<ValidModule>,
@@ -16,7 +20,7 @@ pub(super) fn launch_ir(
     options: &LaunchOptions,
 ) -> Result<LaunchReport, Box<LaunchError>> {
     let ir = &module.kernels[kernel];
-    let outputs: Vec<RawStream> = ir
+    let outputs: Streams = ir
         .params
         .iter()
         .zip(args)
@@ -79,17 +83,17 @@ fn submit(
     device: Arc<dyn crate::Device>,
     plan: LaunchPlan,
     args: &[Arg<'_>],
-    outputs: Vec<RawStream>,
+    outputs: Streams,
     call_site: Option<String>,
 ) {
-    let streams: Vec<RawStream> = args
+    let streams: Streams = args
         .iter()
         .filter_map(|a| match a {
             Arg::Stream(s) => Some((*s).clone()),
             _ => None,
         })
         .collect();
-    let inputs: Vec<(usize, RawStream)> = plan
+    let inputs: smallvec::SmallVec<[(usize, RawStream); 6]> = plan
         .kernel()
         .params
         .iter()

@@ -11,7 +11,7 @@ use super::args::Arg;
 use super::checker::{Check, Checker, Shapes};
 use crate::error::LaunchProblem;
 use crate::plan::ExecRegion;
-use crate::stream::addressing::Addressing;
+use crate::stream::addressing::{Addressing, Dims};
 use crate::stream::RawStream;
 use brook_ir::launch::normalized_shape;
 use brook_ir::reduce_order::{fitted_target, reduction_tile, ReduceShapeError};
@@ -50,7 +50,7 @@ pub fn shapes(checker: &Checker<'_, '_>) -> Check<Shapes> {
     let tile = reduction_tile(&input_shape, fitted).map_err(|e| match e {
         ReduceShapeError::TargetRankTooHigh => LaunchProblem::ReduceRank {
             arg: checker.arg_ref(target),
-            input: input_shape.clone(),
+            input: input_shape.to_vec(),
             target: raw_target.to_vec(),
         },
         ReduceShapeError::NotDividing {
@@ -64,24 +64,24 @@ pub fn shapes(checker: &Checker<'_, '_>) -> Check<Shapes> {
             ),
         },
     })?;
-    let domain: Vec<usize> = input_shape
+    let domain: Dims = input_shape
         .iter()
         .zip(&tile)
         .map(|(extent, t)| extent / t)
         .collect();
     let region = ExecRegion {
-        origin: vec![0; domain.len()],
+        origin: smallvec::smallvec![0; domain.len()],
         size: domain.clone(),
     };
     Ok(Shapes {
         domain,
         region,
-        reduction_tile: Some(tile),
+        reduction_tile: Some(tile.as_slice().into()),
     })
 }
 
 /// The shape (the domain) and addressing a reduction target is bound with.
-pub fn target_binding(stream: &RawStream, domain: &[usize]) -> (Vec<usize>, Addressing) {
+pub fn target_binding(stream: &RawStream, domain: &[usize]) -> (Dims, Addressing) {
     let fitted = fitted_target(stream.shape(), domain.len()).len();
     let mut addressing = stream.addressing().fit(fitted);
     if normalized_shape(stream.shape()) == [1] {
@@ -91,5 +91,5 @@ pub fn target_binding(stream: &RawStream, domain: &[usize]) -> (Vec<usize>, Addr
         .pitches
         .resize(domain.len().max(addressing.pitches.len()), 0);
     addressing.pitches.truncate(domain.len());
-    (domain.to_vec(), addressing)
+    (Dims::from_slice(domain), addressing)
 }

@@ -11,6 +11,7 @@ use super::args::LaunchOptions;
 use super::checker::{Check, Shapes};
 use crate::error::LaunchProblem;
 use crate::plan::ExecRegion;
+use crate::stream::addressing::Dims;
 
 /// The domain rank a size asks for: up to its last component above 1 (at least 1).
 fn rank_of(size: &[usize; 4]) -> usize {
@@ -22,7 +23,7 @@ fn problem(text: String) -> LaunchProblem {
 }
 
 /// The domain and region of a launch whose streams give `domain` (or none).
-pub fn exec_region(domain: Option<Vec<usize>>, options: &LaunchOptions) -> Check<Shapes> {
+pub fn exec_region(domain: Option<Dims>, options: &LaunchOptions) -> Check<Shapes> {
     let offset_x_first = options.domain_offset.unwrap_or([0; 4]);
     let Some(size_x_first) = options.domain_size else {
         let Some(domain) = domain else {
@@ -32,7 +33,7 @@ pub fn exec_region(domain: Option<Vec<usize>>, options: &LaunchOptions) -> Check
             return Err(problem("a domain offset needs a domain size too".into()));
         }
         let region = ExecRegion {
-            origin: vec![0; domain.len()],
+            origin: smallvec::smallvec![0; domain.len()],
             size: domain.clone(),
         };
         return Ok(Shapes {
@@ -56,8 +57,8 @@ pub fn exec_region(domain: Option<Vec<usize>>, options: &LaunchOptions) -> Check
             )));
         }
     }
-    let origin: Vec<usize> = (0..rank).rev().map(|k| offset_x_first[k]).collect();
-    let size: Vec<usize> = (0..rank).rev().map(|k| size_x_first[k]).collect();
+    let origin: Dims = (0..rank).rev().map(|k| offset_x_first[k]).collect();
+    let size: Dims = (0..rank).rev().map(|k| size_x_first[k]).collect();
     for axis in 0..rank {
         if size[axis] == 0 {
             return Err(problem(format!(
@@ -93,23 +94,30 @@ mod tests {
 
     #[test]
     fn a_region_inside_the_domain() {
-        let shapes = exec_region(Some(vec![4, 6]), &options([1, 2, 0, 0], [3, 2, 0, 0])).unwrap();
-        assert_eq!(shapes.region.origin, vec![2, 1]);
-        assert_eq!(shapes.region.size, vec![2, 3]);
+        let shapes = exec_region(
+            Some(smallvec::smallvec![4, 6]),
+            &options([1, 2, 0, 0], [3, 2, 0, 0]),
+        )
+        .unwrap();
+        assert_eq!(shapes.region.origin.as_slice(), [2, 1]);
+        assert_eq!(shapes.region.size.as_slice(), [2, 3]);
     }
 
     #[test]
     fn a_region_without_streams_defines_the_domain() {
         let shapes = exec_region(None, &options([2, 0, 0, 0], [5, 0, 0, 0])).unwrap();
-        assert_eq!(shapes.domain, vec![7]);
-        assert_eq!(shapes.region.origin, vec![2]);
+        assert_eq!(shapes.domain.as_slice(), [7]);
+        assert_eq!(shapes.region.origin.as_slice(), [2]);
     }
 
     #[test]
     fn regions_outside_the_domain_are_refused() {
-        let e = exec_region(Some(vec![4]), &options([2, 0, 0, 0], [3, 0, 0, 0]));
+        let e = exec_region(
+            Some(smallvec::smallvec![4]),
+            &options([2, 0, 0, 0], [3, 0, 0, 0]),
+        );
         assert!(e.is_err());
-        let e = exec_region(Some(vec![4]), &options([0; 4], [2, 2, 0, 0]));
+        let e = exec_region(Some(smallvec::smallvec![4]), &options([0; 4], [2, 2, 0, 0]));
         assert!(e.is_err());
         assert!(exec_region(None, &LaunchOptions::default()).is_err());
     }

@@ -13,6 +13,7 @@ use super::checker::{Check, Checker, Shapes};
 use crate::element::ElementType;
 use crate::error::LaunchProblem;
 use crate::plan::{ExecRegion, ScanPlan};
+use crate::stream::addressing::Dims;
 use brook_ir::launch::normalized_shape;
 use brook_ir::scan_order::ScanKind;
 use brook_ir::KernelKind;
@@ -42,7 +43,7 @@ pub fn shapes(
             "a domain offset or size does not apply to a scan: it covers its whole input".into(),
         ));
     }
-    let shape = normalized_shape(input_stream.shape()).to_vec();
+    let shape = Dims::from_slice(normalized_shape(input_stream.shape()));
     if normalized_shape(output.shape()) != shape.as_slice() {
         return Err(fail(
             target,
@@ -56,17 +57,17 @@ pub fn shapes(
     let init = initial_value(checker, request, target)?;
     let rank = shape.len();
     let (domain, tile) = if request.whole || rank == 1 {
-        (vec![1; rank], shape.clone())
+        (smallvec::smallvec![1; rank], shape.clone())
     } else {
         let mut domain = shape.clone();
         domain[rank - 1] = 1;
-        let mut tile = vec![1; rank];
+        let mut tile: Dims = smallvec::smallvec![1; rank];
         tile[rank - 1] = shape[rank - 1];
         (domain, tile)
     };
     let shapes = Shapes {
         region: ExecRegion {
-            origin: vec![0; rank],
+            origin: smallvec::smallvec![0; rank],
             size: domain.clone(),
         },
         domain,

@@ -185,8 +185,8 @@ mod tests {
 
     fn whole(domain: &[usize]) -> ExecRegion {
         ExecRegion {
-            origin: vec![0; domain.len()],
-            size: domain.to_vec(),
+            origin: smallvec::smallvec![0; domain.len()],
+            size: domain.into(),
         }
     }
 
@@ -207,7 +207,7 @@ mod tests {
         assert!(!stream_fits(&[1 << 16, 1 << 14], &past));
         let huge_pitch = Addressing {
             offset: 0,
-            pitches: vec![1 << 32, 1],
+            pitches: smallvec::smallvec![1 << 32, 1],
         };
         assert!(!stream_fits(&[1, 8], &huge_pitch));
 
@@ -250,17 +250,17 @@ mod tests {
         };
         let stream = |n: usize| Bound::Stream {
             buffer: std::sync::Arc::new(Bytes(4 * n)),
-            shape: vec![n],
+            shape: smallvec::smallvec![n],
             addressing: Addressing::row_major(&[n]),
         };
         LaunchPlan {
             module: std::sync::Arc::new(brook_ir::validate(module).expect("valid")),
             kernel: 0,
-            domain: vec![domain],
+            domain: smallvec::smallvec![domain],
             region: whole(&[domain]),
             reduction_tile: None,
             scan: None,
-            args: vec![stream(input), stream(array)],
+            args: smallvec::smallvec![stream(input), stream(array)],
         }
     }
 

@@ -6,7 +6,7 @@ pub mod block;
 
 use crate::buffer::Buffer;
 use crate::iter::IterStream;
-use crate::stream::addressing::Addressing;
+use crate::stream::addressing::{Addressing, Dims};
 use brook_ir::{Kernel, ValidModule};
 use std::sync::Arc;
 
@@ -18,21 +18,21 @@ pub enum Bound {
     /// target) and where the elements of that shape lie in its buffer.
     Stream {
         buffer: Arc<dyn Buffer>,
-        shape: Vec<usize>,
+        shape: Dims,
         addressing: Addressing,
     },
     /// An iterator bound to an input, with its normalized shape.
-    Iterator { iter: IterStream, shape: Vec<usize> },
+    Iterator { iter: IterStream, shape: Dims },
     /// A constant's bytes, of the parameter's type.
-    Constant(Vec<u8>),
+    Constant(ConstantBytes),
 }
 
 /// The box of the domain whose instances run: all of it unless `domainOffset`/`domainSize`
 /// were given. Slowest axis first, of the domain's rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecRegion {
-    pub origin: Vec<usize>,
-    pub size: Vec<usize>,
+    pub origin: Dims,
+    pub size: Dims,
 }
 
 /// A validated launch: everything a device needs to run it, in buffers, shapes and bytes.
@@ -43,16 +43,21 @@ pub struct LaunchPlan {
     pub kernel: usize,
     /// The execution domain, slowest axis first, without leading 1s. For a reduction: the
     /// target's shape, of the input's rank.
-    pub domain: Vec<usize>,
+    pub domain: Dims,
     /// The instances that run.
     pub region: ExecRegion,
     /// For a reduction: the tile of input elements (per axis) that each target element reduces.
-    pub reduction_tile: Option<Vec<usize>>,
+    pub reduction_tile: Option<Dims>,
     /// A reduce kernel launched as a scan: each target position's tile is a row whose
     /// prefixes go to the reduction parameter's stream (bound with the input's shape).
     pub scan: Option<ScanPlan>,
-    pub args: Vec<Bound>,
+    pub args: BoundArgs,
 }
+
+/// A constant's bytes, inline up to a `double2`'s.
+pub type ConstantBytes = smallvec::SmallVec<[u8; 16]>;
+/// The bound arguments of a launch, inline for up to six parameters.
+pub type BoundArgs = smallvec::SmallVec<[Bound; 6]>;
 
 /// A scan's kind and, for an exclusive one, its first prefix's bytes (the target's type).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,8 +80,13 @@ pub fn check_extent(
     element_size: usize,
     bytes: usize,
 ) -> Result<(), String> {
-    let last: Vec<usize> = shape.iter().map(|&n| n.saturating_sub(1)).collect();
-    let end = (addressing.element(&last) + 1) * element_size;
+    let last = addressing.offset
+        + shape
+            .iter()
+            .zip(&addressing.pitches)
+            .map(|(&n, pitch)| n.saturating_sub(1) * pitch)
+            .sum::<usize>();
+    let end = (last + 1) * element_size;
     if end > bytes {
         return Err(format!(
             "stream `{name}` ({bytes} bytes) is smaller than its shape {shape:?} needs ({end} bytes)"

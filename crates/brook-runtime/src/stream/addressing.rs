@@ -10,13 +10,17 @@
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Addressing {
     pub offset: usize,
-    pub pitches: Vec<usize>,
+    pub pitches: Dims,
 }
+
+/// Extents, positions or pitches of a stream's axes (at most four), held inline: a launch
+/// allocates nothing for them.
+pub type Dims = smallvec::SmallVec<[usize; 4]>;
 
 impl Addressing {
     /// The addressing of a row-major buffer of `shape`.
     pub fn row_major(shape: &[usize]) -> Addressing {
-        let mut pitches = vec![1; shape.len()];
+        let mut pitches: Dims = smallvec::smallvec![1; shape.len()];
         for axis in (0..shape.len().saturating_sub(1)).rev() {
             pitches[axis] = pitches[axis + 1] * shape[axis + 1];
         }
@@ -38,9 +42,9 @@ impl Addressing {
     pub fn fit(&self, rank: usize) -> Addressing {
         let have = self.pitches.len();
         let pitches = if rank <= have {
-            self.pitches[have - rank..].to_vec()
+            Dims::from_slice(&self.pitches[have - rank..])
         } else {
-            let mut padded = vec![0; rank - have];
+            let mut padded: Dims = smallvec::smallvec![0; rank - have];
             padded.extend_from_slice(&self.pitches);
             padded
         };
@@ -115,7 +119,7 @@ mod tests {
     #[test]
     fn row_major_pitches_and_views() {
         let root = Addressing::row_major(&[3, 4, 5]);
-        assert_eq!(root.pitches, vec![20, 5, 1]);
+        assert_eq!(root.pitches.as_slice(), [20, 5, 1]);
         assert_eq!(root.element(&[1, 2, 3]), 33);
         assert!(root.is_contiguous(&[3, 4, 5]));
         let view = Addressing {
@@ -132,8 +136,8 @@ mod tests {
     #[test]
     fn fitting_drops_or_adds_leading_axes() {
         let a = Addressing::row_major(&[1, 6]);
-        assert_eq!(a.fit(1).pitches, vec![1]);
-        assert_eq!(a.fit(3).pitches, vec![0, 6, 1]);
+        assert_eq!(a.fit(1).pitches.as_slice(), [1]);
+        assert_eq!(a.fit(3).pitches.as_slice(), [0, 6, 1]);
     }
 
     #[test]
