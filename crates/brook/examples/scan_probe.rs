@@ -8,7 +8,10 @@ fn main() -> Result<(), brook::Error> {
         println!("scan_probe: no CUDA device");
         return Ok(());
     };
-    let program = Program::from_source("s.br", "reduce void sum(float a<>, reduce float s<>) { s += a; }")?;
+    let program = Program::from_source(
+        "s.br",
+        "reduce void sum(float a<>, reduce float s<>) { s += a; }",
+    )?;
     let sum = program.kernel("sum")?;
     for shape in [vec![1usize << 28], vec![8192, 8192]] {
         let n: usize = shape.iter().product();

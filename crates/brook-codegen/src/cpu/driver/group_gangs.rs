@@ -4,7 +4,7 @@
 //! The body's phases ([`brook_ir::lockstep::phases`]) run one after another; each runs for
 //! every gang of the group (the last one ragged where `count` is not a whole number of
 //! gangs) before the next starts, which is what a barrier asks. Between phases a gang's
-//! locals wait in `state`, `Plan::save_size` bytes per gang; shared locals live in `shared`,
+//! locals wait in `state`, `spmd::group::save_size` bytes per gang; shared locals live in `shared`,
 //! which the runtime zeroes before each group.
 
 use super::group::group_layout;
