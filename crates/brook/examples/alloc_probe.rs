@@ -3,7 +3,7 @@
 //! `BROOK_ALLOC_TRACE=1` it then prints where each allocation of one more launch comes from
 //! (size and the first three source lines of the workspace on its stack). Every allocation a
 //! queued launch holds is freed on the device's thread, which costs more than one freed
-//! where it was made: this is how the launch path was brought from 33.5 to 8.
+//! where it was made: this is how the launch path was brought from 33.5 to 5.
 use brook::{args, Device, Program, Stream};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

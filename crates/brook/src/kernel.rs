@@ -141,7 +141,7 @@ impl Kernel {
     fn launch_checked(&self, args: &[Arg<'_>]) -> Result<LaunchReport, Error> {
         self.vout_arguments(args)?;
         let mut host_targets = Vec::new();
-        let mut temps: Vec<Option<RawStream>> = Vec::with_capacity(args.len());
+        let mut temps: smallvec::SmallVec<[Option<RawStream>; 8]> = smallvec::SmallVec::new();
         for (index, arg) in args.iter().enumerate() {
             temps.push(match arg {
                 Arg::HostValue { element, .. } => {
@@ -152,7 +152,7 @@ impl Kernel {
                 _ => None,
             });
         }
-        let raw: Vec<brook_runtime::Arg<'_>> = args
+        let raw: smallvec::SmallVec<[brook_runtime::Arg<'_>; 8]> = args
             .iter()
             .zip(&temps)
             .map(|(a, temp)| match (a, temp) {
@@ -184,6 +184,9 @@ impl Kernel {
 
     /// Each vout parameter gets [`vout`]`(&mut stream)`, and only those do.
     fn vout_arguments(&self, args: &[Arg<'_>]) -> Result<(), Error> {
+        if self.ir().vouts.is_empty() && !args.iter().any(|a| matches!(a, Arg::Vout(_))) {
+            return Ok(()); // nothing to check (and nothing to allocate per launch)
+        }
         let params = brook_ir::source_params(self.ir());
         for (n, (param, arg)) in params.iter().zip(args).enumerate() {
             let is_vout = matches!(param, brook_ir::SourceParam::Vout(_));
