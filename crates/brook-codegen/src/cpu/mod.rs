@@ -129,9 +129,8 @@ pub fn planned_gang_lanes(module: &ValidModule, kernel: usize, rank: usize) -> u
             .map_or(1, |_| lower::spmd::MAX_LANES);
     }
     if prepared.group_size.is_some() {
-        return lower::spmd::Gang::host()
-            .filter(|&g| lower::spmd::group::group_phases(module, &prepared, g, rank).is_some())
-            .map_or(1, |g| g.lanes());
+        return lower::spmd::group::host_group_gang(module, &prepared, rank)
+            .map_or(1, |(g, _)| g.lanes());
     }
     gang_for(module, &prepared).map_or(1, |g| g.lanes())
 }
@@ -303,9 +302,7 @@ pub fn compile(
             // The whole group in gangs where its threads may run in lockstep; a kernel whose
             // gangs fail to compile runs a thread at a time (and says why under
             // `BROOK_DUMP_CPU`).
-            let gangs = lower::spmd::Gang::host().and_then(|g| {
-                lower::spmd::group::group_phases(module, ir, g, variant.rank).map(|p| (g, p))
-            });
+            let gangs = lower::spmd::group::host_group_gang(module, ir, variant.rank);
             let in_gangs = gangs.and_then(|(gang, phases)| {
                 builder
                     .define("group", &[types::I64; 5], None, |l, p, la, v| {

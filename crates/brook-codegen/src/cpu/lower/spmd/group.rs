@@ -11,6 +11,20 @@ use brook_ir::lockstep::Phase;
 use brook_ir::{Block, Handle, Kernel, KernelKind, Local, Module};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
+/// The gang and phases a group kernel runs in on this host: the host's gang, or gangs of 4
+/// where its group is a multiple of 4 threads but not of the host's 8; `None` (also with
+/// `BROOK_SPMD=off`): a thread at a time.
+pub fn host_group_gang(
+    module: &Module,
+    kernel: &Kernel,
+    rank: usize,
+) -> Option<(Gang, Vec<Phase>)> {
+    let host = Gang::host()?;
+    [host, Gang { parts: 1 }]
+        .into_iter()
+        .find_map(|gang| group_phases(module, kernel, gang, rank).map(|phases| (gang, phases)))
+}
+
 /// The phases a group kernel's gangs run (top-level statement ranges between barriers), or
 /// `None` where its threads must run one at a time: threads in lockstep could see another
 /// order of shared writes than the interpreter's, the group is not a whole number of gangs,
