@@ -22,6 +22,7 @@ const BATCH: usize = 10;
 
 const SOURCE: &str = concat!(
     include_str!("../../../examples/kernels/gather_matmul.br"),
+    include_str!("../../../examples/kernels/group_matmul.br"),
     r#"
 kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 kernel void saxpy4(float4 a, float4 x<>, float4 y<>, out float4 r<>) { r = a * x + y; }
@@ -566,6 +567,8 @@ fn compute_rows(
     );
     let rate = flops / t.gpu / 1e9;
     rows.push(("8x4-blocked matmul 4096^3".to_string(), t, rate, "GFLOP/s"));
+    drop((a_parts, b_parts, c_parts));
+    rows.push(group_tiled_row(program, device, &a, &b, n, flops)?);
     // Binary search: 2^24 sorted keys, 2^24 queries (half of them present).
     let count = 1usize << 24;
     let keys: Vec<f32> = (0..count).map(|i| i as f32).collect();
@@ -593,6 +596,46 @@ fn compute_rows(
     let rate = count as f64 / t.gpu / 1e9;
     rows.push(("binary search 2^24 keys".to_string(), t, rate, "Gkeys/s"));
     Ok(rows)
+}
+
+/// The Brook+ thread-group multiply tiled through shared memory
+/// (`examples/kernels/group_matmul.br`): A, B and C as rows of float4s, C = 0 + A B.
+fn group_tiled_row(
+    program: &Program,
+    device: &Device,
+    a: &[f32],
+    b: &[f32],
+    n: usize,
+    flops: f64,
+) -> Result<(String, Timing, f64, &'static str), brook::Error> {
+    let rows_of_quads =
+        |m: &[f32]| -> Vec<[f32; 4]> { m.chunks(4).map(|q| [q[0], q[1], q[2], q[3]]).collect() };
+    let sa = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(a))?;
+    let sb = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(b))?;
+    let seed = Stream::from_slice(device, &[n * n / 4], &vec![[0.0f32; 4]; n * n / 4])?;
+    let sc = Stream::<[f32; 4]>::new(device, &[n, n / 4])?;
+    let tiled = program.kernel("tiled_matmul")?;
+    let launch = || {
+        tiled
+            .launch(args![(n / 4) as f32, &sa, &sb, &seed, &sc])
+            .expect("tiled_matmul");
+    };
+    let t = measure_batched(device, 1, launch);
+    let c = sc.to_vec()?;
+    check_product(
+        a,
+        b,
+        n,
+        |i, j| c[i * (n / 4) + j / 4][j % 4],
+        "tiled_matmul",
+    );
+    let rate = flops / t.gpu / 1e9;
+    Ok((
+        "GroupSize-tiled matmul 4096^3".to_string(),
+        t,
+        rate,
+        "GFLOP/s",
+    ))
 }
 
 /// Checks a few elements of a product against the host.

@@ -336,7 +336,7 @@ fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
         }
     );
     assert!(
-        ptx.text.contains(".shared .align 8 .b8 shared_1[128];"),
+        ptx.text.contains(".shared .align 16 .b8 shared_1[128];"),
         "{}",
         ptx.text
     );

@@ -77,6 +77,7 @@ impl<L: Copy, V: Copy> Slots<L, V> {
             layout: layout.clone(),
             space: Space::Local,
             whole: false,
+            element: false,
         }
     }
 

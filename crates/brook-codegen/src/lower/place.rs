@@ -42,6 +42,10 @@ pub struct Memory<L> {
     /// A whole stream element (not a part reached by a path): aligned to its type, so a
     /// backend may access it with vector instructions.
     pub whole: bool,
+    /// A whole element of a local array (`lds[i]`): at a multiple of its size from the
+    /// local's start, so a backend that aligns local memory to 16 bytes may access a vector
+    /// element with vector instructions.
+    pub element: bool,
 }
 
 /// A place with its root found and its path walked.
@@ -170,6 +174,10 @@ fn resolve<'ir, T: Target<'ir>>(
             space,
         } => {
             let whole = place.path.is_empty() && space == Space::Stream;
+            let element = space == Space::Local
+                && root_offset == 0
+                && matches!(ty, Type::Array { .. })
+                && matches!(place.path.as_slice(), [brook_ir::Access::Index(_)]);
             let (addr, offset) = t.walk_memory(addr, &mut ty, &place.path)?;
             let offset = offset + root_offset;
             let layout = leaves(module, &ty)
@@ -185,6 +193,7 @@ fn resolve<'ir, T: Target<'ir>>(
                 layout,
                 space,
                 whole,
+                element,
             })
         }
         Root::Vars(vars) => {

@@ -274,7 +274,8 @@ impl<'a> Lower<'a> {
                 let layout = self.module.layout(&local.ty);
                 let size = layout.size.next_multiple_of(4).max(4);
                 let shared = local.shared && groups;
-                let name = self.e.memory(shared, size, layout.align.max(8));
+                // 16: a vector element of an array is then aligned for `ld.v4`/`ld.v2`.
+                let name = self.e.memory(shared, size, layout.align.max(16));
                 let space = if shared { "shared" } else { "local" };
                 let raw = self.e.mov_imm(Class::B64, &name);
                 let addr = self

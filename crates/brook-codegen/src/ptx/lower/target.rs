@@ -266,10 +266,11 @@ impl<'a> Target<'a> for Lower<'a> {
         }
     }
 
-    /// A whole stream element with vector loads where they fit.
+    /// A whole stream element, or a whole element of a local array (local memory is aligned
+    /// to 16 bytes), with vector loads where they fit.
     fn load_memory(&mut self, at: &Memory<Reg>) -> Vec<Reg> {
         let space = state_space(at.space);
-        if at.whole {
+        if at.whole || at.element {
             return self.load_value(&at.ty, at.addr, space, true);
         }
         at.layout
@@ -280,7 +281,7 @@ impl<'a> Target<'a> for Lower<'a> {
 
     fn store_memory(&mut self, at: &Memory<Reg>, values: &[Reg]) {
         let space = state_space(at.space);
-        if at.whole {
+        if at.whole || at.element {
             self.store_value(&at.ty, values, at.addr, space, true);
         } else {
             self.store_leaves(&at.layout, values, at.addr, space);
