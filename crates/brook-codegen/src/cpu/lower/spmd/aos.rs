@@ -51,13 +51,24 @@ impl Spmd<'_, '_, '_> {
     /// The components of the elements at each lane's address (`aos_lanes`), one vector load
     /// per lane: the gathers of `float4`s and shared `float4` arrays.
     pub fn load_aos_lanes(&mut self, layout: &[LayoutLeaf], addr: Leaf) -> Vec<Leaf> {
+        self.load_quads(layout, |t, k| {
+            (t.lane(addr, brook_ir::ScalarKind::I64, k), 0)
+        })
+    }
+
+    /// The components of the gang's elements, lane `k`'s element at `at(k)` (an address
+    /// and an offset): one vector load per lane, a transpose per part.
+    fn load_quads(
+        &mut self,
+        layout: &[LayoutLeaf],
+        at: impl Fn(&mut Self, usize) -> (Value, i32),
+    ) -> Vec<Leaf> {
         let flags = MemFlagsData::new().with_notrap();
-        let parts = self.parts();
-        let per_part: Vec<[Value; WIDTH]> = (0..parts)
+        let per_part: Vec<[Value; WIDTH]> = (0..self.parts())
             .map(|p| {
                 let rows: [Value; WIDTH] = std::array::from_fn(|i| {
-                    let at = self.lane(addr, brook_ir::ScalarKind::I64, WIDTH * p + i);
-                    self.s.b.ins().load(types::I32X4, flags, at, 0)
+                    let (addr, offset) = at(self, WIDTH * p + i);
+                    self.s.b.ins().load(types::I32X4, flags, addr, offset)
                 });
                 self.transpose(rows)
             })
@@ -122,18 +133,7 @@ impl Spmd<'_, '_, '_> {
 
     /// The components of the gang's elements at `base`, as one packed leaf each.
     pub fn load_aos(&mut self, layout: &[LayoutLeaf], base: Value) -> Vec<Leaf> {
-        let flags = MemFlagsData::new().with_notrap();
-        let parts = self.parts();
-        let per_part: Vec<[Value; WIDTH]> = (0..parts)
-            .map(|p| {
-                let rows: [Value; WIDTH] = std::array::from_fn(|i| {
-                    let at = (16 * (WIDTH * p + i)) as i32;
-                    self.s.b.ins().load(types::I32X4, flags, base, at)
-                });
-                self.transpose(rows)
-            })
-            .collect();
-        self.columns_to_leaves(layout, &per_part)
+        self.load_quads(layout, |_, k| (base, (16 * k) as i32))
     }
 
     /// Stores `values` (one leaf per component) to the gang's elements at `base`, in the
@@ -142,8 +142,8 @@ impl Spmd<'_, '_, '_> {
         let flags = MemFlagsData::new().with_notrap();
         let mask = self.mask();
         let columns = self.leaves_to_columns(layout, values);
-        for p in 0..self.parts() {
-            let rows = self.transpose(std::array::from_fn(|c| columns[c][p]));
+        let parts = self.parts();
+        for (p, rows) in self.part_rows(&columns, parts).into_iter().enumerate() {
             for (i, &row) in rows.iter().enumerate() {
                 let at = (16 * (WIDTH * p + i)) as i32;
                 let row = match mask {
