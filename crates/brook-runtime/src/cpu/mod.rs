@@ -119,7 +119,10 @@ impl Device for CpuDevice {
             .map_err(LaunchProblem::Execution)?;
         let ptr = BlockPtr(block.as_ptr());
         let total: usize = launch.region.size.iter().product();
-        let in_order = !run::parallel_scatter(launch.module.module(), launch.kernel());
+        // Launches too small to split run in one call anyway: only larger ones ask (the
+        // question walks the kernel's body).
+        let in_order = total > run::MIN_CHUNK
+            && !run::parallel_scatter(launch.module.module(), launch.kernel());
         if run::runs_alone(&compiled.entry, total, in_order) {
             // On the queue's own thread (its stack is as large as a worker's): handing a
             // small launch to the pool and waiting for it costs more than running it.

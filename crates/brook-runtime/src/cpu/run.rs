@@ -11,7 +11,7 @@ use brook_codegen::cpu::{GroupFn, GroupRun, MapFn};
 use rayon::prelude::*;
 
 /// Fewer instances than this run on the calling thread.
-const MIN_CHUNK: usize = 4096;
+pub const MIN_CHUNK: usize = 4096;
 
 /// The parameter block's address, shareable between worker threads (it is only read).
 #[derive(Clone, Copy)]
