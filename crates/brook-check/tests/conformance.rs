@@ -22,3 +22,24 @@ fn conformance() {
     let files = outcome.cases;
     assert!(files >= 60, "the suite has only {files} cases");
 }
+
+/// The suite on device groups (each stream split into row blocks among the members), compared
+/// with the single interpreter: two interpreters, the CPU with an interpreter, and the GPUs
+/// (two of them where the machine has two, else the one GPU twice, so that the split and the
+/// copies between members still run).
+#[test]
+fn conformance_on_device_groups() {
+    let mut devices = vec![brook::Device::interp()];
+    let mut specs = vec!["interp:0+interp:1", "cpu:0+interp:1"];
+    let gpus = brook::Device::of_type("cuda").unwrap_or_default().len();
+    match gpus {
+        0 => println!("conformance on device groups: no CUDA device: GPU groups skipped"),
+        1 => specs.push("cuda:0+cuda:0"),
+        _ => specs.push("cuda:all"),
+    }
+    for spec in specs {
+        devices.push(brook::Device::from_spec(spec).expect(spec));
+    }
+    let outcome = exec::run_suite(&devices);
+    outcome.assert_passed("conformance on device groups");
+}

@@ -23,6 +23,8 @@ pub enum DeviceKind {
     Cpu,
     /// An NVIDIA GPU.
     Cuda,
+    /// Several devices used as one, each stream split among them ([`crate::group`]).
+    Group,
 }
 
 impl DeviceKind {
@@ -33,6 +35,7 @@ impl DeviceKind {
             DeviceKind::Interp => "interp",
             DeviceKind::Cpu => "cpu",
             DeviceKind::Cuda => "cuda",
+            DeviceKind::Group => "group",
         }
     }
 }
@@ -102,6 +105,10 @@ pub trait Device: Send + Sync {
     /// through the host).
     fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
         let _ = (from, to);
+        None
+    }
+    /// The members of a device group ([`crate::group`]); `None` for a single device.
+    fn group_members(&self) -> Option<&[Arc<dyn Device>]> {
         None
     }
     /// Runs a validated launch plan.

@@ -18,6 +18,7 @@
 //! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
 //! - [`reduce_plan`]: the passes of a reduction on a compiled device, planned as data;
+//! - [`group`]: device groups: several devices used as one, streams split into row blocks;
 //! - [`cpu`]: the CPU device: kernels compiled to native code (Cranelift), run on all cores;
 //! - [`interp`]: the reference interpreter devices;
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
@@ -29,6 +30,7 @@ pub mod device;
 pub mod element;
 mod env_switch;
 pub mod error;
+pub mod group;
 pub mod interp;
 pub mod iter;
 pub mod kernel_cache;
@@ -54,6 +56,7 @@ pub use launch::{
 pub use plan::{Bound, ExecRegion, LaunchPlan, ScanPlan};
 pub use profile::{profile_report, profiling, reset_profile, set_profile};
 pub use registry::{
-    current_device, default_device, devices, find_device, get_devices, thread_devices, use_devices,
+    current_device, default_device, device_from_spec, device_group, devices, find_device,
+    get_devices, thread_devices, use_devices,
 };
 pub use stream::{PendingWrite, RawStream};

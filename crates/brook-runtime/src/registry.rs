@@ -105,6 +105,60 @@ pub fn cuda_unavailable() -> Option<&'static str> {
     unavailable(DeviceKind::Cuda)
 }
 
+/// A device group of `members` ([`crate::group`]): one device whose streams are split into
+/// row blocks, one per member.
+pub fn device_group(members: &[Arc<dyn Device>]) -> Result<Arc<dyn Device>, RuntimeError> {
+    Ok(Arc::new(crate::group::DeviceGroup::new(members.to_vec())?))
+}
+
+/// The device a runtime spec names: `cuda` (device `ordinal`), `cuda:1`, `cuda:all` (every
+/// device of the kind), or several joined by `+` (`interp:0+interp:1`). More than one device
+/// makes a group ([`device_group`]).
+pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, RuntimeError> {
+    let mut members = Vec::new();
+    for part in spec.split('+') {
+        let part = part.trim();
+        let (name, index) = match part.split_once(':') {
+            Some((name, index)) => (name, Some(index.trim())),
+            None => (part, None),
+        };
+        match index {
+            None => members.push(find_device(name, ordinal)?),
+            Some(all) if all.eq_ignore_ascii_case("all") => {
+                let kind = backend_named(name)
+                    .ok_or_else(|| {
+                        RuntimeError::NoDevice(
+                            name.to_string(),
+                            format!("known runtimes are {}", known_names()),
+                        )
+                    })?
+                    .kind;
+                let found: Vec<_> = of_kind(kind).cloned().collect();
+                if found.is_empty() {
+                    return Err(RuntimeError::NoDevice(
+                        part.to_string(),
+                        unavailable(kind).unwrap_or("none was found").to_string(),
+                    ));
+                }
+                members.extend(found);
+            }
+            Some(index) => {
+                let index = index.parse::<usize>().map_err(|_| {
+                    RuntimeError::NoDevice(
+                        part.to_string(),
+                        "write a device as NAME, NAME:INDEX or NAME:all".into(),
+                    )
+                })?;
+                members.push(find_device(name, index)?);
+            }
+        }
+    }
+    match members.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => device_group(&members),
+    }
+}
+
 /// The devices of a type name (Brook+ `getDevices`): `all` or a name of [`BACKENDS`]. An
 /// unknown name is an error listing the known ones; a known type this machine has no device
 /// of gives an empty list.
@@ -185,7 +239,8 @@ pub fn current_device() -> Arc<dyn Device> {
 }
 
 /// The device a program uses when it names none: `BRT_RUNTIME` (and `BRT_ADAPTER` for the
-/// index), or the first device. A requested runtime that is not available falls back with a
+/// index; a spec of [`device_from_spec`] such as `cuda:all` gives a device group), or the
+/// first device. A requested runtime that is not available falls back with a
 /// message on stderr, never a failure.
 pub fn default_device() -> Arc<dyn Device> {
     static DEFAULT: OnceLock<Arc<dyn Device>> = OnceLock::new();
@@ -198,7 +253,7 @@ pub fn default_device() -> Arc<dyn Device> {
                 .unwrap_or(0);
             match requested.as_deref().map(str::trim) {
                 None | Some("") => devices()[0].clone(),
-                Some(name) => match find_device(name, adapter) {
+                Some(name) => match device_from_spec(name, adapter) {
                     Ok(device) => device,
                     Err(e) => {
                         let fallback = devices()[0].clone();

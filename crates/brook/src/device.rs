@@ -35,6 +35,35 @@ impl Device {
         })
     }
 
+    /// A device group: `members` used as one device. A stream made on it is split into
+    /// blocks of rows, one per member; a launch runs on every member over its block, and gives
+    /// the bits one device gives (see the guide, "Several devices as one").
+    pub fn group(members: &[Device]) -> Result<Device, crate::Error> {
+        let raw: Vec<_> = members.iter().map(|d| d.raw.clone()).collect();
+        Ok(Device {
+            raw: brook_runtime::device_group(&raw)?,
+        })
+    }
+
+    /// The device a runtime spec names, as `BRT_RUNTIME` takes it: `cuda`, `cuda:1`,
+    /// `cuda:all`, or several joined by `+` (`interp:0+interp:1`); more than one device is
+    /// a [`Device::group`].
+    pub fn from_spec(spec: &str) -> Result<Device, crate::Error> {
+        Ok(Device {
+            raw: brook_runtime::device_from_spec(spec, 0)?,
+        })
+    }
+
+    /// The members of a device group, in the order of their blocks; empty for other devices.
+    pub fn members(&self) -> Vec<Device> {
+        self.raw
+            .group_members()
+            .unwrap_or_default()
+            .iter()
+            .map(|raw| Device { raw: raw.clone() })
+            .collect()
+    }
+
     /// Every device this build can use.
     pub fn all() -> Vec<Device> {
         brook_runtime::devices()
@@ -61,7 +90,8 @@ impl Device {
         }
     }
 
-    /// The type name (Brook+ `Device::getType`): `interp`, `cpu` or `cuda`.
+    /// The type name (Brook+ `Device::getType`): `interp`, `cpu`, `cuda`, or `group` for a
+    /// device group.
     pub fn type_name(&self) -> &'static str {
         self.kind().name()
     }

@@ -55,26 +55,40 @@ fn wobbly(n: usize, seed: u32) -> Vec<f32> {
         .collect()
 }
 
+/// Every device but the interpreter, and device groups: the CPU twice (its launches split
+/// into row blocks with copies between them), two interpreters, and the GPUs (the one GPU
+/// twice where there is one).
 fn other_devices() -> Vec<Device> {
-    Device::all()
+    let mut devices: Vec<Device> = Device::all()
         .into_iter()
         .filter(|d| d.type_name() != "interp")
-        .collect()
+        .collect();
+    let mut groups = vec!["cpu:0+cpu:0", "interp:0+interp:1"];
+    match Device::of_type("cuda").unwrap_or_default().len() {
+        0 => {}
+        1 => groups.push("cuda:0+cuda:0"),
+        _ => groups.push("cuda:all"),
+    }
+    devices.extend(groups.into_iter().map(|g| Device::from_spec(g).expect(g)));
+    devices
 }
 
 fn bits(values: &[f32]) -> Vec<u32> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-/// Runs `f` on the interpreter and on `device`; both results must be equal.
-fn same_on<T: PartialEq + std::fmt::Debug>(device: &Device, f: impl Fn(&Device) -> T) {
+/// Runs `f` on the interpreter and on every other device; every result must equal the
+/// interpreter's.
+fn same_everywhere<T: PartialEq + std::fmt::Debug>(f: impl Fn(&Device) -> T) {
     let reference = f(&Device::interp());
-    let found = f(device);
-    assert!(
-        found == reference,
-        "{} differs from the interpreter",
-        device.info()
-    );
+    for device in other_devices() {
+        let found = f(&device);
+        assert!(
+            found == reference,
+            "{} differs from the interpreter",
+            device.info()
+        );
+    }
 }
 
 #[test]
@@ -83,26 +97,24 @@ fn a_large_2d_map_with_resize_loops_early_return_and_a_region() {
     let (h, w) = (300, 301);
     let small_data = wobbly(150 * 100, 1);
     let big_data = wobbly(h * w, 2);
-    for device in other_devices() {
-        same_on(&device, |d| {
-            let small = Stream::from_slice(d, &[150, 100], &small_data).expect("small");
-            let big = Stream::from_slice(d, &[h, w], &big_data).expect("big");
-            let r = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r");
-            let at = Stream::<[i32; 4]>::new(d, &[h, w]).expect("at");
-            let shade = program.kernel("shade").expect("shade");
-            shade
-                .launch(args![0.5f32, &small, &big, &r, &at])
-                .expect("launch");
-            let first = (bits(&r.to_vec().expect("r")), at.to_vec().expect("at"));
-            // Only a box of the domain, cutting rows in the middle.
-            let r2 = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r2");
-            shade
-                .with_domain(&[7, 13], &[250, 280])
-                .launch(args![0.25f32, &small, &big, &r2, &at])
-                .expect("launch region");
-            (first, bits(&r2.to_vec().expect("r2")))
-        });
-    }
+    same_everywhere(|d| {
+        let small = Stream::from_slice(d, &[150, 100], &small_data).expect("small");
+        let big = Stream::from_slice(d, &[h, w], &big_data).expect("big");
+        let r = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r");
+        let at = Stream::<[i32; 4]>::new(d, &[h, w]).expect("at");
+        let shade = program.kernel("shade").expect("shade");
+        shade
+            .launch(args![0.5f32, &small, &big, &r, &at])
+            .expect("launch");
+        let first = (bits(&r.to_vec().expect("r")), at.to_vec().expect("at"));
+        // Only a box of the domain, cutting rows in the middle.
+        let r2 = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r2");
+        shade
+            .with_domain(&[7, 13], &[250, 280])
+            .launch(args![0.25f32, &small, &big, &r2, &at])
+            .expect("launch region");
+        (first, bits(&r2.to_vec().expect("r2")))
+    });
 }
 
 #[test]
@@ -124,35 +136,33 @@ fn large_reductions_split_into_pieces_keep_the_canonical_order() {
             }
         })
         .collect();
-    for device in other_devices() {
-        same_on(&device, |d| {
-            let sum = program.kernel("sum").expect("sum");
-            let values = Stream::from_slice(d, &[n], &data).expect("values");
-            let mut total = 0.0f32;
-            sum.launch(args![&values, host_var(&mut total)])
-                .expect("sum");
-            let grid = Stream::from_slice(d, &[64, 3001], &rows_data).expect("grid");
-            let rows = Stream::<f32>::new(d, &[64]).expect("rows");
-            sum.launch(args![&grid, &rows]).expect("rows");
-            let columns = Stream::<f32>::new(d, &[1, 3001]).expect("columns");
-            sum.launch(args![&grid, &columns]).expect("columns");
-            let tiles = Stream::<f32>::new(d, &[8, 1]).expect("tiles");
-            sum.launch(args![&grid, &tiles]).expect("tiles");
-            let product = program.kernel("product").expect("product");
-            let matrices = Stream::from_slice(d, &[shears.len()], &shears).expect("shears");
-            let mut turned = [0.0f32; 4];
-            product
-                .launch(args![&matrices, host_var(&mut turned)])
-                .expect("product");
-            (
-                total.to_bits(),
-                bits(&rows.to_vec().expect("rows")),
-                bits(&columns.to_vec().expect("columns")),
-                bits(&tiles.to_vec().expect("tiles")),
-                bits(&turned),
-            )
-        });
-    }
+    same_everywhere(|d| {
+        let sum = program.kernel("sum").expect("sum");
+        let values = Stream::from_slice(d, &[n], &data).expect("values");
+        let mut total = 0.0f32;
+        sum.launch(args![&values, host_var(&mut total)])
+            .expect("sum");
+        let grid = Stream::from_slice(d, &[64, 3001], &rows_data).expect("grid");
+        let rows = Stream::<f32>::new(d, &[64]).expect("rows");
+        sum.launch(args![&grid, &rows]).expect("rows");
+        let columns = Stream::<f32>::new(d, &[1, 3001]).expect("columns");
+        sum.launch(args![&grid, &columns]).expect("columns");
+        let tiles = Stream::<f32>::new(d, &[8, 1]).expect("tiles");
+        sum.launch(args![&grid, &tiles]).expect("tiles");
+        let product = program.kernel("product").expect("product");
+        let matrices = Stream::from_slice(d, &[shears.len()], &shears).expect("shears");
+        let mut turned = [0.0f32; 4];
+        product
+            .launch(args![&matrices, host_var(&mut turned)])
+            .expect("product");
+        (
+            total.to_bits(),
+            bits(&rows.to_vec().expect("rows")),
+            bits(&columns.to_vec().expect("columns")),
+            bits(&tiles.to_vec().expect("tiles")),
+            bits(&turned),
+        )
+    });
 }
 
 /// The canonical sum of each of `count` runs of `len` leaves, the first at `first(k)`, the
@@ -191,7 +201,11 @@ fn pieces_that_fill_a_counter_stack_keep_the_canonical_order() {
     let side = 8192;
     let square = wobbly(side * side, 10);
     let expected_columns = canonical_sums(&square, side, side, |k| k, side);
-    for device in other_devices() {
+    // The interpreter would take minutes over these: groups of compiled devices only.
+    let compiled = other_devices()
+        .into_iter()
+        .filter(|d| !d.members().iter().any(|m| m.type_name() == "interp"));
+    for device in compiled {
         let sum = program.kernel("sum").expect("sum");
         let grid = Stream::from_slice(&device, &[rows, row], &long[..rows * row]).expect("grid");
         let sums = Stream::<f32>::new(&device, &[rows]).expect("sums");
@@ -228,18 +242,16 @@ fn many_thread_groups_with_barriers() {
     let program = Program::from_source("large.br", KERNELS).expect("compiles");
     let n = 8 * 2000 + 5;
     let data = wobbly(n, 5);
-    for device in other_devices() {
-        same_on(&device, |d| {
-            let a = Stream::from_slice(d, &[n], &data).expect("a");
-            let r = Stream::<f32>::new(d, &[n]).expect("r");
-            program
-                .kernel("rotate")
-                .expect("rotate")
-                .launch(args![&a, &r])
-                .expect("launch");
-            bits(&r.to_vec().expect("r"))
-        });
-    }
+    same_everywhere(|d| {
+        let a = Stream::from_slice(d, &[n], &data).expect("a");
+        let r = Stream::<f32>::new(d, &[n]).expect("r");
+        program
+            .kernel("rotate")
+            .expect("rotate")
+            .launch(args![&a, &r])
+            .expect("launch");
+        bits(&r.to_vec().expect("r"))
+    });
 }
 
 #[test]
@@ -249,66 +261,63 @@ fn reductions_of_every_width_and_alignment() {
     let singles = wobbly(n, 7);
     let doubles: Vec<f64> = singles.iter().map(|&v| f64::from(v) * 1e-3 + 1e5).collect();
     let words: Vec<u32> = singles.iter().map(|v| v.to_bits()).collect();
-    for device in other_devices() {
-        same_on(&device, |d| {
-            let sum = program.kernel("sum").expect("sum");
-            let sum_double = program.kernel("sum_double").expect("sum_double");
-            let hash = program.kernel("hash").expect("hash");
-            let mut out = Vec::new();
-            // Aligned rows (4096 leaves) and a view starting at an odd element.
-            let grid = Stream::from_slice(d, &[64, 4096], &singles[..64 * 4096]).expect("grid");
-            let rows = Stream::<f32>::new(d, &[64]).expect("rows");
-            sum.launch(args![&grid, &rows]).expect("rows");
-            out.push(bits(&rows.to_vec().expect("rows")));
-            let whole = Stream::from_slice(d, &[n], &singles).expect("whole");
-            let view = whole.domain(&[3], &[n - 5]).expect("view");
-            let mut total = 0.0f32;
-            sum.launch(args![&view, host_var(&mut total)])
-                .expect("view sum");
-            out.push(vec![total.to_bits()]);
-            // Column sums, four columns per thread: aligned, and through a view whose rows
-            // start off 16-byte boundaries; integer columns with a non-commutative combine.
-            let tall = Stream::from_slice(d, &[64, 4100], &singles[..64 * 4100]).expect("tall");
-            let cols = Stream::<f32>::new(d, &[1, 4100]).expect("cols");
-            sum.launch(args![&tall, &cols]).expect("columns");
-            out.push(bits(&cols.to_vec().expect("cols")));
-            let shifted = tall.domain(&[0, 1], &[64, 4097]).expect("shifted view");
-            let cols = Stream::<f32>::new(d, &[1, 4096]).expect("cols");
-            sum.launch(args![&shifted, &cols]).expect("shifted columns");
-            out.push(bits(&cols.to_vec().expect("cols")));
-            // The column entry through a view on a 16-byte boundary, over two outer axes whose
-            // leaves are evenly spaced, and (the serial entry) over a view whose outer axes
-            // leave a gap between rows.
-            let aligned = tall.domain(&[0, 4], &[64, 4100]).expect("aligned view");
-            sum.launch(args![&aligned, &cols])
-                .expect("aligned view columns");
-            out.push(bits(&cols.to_vec().expect("cols")));
-            let cube =
-                Stream::from_slice(d, &[16, 12, 64], &singles[..16 * 12 * 64]).expect("cube");
-            let floor = Stream::<f32>::new(d, &[1, 1, 64]).expect("floor");
-            sum.launch(args![&cube, &floor]).expect("cube columns");
-            out.push(bits(&floor.to_vec().expect("floor")));
-            let gappy = cube.domain(&[0, 0, 0], &[16, 11, 64]).expect("gappy view");
-            sum.launch(args![&gappy, &floor]).expect("gappy columns");
-            out.push(bits(&floor.to_vec().expect("floor")));
-            let grid = Stream::from_slice(d, &[3000, 64], &words[..3000 * 64]).expect("grid");
-            let hashes = Stream::<u32>::new(d, &[1, 64]).expect("hashes");
-            hash.launch(args![&grid, &hashes]).expect("column hashes");
-            out.push(hashes.to_vec().expect("hashes"));
-            // 8-byte leaves and a non-commutative integer combine.
-            let dd = Stream::from_slice(d, &[n], &doubles).expect("doubles");
-            let mut dt = 0.0f64;
-            sum_double
-                .launch(args![&dd, host_var(&mut dt)])
-                .expect("double sum");
-            out.push(vec![dt.to_bits() as u32, (dt.to_bits() >> 32) as u32]);
-            let ww = Stream::from_slice(d, &[n], &words).expect("words");
-            let mut h = 0u32;
-            hash.launch(args![&ww, host_var(&mut h)]).expect("hash");
-            out.push(vec![h]);
-            out
-        });
-    }
+    same_everywhere(|d| {
+        let sum = program.kernel("sum").expect("sum");
+        let sum_double = program.kernel("sum_double").expect("sum_double");
+        let hash = program.kernel("hash").expect("hash");
+        let mut out = Vec::new();
+        // Aligned rows (4096 leaves) and a view starting at an odd element.
+        let grid = Stream::from_slice(d, &[64, 4096], &singles[..64 * 4096]).expect("grid");
+        let rows = Stream::<f32>::new(d, &[64]).expect("rows");
+        sum.launch(args![&grid, &rows]).expect("rows");
+        out.push(bits(&rows.to_vec().expect("rows")));
+        let whole = Stream::from_slice(d, &[n], &singles).expect("whole");
+        let view = whole.domain(&[3], &[n - 5]).expect("view");
+        let mut total = 0.0f32;
+        sum.launch(args![&view, host_var(&mut total)])
+            .expect("view sum");
+        out.push(vec![total.to_bits()]);
+        // Column sums, four columns per thread: aligned, and through a view whose rows
+        // start off 16-byte boundaries; integer columns with a non-commutative combine.
+        let tall = Stream::from_slice(d, &[64, 4100], &singles[..64 * 4100]).expect("tall");
+        let cols = Stream::<f32>::new(d, &[1, 4100]).expect("cols");
+        sum.launch(args![&tall, &cols]).expect("columns");
+        out.push(bits(&cols.to_vec().expect("cols")));
+        let shifted = tall.domain(&[0, 1], &[64, 4097]).expect("shifted view");
+        let cols = Stream::<f32>::new(d, &[1, 4096]).expect("cols");
+        sum.launch(args![&shifted, &cols]).expect("shifted columns");
+        out.push(bits(&cols.to_vec().expect("cols")));
+        // The column entry through a view on a 16-byte boundary, over two outer axes whose
+        // leaves are evenly spaced, and (the serial entry) over a view whose outer axes
+        // leave a gap between rows.
+        let aligned = tall.domain(&[0, 4], &[64, 4100]).expect("aligned view");
+        sum.launch(args![&aligned, &cols])
+            .expect("aligned view columns");
+        out.push(bits(&cols.to_vec().expect("cols")));
+        let cube = Stream::from_slice(d, &[16, 12, 64], &singles[..16 * 12 * 64]).expect("cube");
+        let floor = Stream::<f32>::new(d, &[1, 1, 64]).expect("floor");
+        sum.launch(args![&cube, &floor]).expect("cube columns");
+        out.push(bits(&floor.to_vec().expect("floor")));
+        let gappy = cube.domain(&[0, 0, 0], &[16, 11, 64]).expect("gappy view");
+        sum.launch(args![&gappy, &floor]).expect("gappy columns");
+        out.push(bits(&floor.to_vec().expect("floor")));
+        let grid = Stream::from_slice(d, &[3000, 64], &words[..3000 * 64]).expect("grid");
+        let hashes = Stream::<u32>::new(d, &[1, 64]).expect("hashes");
+        hash.launch(args![&grid, &hashes]).expect("column hashes");
+        out.push(hashes.to_vec().expect("hashes"));
+        // 8-byte leaves and a non-commutative integer combine.
+        let dd = Stream::from_slice(d, &[n], &doubles).expect("doubles");
+        let mut dt = 0.0f64;
+        sum_double
+            .launch(args![&dd, host_var(&mut dt)])
+            .expect("double sum");
+        out.push(vec![dt.to_bits() as u32, (dt.to_bits() >> 32) as u32]);
+        let ww = Stream::from_slice(d, &[n], &words).expect("words");
+        let mut h = 0u32;
+        hash.launch(args![&ww, host_var(&mut h)]).expect("hash");
+        out.push(vec![h]);
+        out
+    });
 }
 
 /// Brook+ allows one shared array of at most 16 KiB per group, below every GPU's 48 KiB, so no

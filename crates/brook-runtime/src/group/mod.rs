@@ -1,0 +1,191 @@
+//! A device group: several devices used as one, each stream split into row blocks.
+//!
+//! A [`DeviceGroup`] is a [`Device`] whose buffers ([`buffer::GroupBuffer`]) have a full-length
+//! copy on every member and remember which bytes of each copy are up to date. A launch is split
+//! along the slowest axis of its region into one contiguous block of rows per member
+//! ([`split`]); each member runs the group's plan with its own buffers and its block as the
+//! region, so positions, `indexof`, implicit resize and gathers keep their single-device
+//! meaning. Before a member runs, the bytes its block reads are made up to date on it
+//! ([`coherence::fetch`]: device to device where the members can, else through the host) —
+//! a stream written by the same split is already there, a gathered stream is copied once and
+//! then cached until it is written again. After it, the bytes it wrote are up to date on it
+//! alone.
+//!
+//! The results are the single device's bits: a map's instances are independent; a reduction
+//! splits at whole targets or at aligned power-of-two pieces of one target, both exact
+//! subtrees of the canonical order ([`brook_ir::reduce_order`]), and combines the pieces with
+//! the same tree. Launches whose result depends on which instances share a device (scatter
+//! kernels, thread groups, vouts, scans) run whole on one member.
+
+mod buffer;
+mod coherence;
+mod ranges;
+mod split;
+mod whole;
+
+use crate::buffer::{Buffer, Span};
+use crate::device::{Device, DeviceInfo, DeviceKind};
+use crate::error::{LaunchProblem, RuntimeError};
+use crate::plan::LaunchPlan;
+use crate::queue::Queue;
+use buffer::{group_buffer, GroupBuffer};
+use std::sync::Arc;
+
+/// Several devices used as one ([`crate::registry::device_group`] makes one).
+pub struct DeviceGroup {
+    info: DeviceInfo,
+    members: Vec<Arc<dyn Device>>,
+    queue: Queue,
+}
+
+impl DeviceGroup {
+    /// A group of `members` (at least one; no member may be a group).
+    pub fn new(members: Vec<Arc<dyn Device>>) -> Result<DeviceGroup, RuntimeError> {
+        let names: Vec<String> = members.iter().map(|m| short_name(m.info())).collect();
+        let description = names.join("+");
+        if members.is_empty() {
+            return Err(RuntimeError::NoDevice(
+                "group".into(),
+                "a device group needs at least one member".into(),
+            ));
+        }
+        if members.iter().any(|m| m.info().kind == DeviceKind::Group) {
+            return Err(RuntimeError::NoDevice(
+                description,
+                "a device group cannot be a member of another".into(),
+            ));
+        }
+        Ok(DeviceGroup {
+            info: DeviceInfo {
+                kind: DeviceKind::Group,
+                ordinal: 0,
+                description: description.clone(),
+                target: None,
+            },
+            members,
+            queue: Queue::new(format!("brook-group-{description}")),
+        })
+    }
+
+    /// The members, in the order their blocks of rows follow one another.
+    pub fn members(&self) -> &[Arc<dyn Device>] {
+        &self.members
+    }
+
+    /// The span of member `member`'s copy that `span` of the group's buffer stands for.
+    fn member_span<'b>(
+        &self,
+        span: Span<'b>,
+        member: usize,
+    ) -> Result<(Span<'b>, &'b GroupBuffer), RuntimeError> {
+        let group = group_buffer(span.buffer())?;
+        let copy = Span::new(
+            "Device Group",
+            group.copies[member].as_ref(),
+            span.offset(),
+            span.len(),
+        )?;
+        Ok((copy, group))
+    }
+}
+
+/// A group buffer of `bytes` with a copy on each of `members`.
+fn allocate_on(members: &[Arc<dyn Device>], bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
+    let copies = members
+        .iter()
+        .map(|m| m.allocate(bytes))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Arc::new(GroupBuffer::new(bytes, copies)))
+}
+
+/// `cuda:1`, `interp:0`.
+fn short_name(info: &DeviceInfo) -> String {
+    format!("{}:{}", info.kind.name(), info.ordinal)
+}
+
+impl Device for DeviceGroup {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        allocate_on(&self.members, bytes)
+    }
+
+    /// Host data goes to every member: whatever block a later launch gives a member, its
+    /// inputs are there.
+    fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
+        for (m, member) in self.members.iter().enumerate() {
+            let (copy, _) = self.member_span(to, m)?;
+            member.upload(copy, data)?;
+        }
+        group_buffer(to.buffer())?.written_everywhere(to.offset(), to.offset() + to.len());
+        Ok(())
+    }
+
+    /// Each part comes from a member that holds it up to date.
+    fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
+        let group = group_buffer(from.buffer())?;
+        let (start, end) = (from.offset(), from.offset() + from.len());
+        let mut parts: Vec<(usize, usize, usize)> = Vec::new();
+        {
+            let valid = group.valid();
+            let mut left = ranges::ByteRanges::default();
+            left.insert(start, end);
+            for (m, set) in valid.iter().enumerate() {
+                for (s, e) in set.within(start, end) {
+                    parts.extend(left.within(s, e).into_iter().map(|(a, b)| (m, a, b)));
+                    left.remove(s, e);
+                }
+            }
+            // Bytes nobody wrote: any copy will do.
+            parts.extend(left.within(start, end).into_iter().map(|(a, b)| (0, a, b)));
+        }
+        for (m, s, e) in parts {
+            let copy = Span::new("Device Group", group.copies[m].as_ref(), s, e - s)?;
+            self.members[m].download(copy, &mut out[s - start..e - start])?;
+        }
+        Ok(())
+    }
+
+    /// On the member that holds most of `from`, after the rest is fetched there.
+    fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
+        let source = group_buffer(from.buffer())?;
+        let (start, end) = (from.offset(), from.offset() + from.len());
+        let m = coherence::best_holder(source, start, end);
+        coherence::fetch(&self.members, source, m, (start, end))?;
+        let (from_copy, _) = self.member_span(from, m)?;
+        let (to_copy, target) = self.member_span(to, m)?;
+        self.members[m].copy(from_copy, to_copy)?;
+        target.written(m, to.offset(), to.offset() + to.len());
+        Ok(())
+    }
+
+    fn group_members(&self) -> Option<&[Arc<dyn Device>]> {
+        Some(&self.members)
+    }
+
+    fn launch(&self, plan: &LaunchPlan) -> Result<(), LaunchProblem> {
+        split::launch(&self.members, plan)
+    }
+
+    fn synchronize(&self) -> Result<(), RuntimeError> {
+        self.queue.wait_all();
+        self.settle()
+    }
+
+    fn settle(&self) -> Result<(), RuntimeError> {
+        for member in &self.members {
+            member.settle()?;
+        }
+        Ok(())
+    }
+
+    fn idle(&self) -> bool {
+        self.members.iter().all(|m| m.idle())
+    }
+}

@@ -1,0 +1,107 @@
+//! A reduction to one value split among a group's members in aligned power-of-two pieces.
+//!
+//! The input's `L` leaves (row-major; the stream must be contiguous) are cut into pieces of
+//! `P` leaves, `P` the power of two that gives at most one piece per member; piece `j` is the
+//! canonical tree's node `(j * P, P)` (`brook_ir::reduce_order`), so a member reducing it as a
+//! stream of its own computes exactly that subtree. The pieces' values go to a partial
+//! stream, which one member reduces into the target: the canonical tree over the pieces is the
+//! top of the tree over the leaves, and the result is the single device's bits.
+
+use crate::device::Device;
+use crate::error::LaunchProblem;
+use crate::plan::{Bound, ExecRegion, LaunchPlan};
+use crate::stream::addressing::{Addressing, Dims};
+use std::sync::Arc;
+
+/// The pieces (member, plan) of a whole-stream reduction and the plan that combines their
+/// values, or `None` where it is not split (several targets, an iterator, a strided input,
+/// fewer leaves than members).
+#[allow(clippy::type_complexity)]
+pub(super) fn pieces(
+    members: &[Arc<dyn Device>],
+    plan: &LaunchPlan,
+) -> Result<Option<(Vec<(usize, LaunchPlan)>, LaunchPlan)>, LaunchProblem> {
+    let Some((input, target)) = crate::launch::input_and_target(plan.kernel()) else {
+        return Ok(None);
+    };
+    if plan.domain.iter().product::<usize>() != 1 || super::split::runs_whole(plan) {
+        return Ok(None);
+    }
+    let Bound::Stream {
+        buffer: input_buffer,
+        shape,
+        addressing,
+    } = &plan.args[input]
+    else {
+        return Ok(None);
+    };
+    let Bound::Stream {
+        addressing: target_addressing,
+        ..
+    } = &plan.args[target]
+    else {
+        return Ok(None);
+    };
+    let leaves: usize = shape.iter().product();
+    if !addressing.is_contiguous(shape) || leaves < 2 || members.len() < 2 {
+        return Ok(None);
+    }
+    let piece = leaves.div_ceil(members.len()).next_power_of_two();
+    let count = leaves.div_ceil(piece);
+    if count < 2 {
+        return Ok(None);
+    }
+    let size = plan.module.layout(&plan.kernel().params[target].ty).size as usize;
+    let partials = super::allocate_on(members, count * size)
+        .map_err(|e| LaunchProblem::Execution(e.to_string()))?;
+    let one: Dims = smallvec::smallvec![1];
+    let pieces = (0..count)
+        .map(|j| {
+            let len = piece.min(leaves - j * piece);
+            let mut part = plan.clone();
+            part.domain = one.clone();
+            part.region = ExecRegion {
+                origin: smallvec::smallvec![0],
+                size: one.clone(),
+            };
+            part.reduction_tile = Some(smallvec::smallvec![len]);
+            part.args[input] = Bound::Stream {
+                buffer: input_buffer.clone(),
+                shape: smallvec::smallvec![len],
+                addressing: Addressing {
+                    offset: addressing.offset + j * piece,
+                    pitches: smallvec::smallvec![1],
+                },
+            };
+            part.args[target] = Bound::Stream {
+                buffer: partials.clone(),
+                shape: one.clone(),
+                addressing: Addressing {
+                    offset: j,
+                    pitches: smallvec::smallvec![1],
+                },
+            };
+            (j, part)
+        })
+        .collect();
+    let mut combine = plan.clone();
+    combine.domain = one.clone();
+    combine.region = ExecRegion {
+        origin: smallvec::smallvec![0],
+        size: one.clone(),
+    };
+    combine.reduction_tile = Some(smallvec::smallvec![count]);
+    combine.args[input] = Bound::Stream {
+        buffer: partials,
+        shape: smallvec::smallvec![count],
+        addressing: Addressing::row_major(&[count]),
+    };
+    if let Bound::Stream {
+        shape, addressing, ..
+    } = &mut combine.args[target]
+    {
+        *shape = one;
+        *addressing = target_addressing.fit(1);
+    }
+    Ok(Some((pieces, combine)))
+}

@@ -1,0 +1,272 @@
+//! Device groups (`Device::group`, `BRT_RUNTIME=interp:0+interp:1`): streams split into row
+//! blocks among the members, launches run on every member over its block. Every result is
+//! compared bit for bit with the single interpreter. Here the groups are two interpreters and
+//! the CPU twice (the same device as two members: its blocks still go through the group's
+//! copies); with GPUs, the GPUs (the one GPU twice where there is one).
+
+use brook::{args, host_var, Device, Program, ScanRequest, Stream};
+
+const KERNELS: &str = "
+kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
+
+kernel void smooth(float g[][], float w, float h, out float r<>)
+{
+    float2 p = indexof(r).xy;
+    float left = g[float2(max(p.x - 1.0f, 0.0f), p.y)];
+    float right = g[float2(min(p.x + 1.0f, w - 1.0f), p.y)];
+    float up = g[float2(p.x, max(p.y - 1.0f, 0.0f))];
+    float down = g[float2(p.x, min(p.y + 1.0f, h - 1.0f))];
+    r = (left + right + up + down) * 0.25f + g[p] * 0.1f;
+}
+
+kernel void stretch(float small<>, out float r<>) { r = small * 3.0f + indexof(r).y; }
+
+kernel void place(float v<>, int to<>, out float t[]) { t[to] = v + 0.5f; }
+
+kernel void twice(float x<>, out float y<>) { y = 2.0f * x; }
+
+reduce void sum(float a<>, reduce float s<>) { s += a; }
+
+reduce void product(float4 a<>, reduce float4 m<>)
+{
+    float4 l = m;
+    m = float4(l.x * a.x + l.y * a.z, l.x * a.y + l.y * a.w,
+               l.z * a.x + l.w * a.z, l.z * a.y + l.w * a.w);
+}
+";
+
+/// Values whose float sums depend on the order of the additions.
+fn wobbly(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let unit = (state >> 8) as f32 / (1u32 << 24) as f32;
+            (unit - 0.5) * [1e-3f32, 1.0, 1e3, 1e7][(state >> 3) as usize % 4]
+        })
+        .collect()
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+fn groups() -> Vec<Device> {
+    let mut specs = vec!["interp:0+interp:1", "cpu:0+cpu:0"];
+    match Device::of_type("cuda").unwrap_or_default().len() {
+        0 => println!("device_group: no CUDA device: GPU groups skipped"),
+        1 => specs.push("cuda:0+cuda:0"),
+        _ => specs.push("cuda:all"),
+    }
+    specs
+        .into_iter()
+        .map(|s| Device::from_spec(s).expect(s))
+        .collect()
+}
+
+/// Runs `f` on the interpreter and on every group; each must give the interpreter's result.
+fn same_on_groups<T: PartialEq + std::fmt::Debug>(f: impl Fn(&Device) -> T) {
+    let reference = f(&Device::interp());
+    for group in groups() {
+        assert_eq!(group.type_name(), "group");
+        assert_eq!(f(&group), reference, "{} differs", group.info());
+    }
+}
+
+fn program() -> Program {
+    Program::from_source("group.br", KERNELS).expect("compiles")
+}
+
+#[test]
+fn chained_maps_gather_what_other_members_wrote() {
+    let program = program();
+    let (h, w) = (37, 29);
+    let start = wobbly(h * w, 1);
+    same_on_groups(|d| {
+        let smooth = program.kernel("smooth").expect("smooth");
+        let a = Stream::from_slice(d, &[h, w], &start).expect("a");
+        let b = Stream::<f32>::new(d, &[h, w]).expect("b");
+        // Each step gathers the rows every member wrote in the step before.
+        for _ in 0..3 {
+            smooth
+                .launch(args![&a, w as f32, h as f32, &b])
+                .expect("smooth");
+            smooth
+                .launch(args![&b, w as f32, h as f32, &a])
+                .expect("smooth back");
+        }
+        let saxpy = program.kernel("saxpy").expect("saxpy");
+        let r = Stream::<f32>::new(d, &[h, w]).expect("r");
+        saxpy.launch(args![0.5f32, &a, &b, &r]).expect("saxpy");
+        bits(&r.to_vec().expect("r"))
+    });
+}
+
+#[test]
+fn implicit_resize_regions_and_views_keep_global_positions() {
+    let program = program();
+    let small = wobbly(5 * 3, 2);
+    same_on_groups(|d| {
+        let stretch = program.kernel("stretch").expect("stretch");
+        let s = Stream::from_slice(d, &[5, 3], &small).expect("small");
+        let big = Stream::<f32>::new(d, &[23, 7]).expect("big");
+        stretch.launch(args![&s, &big]).expect("resize");
+        let mut out = vec![bits(&big.to_vec().expect("big"))];
+        // A view written by a split launch: the elements around it keep their values.
+        let window = big.domain(&[3, 2], &[20, 6]).expect("window");
+        let patch = Stream::from_slice(d, &[2, 2], &small[..4]).expect("patch");
+        stretch.launch(args![&patch, &window]).expect("into a view");
+        out.push(bits(&big.to_vec().expect("big")));
+        // Host reads into a view, assign between streams of the group and out of it.
+        window.read(&wobbly(17 * 4, 3)).expect("read into the view");
+        let copy = Stream::<f32>::new(d, &[23, 7]).expect("copy");
+        copy.assign(&big).expect("assign");
+        let elsewhere = Stream::<f32>::new(&Device::interp(), &[17, 4]).expect("elsewhere");
+        elsewhere.assign(&window).expect("assign out of the group");
+        out.push(bits(&copy.to_vec().expect("copy")));
+        out.push(bits(&elsewhere.to_vec().expect("elsewhere")));
+        out
+    });
+}
+
+#[test]
+fn reductions_and_scans_give_the_single_device_bits() {
+    let program = program();
+    let values = wobbly(10_001, 5);
+    let matrices: Vec<f32> = wobbly(4 * 301, 9).iter().map(|v| v.signum()).collect();
+    same_on_groups(|d| {
+        let sum = program.kernel("sum").expect("sum");
+        let mut out = Vec::new();
+        // One target: aligned power-of-two pieces on the members, combined by one.
+        let all = Stream::from_slice(d, &[10_001], &values).expect("all");
+        let mut total = 0.0f32;
+        sum.launch(args![&all, host_var(&mut total)]).expect("sum");
+        out.push(vec![total.to_bits()]);
+        let grid = Stream::from_slice(d, &[73, 137], &values[..73 * 137]).expect("grid");
+        let one = Stream::<f32>::new(d, &[1]).expect("one");
+        sum.launch(args![&grid, &one]).expect("grid sum");
+        out.push(bits(&one.to_vec().expect("one")));
+        // Rows split among the members, tiles, columns, and a view.
+        let rows = Stream::<f32>::new(d, &[73]).expect("rows");
+        sum.launch(args![&grid, &rows]).expect("rows");
+        out.push(bits(&rows.to_vec().expect("rows")));
+        let tiles = Stream::<f32>::new(d, &[73, 1]).expect("tiles");
+        sum.launch(args![&grid, &tiles]).expect("tiles");
+        out.push(bits(&tiles.to_vec().expect("tiles")));
+        let columns = Stream::<f32>::new(d, &[1, 137]).expect("columns");
+        sum.launch(args![&grid, &columns]).expect("columns");
+        out.push(bits(&columns.to_vec().expect("columns")));
+        let view = grid.domain(&[1, 3], &[70, 100]).expect("view");
+        let mut part = 0.0f32;
+        sum.launch(args![&view, host_var(&mut part)])
+            .expect("view sum");
+        out.push(vec![part.to_bits()]);
+        // A non-commutative operator keeps operand order across the members' pieces.
+        let product = program.kernel("product").expect("product");
+        let m = Stream::<[f32; 4]>::new(d, &[301]).expect("m");
+        let quads: Vec<[f32; 4]> = matrices
+            .chunks(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        m.read(&quads).expect("read");
+        let p = Stream::<[f32; 4]>::new(d, &[1]).expect("p");
+        product.launch(args![&m, &p]).expect("product");
+        out.push(bits(&p.to_vec().expect("p")[0]));
+        // Scans of rows (split) and of the whole stream (on one member).
+        let prefixes = Stream::<f32>::new(d, &[73, 137]).expect("prefixes");
+        sum.scan(&grid, &prefixes).expect("row scan");
+        out.push(bits(&prefixes.to_vec().expect("prefixes")));
+        sum.scan_with(ScanRequest::inclusive().whole_stream(), &grid, &prefixes)
+            .expect("whole scan");
+        out.push(bits(&prefixes.to_vec().expect("prefixes")));
+        out
+    });
+}
+
+#[test]
+fn scatter_lands_where_the_single_device_puts_it() {
+    let program = program();
+    let n = 1000;
+    let to: Vec<i32> = (0..n as i32).map(|i| (i * 7 + 3) % 1200 - 100).collect();
+    same_on_groups(|d| {
+        let place = program.kernel("place").expect("place");
+        let v = Stream::from_slice(d, &[n], &wobbly(n, 6)).expect("v");
+        let at = Stream::from_slice(d, &[n], &to).expect("to");
+        let start = Stream::from_slice(d, &[1100], &wobbly(1100, 7)).expect("start");
+        let t = Stream::<f32>::new(d, &[1100]).expect("t");
+        // The target was last written by a split launch: its blocks are on two members.
+        let saxpy = program.kernel("saxpy").expect("saxpy");
+        saxpy
+            .launch(args![2.0f32, &start, &start, &t])
+            .expect("saxpy");
+        place.launch(args![&v, &at, &t]).expect("scatter");
+        bits(&t.to_vec().expect("t"))
+    });
+}
+
+#[test]
+fn each_member_runs_its_block_and_the_profile_shows_it() {
+    brook::set_profile(true);
+    let program = program();
+    let group = Device::from_spec("interp:0+interp:1").expect("group");
+    let x = Stream::from_slice(&group, &[10, 100], &wobbly(1000, 8)).expect("x");
+    let y = Stream::<f32>::new(&group, &[10, 100]).expect("y");
+    let twice = program.kernel("twice").expect("twice");
+    twice.launch(args![&x, &y]).expect("twice");
+    y.to_vec().expect("y");
+    let report = brook::profile_report();
+    for device in ["interp:0+interp:1", "interp:0", "interp:1"] {
+        let row = report
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(device) && l.contains("twice"))
+            .unwrap_or_else(|| panic!("no row for {device}:\n{report}"));
+        assert_eq!(row.split_whitespace().nth(2), Some("1"), "{row}");
+    }
+}
+
+#[test]
+fn a_stream_of_a_member_is_not_a_stream_of_the_group() {
+    let program = program();
+    let group = Device::from_spec("interp:0+interp:1").expect("group");
+    let member = &group.members()[0];
+    let x = Stream::from_slice(&group, &[8], &[1.0f32; 8]).expect("x");
+    let y = Stream::from_slice(member, &[8], &[1.0f32; 8]).expect("y");
+    let r = Stream::<f32>::new(&group, &[8]).expect("r");
+    let e = program
+        .kernel("saxpy")
+        .expect("saxpy")
+        .launch(args![1.0f32, &x, &y, &r])
+        .expect_err("two devices");
+    assert!(e.to_string().contains("device"), "{e}");
+    assert_ne!(
+        r.error(),
+        brook::BError::NoError,
+        "the output carries the error"
+    );
+}
+
+#[test]
+fn device_specs_name_groups_and_refuse_what_is_not_there() {
+    let group = Device::from_spec("interp:0 + interp:1").expect("group");
+    assert_eq!(group.info().to_string(), "interp:0+interp:1");
+    assert_eq!(group.members().len(), 2);
+    assert_eq!(
+        Device::from_spec("interp:all")
+            .expect("all")
+            .members()
+            .len(),
+        2
+    );
+    assert_eq!(
+        Device::from_spec("interp:1").expect("one").type_name(),
+        "interp"
+    );
+    let e = Device::from_spec("interp:7").expect_err("no such device");
+    assert!(e.to_string().contains("interp:7"), "{e}");
+    let e = Device::from_spec("interp:x").expect_err("not an index");
+    assert!(e.to_string().contains("NAME:INDEX"), "{e}");
+    let e = Device::group(std::slice::from_ref(&group)).expect_err("nested");
+    assert!(e.to_string().contains("member of another"), "{e}");
+    let e = Device::group(&[]).expect_err("empty");
+    assert!(e.to_string().contains("at least one"), "{e}");
+}
