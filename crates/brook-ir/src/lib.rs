@@ -25,6 +25,7 @@ pub mod arena;
 pub mod builder;
 pub mod collective;
 pub mod expr;
+pub mod footprint;
 pub mod induction;
 pub mod launch;
 pub mod lockstep;

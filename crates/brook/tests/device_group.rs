@@ -23,8 +23,6 @@ kernel void stretch(float small<>, out float r<>) { r = small * 3.0f + indexof(r
 
 kernel void place(float v<>, int to<>, out float t[]) { t[to] = v + 0.5f; }
 
-kernel void twice(float x<>, out float y<>) { y = 2.0f * x; }
-
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 
 reduce void product(float4 a<>, reduce float4 m<>)
@@ -202,26 +200,6 @@ fn scatter_lands_where_the_single_device_puts_it() {
         place.launch(args![&v, &at, &t]).expect("scatter");
         bits(&t.to_vec().expect("t"))
     });
-}
-
-#[test]
-fn each_member_runs_its_block_and_the_profile_shows_it() {
-    brook::set_profile(true);
-    let program = program();
-    let group = Device::from_spec("interp:0+interp:1").expect("group");
-    let x = Stream::from_slice(&group, &[10, 100], &wobbly(1000, 8)).expect("x");
-    let y = Stream::<f32>::new(&group, &[10, 100]).expect("y");
-    let twice = program.kernel("twice").expect("twice");
-    twice.launch(args![&x, &y]).expect("twice");
-    y.to_vec().expect("y");
-    let report = brook::profile_report();
-    for device in ["interp:0+interp:1", "interp:0", "interp:1"] {
-        let row = report
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(device) && l.contains("twice"))
-            .unwrap_or_else(|| panic!("no row for {device}:\n{report}"));
-        assert_eq!(row.split_whitespace().nth(2), Some("1"), "{row}");
-    }
 }
 
 #[test]

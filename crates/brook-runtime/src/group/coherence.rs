@@ -20,8 +20,13 @@ pub(super) fn fetch(
     (start, end): (usize, usize),
 ) -> Result<(), RuntimeError> {
     for (member, s, e) in sources(buffer, to, start, end) {
+        let started = std::time::Instant::now();
         copy_between(members, buffer, member, to, (s, e))?;
         buffer.valid()[to].insert(s, e);
+        if crate::profile::profiling() {
+            let taker = members[to].info().to_string();
+            crate::profile::record_transfer(&taker, "in group", (e - s) as u64, started.elapsed());
+        }
     }
     Ok(())
 }

@@ -131,11 +131,17 @@ enum Access {
     },
 }
 
-/// The byte range of each stream argument a piece reads or writes.
+/// The byte ranges of the stream arguments a piece reads or writes (an argument may have
+/// several: the rows a stencil gathers around its block).
 fn accesses(plan: &LaunchPlan) -> Vec<(usize, (usize, usize), Access)> {
     let kernel = plan.kernel();
     let reduction = plan.reduction_tile.is_some();
     let mut found = Vec::new();
+    let halos = if reduction {
+        Vec::new()
+    } else {
+        gather_halos(plan)
+    };
     for (index, (param, bound)) in kernel.params.iter().zip(&plan.args).enumerate() {
         let Bound::Stream {
             shape, addressing, ..
@@ -148,6 +154,23 @@ fn accesses(plan: &LaunchPlan) -> Vec<(usize, (usize, usize), Access)> {
         let access = match &param.role {
             ParamRole::Input if !reduction => {
                 (input_rows(plan, shape, addressing, size), Access::Read)
+            }
+            ParamRole::Gather { .. } if !reduction => {
+                let reach = halos.iter().find(|(p, _)| p.0 as usize == index);
+                let (block, rows) = (block_rows(plan), shape.first().copied().unwrap_or(1));
+                match reach.and_then(|(_, r)| r.rows(block.0, block.1, rows)) {
+                    Some(ranges) => {
+                        for (first, end) in ranges {
+                            let (mut origin, mut extent) = full_box(shape);
+                            origin[0] = first;
+                            extent[0] = end - first;
+                            let range = span(addressing, shape, &(origin, extent), size);
+                            found.push((index, range, Access::Read));
+                        }
+                        continue;
+                    }
+                    None => (whole, Access::Read),
+                }
             }
             ParamRole::Input | ParamRole::Gather { .. } => (whole, Access::Read),
             ParamRole::Output if shape.len() == plan.region.size.len() => {
@@ -169,6 +192,52 @@ fn accesses(plan: &LaunchPlan) -> Vec<(usize, (usize, usize), Access)> {
         found.push((index, access.0, access.1));
     }
     found
+}
+
+/// The region's rows on the domain's slowest axis, `[first, end)`.
+fn block_rows(plan: &LaunchPlan) -> (usize, usize) {
+    match (plan.region.origin.first(), plan.region.size.first()) {
+        (Some(&o), Some(&n)) => (o, o + n),
+        _ => (0, 1),
+    }
+}
+
+/// The rows each gather array may be read at around the piece's block
+/// ([`brook_ir::footprint`]), with the launch's constants known.
+fn gather_halos(plan: &LaunchPlan) -> Vec<(brook_ir::ParamId, brook_ir::footprint::RowReach)> {
+    let kernel = plan.kernel();
+    let constant = |p: brook_ir::ParamId| {
+        let index = p.0 as usize;
+        let Bound::Constant(bytes) = plan.args.get(index)? else {
+            return None;
+        };
+        scalar_value(kernel.params[index].ty.value()?.kind, bytes)
+    };
+    brook_ir::footprint::gather_rows(kernel, plan.domain.len(), &constant)
+}
+
+/// A scalar constant's value as a number.
+fn scalar_value(kind: brook_ir::ScalarKind, bytes: &[u8]) -> Option<f64> {
+    use brook_ir::ScalarKind as K;
+    let array = |n: usize| -> Option<[u8; 8]> {
+        let mut out = [0u8; 8];
+        out[..n].copy_from_slice(bytes.get(..n)?);
+        Some(out)
+    };
+    let word = array(8.min(bytes.len()))?;
+    Some(match kind {
+        K::F32 => f64::from(f32::from_le_bytes(word[..4].try_into().ok()?)),
+        K::F64 => f64::from_le_bytes(word),
+        K::I8 => f64::from(word[0] as i8),
+        K::U8 => f64::from(word[0]),
+        K::I16 => f64::from(i16::from_le_bytes(word[..2].try_into().ok()?)),
+        K::U16 => f64::from(u16::from_le_bytes(word[..2].try_into().ok()?)),
+        K::I32 => f64::from(i32::from_le_bytes(word[..4].try_into().ok()?)),
+        K::U32 => f64::from(u32::from_le_bytes(word[..4].try_into().ok()?)),
+        K::I64 => i64::from_le_bytes(word) as f64,
+        K::U64 => u64::from_le_bytes(word) as f64,
+        K::Bool => return None,
+    })
 }
 
 /// The bytes of a map's input that its region's rows read: the same rows where the input
