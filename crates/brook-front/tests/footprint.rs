@@ -1,9 +1,9 @@
 //! `brook_ir::footprint` on kernels as the frontend lowers them: the rows of each gather array
-//! an instance may read, relative to its own row. What a device group copies with it is
-//! checked by `crates/brook/tests/group_profile.rs`; that its results are the interpreter's
-//! by `crates/brook/tests/device_group.rs`.
+//! a block of instances may read. What a device group copies with it is checked by
+//! `crates/brook/tests/group_profile.rs`; that its results are the interpreter's by
+//! `crates/brook/tests/device_group.rs`.
 
-use brook_ir::footprint::{gather_rows, RowReach};
+use brook_ir::footprint::gather_rows;
 use brook_ir::{Kernel, ParamId};
 
 #[path = "common/lowered.rs"]
@@ -14,43 +14,38 @@ fn kernel(source: &str) -> Kernel {
     module(source).kernels[0].clone()
 }
 
-/// The rows gather parameter `param` may read for the domain rows `[first, end)` of a domain
-/// of `rank` axes, with constant parameters of value 100.
+/// The rows `[first, end)` of an array of `of` rows that gather parameter `param` may read
+/// for the domain rows `block` of a domain of `rank` axes, constant parameters being 100.
 fn rows(
     source: &str,
     rank: usize,
     param: u32,
-    first: usize,
-    end: usize,
+    block: (usize, usize),
     of: usize,
-) -> Option<Vec<(usize, usize)>> {
+) -> Option<(usize, usize)> {
     let k = kernel(source);
-    let reach: RowReach = gather_rows(&k, rank, &|_: ParamId| Some(100.0))
+    gather_rows(&k, rank, block, &|_: ParamId| Some(100.0))
         .into_iter()
         .find(|(p, _)| p.0 == param)
         .expect("a gather parameter")
-        .1;
-    reach.rows(first, end, of)
+        .1
+        .rows(of)
 }
 
+const CLAMPED: &str = "kernel void s(float g[][], float h, out float r<>) {
+    float2 p = indexof(r).xy;
+    float up = g[float2(p.x, max(p.y - 1.0f, 0.0f))];
+    float down = g[float2(p.x, min(p.y + 1.0f, h - 1.0f))];
+    r = up + down + g[p];
+}";
+
 #[test]
-fn a_clamped_stencil_reads_its_neighbours_and_the_clamp_rows() {
-    let source = "kernel void s(float g[][], float h, out float r<>) {
-        float2 p = indexof(r).xy;
-        float up = g[float2(p.x, max(p.y - 1.0f, 0.0f))];
-        float down = g[float2(p.x, min(p.y + 1.0f, h - 1.0f))];
-        r = up + down + g[p];
-    }";
-    // Rows 40..=59 read 39..=60, widened by one each side; the clamps add rows 0 and 99.
-    assert_eq!(
-        rows(source, 2, 0, 40, 60, 100),
-        Some(vec![(0, 2), (38, 62), (98, 100)])
-    );
-    // A block at the top: its halo joins the clamp row.
-    assert_eq!(
-        rows(source, 2, 0, 0, 10, 100),
-        Some(vec![(0, 12), (98, 100)])
-    );
+fn a_clamped_stencil_reads_the_rows_next_to_its_block() {
+    // Rows 40..=59 read 39..=60, widened by one each side.
+    assert_eq!(rows(CLAMPED, 2, 0, (40, 60), 100), Some((38, 62)));
+    // The clamps keep the first and last blocks' reads inside the array.
+    assert_eq!(rows(CLAMPED, 2, 0, (0, 10), 100), Some((0, 12)));
+    assert_eq!(rows(CLAMPED, 2, 0, (90, 100), 100), Some((88, 100)));
 }
 
 #[test]
@@ -59,7 +54,8 @@ fn one_dimensional_gathers_follow_the_only_axis_and_instance() {
         int i = instance().x;
         r = g[i + 3] + g[indexof(r).x - 2.0f];
     }";
-    assert_eq!(rows(source, 1, 0, 100, 200, 1000), Some(vec![(97, 204)]));
+    // Rows 100..=199 read 98..=202, widened by one each side.
+    assert_eq!(rows(source, 1, 0, (100, 200), 1000), Some((97, 204)));
 }
 
 #[test]
@@ -72,29 +68,26 @@ fn what_cannot_be_bounded_needs_every_row() {
         for (d = -2.0f; d <= 2.0f; d += 1.0f) { t += g[float2(p.x, p.y + d)]; }
         r = t;
     }";
-    assert_eq!(rows(looped, 2, 0, 10, 20, 100), None);
+    assert_eq!(rows(looped, 2, 0, (10, 20), 100), None);
     // The fast axis is not the row; a gathered value can be anything.
     let sideways = "kernel void s(float g[][], out float r<>) {
         float2 p = indexof(r).xy;
         r = g[float2(p.y, p.x)];
     }";
-    assert_eq!(rows(sideways, 2, 0, 10, 20, 100), None);
+    assert_eq!(rows(sideways, 2, 0, (10, 20), 100), None);
     let indirect = "kernel void s(float g[], float at[], out float r<>) {
         r = g[at[indexof(r).x]];
     }";
-    assert_eq!(rows(indirect, 1, 0, 10, 20, 100), None);
-    assert_eq!(rows(indirect, 1, 1, 10, 20, 100), Some(vec![(9, 21)]));
+    assert_eq!(rows(indirect, 1, 0, (10, 20), 100), None);
+    assert_eq!(rows(indirect, 1, 1, (10, 20), 100), Some((9, 21)));
 }
 
 #[test]
-fn constants_and_arithmetic_on_absolute_rows_stay_bounded() {
+fn constants_and_arithmetic_bound_rows_away_from_the_block() {
     let source = "kernel void s(float g[][], float h, out float r<>) {
         float2 p = indexof(r).xy;
-        r = g[float2(p.x, h * 0.5f)] + g[float2(p.x, (p.y - p.y) + 2.0f)];
+        r = g[float2(p.x, h * 0.5f)] + g[float2(p.x, (p.y - p.y) * 0.0f + 2.0f)];
     }";
-    // Row 50 (half the constant 100) and row 2, whatever the block.
-    assert_eq!(
-        rows(source, 2, 0, 70, 80, 100),
-        Some(vec![(1, 4), (49, 52)])
-    );
+    // Row 50 (half the constant 100) and row 2: their hull, whatever the block.
+    assert_eq!(rows(source, 2, 0, (70, 80), 100), Some((1, 52)));
 }

@@ -1,17 +1,17 @@
-//! Which rows of its gather arrays an instance may read, relative to its own row.
+//! Which rows of its gather arrays a block of instances may read.
 //!
-//! A device group (the runtime's `group` module) gives each device a block of the
-//! domain's rows; a stencil reads a few rows around its own, and copying only those (the
-//! halo) instead of the whole array is what makes it scale. [`gather_rows`] follows each
-//! gather's row index (its slowest-axis index) back through the expressions and the locals it
-//! was computed from, as a union of intervals that are either relative to the instance's row
-//! on the domain's slowest axis (`indexof(out).y + 1.0f`) or absolute (`0`, a constant
-//! parameter's value). Anything it cannot bound (a loop counter, a gathered value, a product
-//! with the position) makes the whole array needed. `min`, `max`, `clamp` and `?:` give one
-//! of their operands, so their reach is the union of their operands'.
+//! A device group (the runtime's `group` module) gives each device a block of the domain's
+//! rows; a stencil reads a few rows around its own, and copying only those (the halo) instead
+//! of the whole array is what makes it scale. [`gather_rows`] follows each gather's row index
+//! (its slowest-axis index) back through the expressions and the locals it was computed from,
+//! in interval arithmetic: the instance's row (`indexof(out)`, `instance()` on the domain's
+//! slowest axis) is the block's rows, a literal or a constant parameter's value a point, and
+//! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both) and roundings follow. So
+//! `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows 0..10 is 0..9. Anything it
+//! cannot bound (a loop counter, a gathered value, a division) makes the whole array needed.
 //!
-//! The intervals bound the index value before a gather rounds (`floor(f + 0.25)`) and clamps
-//! it; [`RowReach::rows`] widens them by a row each side and clamps them to the array.
+//! The interval bounds the index value before a gather rounds (`floor(f + 0.25)`) and clamps
+//! it; [`Reach::rows`] widens it by a row each side and clamps it to the array.
 
 use crate::arena::Handle;
 use crate::expr::{Access, BinaryOp, Expr, ExprKind, MathFun, PlaceRoot, UnaryOp};
@@ -22,173 +22,99 @@ use std::collections::HashMap;
 
 /// Indices beyond this are left unbounded (integer arithmetic would wrap).
 const LIMIT: f64 = 2_147_483_648.0;
-/// Interval pieces kept per value before they merge into their hulls.
-const MAX_PIECES: usize = 8;
 
-/// An interval of values, relative to the instance's row or absolute.
+/// The values a scalar may take: an interval, or anything (`None`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Piece {
-    pub relative: bool,
-    pub lo: f64,
-    pub hi: f64,
-}
+pub struct Reach(pub Option<(f64, f64)>);
 
-/// Where a scalar lies: in one of the pieces, or anywhere (`None`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RowReach(pub Option<Vec<Piece>>);
-
-impl RowReach {
-    fn any() -> RowReach {
-        RowReach(None)
+impl Reach {
+    fn any() -> Reach {
+        Reach(None)
     }
 
-    fn piece(relative: bool, lo: f64, hi: f64) -> RowReach {
+    fn between(lo: f64, hi: f64) -> Reach {
         if lo.is_nan() || hi.is_nan() || lo.abs() > LIMIT || hi.abs() > LIMIT {
-            return RowReach::any();
+            return Reach::any();
         }
-        RowReach(Some(vec![Piece { relative, lo, hi }]))
+        Reach(Some((lo, hi)))
     }
 
-    fn union(&self, other: &RowReach) -> RowReach {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => {
-                let mut pieces = a.clone();
-                pieces.extend_from_slice(b);
-                RowReach(Some(merged(pieces)))
-            }
-            _ => RowReach::any(),
+    fn point(value: f64) -> Reach {
+        Reach::between(value, value)
+    }
+
+    /// Both intervals' hull.
+    fn hull(self, other: Reach) -> Reach {
+        self.with(other, |(a, b), (c, d)| Reach::between(a.min(c), b.max(d)))
+    }
+
+    fn with(self, other: Reach, f: impl Fn((f64, f64), (f64, f64)) -> Reach) -> Reach {
+        match (self.0, other.0) {
+            (Some(x), Some(y)) => f(x, y),
+            _ => Reach::any(),
         }
     }
 
-    /// Each pair of pieces through `f` (`None`: unbounded).
-    fn pairwise(&self, other: &RowReach, f: impl Fn(Piece, Piece) -> Option<Piece>) -> RowReach {
-        let (Some(a), Some(b)) = (&self.0, &other.0) else {
-            return RowReach::any();
-        };
-        let mut out = RowReach(Some(Vec::new()));
-        for &x in a {
-            for &y in b {
-                let next = match f(x, y) {
-                    Some(p) => RowReach::piece(p.relative, p.lo, p.hi),
-                    None => RowReach::any(),
-                };
-                out = out.union(&next);
-            }
-        }
-        out
+    /// Moved by less than one each way (a rounding, a conversion).
+    fn widened(self) -> Reach {
+        self.with(Reach::point(0.0), |(a, b), _| {
+            Reach::between(a - 1.0, b + 1.0)
+        })
     }
 
-    fn each(&self, f: impl Fn(Piece) -> Option<Piece>) -> RowReach {
-        self.pairwise(&RowReach::piece(false, 0.0, 0.0), |x, _| f(x))
-    }
-
-    /// The rows `[first, end)` of an array of `rows` rows that instances on the domain rows
-    /// `[block_start, block_end)` may read (`None`: every row).
-    pub fn rows(
-        &self,
-        block_start: usize,
-        block_end: usize,
-        rows: usize,
-    ) -> Option<Vec<(usize, usize)>> {
-        let pieces = self.0.as_ref()?;
-        if rows == 0 || block_start >= block_end {
-            return Some(Vec::new());
+    /// The rows `[first, end)` of an array of `rows` rows that an index in this interval
+    /// selects (after the gather's rounding and clamping); `None`: every row.
+    pub fn rows(self, rows: usize) -> Option<(usize, usize)> {
+        let (lo, hi) = self.0?;
+        if rows == 0 {
+            return Some((0, 0));
         }
-        // Float rows lose exactness past 2^24; widen with them.
-        let margin = 1.0 + (block_end >> 22) as f64;
+        // A gather selects floor(f + 0.25); float rows lose exactness past 2^24.
+        let margin = 1.0 + (hi.abs() / (1u64 << 22) as f64).floor();
         let last = (rows - 1) as f64;
-        let mut found: Vec<(usize, usize)> = pieces
-            .iter()
-            .map(|p| {
-                let (base_lo, base_hi) = if p.relative {
-                    (block_start as f64, (block_end - 1) as f64)
-                } else {
-                    (0.0, 0.0)
-                };
-                let lo = (base_lo + p.lo - margin).floor().clamp(0.0, last);
-                let hi = (base_hi + p.hi + margin).ceil().clamp(0.0, last);
-                (lo as usize, hi as usize + 1)
-            })
-            .collect();
-        found.sort_unstable();
-        let mut joined: Vec<(usize, usize)> = Vec::new();
-        for (s, e) in found {
-            match joined.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => joined.push((s, e)),
-            }
-        }
-        Some(joined)
+        let first = (lo - margin).floor().clamp(0.0, last);
+        let end = (hi + margin).ceil().clamp(0.0, last);
+        Some((first as usize, end as usize + 1))
     }
 }
 
-/// Overlapping pieces of a kind join; past [`MAX_PIECES`], each kind becomes its hull.
-fn merged(mut pieces: Vec<Piece>) -> Vec<Piece> {
-    pieces.sort_by(|a, b| {
-        (a.relative, a.lo)
-            .partial_cmp(&(b.relative, b.lo))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let mut out: Vec<Piece> = Vec::new();
-    for p in pieces {
-        match out.last_mut() {
-            Some(last) if last.relative == p.relative && p.lo <= last.hi + 1.0 => {
-                last.hi = last.hi.max(p.hi);
-            }
-            _ => out.push(p),
-        }
-    }
-    if out.len() > MAX_PIECES {
-        let hull = |relative: bool| {
-            let of_kind: Vec<&Piece> = out.iter().filter(|p| p.relative == relative).collect();
-            (!of_kind.is_empty()).then(|| Piece {
-                relative,
-                lo: of_kind.iter().map(|p| p.lo).fold(f64::INFINITY, f64::min),
-                hi: of_kind
-                    .iter()
-                    .map(|p| p.hi)
-                    .fold(f64::NEG_INFINITY, f64::max),
-            })
-        };
-        out = [hull(false), hull(true)].into_iter().flatten().collect();
-    }
-    out
-}
-
-/// For each gather parameter, the rows its gathers may read relative to the instance's row on
-/// the slowest axis of a domain of `domain_rank` axes. `constant` gives a constant
-/// parameter's value where it is a number.
+/// For each gather parameter, the interval of row indices (slowest-axis indices) its gathers
+/// may use when the instances are those on the domain rows `[first, end)` of a domain of
+/// `domain_rank` axes. `constant` gives a constant parameter's value where it is a number.
 pub fn gather_rows(
     kernel: &Kernel,
     domain_rank: usize,
+    (first, end): (usize, usize),
     constant: &dyn Fn(ParamId) -> Option<f64>,
-) -> Vec<(ParamId, RowReach)> {
+) -> Vec<(ParamId, Reach)> {
     let mut walker = Walker {
         kernel,
         row_component: domain_rank.max(1) - 1,
+        row: Reach::between(first as f64, end.saturating_sub(1).max(first) as f64),
         constant,
         stores: stores_of(kernel),
         locals: HashMap::new(),
     };
-    let mut found: Vec<(ParamId, RowReach)> = Vec::new();
+    let mut found: Vec<(ParamId, Reach)> = Vec::new();
     for (index, param) in kernel.params.iter().enumerate() {
         if !matches!(param.role, ParamRole::Gather { .. }) {
             continue;
         }
         let id = ParamId(index as u32);
-        let mut reach = RowReach(Some(Vec::new()));
+        let mut reach: Option<Reach> = None;
         for (_, expr) in kernel.exprs.iter() {
             if let ExprKind::Gather { param, indices } = &expr.kind {
                 if *param == id {
                     let row = match indices.first() {
                         Some(&h) => walker.scalar(h),
-                        None => RowReach::any(),
+                        None => Reach::any(),
                     };
-                    reach = reach.union(&row);
+                    reach = Some(reach.map_or(row, |r| r.hull(row)));
                 }
             }
         }
-        found.push((id, reach));
+        // A gather array the body never reads needs no rows.
+        found.push((id, reach.unwrap_or(Reach(Some((0.0, -1.0))))));
     }
     found
 }
@@ -237,11 +163,13 @@ struct Walker<'k> {
     kernel: &'k Kernel,
     /// The component of `indexof`/`instance()` that is the domain's slowest axis.
     row_component: usize,
+    /// The rows of the instances.
+    row: Reach,
     constant: &'k dyn Fn(ParamId) -> Option<f64>,
     stores: HashMap<Handle<Local>, Stores>,
     /// Each local's reach per component; `None` while it is being worked out (a value that
     /// depends on itself is unbounded).
-    locals: HashMap<Handle<Local>, Option<Vec<RowReach>>>,
+    locals: HashMap<Handle<Local>, Option<Vec<Reach>>>,
 }
 
 impl Walker<'_> {
@@ -252,22 +180,19 @@ impl Walker<'_> {
             .map_or(1, |v| usize::from(v.width))
     }
 
-    fn scalar(&mut self, h: Handle<Expr>) -> RowReach {
-        self.vector(h)
-            .into_iter()
-            .next()
-            .unwrap_or_else(RowReach::any)
+    fn scalar(&mut self, h: Handle<Expr>) -> Reach {
+        self.vector(h).into_iter().next().unwrap_or_else(Reach::any)
     }
 
     /// The reach of each component of expression `h`.
-    fn vector(&mut self, h: Handle<Expr>) -> Vec<RowReach> {
+    fn vector(&mut self, h: Handle<Expr>) -> Vec<Reach> {
         let width = self.width(h);
-        let every = |r: RowReach| vec![r; width];
+        let every = |r: Reach| vec![r; width];
         match &self.kernel.exprs[h].kind {
             ExprKind::Literal(l) => every(literal(l.kind, l.bits)),
             ExprKind::Constant(p) => every(match (self.constant)(*p) {
-                Some(v) => RowReach::piece(false, v, v),
-                None => RowReach::any(),
+                Some(v) => Reach::point(v),
+                None => Reach::any(),
             }),
             ExprKind::IndexOf(p)
                 if matches!(self.kernel.params[p.0 as usize].role, ParamRole::Output) =>
@@ -285,30 +210,27 @@ impl Walker<'_> {
                 vec![v
                     .get(usize::from(*index))
                     .cloned()
-                    .unwrap_or_else(RowReach::any)]
+                    .unwrap_or_else(Reach::any)]
             }
             ExprKind::Swizzle { base, pattern } => {
                 let pattern = pattern.clone();
                 let v = self.vector(*base);
                 pattern
                     .iter()
-                    .map(|&i| v.get(usize::from(i)).cloned().unwrap_or_else(RowReach::any))
+                    .map(|&i| v.get(usize::from(i)).cloned().unwrap_or_else(Reach::any))
                     .collect()
             }
             ExprKind::Load(place) => match (&place.root, place.path.as_slice()) {
                 (PlaceRoot::Local(l), []) => self.local(*l, width),
                 (PlaceRoot::Local(l), [Access::Component(c)]) => {
                     let all = self.local(*l, 4);
-                    vec![all
-                        .get(usize::from(*c))
-                        .cloned()
-                        .unwrap_or_else(RowReach::any)]
+                    vec![all.get(usize::from(*c)).cloned().unwrap_or_else(Reach::any)]
                 }
-                _ => every(RowReach::any()),
+                _ => every(Reach::any()),
             },
             ExprKind::Convert(a) => {
                 let a = *a;
-                self.vector(a).iter().map(widened).collect()
+                self.vector(a).into_iter().map(Reach::widened).collect()
             }
             ExprKind::Unary {
                 op: UnaryOp::Neg,
@@ -316,31 +238,23 @@ impl Walker<'_> {
             } => {
                 let arg = *arg;
                 self.vector(arg)
-                    .iter()
-                    .map(|r| {
-                        r.each(|p| {
-                            (!p.relative).then_some(Piece {
-                                relative: false,
-                                lo: -p.hi,
-                                hi: -p.lo,
-                            })
-                        })
-                    })
+                    .into_iter()
+                    .map(|r| r.with(Reach::point(0.0), |(a, b), _| Reach::between(-b, -a)))
                     .collect()
             }
             ExprKind::Binary { op, left, right } => {
                 let (op, left, right) = (*op, *left, *right);
                 let (l, r) = (self.vector(left), self.vector(right));
-                l.iter().zip(&r).map(|(a, b)| binary(op, a, b)).collect()
+                l.iter().zip(&r).map(|(a, b)| binary(op, *a, *b)).collect()
             }
             ExprKind::Select { accept, reject, .. } => {
                 let (accept, reject) = (*accept, *reject);
                 let (a, b) = (self.vector(accept), self.vector(reject));
-                a.iter().zip(&b).map(|(x, y)| x.union(y)).collect()
+                a.iter().zip(&b).map(|(x, y)| x.hull(*y)).collect()
             }
             ExprKind::Math { fun, args } => {
                 let (fun, args) = (*fun, args.clone());
-                let values: Vec<Vec<RowReach>> = args.iter().map(|&a| self.vector(a)).collect();
+                let values: Vec<Vec<Reach>> = args.iter().map(|&a| self.vector(a)).collect();
                 (0..width)
                     .map(|c| {
                         let at = |i: usize| {
@@ -348,39 +262,45 @@ impl Walker<'_> {
                                 .get(i)
                                 .and_then(|v| v.get(c).or(v.first()))
                                 .cloned()
-                                .unwrap_or_else(RowReach::any)
+                                .unwrap_or_else(Reach::any)
                         };
                         match fun {
-                            MathFun::Min | MathFun::Max => at(0).union(&at(1)),
-                            MathFun::Clamp => at(0).union(&at(1)).union(&at(2)),
-                            MathFun::Floor | MathFun::Ceil | MathFun::Round => widened(&at(0)),
-                            _ => RowReach::any(),
+                            MathFun::Min => at(0)
+                                .with(at(1), |(a, b), (c, d)| Reach::between(a.min(c), b.min(d))),
+                            MathFun::Max => at(0)
+                                .with(at(1), |(a, b), (c, d)| Reach::between(a.max(c), b.max(d))),
+                            // clamp(x, lo, hi) = min(max(x, lo), hi)
+                            MathFun::Clamp => at(0)
+                                .with(at(1), |(a, b), (c, d)| Reach::between(a.max(c), b.max(d)))
+                                .with(at(2), |(a, b), (c, d)| Reach::between(a.min(c), b.min(d))),
+                            MathFun::Floor | MathFun::Ceil | MathFun::Round => at(0).widened(),
+                            _ => Reach::any(),
                         }
                     })
                     .collect()
             }
-            _ => every(RowReach::any()),
+            _ => every(Reach::any()),
         }
     }
 
-    /// `instance()` or `indexof` of an output: relative on the row component only.
-    fn position(&self, width: usize) -> Vec<RowReach> {
+    /// `instance()` or `indexof` of an output: the block's rows on the row component.
+    fn position(&self, width: usize) -> Vec<Reach> {
         (0..width)
             .map(|c| {
                 if c == self.row_component {
-                    RowReach::piece(true, 0.0, 0.0)
+                    self.row
                 } else {
-                    RowReach::any()
+                    Reach::any()
                 }
             })
             .collect()
     }
 
-    /// A local's reach: the union of every value stored into it.
-    fn local(&mut self, local: Handle<Local>, width: usize) -> Vec<RowReach> {
+    /// A local's reach: the hull of every value stored into it.
+    fn local(&mut self, local: Handle<Local>, width: usize) -> Vec<Reach> {
         match self.locals.get(&local) {
             Some(Some(known)) => return known.clone(),
-            Some(None) => return vec![RowReach::any(); width],
+            Some(None) => return vec![Reach::any(); width],
             None => {}
         }
         self.locals.insert(local, None);
@@ -389,77 +309,56 @@ impl Walker<'_> {
             None => (Vec::new(), Vec::new(), true),
         };
         let reach = if opaque || (whole.is_empty() && components.is_empty()) {
-            vec![RowReach::any(); width]
+            vec![Reach::any(); width]
         } else {
-            let mut reach = vec![RowReach(Some(Vec::new())); width];
+            let mut reach: Vec<Option<Reach>> = vec![None; width];
+            let mut add = |c: usize, r: Reach| {
+                if let Some(slot) = reach.get_mut(c) {
+                    *slot = Some(slot.map_or(r, |s| s.hull(r)));
+                }
+            };
             for value in whole {
-                let v = self.vector(value);
-                for (c, r) in reach.iter_mut().enumerate() {
-                    *r = r.union(v.get(c).unwrap_or(&RowReach::any()));
+                for (c, r) in self.vector(value).into_iter().enumerate() {
+                    add(c, r);
                 }
             }
             for (c, value) in components {
-                let v = self.scalar(value);
-                if let Some(r) = reach.get_mut(usize::from(c)) {
-                    *r = r.union(&v);
-                }
+                let r = self.scalar(value);
+                add(usize::from(c), r);
             }
+            // A component never stored is read uninitialised: anything.
             reach
+                .into_iter()
+                .map(|r| r.unwrap_or_else(Reach::any))
+                .collect()
         };
         self.locals.insert(local, Some(reach.clone()));
         reach
     }
 }
 
-fn literal(kind: ScalarKind, bits: u64) -> RowReach {
+fn literal(kind: ScalarKind, bits: u64) -> Reach {
     let value = match kind {
         ScalarKind::F32 => f64::from(f32::from_bits(bits as u32)),
         ScalarKind::F64 => f64::from_bits(bits),
-        ScalarKind::Bool => return RowReach::any(),
+        ScalarKind::Bool => return Reach::any(),
         k if k.is_signed() => bits as i64 as f64,
         _ => bits as f64,
     };
-    RowReach::piece(false, value, value)
+    Reach::point(value)
 }
 
-/// A rounding or a conversion moves a value by less than one.
-fn widened(r: &RowReach) -> RowReach {
-    r.each(|p| {
-        Some(Piece {
-            lo: p.lo - 1.0,
-            hi: p.hi + 1.0,
-            ..p
-        })
-    })
-}
-
-fn binary(op: BinaryOp, a: &RowReach, b: &RowReach) -> RowReach {
+fn binary(op: BinaryOp, a: Reach, b: Reach) -> Reach {
     match op {
-        BinaryOp::Add => a.pairwise(b, |x, y| {
-            (!(x.relative && y.relative)).then_some(Piece {
-                relative: x.relative || y.relative,
-                lo: x.lo + y.lo,
-                hi: x.hi + y.hi,
-            })
+        BinaryOp::Add => a.with(b, |(p, q), (r, s)| Reach::between(p + r, q + s)),
+        BinaryOp::Sub => a.with(b, |(p, q), (r, s)| Reach::between(p - s, q - r)),
+        BinaryOp::Mul => a.with(b, |(p, q), (r, s)| {
+            let products = [p * r, p * s, q * r, q * s];
+            Reach::between(
+                products.iter().copied().fold(f64::INFINITY, f64::min),
+                products.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
         }),
-        // The row cancels in a difference of two relative values.
-        BinaryOp::Sub => a.pairwise(b, |x, y| {
-            (x.relative || !y.relative).then_some(Piece {
-                relative: x.relative && !y.relative,
-                lo: x.lo - y.hi,
-                hi: x.hi - y.lo,
-            })
-        }),
-        BinaryOp::Mul => a.pairwise(b, |x, y| {
-            (!x.relative && !y.relative).then(|| {
-                let products = [x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi];
-                Piece {
-                    relative: false,
-                    lo: products.iter().copied().fold(f64::INFINITY, f64::min),
-                    hi: products.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                }
-            })
-        }),
-        _ => RowReach::any(),
+        _ => Reach::any(),
     }
 }

@@ -101,8 +101,9 @@ pub trait Device: Send + Sync {
         false
     }
     /// Copies `from` (a span of another device's buffer) into the equally long `to`, device
-    /// to device, waiting for the copy; `None` where this device cannot (the runtime then goes
-    /// through the host).
+    /// to device, ordered after the work queued so far on both devices and before the work
+    /// queued later on either (it may return before the copy is done); `None` where this
+    /// device cannot (the runtime then goes through the host).
     fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
         let _ = (from, to);
         None

@@ -79,8 +79,8 @@ fn members_run_their_blocks_and_copy_only_the_halo() {
                 .expect("MB")
         })
         .sum();
-    // Each step copies at most a few rows each way (rows 0 and h - 1 the clamps reach, and the
-    // rows next to the block), not the other member's 16 rows.
+    // Each step copies a few rows each way (the rows next to the block, a row more each side
+    // for the gathers' rounding), not the other member's 16 rows.
     let row_mb = (w * 4) as f64 / 1e6;
     assert!(copied > 0.0, "the stencil must fetch its halo:\n{report}");
     assert!(

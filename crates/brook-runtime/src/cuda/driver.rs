@@ -73,6 +73,35 @@ impl Handles {
         check(unsafe { sys::cuStreamSynchronize(self.stream) }, "the GPU")
     }
 
+    /// Makes work queued on this stream from now on wait for the work queued so far on
+    /// `earlier`'s stream (another GPU's, as a rule), without waiting on the host.
+    pub fn wait_for(&self, earlier: &Handles) -> Result<(), String> {
+        earlier.bind()?;
+        let mut event = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the event belongs to `earlier`'s context, where it is
+        // recorded on that context's stream. A stream may wait on another context's event.
+        // Destroying a recorded event is deferred by the driver until it completes.
+        unsafe {
+            check(
+                sys::cuEventCreate(
+                    &mut event,
+                    sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+                ),
+                "cuEventCreate",
+            )?;
+            let recorded = check(sys::cuEventRecord(event, earlier.stream), "cuEventRecord");
+            let waited = recorded.and_then(|()| {
+                self.bind()?;
+                check(
+                    sys::cuStreamWaitEvent(self.stream, event, 0),
+                    "cuStreamWaitEvent",
+                )
+            });
+            sys::cuEventDestroy_v2(event);
+            waited
+        }
+    }
+
     /// Whether the stream has no unfinished work.
     pub fn idle(&self) -> bool {
         // SAFETY: as above.

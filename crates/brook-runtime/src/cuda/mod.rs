@@ -391,21 +391,24 @@ impl CudaDevice {
     ) -> Result<(), RuntimeError> {
         let (source, target) = (from.at(from_span), to.at(to_span));
         let bytes = from_span.len().min(to_span.len());
-        self.handles.bind().map_err(|e| self.fail(e))?;
-        // SAFETY: both ranges lie in their buffers; each context owns its buffer; the copy is
-        // waited for before the buffers can go away.
+        let (giver, taker) = (from.handles(), self.handles);
+        // Ordered on the GPUs, not on the host: the copy after the work queued on both, and
+        // the giver's later work (which may overwrite or free the source) after the copy.
+        taker.wait_for(&giver).map_err(|e| self.fail(e))?;
+        // SAFETY: both ranges lie in their buffers; each context owns its buffer; the giver's
+        // later work, its frees included, waits for the copy.
         let code = unsafe {
             sys::cuMemcpyPeerAsync(
                 target,
                 to.handles().context,
                 source,
-                from.handles().context,
+                giver.context,
                 bytes,
-                self.handles.stream,
+                taker.stream,
             )
         };
         check(code, "copying between GPUs").map_err(|e| self.fail(e))?;
-        self.handles.synchronize().map_err(|e| self.fail(e))
+        giver.wait_for(&taker).map_err(|e| self.fail(e))
     }
 
     /// A thread-group kernel's shared memory must fit the device's limit per group.

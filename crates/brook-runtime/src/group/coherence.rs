@@ -73,8 +73,7 @@ fn copy_between(
         return taker.copy(source, target);
     }
     if giver.peer_copies() && taker.peer_copies() {
-        // The giver's queued kernels may still be writing the bytes: they finish first.
-        giver.settle()?;
+        // Ordered after the giver's queued kernels, which may still be writing the bytes.
         if let Some(done) = taker.copy_from_peer(source, target) {
             return done;
         }

@@ -17,9 +17,11 @@
 //! the same tree. Launches whose result depends on which instances share a device (scatter
 //! kernels, thread groups, vouts, scans) run whole on one member.
 
+mod access;
 mod buffer;
 mod coherence;
 mod ranges;
+mod run;
 mod split;
 mod whole;
 
@@ -36,6 +38,9 @@ pub struct DeviceGroup {
     info: DeviceInfo,
     members: Vec<Arc<dyn Device>>,
     queue: Queue,
+    /// The partial results of split reductions, kept from one launch to the next (launches
+    /// run one at a time on the group's queue; each member's work on it is ordered).
+    partials: std::sync::Mutex<Option<Arc<dyn Buffer>>>,
 }
 
 impl DeviceGroup {
@@ -64,7 +69,21 @@ impl DeviceGroup {
             },
             members,
             queue: Queue::new(format!("brook-group-{description}")),
+            partials: std::sync::Mutex::new(None),
         })
+    }
+
+    /// A group buffer of at least `bytes` for the partial results of a split reduction.
+    fn partials(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        let mut kept = self.partials.lock().unwrap_or_else(|p| p.into_inner());
+        match kept.as_ref() {
+            Some(buffer) if buffer.len() >= bytes => Ok(buffer.clone()),
+            _ => {
+                let buffer = allocate_on(&self.members, bytes)?;
+                *kept = Some(buffer.clone());
+                Ok(buffer)
+            }
+        }
     }
 
     /// The members, in the order their blocks of rows follow one another.
@@ -170,7 +189,7 @@ impl Device for DeviceGroup {
     }
 
     fn launch(&self, plan: &LaunchPlan) -> Result<(), LaunchProblem> {
-        split::launch(&self.members, plan)
+        split::launch(self, plan)
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {

@@ -7,18 +7,16 @@
 //! stream, which one member reduces into the target: the canonical tree over the pieces is the
 //! top of the tree over the leaves, and the result is the single device's bits.
 
-use crate::device::Device;
 use crate::error::LaunchProblem;
 use crate::plan::{Bound, ExecRegion, LaunchPlan};
 use crate::stream::addressing::{Addressing, Dims};
-use std::sync::Arc;
 
 /// The pieces (member, plan) of a whole-stream reduction and the plan that combines their
 /// values, or `None` where it is not split (several targets, an iterator, a strided input,
 /// fewer leaves than members).
 #[allow(clippy::type_complexity)]
 pub(super) fn pieces(
-    members: &[Arc<dyn Device>],
+    group: &super::DeviceGroup,
     plan: &LaunchPlan,
 ) -> Result<Option<(Vec<(usize, LaunchPlan)>, LaunchPlan)>, LaunchProblem> {
     let Some((input, target)) = crate::launch::input_and_target(plan.kernel()) else {
@@ -42,6 +40,7 @@ pub(super) fn pieces(
     else {
         return Ok(None);
     };
+    let members = group.members();
     let leaves: usize = shape.iter().product();
     if !addressing.is_contiguous(shape) || leaves < 2 || members.len() < 2 {
         return Ok(None);
@@ -52,7 +51,8 @@ pub(super) fn pieces(
         return Ok(None);
     }
     let size = plan.module.layout(&plan.kernel().params[target].ty).size as usize;
-    let partials = super::allocate_on(members, count * size)
+    let partials = group
+        .partials(count * size)
         .map_err(|e| LaunchProblem::Execution(e.to_string()))?;
     let one: Dims = smallvec::smallvec![1];
     let pieces = (0..count)
