@@ -184,8 +184,8 @@ fn main() -> Result<(), brook::Error> {
         single.info()
     );
     println!(
-        "{:<48} {:>10} {:>10} {:>8}  {}",
-        "operation", "1 dev ms", "group ms", "speedup", "bits"
+        "{:<48} {:>10} {:>10} {:>8}  bits",
+        "operation", "1 dev ms", "group ms", "speedup"
     );
     type Op<'a> = Box<dyn Fn(&Device, usize) -> Result<Run, brook::Error> + 'a>;
     let ops: Vec<(String, Op)> = vec![
