@@ -58,6 +58,11 @@ impl fmt::Display for DeviceInfo {
     }
 }
 
+/// A point in a device's queued work that another device's work can be made to wait for
+/// ([`Device::mark`], [`Device::wait_for_mark`]): a GPU event.
+#[derive(Clone)]
+pub struct Marker(pub Arc<dyn std::any::Any + Send + Sync>);
+
 /// An executor of kernels with its own memory.
 pub trait Device: Send + Sync {
     fn info(&self) -> &DeviceInfo;
@@ -101,12 +106,26 @@ pub trait Device: Send + Sync {
         false
     }
     /// Copies `from` (a span of another device's buffer) into the equally long `to`, device
-    /// to device, ordered after the work queued so far on both devices and before the work
-    /// queued later on either (it may return before the copy is done); `None` where this
-    /// device cannot (the runtime then goes through the host).
+    /// to device, ordered after the work queued so far on both devices (it may return before
+    /// the copy is done). The giver's later work is not ordered after it: before the giver
+    /// overwrites or frees the source, the caller makes it wait for this device's [`mark`]
+    /// taken after the copy. `None` where this device cannot (the runtime then goes through
+    /// the host).
+    ///
+    /// [`mark`]: Device::mark
     fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
         let _ = (from, to);
         None
+    }
+    /// A mark after the work queued on this device so far, for another device to wait for;
+    /// `None` where this device's calls finish their work before they return.
+    fn mark(&self) -> Result<Option<Marker>, RuntimeError> {
+        Ok(None)
+    }
+    /// Makes the work queued on this device from now on wait for `mark` (another device's).
+    fn wait_for_mark(&self, mark: &Marker) -> Result<(), RuntimeError> {
+        let _ = mark;
+        Ok(())
     }
     /// The members of a device group ([`crate::group`]); `None` for a single device.
     fn group_members(&self) -> Option<&[Arc<dyn Device>]> {

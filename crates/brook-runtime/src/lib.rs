@@ -45,7 +45,7 @@ pub mod registry;
 pub mod stream;
 
 pub use buffer::Buffer;
-pub use device::{Device, DeviceInfo, DeviceKind};
+pub use device::{Device, DeviceInfo, DeviceKind, Marker};
 pub use element::{same_component, Element, ElementType};
 pub use error::{ArgRef, BError, DeviceLimit, LaunchError, LaunchProblem, Limit, RuntimeError};
 pub use iter::IterStream;

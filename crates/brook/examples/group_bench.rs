@@ -7,7 +7,8 @@
 //! scaling: the same size on both; weak: twice the size on the group. Times are host wall
 //! clock over a batch of launches ending when the results are ready, the median of several
 //! batches. `--small` uses small sizes (a quick check on a CPU: `-- cpu:0+cpu:0 --small`);
-//! `--only WORD` runs the operations whose names contain WORD.
+//! `--only WORD` runs the operations whose names contain WORD; `--detail` times the parts of a
+//! split sum on their own.
 
 use brook::{args, Device, Program, Stream};
 use std::time::Instant;
@@ -132,6 +133,30 @@ fn stencil(
     })
 }
 
+/// What a split sum is made of, each on its own: a member's half, the combine of two
+/// partials, and a one-element copy between the members.
+fn detail(program: &Program, members: &[Device], n: usize) -> Result<(), brook::Error> {
+    let (first, second) = (&members[0], &members[1]);
+    let half = sum(program, first, &[n / 2], &[1])?;
+    let whole = sum(program, first, &[n], &[1])?;
+    let pair = sum(program, first, &[2], &[1])?;
+    let there = Stream::from_slice(second, &[1], &[1.0f32])?;
+    let here = Stream::<f32>::new(first, &[1])?;
+    let copy = time_per_run(|| {
+        here.assign(&there).expect("assign");
+        here.clone()
+    });
+    for (what, seconds) in [
+        ("sum of n alone", whole.seconds),
+        ("sum of n/2 alone", half.seconds),
+        ("sum of 2 alone", pair.seconds),
+        ("one float between members", copy),
+    ] {
+        println!("{what:<48} {:>10.3} ms", seconds * 1e3);
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), brook::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let small = args.iter().any(|a| a == "--small");
@@ -177,6 +202,9 @@ fn main() -> Result<(), brook::Error> {
         (1usize << 28, 16384)
     };
     let parts = members.len();
+    if args.iter().any(|a| a == "--detail") {
+        return detail(&program, &members, n);
+    }
     println!(
         "group {} ({} members) against {} alone; host wall clock per run",
         group.info(),

@@ -76,30 +76,17 @@ impl Handles {
     /// Makes work queued on this stream from now on wait for the work queued so far on
     /// `earlier`'s stream (another GPU's, as a rule), without waiting on the host.
     pub fn wait_for(&self, earlier: &Handles) -> Result<(), String> {
-        earlier.bind()?;
-        let mut event = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the event belongs to `earlier`'s context, where it is
-        // recorded on that context's stream. A stream may wait on another context's event.
-        // Destroying a recorded event is deferred by the driver until it completes.
-        unsafe {
-            check(
-                sys::cuEventCreate(
-                    &mut event,
-                    sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
-                ),
-                "cuEventCreate",
-            )?;
-            let recorded = check(sys::cuEventRecord(event, earlier.stream), "cuEventRecord");
-            let waited = recorded.and_then(|()| {
-                self.bind()?;
-                check(
-                    sys::cuStreamWaitEvent(self.stream, event, 0),
-                    "cuStreamWaitEvent",
-                )
-            });
-            sys::cuEventDestroy_v2(event);
-            waited
-        }
+        self.wait_for_event(&Event::after(earlier)?)
+    }
+
+    /// Makes work queued on this stream from now on wait for `event` (of any context).
+    pub fn wait_for_event(&self, event: &Event) -> Result<(), String> {
+        self.bind()?;
+        // SAFETY: a recorded event; a stream may wait on another context's event.
+        check(
+            unsafe { sys::cuStreamWaitEvent(self.stream, event.event, 0) },
+            "cuStreamWaitEvent",
+        )
     }
 
     /// Whether the stream has no unfinished work.
@@ -376,6 +363,47 @@ pub fn launch(
         )
     };
     check(code, "kernel launch")
+}
+
+/// A CUDA event recorded after the work queued on a stream (no timing).
+pub struct Event {
+    event: sys::CUevent,
+}
+
+// SAFETY: events may be used from any thread; the driver serialises calls on one event.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// An event recorded after the work queued so far on `handles`' stream.
+    pub fn after(handles: &Handles) -> Result<Event, String> {
+        handles.bind()?;
+        let mut event = std::ptr::null_mut();
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        // SAFETY: a valid out-pointer; the event is recorded on its own context's stream.
+        check(
+            unsafe { sys::cuEventCreate(&mut event, flags) },
+            "cuEventCreate",
+        )?;
+        let event = Event { event };
+        // SAFETY: the event and the stream belong to the current context.
+        check(
+            unsafe { sys::cuEventRecord(event.event, handles.stream) },
+            "cuEventRecord",
+        )?;
+        Ok(event)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created by `after`; the driver defers the destruction of a recorded event
+        // until it completes.
+        unsafe {
+            sys::cuEventDestroy_v2(self.event);
+        }
+    }
 }
 
 /// A pair of CUDA events timing the work queued on a stream between them.

@@ -14,7 +14,7 @@ mod run;
 mod scan;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
-use crate::device::{Device, DeviceInfo, DeviceKind};
+use crate::device::{Device, DeviceInfo, DeviceKind, Marker};
 use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
@@ -200,6 +200,18 @@ impl Device for CudaDevice {
 
     fn peer_copies(&self) -> bool {
         true
+    }
+
+    fn mark(&self) -> Result<Option<Marker>, RuntimeError> {
+        let event = driver::Event::after(&self.handles).map_err(|e| self.fail(e))?;
+        Ok(Some(Marker(Arc::new(event))))
+    }
+
+    fn wait_for_mark(&self, mark: &Marker) -> Result<(), RuntimeError> {
+        match mark.0.downcast_ref::<driver::Event>() {
+            Some(event) => self.handles.wait_for_event(event).map_err(|e| self.fail(e)),
+            None => Ok(()),
+        }
     }
 
     fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
@@ -392,11 +404,11 @@ impl CudaDevice {
         let (source, target) = (from.at(from_span), to.at(to_span));
         let bytes = from_span.len().min(to_span.len());
         let (giver, taker) = (from.handles(), self.handles);
-        // Ordered on the GPUs, not on the host: the copy after the work queued on both, and
-        // the giver's later work (which may overwrite or free the source) after the copy.
+        // Ordered on the GPUs, not on the host: the copy after the work queued on both (the
+        // caller orders the giver's later work after it, `Device::copy_from_peer`).
         taker.wait_for(&giver).map_err(|e| self.fail(e))?;
-        // SAFETY: both ranges lie in their buffers; each context owns its buffer; the giver's
-        // later work, its frees included, waits for the copy.
+        // SAFETY: both ranges lie in their buffers; each context owns its buffer; the caller
+        // keeps the giver from overwriting or freeing the source before the copy is done.
         let code = unsafe {
             sys::cuMemcpyPeerAsync(
                 target,
@@ -407,8 +419,7 @@ impl CudaDevice {
                 taker.stream,
             )
         };
-        check(code, "copying between GPUs").map_err(|e| self.fail(e))?;
-        giver.wait_for(&taker).map_err(|e| self.fail(e))
+        check(code, "copying between GPUs").map_err(|e| self.fail(e))
     }
 
     /// A thread-group kernel's shared memory must fit the device's limit per group.

@@ -69,13 +69,19 @@ fn copy_between(
     let source = Span::new(OPERATION, buffer.copies[from].as_ref(), start, end - start)?;
     let target = Span::new(OPERATION, buffer.copies[to].as_ref(), start, end - start)?;
     let (giver, taker) = (&members[from], &members[to]);
+    buffer.before_write(to, (start, end))?;
     if same_device(giver, taker) {
         return taker.copy(source, target);
     }
     if giver.peer_copies() && taker.peer_copies() {
-        // Ordered after the giver's queued kernels, which may still be writing the bytes.
+        // Ordered after the giver's queued kernels, which may still be writing the bytes;
+        // the giver waits for it before it writes them again.
         if let Some(done) = taker.copy_from_peer(source, target) {
-            return done;
+            done?;
+            if let Some(mark) = taker.mark()? {
+                buffer.read_by_copy(from, giver, (start, end), mark);
+            }
+            return Ok(());
         }
     }
     let mut bytes = vec![0u8; end - start];

@@ -33,14 +33,18 @@ use crate::queue::Queue;
 use buffer::{group_buffer, GroupBuffer};
 use std::sync::Arc;
 
+/// The partial-result buffers of a group and the one the last launch used.
+type Partials = (usize, [Option<Arc<dyn Buffer>>; 2]);
+
 /// Several devices used as one ([`crate::registry::device_group`] makes one).
 pub struct DeviceGroup {
     info: DeviceInfo,
     members: Vec<Arc<dyn Device>>,
     queue: Queue,
-    /// The partial results of split reductions, kept from one launch to the next (launches
-    /// run one at a time on the group's queue; each member's work on it is ordered).
-    partials: std::sync::Mutex<Option<Arc<dyn Buffer>>>,
+    /// The partial results of split reductions, kept from one launch to the next; two, used
+    /// in turn, so that a member's next pieces need not wait until the last launch's partials
+    /// were copied out (launches run one at a time on the group's queue).
+    partials: std::sync::Mutex<Partials>,
 }
 
 impl DeviceGroup {
@@ -69,18 +73,21 @@ impl DeviceGroup {
             },
             members,
             queue: Queue::new(format!("brook-group-{description}")),
-            partials: std::sync::Mutex::new(None),
+            partials: std::sync::Mutex::new((0, [None, None])),
         })
     }
 
-    /// A group buffer of at least `bytes` for the partial results of a split reduction.
+    /// A group buffer of at least `bytes` for the partial results of a split reduction, not
+    /// the one the last launch used.
     fn partials(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
         let mut kept = self.partials.lock().unwrap_or_else(|p| p.into_inner());
-        match kept.as_ref() {
+        let turn = 1 - kept.0;
+        kept.0 = turn;
+        match &kept.1[turn] {
             Some(buffer) if buffer.len() >= bytes => Ok(buffer.clone()),
             _ => {
                 let buffer = allocate_on(&self.members, bytes)?;
-                *kept = Some(buffer.clone());
+                kept.1[turn] = Some(buffer.clone());
                 Ok(buffer)
             }
         }
@@ -139,7 +146,8 @@ impl Device for DeviceGroup {
     /// inputs are there.
     fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
         for (m, member) in self.members.iter().enumerate() {
-            let (copy, _) = self.member_span(to, m)?;
+            let (copy, group) = self.member_span(to, m)?;
+            group.before_write(m, (to.offset(), to.offset() + to.len()))?;
             member.upload(copy, data)?;
         }
         group_buffer(to.buffer())?.written_everywhere(to.offset(), to.offset() + to.len());
@@ -179,6 +187,7 @@ impl Device for DeviceGroup {
         coherence::fetch(&self.members, source, m, (start, end))?;
         let (from_copy, _) = self.member_span(from, m)?;
         let (to_copy, target) = self.member_span(to, m)?;
+        target.before_write(m, (to.offset(), to.offset() + to.len()))?;
         self.members[m].copy(from_copy, to_copy)?;
         target.written(m, to.offset(), to.offset() + to.len());
         Ok(())

@@ -27,6 +27,9 @@ pub(super) fn run(
                 fetch(members, group, *member, range).map_err(|e| failed(members, *member, e))?;
             }
             if matches!(access, Access::Write { .. }) {
+                group
+                    .before_write(*member, range)
+                    .map_err(|e| failed(members, *member, e))?;
                 written.push((buffer.clone(), *member, range));
             }
         }

@@ -189,16 +189,23 @@ impl RawStream {
             return None;
         }
         let bytes = self.len() * self.element().size();
-        let (target, from) = (self.clone(), source.clone());
+        let (target, giver) = (self.clone(), source.clone());
         self.device()
             .queue()
             .run(move || {
-                let (source, sink) = (from.buffer(), target.buffer());
+                let (source, sink) = (giver.buffer(), target.buffer());
                 let spans = Span::new("Stream Assign", source.as_ref(), 0, bytes).and_then(|f| {
                     Span::new("Stream Assign", sink.as_ref(), 0, bytes).map(|t| (f, t))
                 });
                 match spans {
-                    Ok((from, to)) => target.device().copy_from_peer(from, to),
+                    Ok((from, to)) => target.device().copy_from_peer(from, to).map(|done| {
+                        // The source's later work (a write, its free) waits for the copy.
+                        done?;
+                        match target.device().mark()? {
+                            Some(mark) => giver.device().wait_for_mark(&mark),
+                            None => Ok(()),
+                        }
+                    }),
                     Err(e) => Some(Err(e)),
                 }
             })
