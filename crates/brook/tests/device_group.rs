@@ -248,3 +248,31 @@ fn device_specs_name_groups_and_refuse_what_is_not_there() {
     let e = Device::group(&[]).expect_err("empty");
     assert!(e.to_string().contains("at least one"), "{e}");
 }
+
+/// A sum large enough to be cut into many pieces, spread unevenly (the combining member takes
+/// fewer), with a ragged last piece: the single device's bits. On the CPU twice against the
+/// CPU alone (the interpreter would take too long; the CPU's sums are the interpreter's bits,
+/// `large_launches.rs`), and on the GPUs likewise.
+#[test]
+fn many_uneven_pieces_give_the_single_device_bits() {
+    let program = program();
+    let n = (1 << 23) + 77;
+    let values = wobbly(n, 11);
+    let mut pairs = vec![("cpu:0", "cpu:0+cpu:0")];
+    match Device::of_type("cuda").unwrap_or_default().len() {
+        0 => {}
+        1 => pairs.push(("cuda:0", "cuda:0+cuda:0")),
+        _ => pairs.push(("cuda:0", "cuda:all")),
+    }
+    for (alone, group) in pairs {
+        let total = |spec: &str| {
+            let device = Device::from_spec(spec).expect(spec);
+            let sum = program.kernel("sum").expect("sum");
+            let all = Stream::from_slice(&device, &[n], &values).expect("all");
+            let mut total = 0.0f32;
+            sum.launch(args![&all, host_var(&mut total)]).expect("sum");
+            total.to_bits()
+        };
+        assert_eq!(total(group), total(alone), "{group} against {alone}");
+    }
+}
