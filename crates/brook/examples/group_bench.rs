@@ -140,6 +140,8 @@ fn detail(program: &Program, members: &[Device], n: usize) -> Result<(), brook::
     let half = sum(program, first, &[n / 2], &[1])?;
     let whole = sum(program, first, &[n], &[1])?;
     let pair = sum(program, first, &[2], &[1])?;
+    let rows = sum(program, first, &[32, n / 64], &[32])?;
+    let more_rows = sum(program, first, &[64, n / 128], &[64])?;
     let there = Stream::from_slice(second, &[1], &[1.0f32])?;
     let here = Stream::<f32>::new(first, &[1])?;
     let copy = time_per_run(|| {
@@ -150,6 +152,8 @@ fn detail(program: &Program, members: &[Device], n: usize) -> Result<(), brook::
         ("sum of n alone", whole.seconds),
         ("sum of n/2 alone", half.seconds),
         ("sum of 2 alone", pair.seconds),
+        ("n/2 as 32 row sums alone", rows.seconds),
+        ("n/2 as 64 row sums alone", more_rows.seconds),
         ("one float between members", copy),
     ] {
         println!("{what:<48} {:>10.3} ms", seconds * 1e3);

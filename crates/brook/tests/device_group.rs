@@ -249,12 +249,11 @@ fn device_specs_name_groups_and_refuse_what_is_not_there() {
     assert!(e.to_string().contains("at least one"), "{e}");
 }
 
-/// A sum large enough to be cut into many pieces, spread unevenly (the combining member takes
-/// fewer), with a ragged last piece: the single device's bits. On the CPU twice against the
-/// CPU alone (the interpreter would take too long; the CPU's sums are the interpreter's bits,
-/// `large_launches.rs`), and on the GPUs likewise.
+/// A large sum whose second piece is ragged (2^23 leaves and 77): the single device's bits. On
+/// the CPU twice against the CPU alone (the interpreter would take too long; the CPU's sums
+/// are the interpreter's bits, `large_launches.rs`), and on the GPUs likewise.
 #[test]
-fn many_uneven_pieces_give_the_single_device_bits() {
+fn a_large_sum_with_a_ragged_piece_gives_the_single_device_bits() {
     let program = program();
     let n = (1 << 23) + 77;
     let values = wobbly(n, 11);

@@ -175,6 +175,61 @@ pub fn open(ordinal: usize) -> Result<(Handles, Properties), String> {
     Ok((Handles { context, stream }, properties))
 }
 
+/// Lets every GPU reach the others' memory directly (over NVLink or PCIe) where the hardware
+/// allows: each context may map the others' allocations, and each GPU's default memory pool
+/// (where buffers come from) grants the others access. Without it, a copy between two GPUs
+/// goes through host memory. Pairs that cannot are left as they are.
+pub fn enable_peer_access(gpus: &[(usize, Handles)]) {
+    for &(ordinal, handles) in gpus {
+        let mut device = 0;
+        let mut pool = std::ptr::null_mut();
+        // SAFETY: plain driver calls with valid out-pointers.
+        let found = unsafe {
+            check(sys::cuDeviceGet(&mut device, ordinal as i32), "cuDeviceGet")
+                .and_then(|()| check(sys::cuDeviceGetDefaultMemPool(&mut pool, device), "pool"))
+        };
+        if found.is_err() || handles.bind().is_err() {
+            continue;
+        }
+        for &(peer_ordinal, peer) in gpus {
+            let mut peer_device = 0;
+            let mut can = 0;
+            // SAFETY: as above.
+            let ok = unsafe {
+                check(
+                    sys::cuDeviceGet(&mut peer_device, peer_ordinal as i32),
+                    "cuDeviceGet",
+                )
+                .and_then(|()| {
+                    check(
+                        sys::cuDeviceCanAccessPeer(&mut can, peer_device, device),
+                        "cuDeviceCanAccessPeer",
+                    )
+                })
+            };
+            if peer_ordinal == ordinal || ok.is_err() || can != 1 {
+                continue;
+            }
+            let access = sys::CUmemAccessDesc {
+                location: sys::CUmemLocation {
+                    type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: peer_ordinal as i32,
+                },
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            // SAFETY: the pool is this GPU's; `access` is one valid descriptor. The peer's
+            // context maps this context's allocations (an error when already enabled).
+            unsafe {
+                let _ = sys::cuMemPoolSetAccess(pool, &access, 1);
+                if peer.bind().is_ok() {
+                    let _ = sys::cuCtxEnablePeerAccess(handles.context, 0);
+                }
+            }
+            let _ = handles.bind();
+        }
+    }
+}
+
 /// A module loaded in a GPU's context, with the entry functions asked for; unloaded when
 /// dropped (after the GPU's stream has finished the work that may still run its functions).
 pub struct LoadedModule {

@@ -53,9 +53,17 @@ pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
     if count == 0 {
         return Err("the CUDA driver reports no GPU".into());
     }
-    (0..count)
-        .map(|ordinal| CudaDevice::open(ordinal).map(|d| Arc::new(d) as Arc<dyn Device>))
-        .collect()
+    let gpus = (0..count)
+        .map(CudaDevice::open)
+        .collect::<Result<Vec<_>, _>>()?;
+    if gpus.len() > 1 {
+        let handles: Vec<_> = gpus.iter().map(|g| (g.info.ordinal, g.handles)).collect();
+        driver::enable_peer_access(&handles);
+    }
+    Ok(gpus
+        .into_iter()
+        .map(|d| Arc::new(d) as Arc<dyn Device>)
+        .collect())
 }
 
 impl CudaDevice {
