@@ -170,7 +170,8 @@ BROOK_TYPE_NAMES(int16_t, short, "short")
 BROOK_TYPE_NAMES(uint16_t, ushort, "ushort")
 } // namespace detail
 
-/// A device (seed 001 section 1.16): `getType()` is "cpu", "interp" or "cuda".
+/// A device (seed 001 section 1.16): `getType()` is "cpu", "interp" or "cuda" ("group" for the
+/// default device when `BRT_RUNTIME` names several, as `cuda:all`).
 class Device {
   public:
     Device() : index_(0) {}

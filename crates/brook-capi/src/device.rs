@@ -6,11 +6,24 @@ use brook_runtime::{devices, get_devices, use_devices, Device};
 use std::ffi::c_char;
 use std::sync::Arc;
 
+/// A device's number: its position in the runtime's list, or one past the list's end for the
+/// default device where that is a device group (`BRT_RUNTIME=cuda:all`), which the list does
+/// not hold.
 fn index_of(device: &Arc<dyn Device>) -> u32 {
     devices()
         .iter()
         .position(|d| Arc::ptr_eq(d, device))
-        .unwrap_or(0) as u32
+        .unwrap_or(devices().len()) as u32
+}
+
+/// The device numbered `index` ([`index_of`]).
+fn device_at(index: u32) -> Option<Arc<dyn Device>> {
+    let index = index as usize;
+    match devices().get(index) {
+        Some(d) => Some(d.clone()),
+        None if index == devices().len() => Some(brook_runtime::default_device()),
+        None => None,
+    }
 }
 
 /// The devices of type `type_name` (`"all"`, `"cpu"`, `"interp"`, `"cuda"`, `"cal"`): writes up
@@ -39,14 +52,16 @@ pub unsafe extern "C" fn brk_devices(
     })
 }
 
-/// The type name of device `index` (`"cpu"`, `"interp"`, `"cuda"`; `""` for no such device).
+/// The type name of device `index` (`"cpu"`, `"interp"`, `"cuda"`, `"group"`; `""` for no
+/// such device).
 #[no_mangle]
 pub extern "C" fn brk_device_type(index: u32) -> *const c_char {
-    guard(c"".as_ptr(), || match devices().get(index as usize) {
+    guard(c"".as_ptr(), || match device_at(index) {
         Some(d) => match d.info().kind.name() {
             "cpu" => c"cpu".as_ptr(),
             "cuda" => c"cuda".as_ptr(),
             "interp" => c"interp".as_ptr(),
+            "group" => c"group".as_ptr(),
             _ => c"".as_ptr(),
         },
         None => c"".as_ptr(),
@@ -67,7 +82,7 @@ pub unsafe extern "C" fn brk_use_devices(indices: *const u32, count: u32) {
             // SAFETY: `count` numbers, as documented.
             unsafe { std::slice::from_raw_parts(indices, count as usize) }
                 .iter()
-                .filter_map(|&i| devices().get(i as usize).cloned())
+                .filter_map(|&i| device_at(i))
                 .collect()
         };
         use_devices(&chosen);
