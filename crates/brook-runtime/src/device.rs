@@ -127,6 +127,12 @@ pub trait Device: Send + Sync {
         let _ = mark;
         Ok(())
     }
+    /// A second handle on this device whose work runs beside this one's (a second GPU
+    /// stream), on the same memory: the two are ordered only through marks ([`Device::mark`]).
+    /// `None` where the device has no such thing.
+    fn beside(&self) -> Option<Arc<dyn Device>> {
+        None
+    }
     /// The members of a device group ([`crate::group`]); `None` for a single device.
     fn group_members(&self) -> Option<&[Arc<dyn Device>]> {
         None

@@ -2,7 +2,7 @@
 //! blocks among the members, launches run on every member over its block. Every result is
 //! compared bit for bit with the single interpreter. Here the groups are two interpreters and
 //! the CPU twice (the same device as two members: its blocks still go through the group's
-//! copies); with GPUs, the GPUs (the one GPU twice where there is one).
+//! copies); with GPUs, every GPU and the first GPU twice.
 
 use brook::{args, host_var, Device, Program, ScanRequest, Stream};
 
@@ -54,7 +54,7 @@ fn groups() -> Vec<Device> {
     match Device::of_type("cuda").unwrap_or_default().len() {
         0 => println!("device_group: no CUDA device: GPU groups skipped"),
         1 => specs.push("cuda:0+cuda:0"),
-        _ => specs.push("cuda:all"),
+        _ => specs.extend(["cuda:all", "cuda:0+cuda:0"]),
     }
     specs
         .into_iter()
@@ -261,7 +261,7 @@ fn a_large_sum_with_a_ragged_piece_gives_the_single_device_bits() {
     match Device::of_type("cuda").unwrap_or_default().len() {
         0 => {}
         1 => pairs.push(("cuda:0", "cuda:0+cuda:0")),
-        _ => pairs.push(("cuda:0", "cuda:all")),
+        _ => pairs.extend([("cuda:0", "cuda:all"), ("cuda:0", "cuda:0+cuda:0")]),
     }
     for (alone, group) in pairs {
         let total = |spec: &str| {

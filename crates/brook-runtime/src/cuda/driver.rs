@@ -73,6 +73,22 @@ impl Handles {
         check(unsafe { sys::cuStreamSynchronize(self.stream) }, "the GPU")
     }
 
+    /// The same context with a new stream of its own.
+    pub fn another_stream(&self) -> Result<Handles, String> {
+        self.bind()?;
+        let mut stream = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the stream is made in the current context.
+        // CU_STREAM_NON_BLOCKING: no implicit ordering with the legacy default stream.
+        check(
+            unsafe { sys::cuStreamCreate(&mut stream, 1) },
+            "cuStreamCreate",
+        )?;
+        Ok(Handles {
+            context: self.context,
+            stream,
+        })
+    }
+
     /// Makes work queued on this stream from now on wait for the work queued so far on
     /// `earlier`'s stream (another GPU's, as a rule), without waiting on the host.
     pub fn wait_for(&self, earlier: &Handles) -> Result<(), String> {

@@ -210,6 +210,21 @@ impl Device for CudaDevice {
         true
     }
 
+    fn beside(&self) -> Option<Arc<dyn Device>> {
+        let handles = self.handles.another_stream().ok()?;
+        let ordinal = self.info.ordinal;
+        Some(Arc::new(CudaDevice {
+            info: DeviceInfo {
+                description: format!("{} (second stream)", self.info.description),
+                ..self.info.clone()
+            },
+            queue: Queue::new(format!("brook-cuda-{ordinal}-beside")),
+            handles,
+            properties: self.properties.clone(),
+            cache: KernelCache::new(format!("cuda:{ordinal}")),
+        }))
+    }
+
     fn mark(&self) -> Result<Option<Marker>, RuntimeError> {
         let event = driver::Event::after(&self.handles).map_err(|e| self.fail(e))?;
         Ok(Some(Marker(Arc::new(event))))

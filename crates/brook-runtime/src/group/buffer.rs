@@ -19,18 +19,20 @@ pub struct GroupBuffer {
     pub(super) copies: Vec<Arc<dyn Buffer>>,
     /// The up-to-date bytes of each copy.
     valid: Mutex<Vec<ByteRanges>>,
-    /// Device-to-device copies out of a member's copy that may still be reading it: the
-    /// member waits for each before it writes those bytes, or frees the copy.
-    reads: Mutex<Vec<PendingRead>>,
+    /// Work on a member's copy queued elsewhere than on the member's own queue (a copy out of
+    /// it on another GPU, a combine on the member's second stream) that may still be running.
+    pending: Mutex<Vec<Pending>>,
 }
 
-/// A copy out of `[start, end)` of a member's copy, done when `done` is reached.
-struct PendingRead {
+/// Work on `[start, end)` of member `member`'s copy, done at `done`.
+struct Pending {
     member: usize,
-    giver: Arc<dyn Device>,
+    /// The member's device (which frees the copy).
+    owner: Arc<dyn Device>,
     start: usize,
     end: usize,
     done: Marker,
+    writes: bool,
 }
 
 impl GroupBuffer {
@@ -40,49 +42,76 @@ impl GroupBuffer {
             len,
             copies,
             valid,
-            reads: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
         }
     }
 
-    fn reads(&self) -> MutexGuard<'_, Vec<PendingRead>> {
-        self.reads.lock().unwrap_or_else(|p| p.into_inner())
+    fn pending(&self) -> MutexGuard<'_, Vec<Pending>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Records a copy out of `[start, end)` of member `member`'s copy, on `giver`, that is
-    /// done at `done`.
-    pub(super) fn read_by_copy(
+    /// Records work queued elsewhere that reads (or, `writes`, writes) `[start, end)` of member
+    /// `member`'s copy and is done at `done`; `owner` is the member's device.
+    pub(super) fn touched_elsewhere(
         &self,
         member: usize,
-        giver: &Arc<dyn Device>,
+        owner: &Arc<dyn Device>,
         (start, end): (usize, usize),
         done: Marker,
+        writes: bool,
     ) {
-        self.reads().push(PendingRead {
+        self.pending().push(Pending {
             member,
-            giver: giver.clone(),
+            owner: owner.clone(),
             start,
             end,
             done,
+            writes,
         });
     }
 
-    /// Makes member `member`'s later work wait for the copies still reading `[start, end)`
-    /// of its copy: called before the member writes those bytes.
+    /// Makes `reader`'s later work wait for the work elsewhere still writing `[start, end)` of
+    /// member `member`'s copy: called before `reader` reads those bytes.
+    pub(super) fn before_read(
+        &self,
+        member: usize,
+        range: (usize, usize),
+        reader: &dyn Device,
+    ) -> Result<(), RuntimeError> {
+        self.wait_for(member, range, reader, false)
+    }
+
+    /// Makes `writer`'s later work wait for the work elsewhere still reading or writing
+    /// `[start, end)` of member `member`'s copy: called before `writer` writes those bytes.
     pub(super) fn before_write(
         &self,
         member: usize,
-        (start, end): (usize, usize),
+        range: (usize, usize),
+        writer: &dyn Device,
     ) -> Result<(), RuntimeError> {
-        let waiting: Vec<PendingRead> = {
-            let mut reads = self.reads();
-            let (hit, kept) = reads
-                .drain(..)
-                .partition(|r| r.member == member && r.start < end && start < r.end);
-            *reads = kept;
+        self.wait_for(member, range, writer, true)
+    }
+
+    fn wait_for(
+        &self,
+        member: usize,
+        (start, end): (usize, usize),
+        waiter: &dyn Device,
+        also_reads: bool,
+    ) -> Result<(), RuntimeError> {
+        let waiting: Vec<Pending> = {
+            let mut pending = self.pending();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let (hit, kept) = pending.drain(..).partition(|p| {
+                p.member == member && p.start < end && start < p.end && (also_reads || p.writes)
+            });
+            *pending = kept;
             hit
         };
-        for read in waiting {
-            read.giver.wait_for_mark(&read.done)?;
+        for work in waiting {
+            waiter.wait_for_mark(&work.done)?;
         }
         Ok(())
     }
@@ -112,10 +141,10 @@ impl GroupBuffer {
 }
 
 impl Drop for GroupBuffer {
-    /// The copies are freed on their members' queues: after the copies still reading them.
+    /// The copies are freed on their members' queues: after the work elsewhere on them.
     fn drop(&mut self) {
-        for read in self.reads().drain(..) {
-            let _ = read.giver.wait_for_mark(&read.done);
+        for work in self.pending().drain(..) {
+            let _ = work.owner.wait_for_mark(&work.done);
         }
     }
 }

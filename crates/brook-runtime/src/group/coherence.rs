@@ -17,11 +17,23 @@ pub(super) fn fetch(
     members: &[Arc<dyn Device>],
     buffer: &GroupBuffer,
     to: usize,
+    range: (usize, usize),
+) -> Result<(), RuntimeError> {
+    fetch_on(members, &members[to], buffer, to, range)
+}
+
+/// [`fetch`] with the copies queued on `taker`: member `to`'s device, or a second queue of it
+/// ([`crate::Device::beside`]).
+pub(super) fn fetch_on(
+    members: &[Arc<dyn Device>],
+    taker: &Arc<dyn Device>,
+    buffer: &GroupBuffer,
+    to: usize,
     (start, end): (usize, usize),
 ) -> Result<(), RuntimeError> {
     for (member, s, e) in sources(buffer, to, start, end) {
         let started = std::time::Instant::now();
-        copy_between(members, buffer, member, to, (s, e))?;
+        copy_between(members, taker, buffer, (member, to), (s, e))?;
         buffer.valid()[to].insert(s, e);
         if crate::profile::profiling() {
             let taker = members[to].info().to_string();
@@ -58,18 +70,19 @@ fn sources(
     found
 }
 
-/// Copies `[start, end)` of member `from`'s copy into member `to`'s.
+/// Copies `[start, end)` of member `from`'s copy into member `to`'s, on `taker`.
 fn copy_between(
     members: &[Arc<dyn Device>],
+    taker: &Arc<dyn Device>,
     buffer: &GroupBuffer,
-    from: usize,
-    to: usize,
+    (from, to): (usize, usize),
     (start, end): (usize, usize),
 ) -> Result<(), RuntimeError> {
     let source = Span::new(OPERATION, buffer.copies[from].as_ref(), start, end - start)?;
     let target = Span::new(OPERATION, buffer.copies[to].as_ref(), start, end - start)?;
-    let (giver, taker) = (&members[from], &members[to]);
-    buffer.before_write(to, (start, end))?;
+    let giver = &members[from];
+    buffer.before_read(from, (start, end), taker.as_ref())?;
+    buffer.before_write(to, (start, end), taker.as_ref())?;
     if same_device(giver, taker) {
         return taker.copy(source, target);
     }
@@ -79,7 +92,7 @@ fn copy_between(
         if let Some(done) = taker.copy_from_peer(source, target) {
             done?;
             if let Some(mark) = taker.mark()? {
-                buffer.read_by_copy(from, giver, (start, end), mark);
+                buffer.touched_elsewhere(from, giver, (start, end), mark, false);
             }
             return Ok(());
         }

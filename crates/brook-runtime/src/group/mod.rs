@@ -45,6 +45,9 @@ pub struct DeviceGroup {
     /// in turn, so that a member's next pieces need not wait until the last launch's partials
     /// were copied out (launches run one at a time on the group's queue).
     partials: std::sync::Mutex<Partials>,
+    /// A second queue of the first member, where split reductions combine their pieces
+    /// beside the first member's next work (`None` where the member has none).
+    combiner: Option<Arc<dyn Device>>,
 }
 
 impl DeviceGroup {
@@ -71,9 +74,14 @@ impl DeviceGroup {
                 description: description.clone(),
                 target: None,
             },
-            members,
             queue: Queue::new(format!("brook-group-{description}")),
             partials: std::sync::Mutex::new((0, [None, None])),
+            combiner: if members.len() > 1 {
+                members[0].beside()
+            } else {
+                None
+            },
+            members,
         })
     }
 
@@ -91,6 +99,11 @@ impl DeviceGroup {
                 Ok(buffer)
             }
         }
+    }
+
+    /// The first member's second queue, where split reductions combine ([`Device::beside`]).
+    fn combiner(&self) -> Option<&Arc<dyn Device>> {
+        self.combiner.as_ref()
     }
 
     /// The members, in the order their blocks of rows follow one another.
@@ -147,7 +160,7 @@ impl Device for DeviceGroup {
     fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
         for (m, member) in self.members.iter().enumerate() {
             let (copy, group) = self.member_span(to, m)?;
-            group.before_write(m, (to.offset(), to.offset() + to.len()))?;
+            group.before_write(m, (to.offset(), to.offset() + to.len()), member.as_ref())?;
             member.upload(copy, data)?;
         }
         group_buffer(to.buffer())?.written_everywhere(to.offset(), to.offset() + to.len());
@@ -173,6 +186,7 @@ impl Device for DeviceGroup {
             parts.extend(left.within(start, end).into_iter().map(|(a, b)| (0, a, b)));
         }
         for (m, s, e) in parts {
+            group.before_read(m, (s, e), self.members[m].as_ref())?;
             let copy = Span::new("Device Group", group.copies[m].as_ref(), s, e - s)?;
             self.members[m].download(copy, &mut out[s - start..e - start])?;
         }
@@ -187,7 +201,12 @@ impl Device for DeviceGroup {
         coherence::fetch(&self.members, source, m, (start, end))?;
         let (from_copy, _) = self.member_span(from, m)?;
         let (to_copy, target) = self.member_span(to, m)?;
-        target.before_write(m, (to.offset(), to.offset() + to.len()))?;
+        source.before_read(m, (start, end), self.members[m].as_ref())?;
+        target.before_write(
+            m,
+            (to.offset(), to.offset() + to.len()),
+            self.members[m].as_ref(),
+        )?;
         self.members[m].copy(from_copy, to_copy)?;
         target.written(m, to.offset(), to.offset() + to.len());
         Ok(())
@@ -207,13 +226,13 @@ impl Device for DeviceGroup {
     }
 
     fn settle(&self) -> Result<(), RuntimeError> {
-        for member in &self.members {
+        for member in self.members.iter().chain(&self.combiner) {
             member.settle()?;
         }
         Ok(())
     }
 
     fn idle(&self) -> bool {
-        self.members.iter().all(|m| m.idle())
+        self.members.iter().chain(&self.combiner).all(|m| m.idle())
     }
 }

@@ -23,7 +23,10 @@ pub(super) fn launch(group: &super::DeviceGroup, plan: &LaunchPlan) -> Result<()
         if plan.scan.is_none() {
             if let Some((pieces, combine)) = super::whole::pieces(group, plan)? {
                 run(members, pieces)?;
-                return run(members, vec![(0, combine)]);
+                return match group.combiner() {
+                    Some(beside) => super::run::run_beside(members, beside, &combine),
+                    None => run(members, vec![(0, combine)]),
+                };
             }
         }
     } else if let Some(pieces) = region_rows(plan, parts) {
