@@ -49,6 +49,7 @@ uint32_t brk_devices(const char* type_name, uint32_t* out, uint32_t capacity);
 const char* brk_device_type(uint32_t index);
 void brk_use_devices(const uint32_t* indices, uint32_t count);
 uint32_t brk_thread_devices(uint32_t* out, uint32_t capacity);
+uint32_t brk_device_group(const uint32_t* indices, uint32_t count);
 
 BrkIter* brk_iter_new(const char* type_name, uint32_t rank, const uint32_t* dims,
                       const float* start, const float* end);
@@ -217,6 +218,18 @@ inline Device* useDevices(Device* devices, unsigned int count, unsigned int* old
     if (!oldDeviceCount) return NULL;
     *oldDeviceCount = static_cast<unsigned int>(old.size());
     return detail::devices_in(previous, old);
+}
+
+/// A device group: `devices` used as one device. Streams declared on it (after
+/// `useDevices(&group, 1, NULL)`) are split into blocks of rows, one per member, and each
+/// launch runs on every member over its block, with the single device's results. `getType()`
+/// is "group"; an invalid list gives a device whose `getType()` is "" (and a message on
+/// stderr).
+inline Device makeDeviceGroup(const Device* devices, unsigned int count) {
+    std::vector<uint32_t> indices;
+    for (unsigned int i = 0; devices && i < count; i++) indices.push_back(devices[i].index());
+    return Device(brk_device_group(indices.empty() ? NULL : &indices[0],
+                                   static_cast<uint32_t>(indices.size())));
 }
 
 /// Tags the constructor brcc's generated code uses for `float a<10, 20>;` (dimensions as

@@ -6,14 +6,27 @@ use brook_runtime::{devices, get_devices, use_devices, Device};
 use std::ffi::c_char;
 use std::sync::Arc;
 
-/// A device's number: its position in the runtime's list, or one past the list's end for the
-/// default device where that is a device group (`BRT_RUNTIME=cuda:all`), which the list does
-/// not hold.
+/// Devices outside the runtime's list, numbered after it: device groups (made by
+/// [`brk_device_group`], or the default device when `BRT_RUNTIME` names several).
+fn others() -> std::sync::MutexGuard<'static, Vec<Arc<dyn Device>>> {
+    static OTHERS: std::sync::Mutex<Vec<Arc<dyn Device>>> = std::sync::Mutex::new(Vec::new());
+    OTHERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A device's number: its position in the runtime's list, else after the list's end.
 fn index_of(device: &Arc<dyn Device>) -> u32 {
-    devices()
-        .iter()
-        .position(|d| Arc::ptr_eq(d, device))
-        .unwrap_or(devices().len()) as u32
+    if let Some(i) = devices().iter().position(|d| Arc::ptr_eq(d, device)) {
+        return i as u32;
+    }
+    let mut others = others();
+    let at = match others.iter().position(|d| Arc::ptr_eq(d, device)) {
+        Some(at) => at,
+        None => {
+            others.push(device.clone());
+            others.len() - 1
+        }
+    };
+    (devices().len() + at) as u32
 }
 
 /// The device numbered `index` ([`index_of`]).
@@ -21,9 +34,46 @@ fn device_at(index: u32) -> Option<Arc<dyn Device>> {
     let index = index as usize;
     match devices().get(index) {
         Some(d) => Some(d.clone()),
-        None if index == devices().len() => Some(brook_runtime::default_device()),
-        None => None,
+        None => {
+            let _ = index_of(&brook_runtime::default_device());
+            others().get(index - devices().len()).cloned()
+        }
     }
+}
+
+/// A device group of the devices numbered `indices` (Brook+'s devices used as one: streams
+/// are split into row blocks, one per member): its number, or `u32::MAX` (with a message on
+/// stderr) for an unknown number, a group inside a group or no members.
+///
+/// # Safety
+/// `indices` is null or points at `count` numbers.
+#[no_mangle]
+pub unsafe extern "C" fn brk_device_group(indices: *const u32, count: u32) -> u32 {
+    guard(u32::MAX, || {
+        let numbers: &[u32] = if indices.is_null() {
+            &[]
+        } else {
+            // SAFETY: `count` numbers, as documented.
+            unsafe { std::slice::from_raw_parts(indices, count as usize) }
+        };
+        let mut members = Vec::new();
+        for &n in numbers {
+            match device_at(n) {
+                Some(d) => members.push(d),
+                None => {
+                    eprintln!("brook: error: brk_device_group: no device number {n}");
+                    return u32::MAX;
+                }
+            }
+        }
+        match brook_runtime::device_group(&members) {
+            Ok(group) => index_of(&group),
+            Err(e) => {
+                eprintln!("brook: error: brk_device_group: {e}");
+                u32::MAX
+            }
+        }
+    })
 }
 
 /// The devices of type `type_name` (`"all"`, `"cpu"`, `"interp"`, `"cuda"`, `"cal"`): writes up

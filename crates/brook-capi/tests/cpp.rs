@@ -1,6 +1,6 @@
 //! The C++ API (`include/brook/brook.hpp` over this crate's C ABI), compiled with the system
-//! C++ compiler against `libbrook_capi.a` and run: each program's output must equal its
-//! `.expected` file. Without a C++ compiler the test says so and checks nothing.
+//! C++ compiler against `libbrook_capi.a` and run (with `BRT_RUNTIME` naming each kind of
+//! device, and two device groups): each program's output must equal its `.expected` file. Without a C++ compiler the test says so and checks nothing.
 
 #[path = "support/cxx.rs"]
 mod cxx;
@@ -45,8 +45,10 @@ fn run_program(name: &str) {
     );
     let expected = std::fs::read_to_string(here.join("tests/cpp").join(format!("{name}.expected")))
         .expect("expected output");
-    // The program on every kind of device this machine has (BRT_RUNTIME picks the default).
-    let runtimes = cxx::runtimes();
+    // The program on every kind of device this machine has (BRT_RUNTIME picks the default),
+    // and on device groups (the CPU twice, both interpreters).
+    let mut runtimes = cxx::runtimes();
+    runtimes.extend(["cpu:0+cpu:0", "interp:0+interp:1"]);
     for runtime in runtimes {
         let run = Command::new(&exe)
             .env("BRT_RUNTIME", runtime)
@@ -67,6 +69,11 @@ fn run_program(name: &str) {
 #[test]
 fn the_stream_api_from_cpp() {
     run_program("stream_api");
+}
+
+#[test]
+fn device_groups_from_cpp() {
+    run_program("group_api");
 }
 
 #[test]

@@ -104,6 +104,12 @@ impl Device {
         self.raw.info().kind
     }
 
+    /// A device made outside the registry (a device of a tool's own, a test's): any
+    /// implementation of the runtime's `Device` trait.
+    pub fn from_raw(raw: Arc<dyn brook_runtime::Device>) -> Device {
+        Device { raw }
+    }
+
     pub fn raw(&self) -> &Arc<dyn brook_runtime::Device> {
         &self.raw
     }

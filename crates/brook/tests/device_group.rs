@@ -275,3 +275,77 @@ fn a_large_sum_with_a_ragged_piece_gives_the_single_device_bits() {
         assert_eq!(total(group), total(alone), "{group} against {alone}");
     }
 }
+
+/// A device whose launches fail (an interpreter otherwise), to see a member's failure.
+struct Failing {
+    inner: std::sync::Arc<dyn brook_runtime::Device>,
+    info: brook_runtime::DeviceInfo,
+}
+
+impl brook_runtime::Device for Failing {
+    fn info(&self) -> &brook_runtime::DeviceInfo {
+        &self.info
+    }
+    fn queue(&self) -> &brook_runtime::queue::Queue {
+        self.inner.queue()
+    }
+    fn allocate(
+        &self,
+        bytes: usize,
+    ) -> Result<std::sync::Arc<dyn brook_runtime::Buffer>, brook_runtime::RuntimeError> {
+        self.inner.allocate(bytes)
+    }
+    fn upload(
+        &self,
+        to: brook_runtime::buffer::Span<'_>,
+        data: &[u8],
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.inner.upload(to, data)
+    }
+    fn download(
+        &self,
+        from: brook_runtime::buffer::Span<'_>,
+        out: &mut [u8],
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.inner.download(from, out)
+    }
+    fn copy(
+        &self,
+        from: brook_runtime::buffer::Span<'_>,
+        to: brook_runtime::buffer::Span<'_>,
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.inner.copy(from, to)
+    }
+    fn launch(&self, _: &brook_runtime::LaunchPlan) -> Result<(), brook_runtime::LaunchProblem> {
+        Err(brook_runtime::LaunchProblem::Execution(
+            "the card fell off the bus".into(),
+        ))
+    }
+    fn synchronize(&self) -> Result<(), brook_runtime::RuntimeError> {
+        self.inner.synchronize()
+    }
+}
+
+#[test]
+fn a_failure_on_one_member_is_reported_on_the_outputs_naming_it() {
+    let inner = Device::find("interp", 1).expect("interp:1").raw().clone();
+    let mut info = inner.info().clone();
+    info.description = "failing:1 (a test device)".into();
+    let failing = Device::from_raw(std::sync::Arc::new(Failing { inner, info }));
+    let group = Device::group(&[Device::interp(), failing]).expect("group");
+    let program = program();
+    let x = Stream::from_slice(&group, &[8], &[1.0f32; 8]).expect("x");
+    let r = Stream::<f32>::new(&group, &[8]).expect("r");
+    program
+        .kernel("saxpy")
+        .expect("saxpy")
+        .launch(args![2.0f32, &x, &x, &r])
+        .expect("queued");
+    let e = r.to_vec().expect_err("the second member failed");
+    let text = e.to_string();
+    assert!(
+        text.contains("fell off the bus") && text.contains("failing:1"),
+        "{text}"
+    );
+    assert_ne!(r.error(), brook::BError::NoError);
+}
