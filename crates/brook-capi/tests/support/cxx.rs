@@ -45,9 +45,10 @@ pub fn static_library(profile: &Path) -> PathBuf {
     library
 }
 
-/// The `BRT_RUNTIME` values to run a program with: every kind of device this machine has.
+/// The `BRT_RUNTIME` values to run a program with: every kind of device this machine has, and
+/// a device group (the CPU twice: each launch split into two blocks, with the group's copies).
 pub fn runtimes() -> Vec<&'static str> {
-    let mut runtimes = vec!["cpu", "interp"];
+    let mut runtimes = vec!["cpu", "interp", "cpu:0+cpu:0"];
     if !brook::Device::of_type("cuda")
         .unwrap_or_default()
         .is_empty()
