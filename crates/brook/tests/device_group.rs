@@ -4,6 +4,10 @@
 //! the CPU twice (the same device as two members: its blocks still go through the group's
 //! copies); with GPUs, every GPU and the first GPU twice.
 
+#[path = "common/values.rs"]
+mod values;
+use values::{bits, wobbly};
+
 use brook::{args, host_var, Device, Program, ScanRequest, Stream};
 
 const KERNELS: &str = "
@@ -32,22 +36,6 @@ reduce void product(float4 a<>, reduce float4 m<>)
                l.z * a.x + l.w * a.z, l.z * a.y + l.w * a.w);
 }
 ";
-
-/// Values whose float sums depend on the order of the additions.
-fn wobbly(n: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            let unit = (state >> 8) as f32 / (1u32 << 24) as f32;
-            (unit - 0.5) * [1e-3f32, 1.0, 1e3, 1e7][(state >> 3) as usize % 4]
-        })
-        .collect()
-}
-
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
-}
 
 fn groups() -> Vec<Device> {
     let mut specs = vec!["interp:0+interp:1", "cpu:0+cpu:0"];

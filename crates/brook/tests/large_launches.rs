@@ -3,6 +3,10 @@
 //! interpreter on every other device. The conformance cases are small and run in one piece;
 //! these cover the parallel paths.
 
+#[path = "common/values.rs"]
+mod values;
+use values::{bits, wobbly};
+
 use brook::{args, host_var, Device, Program, Stream};
 
 const KERNELS: &str = "
@@ -43,18 +47,6 @@ kernel void rotate(float a<>, out float r[])
 }
 ";
 
-/// Values whose float sum depends on the order of additions.
-fn wobbly(n: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed;
-    (0..n)
-        .map(|_| {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            let unit = (state >> 8) as f32 / (1u32 << 24) as f32;
-            (unit - 0.5) * [1e-3f32, 1.0, 1e3, 1e7][(state >> 3) as usize % 4]
-        })
-        .collect()
-}
-
 /// Every device but the interpreter, and device groups: the CPU twice (its launches split
 /// into row blocks with copies between them), two interpreters, and the GPUs (the one GPU
 /// twice where there is one).
@@ -71,10 +63,6 @@ fn other_devices() -> Vec<Device> {
     }
     devices.extend(groups.into_iter().map(|g| Device::from_spec(g).expect(g)));
     devices
-}
-
-fn bits(values: &[f32]) -> Vec<u32> {
-    values.iter().map(|v| v.to_bits()).collect()
 }
 
 /// Runs `f` on the interpreter and on every other device; every result must equal the

@@ -103,12 +103,9 @@ fn gather_halos(plan: &LaunchPlan) -> Vec<(brook_ir::ParamId, brook_ir::footprin
 /// A scalar constant's value as a number.
 fn scalar_value(kind: brook_ir::ScalarKind, bytes: &[u8]) -> Option<f64> {
     use brook_ir::ScalarKind as K;
-    let array = |n: usize| -> Option<[u8; 8]> {
-        let mut out = [0u8; 8];
-        out[..n].copy_from_slice(bytes.get(..n)?);
-        Some(out)
-    };
-    let word = array(8.min(bytes.len()))?;
+    let mut word = [0u8; 8];
+    let n = bytes.len().min(8);
+    word[..n].copy_from_slice(&bytes[..n]);
     Some(match kind {
         K::F32 => f64::from(f32::from_le_bytes(word[..4].try_into().ok()?)),
         K::F64 => f64::from_le_bytes(word),

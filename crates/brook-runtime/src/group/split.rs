@@ -1,11 +1,11 @@
-//! How a launch on a device group is divided among its members, and the running of the
-//! pieces.
+//! How a launch on a device group is divided among its members.
 //!
 //! A piece is the group's plan narrowed to what one member runs: a block of the region's rows
 //! (maps), a block of target rows (reductions, row scans: the input's and target's streams are
 //! narrowed, not the region, because devices reduce whole domains), or one aligned
 //! power-of-two run of a single target's leaves whose value goes to a partial result. What a
-//! piece reads and writes follows from its plan alone ([`accesses`]).
+//! piece reads and writes follows from its plan alone ([`super::access`]); [`super::run`]
+//! runs the pieces.
 
 use super::run::run;
 use crate::error::LaunchProblem;
@@ -55,10 +55,19 @@ fn blocks(extent: usize, count: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// A map split into blocks of its region's slowest axis.
+/// A map split into blocks of its region's slowest axis (not where an output's rank differs
+/// from the region's: a block's writes would not be rows of it).
 fn region_rows(plan: &LaunchPlan, parts: usize) -> Option<Vec<(usize, LaunchPlan)>> {
     let rows = *plan.region.size.first()?;
     if runs_whole(plan) || rows < 2 || parts < 2 {
+        return None;
+    }
+    let rank = plan.region.size.len();
+    let outputs_are_rows = plan.kernel().params.iter().zip(&plan.args).all(|(p, a)| {
+        !matches!(p.role, ParamRole::Output)
+            || matches!(a, Bound::Stream { shape, .. } if shape.len() == rank)
+    });
+    if !outputs_are_rows {
         return None;
     }
     let pieces = blocks(rows, parts)

@@ -77,14 +77,7 @@ fn piece_plan(
     len: usize,
     slot: usize,
 ) -> LaunchPlan {
-    let one: Dims = smallvec::smallvec![1];
-    let mut part = plan.clone();
-    part.domain = one.clone();
-    part.region = ExecRegion {
-        origin: smallvec::smallvec![0],
-        size: one.clone(),
-    };
-    part.reduction_tile = Some(smallvec::smallvec![len]);
+    let mut part = into_one(plan, len);
     if let Bound::Stream {
         shape, addressing, ..
     } = &mut part.args[input]
@@ -97,7 +90,7 @@ fn piece_plan(
     }
     part.args[target] = Bound::Stream {
         buffer: partials.clone(),
-        shape: one,
+        shape: smallvec::smallvec![1],
         addressing: Addressing {
             offset: slot,
             pitches: smallvec::smallvec![1],
@@ -113,14 +106,7 @@ fn combine_plan(
     partials: Arc<dyn Buffer>,
     count: usize,
 ) -> LaunchPlan {
-    let one: Dims = smallvec::smallvec![1];
-    let mut combine = plan.clone();
-    combine.domain = one.clone();
-    combine.region = ExecRegion {
-        origin: smallvec::smallvec![0],
-        size: one.clone(),
-    };
-    combine.reduction_tile = Some(smallvec::smallvec![count]);
+    let mut combine = into_one(plan, count);
     combine.args[input] = Bound::Stream {
         buffer: partials,
         shape: smallvec::smallvec![count],
@@ -130,8 +116,21 @@ fn combine_plan(
         shape, addressing, ..
     } = &mut combine.args[target]
     {
-        *shape = one;
+        *shape = smallvec::smallvec![1];
         *addressing = addressing.fit(1);
     }
     combine
+}
+
+/// The plan as a reduction of `leaves` leaves (a 1-D input) into one target.
+fn into_one(plan: &LaunchPlan, leaves: usize) -> LaunchPlan {
+    let one: Dims = smallvec::smallvec![1];
+    let mut reduction = plan.clone();
+    reduction.domain = one.clone();
+    reduction.region = ExecRegion {
+        origin: smallvec::smallvec![0],
+        size: one,
+    };
+    reduction.reduction_tile = Some(smallvec::smallvec![leaves]);
+    reduction
 }
