@@ -91,3 +91,15 @@ fn constants_and_arithmetic_bound_rows_away_from_the_block() {
     // Row 50 (half the constant 100) and row 2: their hull, whatever the block.
     assert_eq!(rows(source, 2, 0, (70, 80), 100), Some((1, 52)));
 }
+
+#[test]
+fn unsigned_arithmetic_that_would_wrap_needs_every_row() {
+    // Row 0's `0u - 1u` wraps to the largest uint, which the gather clamps to the last row.
+    let source = "kernel void s(float g[], out float r<>) {
+        uint i = (uint)instance().x;
+        r = g[i - 1u];
+    }";
+    assert_eq!(rows(source, 1, 0, (0, 10), 100), None);
+    // Away from row 0 the subtraction cannot wrap.
+    assert_eq!(rows(source, 1, 0, (10, 20), 100), Some((7, 21)));
+}

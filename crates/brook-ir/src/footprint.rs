@@ -8,7 +8,8 @@
 //! slowest axis) is the block's rows, a literal or a constant parameter's value a point, and
 //! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both) and roundings follow. So
 //! `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows 0..10 is 0..9. Anything it
-//! cannot bound (a loop counter, a gathered value, a division) makes the whole array needed.
+//! cannot bound (a loop counter, a gathered value, a division, an integer interval its type
+//! cannot hold, which would wrap) makes the whole array needed.
 //!
 //! The interval bounds the index value before a gather rounds (`floor(f + 0.25)`) and clamps
 //! it; [`Reach::rows`] widens it by a row each side and clamps it to the array.
@@ -184,8 +185,30 @@ impl Walker<'_> {
         self.vector(h).into_iter().next().unwrap_or_else(Reach::any)
     }
 
-    /// The reach of each component of expression `h`.
+    /// The reach of each component of expression `h`: unbounded where its integer type
+    /// cannot hold the whole interval (the value would wrap, as `0u - 1u` does).
     fn vector(&mut self, h: Handle<Expr>) -> Vec<Reach> {
+        let kind = self.kernel.exprs[h].ty.value().map(|v| v.kind);
+        let reach = self.vector_unwrapped(h);
+        match kind.and_then(integer_range) {
+            Some((min, max)) => reach
+                .into_iter()
+                .map(|r| {
+                    r.with(Reach::point(0.0), |(a, b), _| {
+                        if a >= min && b <= max {
+                            Reach::between(a, b)
+                        } else {
+                            Reach::any()
+                        }
+                    })
+                })
+                .collect(),
+            None => reach,
+        }
+    }
+
+    /// [`Walker::vector`] before the check of the type's range.
+    fn vector_unwrapped(&mut self, h: Handle<Expr>) -> Vec<Reach> {
         let width = self.width(h);
         let every = |r: Reach| vec![r; width];
         match &self.kernel.exprs[h].kind {
@@ -335,6 +358,19 @@ impl Walker<'_> {
         self.locals.insert(local, Some(reach.clone()));
         reach
     }
+}
+
+/// The values an integer kind holds (`None` for floats and bools).
+fn integer_range(kind: ScalarKind) -> Option<(f64, f64)> {
+    if !kind.is_integer() {
+        return None;
+    }
+    let bits = 8 * kind.size() as i32;
+    Some(if kind.is_signed() {
+        (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
+    } else {
+        (0.0, 2f64.powi(bits) - 1.0)
+    })
 }
 
 fn literal(kind: ScalarKind, bits: u64) -> Reach {

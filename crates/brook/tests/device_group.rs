@@ -27,6 +27,12 @@ kernel void stretch(float small<>, out float r<>) { r = small * 3.0f + indexof(r
 
 kernel void place(float v<>, int to<>, out float t[]) { t[to] = v + 0.5f; }
 
+kernel void behind(float g[], out float r<>)
+{
+    uint i = (uint)instance().x;
+    r = g[i - 1u] * 2.0f;
+}
+
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 
 reduce void product(float4 a<>, reduce float4 m<>)
@@ -84,6 +90,24 @@ fn chained_maps_gather_what_other_members_wrote() {
         let saxpy = program.kernel("saxpy").expect("saxpy");
         let r = Stream::<f32>::new(d, &[h, w]).expect("r");
         saxpy.launch(args![0.5f32, &a, &b, &r]).expect("saxpy");
+        bits(&r.to_vec().expect("r"))
+    });
+}
+
+/// Instance 0's `0u - 1u` wraps and the gather clamps it to the last element, which the other
+/// member wrote: the first member must fetch it too.
+#[test]
+fn a_gather_index_that_wraps_reaches_the_far_end() {
+    let program = program();
+    let n = 64;
+    same_on_groups(|d| {
+        let saxpy = program.kernel("saxpy").expect("saxpy");
+        let behind = program.kernel("behind").expect("behind");
+        let x = Stream::from_slice(d, &[n], &wobbly(n, 12)).expect("x");
+        let a = Stream::<f32>::new(d, &[n]).expect("a");
+        saxpy.launch(args![3.0f32, &x, &x, &a]).expect("saxpy");
+        let r = Stream::<f32>::new(d, &[n]).expect("r");
+        behind.launch(args![&a, &r]).expect("behind");
         bits(&r.to_vec().expect("r"))
     });
 }
