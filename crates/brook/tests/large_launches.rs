@@ -312,7 +312,7 @@ fn reductions_of_every_width_and_alignment() {
 /// valid program reaches the CUDA device's shared-memory check; the amount it checks is the
 /// one the PTX declares.
 #[test]
-fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
+fn the_ptx_of_a_group_kernel_declares_and_addresses_its_shared_memory() {
     use brook_codegen::abi::Variant;
     use brook_codegen::ptx::{compile, EntryKind, Target};
     let program = Program::from_source("large.br", KERNELS).expect("compiles");
@@ -337,4 +337,12 @@ fn the_ptx_of_a_group_kernel_declares_its_shared_memory() {
         "{}",
         ptx.text
     );
+    // Shared elements are read and written in the shared state space (whole `float4`s), not
+    // through generic addresses.
+    assert!(
+        ptx.text.contains("st.shared.v4.f32") && ptx.text.contains("ld.shared.v4.f32"),
+        "{}",
+        ptx.text
+    );
+    assert!(!ptx.text.contains("cvta.shared"), "{}", ptx.text);
 }

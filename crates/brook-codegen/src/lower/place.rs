@@ -15,8 +15,10 @@ use brook_ir::{BinaryOp, Place, PlaceRoot, ScalarKind, Type};
 pub enum Space {
     /// A stream's element: an output, or a scatter array's element.
     Stream,
-    /// A local kept in memory (an array, or a group's shared local).
+    /// A thread's local kept in memory (an array).
     Local,
+    /// A thread group's shared local.
+    Shared,
 }
 
 /// Where a place's path starts.
@@ -174,7 +176,7 @@ fn resolve<'ir, T: Target<'ir>>(
             space,
         } => {
             let whole = place.path.is_empty() && space == Space::Stream;
-            let element = space == Space::Local
+            let element = matches!(space, Space::Local | Space::Shared)
                 && root_offset == 0
                 && matches!(ty, Type::Array { .. })
                 && matches!(place.path.as_slice(), [brook_ir::Access::Index(_)]);

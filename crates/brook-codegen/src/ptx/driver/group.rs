@@ -62,20 +62,14 @@ fn zero_shared(lower: &mut Lower<'_>, group_size: u32) {
         "mov.u32 ".to_string() + &format!("{r}, %tid.x")
     });
     for store in lower.locals.clone() {
-        let LocalStore::Memory { addr, size } = store else {
+        let LocalStore::Memory {
+            addr,
+            size,
+            shared: true,
+        } = store
+        else {
             continue;
         };
-        let shared = lower
-            .kernel
-            .locals
-            .iter()
-            .zip(&lower.locals)
-            .any(|((_, l), s)| {
-                l.shared && matches!(s, LocalStore::Memory { addr: a, .. } if *a == addr)
-            });
-        if !shared {
-            continue;
-        }
         let words = size / 4;
         let word = lower.e.reg(Class::B32);
         lower.e.mov(word, tid);
@@ -91,7 +85,7 @@ fn zero_shared(lower: &mut Lower<'_>, group_size: u32) {
         let at = lower
             .e
             .compute(Class::B64, |r| format!("add.u64 {r}, {addr}, {wide}"));
-        lower.e.op(format!("st.u32 [{at}], 0"));
+        lower.e.op(format!("st.shared.u32 [{at}], 0"));
         lower.e.op(format!("add.u32 {word}, {word}, {group_size}"));
         lower.e.bra(head);
         lower.e.at(done);

@@ -40,8 +40,9 @@ pub type StreamRef = crate::lower::StreamRef<Reg>;
 pub enum LocalStore {
     /// One register per leaf.
     Vars(Vec<Reg>),
-    /// In `.local` or `.shared` memory at this generic address, in C layout.
-    Memory { addr: Reg, size: u32 },
+    /// In memory, in C layout: `.local` memory at this generic address, or (`shared`) a
+    /// group's `.shared` memory at this address of the shared window.
+    Memory { addr: Reg, size: u32, shared: bool },
 }
 
 /// The lowering state of one entry function.
@@ -276,12 +277,16 @@ impl<'a> Lower<'a> {
                 let shared = local.shared && groups;
                 // 16: a vector element of an array is then aligned for `ld.v4`/`ld.v2`.
                 let name = self.e.memory(shared, size, layout.align.max(16));
-                let space = if shared { "shared" } else { "local" };
                 let raw = self.e.mov_imm(Class::B64, &name);
-                let addr = self
-                    .e
-                    .compute(Class::B64, |r| format!("cvta.{space}.u64 {r}, {raw}"));
-                stores.push(LocalStore::Memory { addr, size });
+                // Shared memory is read and written with `ld.shared`/`st.shared` at its own
+                // addresses (no generic-to-shared check per access); local arrays generically.
+                let addr = if shared {
+                    raw
+                } else {
+                    self.e
+                        .compute(Class::B64, |r| format!("cvta.local.u64 {r}, {raw}"))
+                };
+                stores.push(LocalStore::Memory { addr, size, shared });
             } else {
                 let regs = leaves(self.module, &local.ty)
                     .iter()
@@ -304,9 +309,11 @@ impl<'a> Lower<'a> {
                         self.e.mov(*reg, zero);
                     }
                 }
-                LocalStore::Memory { addr, size } if !local.shared => {
-                    self.zero_memory(addr, size, "")
-                }
+                LocalStore::Memory {
+                    addr,
+                    size,
+                    shared: false,
+                } => self.zero_memory(addr, size, ""),
                 LocalStore::Memory { .. } => {}
             }
         }

@@ -258,10 +258,10 @@ impl<'a> Target<'a> for Lower<'a> {
     fn local(&self, l: Handle<Local>) -> Root<Reg, Reg> {
         match &self.locals[l.index()] {
             LocalStore::Vars(regs) => Root::Vars(regs.clone()),
-            LocalStore::Memory { addr, .. } => Root::Memory {
+            LocalStore::Memory { addr, shared, .. } => Root::Memory {
                 addr: *addr,
                 offset: 0,
-                space: Space::Local,
+                space: if *shared { Space::Shared } else { Space::Local },
             },
         }
     }
@@ -385,11 +385,12 @@ pub struct PtxLoop {
     exit: Label,
 }
 
-/// The PTX state space of a place's memory: stream elements are global; locals in memory
-/// are addressed generically (local or shared memory, converted with `cvta`).
+/// The PTX state space of a place's memory: stream elements are global, shared locals
+/// shared; local arrays are addressed generically (converted with `cvta`).
 fn state_space(space: Space) -> &'static str {
     match space {
         Space::Stream => "global",
         Space::Local => "",
+        Space::Shared => "shared",
     }
 }
