@@ -14,8 +14,10 @@
 //! The results are the single device's bits: a map's instances are independent; a reduction
 //! splits at whole targets or at aligned power-of-two pieces of one target, both exact
 //! subtrees of the canonical order ([`brook_ir::reduce_order`]), and combines the pieces with
-//! the same tree. Launches whose result depends on which instances share a device (scatter
-//! kernels, thread groups, vouts, scans) run whole on one member.
+//! the same tree (on a GPU, on a second stream of the first member, [`Device::beside`], so
+//! that its next work need not wait for the combine). Scans of rows split like reductions.
+//! Launches whose result depends on which instances share a device (scatter kernels, thread
+//! groups, vouts) and whole-stream scans run whole on the first member.
 
 mod access;
 mod buffer;
