@@ -1,12 +1,12 @@
 //! A device group: several devices used as one, each stream split into row blocks.
 //!
-//! A [`DeviceGroup`] is a [`Device`] whose buffers ([`buffer::GroupBuffer`]) have a full-length
+//! A [`DeviceGroup`] is a [`Device`] whose buffers (`buffer::GroupBuffer`) have a full-length
 //! copy on every member and remember which bytes of each copy are up to date. A launch is split
 //! along the slowest axis of its region into one contiguous block of rows per member
-//! ([`split`]); each member runs the group's plan with its own buffers and its block as the
+//! (`split`); each member runs the group's plan with its own buffers and its block as the
 //! region, so positions, `indexof`, implicit resize and gathers keep their single-device
 //! meaning. Before a member runs, the bytes its block reads are made up to date on it
-//! ([`coherence::fetch`]: device to device where the members can, else through the host) —
+//! (`coherence::fetch`: device to device where the members can, else through the host) —
 //! a stream written by the same split is already there, a gathered stream is copied once and
 //! then cached until it is written again. After it, the bytes it wrote are up to date on it
 //! alone.
