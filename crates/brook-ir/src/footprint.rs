@@ -88,6 +88,15 @@ pub fn gather_rows(
     (first, end): (usize, usize),
     constant: &dyn Fn(ParamId) -> Option<f64>,
 ) -> Vec<(ParamId, Reach)> {
+    // Most kernels gather nothing: no walk over their statements then (a group asks on
+    // every launch).
+    if !kernel
+        .params
+        .iter()
+        .any(|p| matches!(p.role, ParamRole::Gather { .. }))
+    {
+        return Vec::new();
+    }
     let mut walker = Walker {
         kernel,
         row_component: domain_rank.max(1) - 1,
