@@ -61,7 +61,9 @@ pub unsafe extern "C" fn brk_device_group(indices: *const u32, count: u32) -> u3
             match device_at(n) {
                 Some(d) => members.push(d),
                 None => {
-                    eprintln!("brook: error: brk_device_group: no device number {n}");
+                    brook_runtime::log::append(&format!(
+                        "error: brk_device_group: no device number {n}"
+                    ));
                     return u32::MAX;
                 }
             }
@@ -69,7 +71,7 @@ pub unsafe extern "C" fn brk_device_group(indices: *const u32, count: u32) -> u3
         match brook_runtime::device_group(&members) {
             Ok(group) => index_of(&group),
             Err(e) => {
-                eprintln!("brook: error: brk_device_group: {e}");
+                brook_runtime::log::append(&format!("error: brk_device_group: {e}"));
                 u32::MAX
             }
         }

@@ -144,7 +144,11 @@ impl Drop for GroupBuffer {
     /// The copies are freed on their members' queues: after the work elsewhere on them.
     fn drop(&mut self) {
         for work in self.pending().drain(..) {
-            let _ = work.owner.wait_for_mark(&work.done);
+            if let Err(e) = work.owner.wait_for_mark(&work.done) {
+                crate::log::append(&format!(
+                    "error: a device group's buffer freed before the work on it: {e}"
+                ));
+            }
         }
     }
 }
