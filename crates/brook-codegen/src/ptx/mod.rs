@@ -23,6 +23,9 @@ pub fn scan_tile_leaves(value_size: u32) -> u64 {
 /// Levels of the one-pass scan's group table: a row has at most `32^SCAN_TABLE_LEVELS` tiles.
 pub const SCAN_TABLE_LEVELS: u64 = driver::reduce::SCAN_TABLE_LEVELS;
 
+/// Bytes of an entry's word in the one-pass scan's group table flags (zeroed before a launch).
+pub const SCAN_TABLE_WORD_BYTES: u64 = driver::reduce::SCAN_TABLE_WORD_BYTES;
+
 /// Threads of a block of the one-pass scan entry (a block per tile).
 pub const SCAN_TILE_THREADS: u32 = driver::reduce::SCAN_TILE_THREADS;
 

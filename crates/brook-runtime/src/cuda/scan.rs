@@ -17,7 +17,9 @@ use super::run::{blocks, launch_pass, tiles_are_contiguous, PassArgs, ReduceEntr
 use crate::error::LaunchProblem;
 use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
-use brook_codegen::ptx::{scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TILE_THREADS};
+use brook_codegen::ptx::{
+    scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TABLE_WORD_BYTES, SCAN_TILE_THREADS,
+};
 use brook_ir::scan_order::ScanKind;
 use brook_ir::ParamRole;
 use cudarc::driver::sys;
@@ -244,8 +246,8 @@ impl OnePass<'_> {
         let entries = levels * rows * tiles;
         let values = CudaBuffer::uninit(*self.handles, (entries * self.value_size) as usize)
             .map_err(LaunchProblem::Execution)?;
-        // The flags, then the ticket counter: all zero.
-        let words = entries + 1;
+        // The entries' flag words, then the ticket counter: all zero.
+        let words = entries * SCAN_TABLE_WORD_BYTES / 4 + 1;
         let flags = CudaBuffer::uninit(*self.handles, (words * 4) as usize)
             .map_err(LaunchProblem::Execution)?;
         // SAFETY: the buffer holds `words` 4-byte words.
@@ -259,7 +261,7 @@ impl OnePass<'_> {
             0
         };
         let (mut values_ptr, mut flags_ptr) = (values.ptr(), flags.ptr());
-        let mut ticket = flags.ptr() + entries * 4;
+        let mut ticket = flags.ptr() + entries * SCAN_TABLE_WORD_BYTES;
         let mut params = [
             self.block as *mut c_void,
             (&mut leaves as *mut u64).cast(),

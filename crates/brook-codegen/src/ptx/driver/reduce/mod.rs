@@ -50,7 +50,7 @@ const SCAN_TILES_ENTRY: &str = "brook_scan_tiles";
 
 pub(crate) use scan_tiles::{
     tile_leaves as scan_tile_leaves, TABLE_LEVELS as SCAN_TABLE_LEVELS,
-    THREADS as SCAN_TILE_THREADS,
+    TABLE_WORD_BYTES as SCAN_TABLE_WORD_BYTES, THREADS as SCAN_TILE_THREADS,
 };
 
 /// The paths, one entry each.

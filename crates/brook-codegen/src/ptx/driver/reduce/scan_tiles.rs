@@ -24,7 +24,10 @@
 //!
 //! Parameters after the block: `leaves` (per row), `tiles` (per row), `mode` (bit 2: the scan
 //! is exclusive), `init` (the initial value, or 0), `values` and `flags` (the group table:
-//! level `k`, tile index `t` at `k * rows * tiles + t`; flags zeroed), `ticket` (a zeroed
+//! level `k`, tile index `t` at entry `k * rows * tiles + t`; each entry has an 8-byte word
+//! in `flags`, zeroed, whose high half is its flag; a value of one 4-byte scalar lives in the
+//! low half, written and read with its flag as one 64-bit access, so a reader waits for one
+//! round trip to L2 instead of two; larger values are in `values`), `ticket` (a zeroed
 //! counter).
 
 use super::common::{
@@ -45,6 +48,8 @@ const RADIX: u64 = 32;
 const RADIX_BITS: u64 = 5;
 /// Levels of the group table: a row has at most `32^TABLE_LEVELS` tiles.
 pub(crate) const TABLE_LEVELS: u64 = 5;
+/// Bytes of an entry's word in the group table's `flags` (its flag, and a packed value).
+pub(crate) const TABLE_WORD_BYTES: u64 = 8;
 
 /// Chunks per tile for values of `value_size` bytes (what a lane keeps in registers).
 fn chunks_per_tile(value_size: u32) -> u64 {
@@ -185,6 +190,7 @@ pub(super) fn emit(
         total,
         row_base: u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {row}, {tiles}")),
         size: r.value_size,
+        packed: packed_scalar(lower, r),
     };
     // Warp 0 publishes and looks back; the prefix reaches the others through shared memory.
     let after = lower.e.label();
@@ -640,6 +646,14 @@ struct Table {
     /// The first entry of this tile's row.
     row_base: Reg,
     size: u32,
+    /// Values are one 4-byte scalar, kept beside their flags.
+    packed: bool,
+}
+
+/// Whether the scan's values are one 4-byte scalar (they then share a 64-bit word with their
+/// flag in the group table).
+fn packed_scalar(lower: &Lower<'_>, r: &Reduction) -> bool {
+    matches!(crate::leaves::leaves(lower.module, &r.ty).as_slice(), [leaf] if leaf.kind.size() == 4)
 }
 
 impl Table {
@@ -650,35 +664,65 @@ impl Table {
         u64_op(lower, |reg| format!("mad.lo.u64 {reg}, {k}, {total}, {at}"))
     }
 
-    fn flag_address(&self, lower: &mut Lower<'_>, entry: Reg) -> Reg {
-        lower.element_address(self.flags, entry, 4)
+    /// The entry's word in `flags` (its flag in the high half).
+    fn word_address(&self, lower: &mut Lower<'_>, entry: Reg) -> Reg {
+        lower.element_address(self.flags, entry, TABLE_WORD_BYTES as u32)
     }
 
     fn value_address(&self, lower: &mut Lower<'_>, entry: Reg) -> Reg {
         lower.element_address(self.values, entry, self.size)
     }
 
-    /// Writes a group's value, then releases its flag.
+    /// Writes a group's value and releases its flag: one 64-bit store of both where packed,
+    /// else the value, then the flag.
     fn write(&self, lower: &mut Lower<'_>, r: &Reduction, entry: Reg, value: &[Reg]) {
+        let word = self.word_address(lower, entry);
+        if self.packed {
+            let bits = lower
+                .e
+                .compute(Class::B32, |reg| format!("mov.b32 {reg}, {}", value[0]));
+            let one = lower.e.mov_imm(Class::B32, 1);
+            let both = lower.e.compute(Class::B64, |reg| {
+                format!("mov.b64 {reg}, {{{bits}, {one}}}")
+            });
+            lower
+                .e
+                .op(format!("st.release.gpu.global.b64 [{word}], {both}"));
+            return;
+        }
         let addr = self.value_address(lower, entry);
         lower.store_value(&r.ty.clone(), value, addr, "global", true);
-        let flag = self.flag_address(lower, entry);
-        lower.e.op(format!("st.release.gpu.global.u32 [{flag}], 1"));
+        lower
+            .e
+            .op(format!("st.release.gpu.global.u32 [{word}+4], 1"));
     }
 
-    /// Waits for a group's flag (acquiring it), then reads its value from L2, where other
-    /// SMs' writes are.
+    /// Waits for a group's flag (acquiring it) and reads its value: from the same 64-bit load
+    /// where packed, else from L2, where other SMs' writes are.
     fn read(&self, lower: &mut Lower<'_>, r: &Reduction, entry: Reg) -> Vec<Reg> {
-        let flag = self.flag_address(lower, entry);
+        let word = self.word_address(lower, entry);
         let spin = lower.e.label();
         lower.e.at(spin);
-        let seen = lower.e.compute(Class::B32, |reg| {
-            format!("ld.acquire.gpu.global.u32 {reg}, [{flag}]")
-        });
+        let (low, flag) = (lower.e.reg(Class::B32), lower.e.reg(Class::B32));
+        if self.packed {
+            let both = lower.e.compute(Class::B64, |reg| {
+                format!("ld.acquire.gpu.global.b64 {reg}, [{word}]")
+            });
+            lower.e.op(format!("mov.b64 {{{low}, {flag}}}, {both}"));
+        } else {
+            lower
+                .e
+                .op(format!("ld.acquire.gpu.global.u32 {flag}, [{word}+4]"));
+        }
         let unset = lower
             .e
-            .compute(Class::Pred, |reg| format!("setp.eq.u32 {reg}, {seen}, 0"));
+            .compute(Class::Pred, |reg| format!("setp.eq.u32 {reg}, {flag}, 0"));
         lower.e.bra_if(unset, spin);
+        if self.packed {
+            let value = fresh_value(lower, r);
+            lower.e.op(format!("mov.b32 {}, {low}", value[0]));
+            return value;
+        }
         let addr = self.value_address(lower, entry);
         lower.load_value(&r.ty.clone(), addr, "global.cg", true)
     }
