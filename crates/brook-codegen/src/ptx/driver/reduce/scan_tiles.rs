@@ -65,9 +65,20 @@ fn chunks_per_tile(value_size: u32) -> u64 {
 const WARPS: u64 = 8;
 /// Threads of a block of the entry.
 pub(crate) const THREADS: u32 = WARPS as u32 * 32;
-/// The entry's performance directives: its block size, and three blocks per SM.
+/// The entry's performance directives: its block size, and blocks per SM
+/// (`BROOK_SCAN_BLOCKS`, 5 unless set; read once, to compare). Measured on an H100 with the
+/// leaves staged in shared memory (2^28 floats / 8192 rows of 8192, ms): 3 blocks 1.046 /
+/// 0.198, 4 0.962 / 0.194, 5 0.931 / 0.197.
 pub(super) fn attributes() -> String {
-    format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm 3")
+    static BLOCKS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let blocks = *BLOCKS.get_or_init(|| {
+        std::env::var("BROOK_SCAN_BLOCKS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|b| (1..=8).contains(b))
+            .unwrap_or(5)
+    });
+    format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm {blocks}")
 }
 
 /// Leaves of a tile for values of `value_size` bytes.
@@ -171,12 +182,15 @@ pub(super) fn emit(
         .map(|c| run_start(lower, warp_first, lane, c))
         .collect();
     let runs = load_runs(lower, r, &source, (full, valid), &firsts);
-    let mut held_chunks = Vec::with_capacity(chunks as usize);
-    for x in runs {
-        held_chunks.push(chunk_tree(lower, r, lane, x)?);
+    // Staged, the leaves wait for the prefix in shared memory, not in registers; each chunk's
+    // tree is built again from there after the wait (the same operations on the same values:
+    // the same bits). Otherwise the leaves and their trees wait in registers.
+    if shared.leaves.is_some() {
+        for (run, &first) in runs.iter().zip(&firsts) {
+            shared.put_run(lower, r, first, run);
+        }
     }
-    let chunk_totals: Vec<Vec<Reg>> = held_chunks.iter().map(|c| c.total.clone()).collect();
-    let chunk_levels = tree_levels(lower, r, chunk_totals)?;
+    let (held_chunks, chunk_levels) = chunk_trees(lower, r, lane, runs)?;
     let warp_total = root(&chunk_levels);
     // The warps' totals through shared memory; every thread builds the tile's tree.
     shared.put_warp_total(lower, r, lane, warp, &warp_total);
@@ -204,11 +218,28 @@ pub(super) fn emit(
     lower.e.at(after);
     lower.e.op("bar.sync 0");
     let prefix = shared.prefix(lower, r);
+    // Staged, the warps' tree is built again from their totals in shared memory, and each
+    // chunk's tree from its leaves there just before its down-sweep (one chunk's tree live
+    // at a time); the chunks' tree over their totals stays in registers.
+    let (mut kept_chunks, warp_levels) = if shared.leaves.is_some() {
+        let warp_totals: Vec<Vec<Reg>> =
+            (0..WARPS).map(|w| shared.warp_total(lower, r, w)).collect();
+        (None, tree_levels(lower, r, warp_totals)?)
+    } else {
+        (Some(held_chunks.into_iter()), warp_levels)
+    };
     // Down the warps' tree to this warp, the chunks' tree, then each chunk's lanes and runs.
     let warp_prefixes = down_sweep(lower, r, &prefix, &warp_levels)?;
     let warp_prefix = pick(lower, warp, &warp_prefixes);
     let chunk_prefixes = down_sweep(lower, r, &warp_prefix, &chunk_levels)?;
-    for (c, (chunk, before)) in held_chunks.iter().zip(chunk_prefixes).enumerate() {
+    for (c, before) in chunk_prefixes.into_iter().enumerate() {
+        let chunk = match kept_chunks.as_mut().and_then(Iterator::next) {
+            Some(chunk) => chunk,
+            None => {
+                let run = shared.run(lower, r, firsts[c]);
+                chunk_tree(lower, r, lane, run)?
+            }
+        };
         let lane_prefix = lane_down(lower, r, lane, &before, &chunk.left)?;
         let run_prefixes = down_sweep(lower, r, &lane_prefix, &chunk.run_levels)?;
         let outs = run_outputs(lower, r, &p, &chunk.run_levels[0], run_prefixes)?;
@@ -224,6 +255,42 @@ pub(super) fn emit(
     }
     lower.e.bra(ret);
     Ok(())
+}
+
+/// Each chunk's tree in this lane, and the tree over the chunks' totals.
+fn chunk_trees(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    lane: Reg,
+    runs: Vec<Vec<Vec<Reg>>>,
+) -> Result<(Vec<ChunkTree>, Vec<Vec<Vec<Reg>>>), CompileError> {
+    let mut held_chunks = Vec::with_capacity(runs.len());
+    for x in runs {
+        held_chunks.push(chunk_tree(lower, r, lane, x)?);
+    }
+    let chunk_totals: Vec<Vec<Reg>> = held_chunks.iter().map(|c| c.total.clone()).collect();
+    let chunk_levels = tree_levels(lower, r, chunk_totals)?;
+    Ok((held_chunks, chunk_levels))
+}
+
+/// The 16-byte access of a run's values where they are one 4- or 8-byte scalar: its vector
+/// suffix, type and values per access.
+fn packed_access(lower: &Lower<'_>, r: &Reduction) -> Option<(&'static str, &'static str, usize)> {
+    packable(lower, &r.ty)?;
+    Some(if r.value_size == 4 {
+        ("v4", "b32", 4)
+    } else {
+        ("v2", "b64", 2)
+    })
+}
+
+/// `{a, b, ...}`'s inside for the first register of each value.
+fn register_list(values: &[Vec<Reg>]) -> String {
+    values
+        .iter()
+        .map(|v| v[0].to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The tile-relative first leaf of this lane's run in chunk `c` of its warp's part.
@@ -270,21 +337,85 @@ fn pick(lower: &mut Lower<'_>, index: Reg, choices: &[Held]) -> Held {
     chosen
 }
 
-/// The block's shared memory: the warps' totals, the tile's prefix (and whether there is one)
-/// and the ticket.
+/// The block's shared memory: the warps' totals, the tile's prefix (and whether there is one),
+/// the ticket, then the tile's leaves in order while the block waits for its prefix.
 struct Shared {
     base: Reg,
     size: u32,
+    /// Where the tile's leaves wait, if they are staged ([`STAGED_BYTES`]).
+    leaves: Option<Reg>,
 }
+
+/// The most bytes of leaves a tile stages in shared memory while it waits for its prefix
+/// (tiles of larger values keep their leaves and trees in registers).
+const STAGED_BYTES: u64 = 32 << 10;
 
 impl Shared {
     fn declare(lower: &mut Lower<'_>, size: u32) -> Shared {
-        let bytes = (WARPS as u32 + 1) * size + 8;
+        let head = ((WARPS as u32 + 1) * size + 8).next_multiple_of(16);
+        let tile_bytes = tile_leaves(size) * u64::from(size);
+        let staged = tile_bytes <= STAGED_BYTES;
+        let bytes = head + if staged { tile_bytes as u32 } else { 0 };
         let name = lower.e.memory(true, bytes, 16);
         let base = lower
             .e
             .compute(Class::B64, |reg| format!("mov.u64 {reg}, {name}"));
-        Shared { base, size }
+        let leaves = staged.then(|| u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {head}")));
+        Shared { base, size, leaves }
+    }
+
+    /// The address of the tile's leaf `t` (tile-relative) in shared memory.
+    fn leaf_address(&self, lower: &mut Lower<'_>, t: Reg) -> Reg {
+        let (leaves, size) = (self.leaves.unwrap_or(self.base), self.size);
+        u64_op(lower, |reg| {
+            format!("mad.lo.u64 {reg}, {t}, {size}, {leaves}")
+        })
+    }
+
+    /// Writes a run of leaves from leaf `first` on: packed 16-byte stores for a 4- or 8-byte
+    /// scalar, else one leaf at a time.
+    fn put_run(&self, lower: &mut Lower<'_>, r: &Reduction, first: Reg, run: &[Vec<Reg>]) {
+        let addr = self.leaf_address(lower, first);
+        if let Some((suffix, ty, per_access)) = packed_access(lower, r) {
+            for (k, group) in run.chunks(per_access).enumerate() {
+                let list = register_list(group);
+                lower.e.op(format!(
+                    "st.shared.{suffix}.{ty} [{addr}+{}], {{{list}}}",
+                    16 * k
+                ));
+            }
+            return;
+        }
+        for (k, v) in run.iter().enumerate() {
+            let at = u64_op(lower, |reg| {
+                format!("add.u64 {reg}, {addr}, {}", k as u64 * u64::from(self.size))
+            });
+            lower.store_value(&r.ty.clone(), v, at, "shared", true);
+        }
+    }
+
+    /// The run of leaves from leaf `first` on.
+    fn run(&self, lower: &mut Lower<'_>, r: &Reduction, first: Reg) -> Vec<Vec<Reg>> {
+        let addr = self.leaf_address(lower, first);
+        let run: Vec<Vec<Reg>> = (0..RUN).map(|_| fresh_value(lower, r)).collect();
+        if let Some((suffix, ty, per_access)) = packed_access(lower, r) {
+            for (k, group) in run.chunks(per_access).enumerate() {
+                let list = register_list(group);
+                lower.e.op(format!(
+                    "ld.shared.{suffix}.{ty} {{{list}}}, [{addr}+{}]",
+                    16 * k
+                ));
+            }
+            return run;
+        }
+        for (k, into) in run.iter().enumerate() {
+            let at = u64_op(lower, |reg| {
+                format!("add.u64 {reg}, {addr}, {}", k as u64 * u64::from(self.size))
+            });
+            let v = lower.load_value(&r.ty.clone(), at, "shared", true);
+            copy_into(lower, into, &v);
+        }
+        run
     }
 
     fn at(&self, lower: &mut Lower<'_>, offset: u64) -> Reg {
