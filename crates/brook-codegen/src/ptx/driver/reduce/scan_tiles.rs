@@ -257,13 +257,16 @@ pub(super) fn emit(
     Ok(())
 }
 
+/// The levels of a tree of values (each a list of registers), leaves first.
+type TreeLevels = Vec<Vec<Vec<Reg>>>;
+
 /// Each chunk's tree in this lane, and the tree over the chunks' totals.
 fn chunk_trees(
     lower: &mut Lower<'_>,
     r: &Reduction,
     lane: Reg,
     runs: Vec<Vec<Vec<Reg>>>,
-) -> Result<(Vec<ChunkTree>, Vec<Vec<Vec<Reg>>>), CompileError> {
+) -> Result<(Vec<ChunkTree>, TreeLevels), CompileError> {
     let mut held_chunks = Vec::with_capacity(runs.len());
     for x in runs {
         held_chunks.push(chunk_tree(lower, r, lane, x)?);
