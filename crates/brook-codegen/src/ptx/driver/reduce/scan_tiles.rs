@@ -9,6 +9,12 @@
 //! give the warp's total, as the reduction's warp entry computes it; the warps' totals meet
 //! in shared memory, where every thread builds the tile's tree over them.
 //!
+//! While the block waits for the tile's prefix, the leaves wait in shared memory (tiles of
+//! up to 32 KiB of leaves), not in registers: after the wait each chunk's tree is built
+//! again from there just before its down-sweep, so one chunk's tree is live at a time and
+//! five blocks fit an SM, whose loads and sums go on while others wait (the same operations
+//! on the same values give the same bits).
+//!
 //! Tiles take tickets in order, so a tile waits only on tiles that are running or done. The
 //! group table holds, per level `m`, the value of every aligned group of `32^m` tiles of a
 //! row, with a flag released once it is written. Warp 0 of tile `j` publishes the tile's
