@@ -66,7 +66,10 @@ fn statement<'ir, T: Target<'ir>>(
             let plan = super::induction::applies(t)
                 .then(|| brook_ir::induction::analyse(t.kernel(), body, continuing))
                 .flatten()
-                .filter(|plan| plan.gathers.len() <= super::induction::MAX_GATHERS);
+                .filter(|plan| {
+                    plan.gathers.len() <= t.max_fast_loop_gathers()
+                        && super::induction::element_indices(plan) <= super::induction::MAX_GATHERS
+                });
             match plan {
                 Some(plan) => super::induction::lower_loop(t, body, continuing, &plan)?,
                 None => super::induction::plain_loop(t, body, continuing)?,

@@ -47,6 +47,10 @@ impl<'a> Target<'a> for Lower<'a, '_> {
         &mut self.induction
     }
 
+    fn max_fast_loop_gathers(&self) -> usize {
+        super::FAST_LOOP_GATHERS
+    }
+
     fn literal(&mut self, lit: Literal) -> Value {
         match lit.kind {
             ScalarKind::F32 => self.b.ins().f32const(Ieee32::with_bits(lit.bits as u32)),

@@ -17,15 +17,19 @@
 //! where the checks fail. So every kernel computes exactly what it computed before.
 //!
 //! A straight-line loop (its exit test, then stores to locals) runs its fast loop in groups of
-//! iterations under a predicate, without a branch per iteration ([`grouped`]), so that the
+//! iterations under a predicate, without a branch per iteration (`grouped`), so that the
 //! gathers of a whole group are in flight at once.
 //!
-//! Only loops of at most [`MAX_GATHERS`] induction gathers get a fast loop. Measured on an
-//! H100 (docs/PERFORMANCE.md): seed 001's simple multiply (two gathers) ran 10% faster, its
-//! 8x4-blocked one (twelve) 20-37% slower whatever the form — an element index per gather,
-//! or one integer shadow per component — as the extra registers took it past 128 a thread,
-//! which halves the blocks an SM holds. A fast loop without the exit test (its trips counted
-//! at the entry) made the simple multiply 28% slower; the test stays.
+//! Gathers at the same indices share one element index where their arrays have the same
+//! offset, pitches and clamped extents at run time (an entry check); a fast loop keeps at
+//! most [`MAX_GATHERS`] element indices, and a loop has at most
+//! [`Target::max_fast_loop_gathers`] induction gathers (four on a GPU, sixteen on the CPU).
+//! Measured on an H100 (docs/PERFORMANCE.md): seed 001's simple multiply (two gathers) ran
+//! 10% faster, its 8x4-blocked one (twelve) 20-37% slower whatever the form — an element
+//! index per gather, one integer shadow per component, or two shared element indices — as
+//! the extra registers took it past what keeps its blocks resident; on the CPU the shared
+//! form runs it 10% faster. A fast loop without the exit test (its trips counted at the
+//! entry) made the simple multiply 28% slower; the test stays.
 
 mod grouped;
 
@@ -34,7 +38,9 @@ use brook_ir::induction::{IndexSource, InductionLoop};
 use brook_ir::{BinaryOp, Block, Expr, Handle, Literal, Place, ScalarKind, UnaryOp};
 use std::collections::HashMap;
 
-/// The most induction gathers a loop may have for a fast loop (each holds two registers).
+/// The most element indices a loop's fast loop keeps (each holds two registers; gathers at
+/// the same indices of arrays of the same geometry share one), and the most induction
+/// gathers a fast loop runs in groups.
 pub const MAX_GATHERS: usize = 4;
 /// Components and steps at most this large keep float additions exact.
 const EXACT: u64 = 1 << 24;
@@ -148,6 +154,9 @@ struct Entry<L> {
     /// Per gather (in the plan's order): its first element index, and per induction
     /// variable it reads, the move of its element index at that variable's update.
     gathers: Vec<FirstIndex<L>>,
+    /// Per gather: the earlier gather whose element index it shares (the same indices, and
+    /// at run time the same offset, pitches and extents of the axes they clamp).
+    leaders: Vec<Option<usize>>,
 }
 
 impl<L: Copy> Entry<L> {
@@ -177,8 +186,18 @@ impl<L: Copy> Entry<L> {
             count = min_index(t, count, updates);
             found.insert((var, component), c);
         }
-        let mut gathers = Vec::with_capacity(plan.gathers.len());
-        for (g, stream) in plan.gathers.iter().zip(&streams) {
+        let mut gathers: Vec<FirstIndex<L>> = Vec::with_capacity(plan.gathers.len());
+        let leaders = leaders(plan);
+        for (i, (g, stream)) in plan.gathers.iter().zip(&streams).enumerate() {
+            if let Some(j) = leaders[i] {
+                let same = same_geometry(t, &g.indices, stream, &streams[j]);
+                guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, same);
+                gathers.push(FirstIndex {
+                    element: gathers[j].element,
+                    moves: Vec::new(),
+                });
+                continue;
+            }
             // An empty axis has no last position to stay below.
             for (k, source) in g.indices.iter().enumerate() {
                 if matches!(source, IndexSource::Induction { .. }) {
@@ -212,6 +231,7 @@ impl<L: Copy> Entry<L> {
             count,
             whole,
             gathers,
+            leaders,
         })
     }
 
@@ -231,8 +251,50 @@ impl<L: Copy> Entry<L> {
                     moves: Vec::new(),
                 })
                 .collect(),
+            leaders: plan.gathers.iter().map(|_| None).collect(),
         }
     }
+}
+
+/// Per gather: the first earlier gather with the same indices, whose element index it may
+/// share (seed 001's 8x4-blocked multiply reads eight arrays at `index.wy` and four at
+/// `index.xw`: two element indices, not twelve).
+fn leaders(plan: &InductionLoop) -> Vec<Option<usize>> {
+    plan.gathers
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            plan.gathers[..i]
+                .iter()
+                .position(|earlier| earlier.indices == g.indices)
+        })
+        .collect()
+}
+
+/// How many element indices a fast loop keeps: one per distinct list of indices.
+pub fn element_indices(plan: &InductionLoop) -> usize {
+    leaders(plan).iter().filter(|l| l.is_none()).count()
+}
+
+/// Whether two arrays gathered at the same indices have the same element index: the same
+/// offset and pitches, and the same extent on each axis an invariant index is clamped to.
+fn same_geometry<'ir, T: Target<'ir>>(
+    t: &mut T,
+    indices: &[IndexSource],
+    a: &StreamRef<T::Leaf>,
+    b: &StreamRef<T::Leaf>,
+) -> T::Leaf {
+    let kind = t.index_kind();
+    let mut same = t.binary(BinaryOp::Eq, kind, a.offset, b.offset);
+    for (k, source) in indices.iter().enumerate() {
+        let pitch = t.binary(BinaryOp::Eq, kind, a.pitch[k], b.pitch[k]);
+        same = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, same, pitch);
+        if matches!(source, IndexSource::Invariant(_)) {
+            let extent = t.binary(BinaryOp::Eq, kind, a.shape[k], b.shape[k]);
+            same = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, same, extent);
+        }
+    }
+    same
 }
 
 /// The induction components the gathers read, each once, in a fixed order.
@@ -393,18 +455,20 @@ fn fast_loop<'ir, T: Target<'ir>>(
         active: true,
         ..Induction::default()
     };
-    for (
-        g,
-        FirstIndex {
-            element: first,
-            moves,
-        },
-    ) in plan.gathers.iter().zip(&entry.gathers)
-    {
+    let mut vars: Vec<T::Var> = Vec::with_capacity(plan.gathers.len());
+    for (i, (g, first)) in plan.gathers.iter().zip(&entry.gathers).enumerate() {
+        // A gather with a leader shares its variable (the leader comes first in the plan).
+        if let Some(leader) = entry.leaders[i] {
+            let var = vars[leader];
+            vars.push(var);
+            state.gathers.insert(g.expr, var);
+            continue;
+        }
         let var = t.temporary(kind);
-        t.write_var(var, *first);
+        t.write_var(var, first.element);
+        vars.push(var);
         state.gathers.insert(g.expr, var);
-        for &(v, by) in moves {
+        for &(v, by) in &first.moves {
             state
                 .updates
                 .entry(plan.vars[v].update)
@@ -425,7 +489,16 @@ fn fast_loop<'ir, T: Target<'ir>>(
         }
     }
     let saved = std::mem::replace(t.induction(), state);
-    let result = grouped_then_single(t, body, continuing, entry, stopped, iterations, &counters);
+    // Grouping multiplies the gathers in flight by four: only for loops of few gathers.
+    let group = plan.gathers.len() <= MAX_GATHERS;
+    let result = grouped_then_single(
+        t,
+        (body, continuing, group),
+        entry,
+        stopped,
+        iterations,
+        &counters,
+    );
     *t.induction() = saved;
     result
 }
@@ -439,14 +512,16 @@ type Counter<'e, L, V> = (Handle<brook_ir::Local>, V, &'e (Vec<L>, Vec<L>));
 /// stopping before an iteration past the entry's count.
 fn grouped_then_single<'ir, T: Target<'ir>>(
     t: &mut T,
-    body: &Block,
-    continuing: &Block,
+    (body, continuing, group): (&Block, &Block, bool),
     entry: &Entry<T::Leaf>,
     stopped: T::Var,
     iterations: T::Var,
     counters: &[Counter<'_, T::Leaf, T::Var>],
 ) -> Result<(), T::Error> {
-    let grouped = match grouped::StraightLine::of(t, body, continuing) {
+    let line = group
+        .then(|| grouped::StraightLine::of(t, body, continuing))
+        .flatten();
+    let grouped = match line {
         Some(line) => Some(grouped::grouped_loop(t, &line, entry.count, iterations)?),
         None => None,
     };

@@ -52,6 +52,10 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         &mut self.induction
     }
 
+    fn max_fast_loop_gathers(&self) -> usize {
+        super::super::FAST_LOOP_GATHERS
+    }
+
     fn literal(&mut self, lit: Literal) -> Leaf {
         Leaf::Uniform(Target::literal(self.s, lit))
     }
