@@ -189,15 +189,6 @@ impl<L: Copy> Entry<L> {
         let mut gathers: Vec<FirstIndex<L>> = Vec::with_capacity(plan.gathers.len());
         let leaders = leaders(plan);
         for (i, (g, stream)) in plan.gathers.iter().zip(&streams).enumerate() {
-            if let Some(j) = leaders[i] {
-                let same = same_geometry(t, &g.indices, stream, &streams[j]);
-                guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, same);
-                gathers.push(FirstIndex {
-                    element: gathers[j].element,
-                    moves: Vec::new(),
-                });
-                continue;
-            }
             // An empty axis has no last position to stay below.
             for (k, source) in g.indices.iter().enumerate() {
                 if matches!(source, IndexSource::Induction { .. }) {
@@ -206,6 +197,16 @@ impl<L: Copy> Entry<L> {
                     let filled = t.binary(BinaryOp::Ne, kind, stream.shape[k], zero);
                     guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, filled);
                 }
+            }
+            // (Extents along induction axes may differ: every array's bounds the count.)
+            if let Some(j) = leaders[i] {
+                let same = same_geometry(t, &g.indices, stream, &streams[j]);
+                guard = t.binary(BinaryOp::LogicAnd, ScalarKind::Bool, guard, same);
+                gathers.push(FirstIndex {
+                    element: gathers[j].element,
+                    moves: Vec::new(),
+                });
+                continue;
             }
             gathers.push(first_index(t, &g.indices, stream, &found)?);
         }
