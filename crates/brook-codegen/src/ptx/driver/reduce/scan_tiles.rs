@@ -40,7 +40,9 @@ use super::common::{
     combine, combine_after, copy_into, fresh_value, mode_bit, target_ref, unravel_fresh, Held,
     Reduction,
 };
-use super::warp::{butterfly, load_run, packable, shuffle_with, u64_op, Leaves, RUN};
+use super::warp::{
+    butterfly, load_run, packable, shuffle_with, u64_op, vector_run, Leaves, Vector, RUN,
+};
 use crate::abi::{header, BlockLayout};
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
@@ -78,11 +80,16 @@ pub(crate) const THREADS: u32 = WARPS as u32 * 32;
 pub(super) fn attributes() -> String {
     static BLOCKS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let blocks = *BLOCKS.get_or_init(|| {
-        std::env::var("BROOK_SCAN_BLOCKS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .filter(|b| (1..=8).contains(b))
-            .unwrap_or(5)
+        let Ok(text) = std::env::var("BROOK_SCAN_BLOCKS") else {
+            return 5;
+        };
+        match text.trim().parse().ok().filter(|b| (1..=8).contains(b)) {
+            Some(blocks) => blocks,
+            None => {
+                eprintln!("brook: BROOK_SCAN_BLOCKS={text:?} is not a number from 1 to 8; scans use 5 blocks per SM");
+                5
+            }
+        }
     });
     format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm {blocks}")
 }
@@ -282,26 +289,6 @@ fn chunk_trees(
     Ok((held_chunks, chunk_levels))
 }
 
-/// The 16-byte access of a run's values where they are one 4- or 8-byte scalar: its vector
-/// suffix, type and values per access.
-fn packed_access(lower: &Lower<'_>, r: &Reduction) -> Option<(&'static str, &'static str, usize)> {
-    packable(lower, &r.ty)?;
-    Some(if r.value_size == 4 {
-        ("v4", "b32", 4)
-    } else {
-        ("v2", "b64", 2)
-    })
-}
-
-/// `{a, b, ...}`'s inside for the first register of each value.
-fn register_list(values: &[Vec<Reg>]) -> String {
-    values
-        .iter()
-        .map(|v| v[0].to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The tile-relative first leaf of this lane's run in chunk `c` of its warp's part.
 fn run_start(lower: &mut Lower<'_>, warp_first: Reg, lane: Reg, c: u64) -> Reg {
     let within = u64_op(lower, |reg| {
@@ -385,20 +372,12 @@ impl Shared {
     /// scalar, else one leaf at a time.
     fn put_run(&self, lower: &mut Lower<'_>, r: &Reduction, first: Reg, run: &[Vec<Reg>]) {
         let addr = self.leaf_address(lower, first);
-        if let Some((suffix, ty, per_access)) = packed_access(lower, r) {
-            for (k, group) in run.chunks(per_access).enumerate() {
-                let list = register_list(group);
-                lower.e.op(format!(
-                    "st.shared.{suffix}.{ty} [{addr}+{}], {{{list}}}",
-                    16 * k
-                ));
-            }
+        if packable(lower, &r.ty).is_some() {
+            vector_run(lower, Vector::Store, "shared", addr, run, self.size);
             return;
         }
         for (k, v) in run.iter().enumerate() {
-            let at = u64_op(lower, |reg| {
-                format!("add.u64 {reg}, {addr}, {}", k as u64 * u64::from(self.size))
-            });
+            let at = self.nth_after(lower, addr, k);
             lower.store_value(&r.ty.clone(), v, at, "shared", true);
         }
     }
@@ -407,24 +386,22 @@ impl Shared {
     fn run(&self, lower: &mut Lower<'_>, r: &Reduction, first: Reg) -> Vec<Vec<Reg>> {
         let addr = self.leaf_address(lower, first);
         let run: Vec<Vec<Reg>> = (0..RUN).map(|_| fresh_value(lower, r)).collect();
-        if let Some((suffix, ty, per_access)) = packed_access(lower, r) {
-            for (k, group) in run.chunks(per_access).enumerate() {
-                let list = register_list(group);
-                lower.e.op(format!(
-                    "ld.shared.{suffix}.{ty} {{{list}}}, [{addr}+{}]",
-                    16 * k
-                ));
-            }
+        if packable(lower, &r.ty).is_some() {
+            vector_run(lower, Vector::Load, "shared", addr, &run, self.size);
             return run;
         }
         for (k, into) in run.iter().enumerate() {
-            let at = u64_op(lower, |reg| {
-                format!("add.u64 {reg}, {addr}, {}", k as u64 * u64::from(self.size))
-            });
+            let at = self.nth_after(lower, addr, k);
             let v = lower.load_value(&r.ty.clone(), at, "shared", true);
             copy_into(lower, into, &v);
         }
         run
+    }
+
+    /// The address of the `k`-th leaf after the one at `addr`.
+    fn nth_after(&self, lower: &mut Lower<'_>, addr: Reg, k: usize) -> Reg {
+        let offset = k as u64 * u64::from(self.size);
+        u64_op(lower, |reg| format!("add.u64 {reg}, {addr}, {offset}"))
     }
 
     fn at(&self, lower: &mut Lower<'_>, offset: u64) -> Reg {
@@ -743,23 +720,7 @@ fn store_run(
         });
         lower.e.bra_unless(both, one_by_one);
         let addr = lower.element_address(base, first, size);
-        let (suffix, ty) = if size == 4 {
-            ("v4", "b32")
-        } else {
-            ("v2", "b64")
-        };
-        let per_store = (16 / size) as usize;
-        for (k, group) in outs.chunks(per_store).enumerate() {
-            let list = group
-                .iter()
-                .map(|v| v[0].to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            lower.e.op(format!(
-                "st.global.{suffix}.{ty} [{addr}+{}], {{{list}}}",
-                16 * k
-            ));
-        }
+        vector_run(lower, Vector::Store, "global", addr, outs, size);
         lower.e.bra(done);
     }
     lower.e.at(one_by_one);

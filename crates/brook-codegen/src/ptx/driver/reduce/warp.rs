@@ -198,6 +198,42 @@ pub(super) fn packable(lower: &Lower<'_>, ty: &brook_ir::Type) -> Option<Class> 
     }
 }
 
+/// Which way a [`vector_run`] goes.
+#[derive(Clone, Copy)]
+pub(super) enum Vector {
+    Load,
+    Store,
+}
+
+/// A run of 4- or 8-byte scalars (one register each) from `addr` on in state space `space`,
+/// 16 bytes an access: loaded into the run's registers or stored from them.
+pub(super) fn vector_run(
+    lower: &mut Lower<'_>,
+    way: Vector,
+    space: &str,
+    addr: Reg,
+    run: &[Vec<Reg>],
+    value_size: u32,
+) {
+    let (suffix, ty) = if value_size == 4 {
+        ("v4", "b32")
+    } else {
+        ("v2", "b64")
+    };
+    for (k, group) in run.chunks((16 / value_size) as usize).enumerate() {
+        let list = group
+            .iter()
+            .map(|v| v[0].to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let at = 16 * k;
+        lower.e.op(match way {
+            Vector::Load => format!("ld.{space}.{suffix}.{ty} {{{list}}}, [{addr}+{at}]"),
+            Vector::Store => format!("st.{space}.{suffix}.{ty} [{addr}+{at}], {{{list}}}"),
+        });
+    }
+}
+
 /// Loads the `RUN` leaves from leaf `first` on: packed 16-byte loads when the leaf type is a
 /// 4- or 8-byte scalar (input and scratch alike) and the piece is aligned, else one load each.
 pub(super) fn load_run(
@@ -215,25 +251,9 @@ pub(super) fn load_run(
     let (one_by_one, loaded) = (lower.e.label(), lower.e.label());
     if let Some(class) = packed_class {
         lower.e.bra_unless(source.aligned, one_by_one);
-        let per_load = (16 / r.value_size) as usize;
         let addr = lower.element_address(source.base, first, r.value_size);
-        let (suffix, ty) = if r.value_size == 4 {
-            ("v4", "b32")
-        } else {
-            ("v2", "b64")
-        };
-        for (k, group) in run.chunks(per_load).enumerate() {
-            let list = group
-                .iter()
-                .map(|v| v[0].to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            debug_assert!(group.iter().all(|v| v[0].class == class));
-            lower.e.op(format!(
-                "ld.global.{suffix}.{ty} {{{list}}}, [{addr}+{}]",
-                16 * k
-            ));
-        }
+        debug_assert!(run.iter().all(|v| v[0].class == class));
+        vector_run(lower, Vector::Load, "global", addr, &run, r.value_size);
         lower.e.bra(loaded);
     }
     lower.e.at(one_by_one);
