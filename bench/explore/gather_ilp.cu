@@ -1,154 +1,130 @@
 // Is seed 001's simple gather matmul bound by loads in flight per thread? (not part of the
 // product). One thread per C[i][j], rows of 256 threads, each form in strict IEEE single
 // (no FMA, as Brook's kernels must be, for the interpreter's bits):
-//   fma unrolled   — nvcc's own loop (FMA, unrolled): the 42 ms reference of gather_tiles.cu
-//   strict unroll1 — mul then add, one iteration at a time
-//   brook loop     — what the CUDA device emits: a counted fast loop that also tests the
-//                    kernel's own float exit (`i0 > 0`) every iteration
-//   prefetch U     — the same loop, with the loads of U iterations issued before the first
-//                    of their exit tests (every address is in bounds for `limit` iterations);
-//                    ptxas sinks each load back to its use, past the tests
-//   predicated U   — the loads of U iterations, then U bodies under a predicate (selects)
+//   fma unrolled    — nvcc's own loop (FMA, unrolled): the 42 ms reference of gather_tiles.cu
+//   strict unroll1  — mul then add, one iteration at a time
+//   brook loop      — what the CUDA device emitted: a counted fast loop that also tests the
+//                     kernel's own float exit (`i0 > 0`) every iteration
+//   prefetch U      — the same loop, with the loads of U iterations issued before the first
+//                     of their exit tests (every address is in bounds for `limit` iterations);
+//                     ptxas sinks each load back to its use, past the tests (as written
+//                     here, a `goto` out of the group; ending the group with a flag and
+//                     `break` instead measured 49.5 / 66.7 / 100.4 ms for U = 2 / 4 / 8)
+//   predicated U    — the loads of U iterations, then U bodies under a predicate (selects)
 //   strict unrolled — mul then add in nvcc's unrolled counted loop (no exit test)
 // Build and run: nvcc -O3 -arch=native gather_ilp.cu -o gi && ./gi
-#include <cstdio>
-#include <cuda_runtime.h>
+#include "matmul_harness.cuh"
+
+// C[i][j]'s thread: its row and column, or false past the matrix.
+__device__ bool element(int n, int* i, int* j) {
+  int linear = blockIdx.x * blockDim.x + threadIdx.x;
+  *i = linear / n; *j = linear % n;
+  return *i < n;
+}
+
+// The state of seed 001's loop: the sum, its float counter `i0`, the element indices of A's
+// row and B's column, and the iterations done of `limit` in range.
+struct Walk {
+  float acc, i0;
+  unsigned ia, ib, t;
+};
+
+// One iteration at a time while `t < limit` and `i0 > 0` (the loop as the device emitted it).
+__device__ void one_at_a_time(const float* __restrict__ A, const float* __restrict__ B, int n,
+                              unsigned limit, Walk& w) {
+  while (w.t < limit) {
+    if (!(w.i0 > 0.0f)) break;
+    w.acc = __fadd_rn(w.acc, __fmul_rn(__ldg(&A[w.ia]), __ldg(&B[w.ib])));
+    w.ia += 1; w.ib += n; w.i0 = __fsub_rn(w.i0, 1.0f); w.t++;
+  }
+}
 
 __global__ void fma_unrolled(const float* __restrict__ A, const float* __restrict__ B, float* C, int n) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
+  int i, j;
+  if (!element(n, &i, &j)) return;
   float acc = 0.0f;
   for (int k = 0; k < n; k++) acc += __ldg(&A[i * n + k]) * __ldg(&B[k * n + j]);
   C[i * n + j] = acc;
 }
 
 __global__ void strict_unroll1(const float* __restrict__ A, const float* __restrict__ B, float* C, int n) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
+  int i, j;
+  if (!element(n, &i, &j)) return;
   float acc = 0.0f;
 #pragma unroll 1
   for (int k = 0; k < n; k++) acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[i * n + k]), __ldg(&B[k * n + j])));
   C[i * n + j] = acc;
 }
 
-__global__ void brook_loop(const float* __restrict__ A, const float* __restrict__ B, float* C, int n, float width) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
-  float acc = 0.0f, i0 = width;
-  unsigned ia = i * n, ib = j, t = 0, limit = n;
-  while (t < limit) {
-    if (!(i0 > 0.0f)) break;
-    acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[ia]), __ldg(&B[ib])));
-    ia += 1; ib += n; i0 = __fsub_rn(i0, 1.0f); t++;
-  }
+__global__ void strict_unrolled(const float* __restrict__ A, const float* __restrict__ B, float* C, int n) {
+  int i, j;
+  if (!element(n, &i, &j)) return;
+  float acc = 0.0f;
+  for (int k = 0; k < n; k++) acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[i * n + k]), __ldg(&B[k * n + j])));
   C[i * n + j] = acc;
+}
+
+__global__ void brook_loop(const float* __restrict__ A, const float* __restrict__ B, float* C, int n, float width) {
+  int i, j;
+  if (!element(n, &i, &j)) return;
+  Walk w = {0.0f, width, (unsigned)(i * n), (unsigned)j, 0};
+  one_at_a_time(A, B, n, n, w);
+  C[i * n + j] = w.acc;
 }
 
 template <int U>
 __global__ void prefetch(const float* __restrict__ A, const float* __restrict__ B, float* C, int n, float width) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
-  float acc = 0.0f, i0 = width;
-  unsigned ia = i * n, ib = j, t = 0, limit = n;
-  while (t + U <= limit) {
+  int i, j;
+  if (!element(n, &i, &j)) return;
+  Walk w = {0.0f, width, (unsigned)(i * n), (unsigned)j, 0};
+  while (w.t + U <= (unsigned)n) {
     float a[U], b[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) { a[u] = __ldg(&A[ia + u]); b[u] = __ldg(&B[ib + u * n]); }
+    for (int u = 0; u < U; u++) { a[u] = __ldg(&A[w.ia + u]); b[u] = __ldg(&B[w.ib + u * n]); }
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      if (!(i0 > 0.0f)) goto done;
-      acc = __fadd_rn(acc, __fmul_rn(a[u], b[u]));
-      i0 = __fsub_rn(i0, 1.0f);
+      if (!(w.i0 > 0.0f)) goto done;
+      w.acc = __fadd_rn(w.acc, __fmul_rn(a[u], b[u]));
+      w.i0 = __fsub_rn(w.i0, 1.0f);
     }
-    ia += U; ib += U * n; t += U;
+    w.ia += U; w.ib += U * n; w.t += U;
   }
-  while (t < limit) {
-    if (!(i0 > 0.0f)) break;
-    acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[ia]), __ldg(&B[ib])));
-    ia += 1; ib += n; i0 = __fsub_rn(i0, 1.0f); t++;
-  }
+  one_at_a_time(A, B, n, n, w);
 done:
-  C[i * n + j] = acc;
+  C[i * n + j] = w.acc;
 }
 
 // The loads of U iterations, then U bodies executed under a predicate (selects, no branch),
 // one exit test per group of U: nothing for ptxas to sink the loads past.
 template <int U>
 __global__ void predicated(const float* __restrict__ A, const float* __restrict__ B, float* C, int n, float width) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
-  float acc = 0.0f, i0 = width;
-  unsigned ia = i * n, ib = j, t = 0, limit = n;
+  int i, j;
+  if (!element(n, &i, &j)) return;
+  Walk w = {0.0f, width, (unsigned)(i * n), (unsigned)j, 0};
   bool alive = true;
-  while (t + U <= limit) {
+  while (alive && w.t + U <= (unsigned)n) {
     float a[U], b[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) { a[u] = __ldg(&A[ia + u]); b[u] = __ldg(&B[ib + u * n]); }
+    for (int u = 0; u < U; u++) { a[u] = __ldg(&A[w.ia + u]); b[u] = __ldg(&B[w.ib + u * n]); }
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      alive = alive && (i0 > 0.0f);
-      float next_acc = __fadd_rn(acc, __fmul_rn(a[u], b[u]));
-      float next_i0 = __fsub_rn(i0, 1.0f);
-      acc = alive ? next_acc : acc;
-      i0 = alive ? next_i0 : i0;
+      alive = alive && (w.i0 > 0.0f);
+      float next_acc = __fadd_rn(w.acc, __fmul_rn(a[u], b[u]));
+      float next_i0 = __fsub_rn(w.i0, 1.0f);
+      w.acc = alive ? next_acc : w.acc;
+      w.i0 = alive ? next_i0 : w.i0;
     }
-    if (!alive) goto done;
-    ia += U; ib += U * n; t += U;
+    w.ia += U; w.ib += U * n; w.t += U;
   }
-  while (t < limit) {
-    if (!(i0 > 0.0f)) break;
-    acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[ia]), __ldg(&B[ib])));
-    ia += 1; ib += n; i0 = __fsub_rn(i0, 1.0f); t++;
-  }
-done:
-  C[i * n + j] = acc;
-}
-
-__global__ void strict_unrolled(const float* __restrict__ A, const float* __restrict__ B, float* C, int n) {
-  int linear = blockIdx.x * blockDim.x + threadIdx.x;
-  int i = linear / n, j = linear % n;
-  if (i >= n) return;
-  float acc = 0.0f;
-  for (int k = 0; k < n; k++) acc = __fadd_rn(acc, __fmul_rn(__ldg(&A[i * n + k]), __ldg(&B[k * n + j])));
-  C[i * n + j] = acc;
-}
-
-__global__ void fill(float* x, size_t n, unsigned seed) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (i < n) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-    x[i] = (float)(h & 0xffff) / 65536.0f - 0.5f;
-  }
+  if (alive) one_at_a_time(A, B, n, n, w);
+  C[i * n + j] = w.acc;
 }
 
 int main() {
-  const int n = 4096;
-  size_t bytes = (size_t)n * n * 4;
-  float *A, *B, *C;
-  cudaMalloc(&A, bytes); cudaMalloc(&B, bytes); cudaMalloc(&C, bytes);
-  cudaMemset(C, 0xff, bytes);
-  fill<<<n * n / 256, 256>>>(A, (size_t)n * n, 1u);
-  fill<<<n * n / 256, 256>>>(B, (size_t)n * n, 2u);
-  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-  auto time = [&](const char* what, auto launch) {
-    launch();
-    cudaEventRecord(e0);
-    for (int r = 0; r < 3; r++) launch();
-    cudaEventRecord(e1); cudaEventSynchronize(e1);
-    float ms; cudaEventElapsedTime(&ms, e0, e1); ms /= 3;
-    static float host[4096];
-    cudaMemcpy(host, C + (size_t)1234 * n, sizeof host, cudaMemcpyDeviceToHost);
-    double check = 0;
-    for (int j = 0; j < n; j++) check += host[j] * (j % 7 + 1);
-    printf("%-28s %8.2f ms  %6.2f TFLOP/s  (row 1234 check %.6f)\n", what, ms,
-           2.0 * n * n * (double)n / ms / 1e9, check);
-  };
+  Harness h(4096);
+  const int n = h.n;
+  float *A = h.A, *B = h.B, *C = h.C;
+  auto time = [&](const char* what, auto launch) { h.time(what, launch); };
   int blocks = n * n / 256;
   float w = (float)n;
   time("fma unrolled", [&] { fma_unrolled<<<blocks, 256>>>(A, B, C, n); });
@@ -162,7 +138,6 @@ int main() {
   time("predicated 4", [&] { predicated<4><<<blocks, 256>>>(A, B, C, n, w); });
   time("predicated 8", [&] { predicated<8><<<blocks, 256>>>(A, B, C, n, w); });
   time("predicated 16", [&] { predicated<16><<<blocks, 256>>>(A, B, C, n, w); });
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) printf("error: %s\n", cudaGetErrorString(err));
+  h.report();
   return 0;
 }
