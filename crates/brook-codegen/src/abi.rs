@@ -20,6 +20,7 @@
 //! holds the value's bytes in C layout.
 
 use brook_ir::{Kernel, KernelKind, Module, ParamRole};
+use smallvec::SmallVec;
 
 /// Byte offsets of the block's header fields.
 pub mod header {
@@ -81,13 +82,20 @@ impl BlockLayout {
 /// A parameter block under construction (8-byte aligned storage).
 #[derive(Clone, Debug)]
 pub struct ParamBlock {
-    words: Vec<u64>,
+    /// Inline up to [`INLINE_BLOCK_WORDS`] words: a launch's block is built on the calling
+    /// thread and used on the device's, and an allocation freed on another thread costs
+    /// both (launch overhead).
+    words: SmallVec<[u64; INLINE_BLOCK_WORDS]>,
 }
+
+/// The words a [`ParamBlock`] holds without allocating: the header and four stream records
+/// fit (56), six do not (76); `smallvec` offers 64.
+pub const INLINE_BLOCK_WORDS: usize = 64;
 
 impl ParamBlock {
     pub fn new(layout: &BlockLayout) -> ParamBlock {
         ParamBlock {
-            words: vec![0; layout.size().div_ceil(8)],
+            words: smallvec::smallvec![0; layout.size().div_ceil(8)],
         }
     }
 

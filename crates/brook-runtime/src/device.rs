@@ -11,6 +11,7 @@ use crate::buffer::{Buffer, Rows, Span};
 use crate::error::{LaunchProblem, RuntimeError};
 use crate::plan::LaunchPlan;
 use crate::queue::Queue;
+use brook_codegen::abi::ParamBlock;
 use std::fmt;
 use std::sync::Arc;
 
@@ -139,6 +140,21 @@ pub trait Device: Send + Sync {
     }
     /// Runs a validated launch plan.
     fn launch(&self, plan: &LaunchPlan) -> Result<(), LaunchProblem>;
+    /// Readies `plan` on the calling thread, before it is queued, where the device already
+    /// holds its compiled kernel: its worker then only starts it ([`Device::launch_ready`]),
+    /// so the caller's work overlaps the launches queued before. Worth it where the worker is
+    /// the slower side of a stream of launches (a GPU's, in the driver's launch call); the
+    /// CPU device's caller is the slower side, so it readies nothing. `None` where the kernel
+    /// is not compiled yet or the device readies nothing.
+    fn prepare(&self, plan: &LaunchPlan) -> Option<Ready> {
+        let _ = plan;
+        None
+    }
+    /// Runs a launch that [`Device::prepare`] readied, as [`Device::launch`] runs it.
+    fn launch_ready(&self, plan: &LaunchPlan, ready: Ready) -> Result<(), LaunchProblem> {
+        let _ = ready;
+        self.launch(plan)
+    }
     /// Waits for all queued work.
     fn synchronize(&self) -> Result<(), RuntimeError>;
     /// Waits for work the queue has handed to the hardware (a GPU runs it asynchronously);
@@ -168,6 +184,14 @@ pub trait Device: Send + Sync {
         let _ = work;
         None
     }
+}
+
+/// A launch readied on the calling thread ([`Device::prepare`]): the device's compiled kernel
+/// for the launch's variant and the launch's parameter block.
+pub struct Ready {
+    /// The device's own kind of compiled kernel.
+    pub kernel: Arc<dyn std::any::Any + Send + Sync>,
+    pub block: ParamBlock,
 }
 
 /// Whether two device handles are the same device.

@@ -64,13 +64,9 @@ impl<T> KernelCache<T> {
         let module_ref = module;
         let address = Arc::as_ptr(module) as usize;
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(((a, k, v), module, value)) = last.as_ref() {
-            if (*a, *k) == (address, kernel) && v == variant && module.strong_count() > 0 {
-                if let Some(value) = value.upgrade() {
-                    self.note_hit(module_ref, kernel);
-                    return Ok(value);
-                }
-            }
+        if let Some(value) = last_found(&last, address, kernel, variant) {
+            self.note_hit(module_ref, kernel);
+            return Ok(value);
         }
         let key = (address, kernel, variant.clone());
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
@@ -99,6 +95,31 @@ impl<T> KernelCache<T> {
         Ok(value)
     }
 
+    /// Kernel `kernel` of `module` as `variant` if it was made already; `None` otherwise,
+    /// without making it (the caller's thread readies a launch with it: [`Device::prepare`]).
+    ///
+    /// [`Device::prepare`]: crate::Device::prepare
+    pub fn find(
+        &self,
+        module: &Arc<ValidModule>,
+        kernel: usize,
+        variant: Variant,
+    ) -> Option<Arc<T>> {
+        let address = Arc::as_ptr(module) as usize;
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(value) = last_found(&last, address, kernel, &variant) {
+            self.note_hit(module, kernel);
+            return Some(value);
+        }
+        let key = (address, kernel, variant);
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = entries.get(&key).filter(|e| e.module.strong_count() > 0)?;
+        self.note_hit(module, kernel);
+        let found = entry.value.clone();
+        *last = Some((key, entry.module.clone(), Arc::downgrade(&found)));
+        Some(found)
+    }
+
     fn note_hit(&self, module: &ValidModule, kernel: usize) {
         if crate::profile::profiling() {
             crate::profile::record_cache_hit(&self.device, &module.kernels[kernel].name);
@@ -113,6 +134,18 @@ impl<T> KernelCache<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The kernel of `last` if its key is `(address, kernel, variant)` and its module is alive.
+fn last_found<T>(
+    last: &Option<LastFound<T>>,
+    address: usize,
+    kernel: usize,
+    variant: &Variant,
+) -> Option<Arc<T>> {
+    let ((a, k, v), module, value) = last.as_ref()?;
+    let same = (*a, *k) == (address, kernel) && v == variant && module.strong_count() > 0;
+    same.then(|| value.upgrade()).flatten()
 }
 
 #[cfg(test)]
@@ -156,6 +189,26 @@ mod tests {
         assert_eq!(get(0, 2), 2);
         assert_eq!(get(0, 1), 1);
         assert_eq!(cache.len(), 3);
+    }
+
+    #[test]
+    fn find_gives_only_kernels_already_made_of_live_modules() {
+        let cache = KernelCache::<u32>::default();
+        let module = empty();
+        assert_eq!(cache.find(&module, 0, variant(1)), None);
+        cache
+            .get_or_make(&module, 0, &variant(1), || Ok::<u32, ()>(7))
+            .unwrap();
+        cache
+            .get_or_make(&module, 1, &variant(1), || Ok::<u32, ()>(8))
+            .unwrap();
+        // Through the last-found entry, then through the table.
+        assert_eq!(cache.find(&module, 1, variant(1)).as_deref(), Some(&8));
+        assert_eq!(cache.find(&module, 0, variant(1)).as_deref(), Some(&7));
+        assert_eq!(cache.find(&module, 0, variant(2)), None);
+        assert_eq!(cache.len(), 2, "find makes nothing");
+        let other = empty();
+        assert_eq!(cache.find(&other, 0, variant(1)), None);
     }
 
     #[test]

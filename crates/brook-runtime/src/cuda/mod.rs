@@ -14,12 +14,12 @@ mod run;
 mod scan;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
-use crate::device::{Device, DeviceInfo, DeviceKind, Marker};
+use crate::device::{Device, DeviceInfo, DeviceKind, Marker, Ready};
 use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
-use brook_codegen::abi::Variant;
+use brook_codegen::abi::{ParamBlock, Variant};
 use brook_codegen::ptx::{compile, EntryKind, PtxKernel, Target};
 use buffer::CudaBuffer;
 use cudarc::driver::sys;
@@ -281,42 +281,24 @@ impl Device for CudaDevice {
         let loaded = self.loaded(launch, &variant)?;
         let params = block::param_block(launch, &loaded.ptx.layout, &buffer::address_of)
             .map_err(LaunchProblem::Execution)?;
-        let total: usize = launch.region.size.iter().product();
-        let f = &loaded.module.functions[0];
-        match loaded.ptx.entry {
-            EntryKind::Map { per_thread } => {
-                run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
-            }
-            EntryKind::Group { group_size, .. } => run::run_groups(
-                f,
-                &self.handles,
-                &self.properties,
-                params.as_ptr(),
-                total,
-                group_size,
-            ),
-            EntryKind::Reduce { value_size, .. } => {
-                let entries = run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions);
-                match &launch.scan {
-                    Some(plan) => scan::run_scan(
-                        &entries,
-                        &self.handles,
-                        launch,
-                        params.as_ptr(),
-                        value_size,
-                        plan,
-                    ),
-                    None => run::run_reduction(
-                        &entries,
-                        &self.handles,
-                        &self.properties,
-                        launch,
-                        params.as_ptr(),
-                        value_size,
-                    ),
-                }
-            }
-        }
+        self.start(launch, &loaded, &params)
+    }
+
+    fn prepare(&self, plan: &LaunchPlan) -> Option<Ready> {
+        block::ready(
+            plan,
+            &self.cache,
+            |loaded: &Loaded| &loaded.ptx.layout,
+            &buffer::address_of,
+        )
+    }
+
+    fn launch_ready(&self, plan: &LaunchPlan, ready: Ready) -> Result<(), LaunchProblem> {
+        let Ok(loaded) = ready.kernel.downcast::<Loaded>() else {
+            return self.launch(plan);
+        };
+        self.handles.bind().map_err(LaunchProblem::Execution)?;
+        self.start(plan, &loaded, &ready.block)
     }
 
     fn launch_timed(&self, plan: &LaunchPlan) -> Result<Option<Duration>, LaunchProblem> {
@@ -398,6 +380,51 @@ impl Drop for Pinned {
 }
 
 impl CudaDevice {
+    /// Starts a launch's loaded kernel with its parameter block on the stream.
+    fn start(
+        &self,
+        launch: &LaunchPlan,
+        loaded: &Loaded,
+        params: &ParamBlock,
+    ) -> Result<(), LaunchProblem> {
+        let total: usize = launch.region.size.iter().product();
+        let f = &loaded.module.functions[0];
+        match loaded.ptx.entry {
+            EntryKind::Map { per_thread } => {
+                run::run_map(f, &self.handles, params.as_ptr(), total, per_thread)
+            }
+            EntryKind::Group { group_size, .. } => run::run_groups(
+                f,
+                &self.handles,
+                &self.properties,
+                params.as_ptr(),
+                total,
+                group_size,
+            ),
+            EntryKind::Reduce { value_size, .. } => {
+                let entries = run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions);
+                match &launch.scan {
+                    Some(plan) => scan::run_scan(
+                        &entries,
+                        &self.handles,
+                        launch,
+                        params.as_ptr(),
+                        value_size,
+                        plan,
+                    ),
+                    None => run::run_reduction(
+                        &entries,
+                        &self.handles,
+                        &self.properties,
+                        launch,
+                        params.as_ptr(),
+                        value_size,
+                    ),
+                }
+            }
+        }
+    }
+
     /// Pins `len` bytes at `ptr` so copies use them directly; `None` (copies stage through the
     /// driver as usual) where the driver declines, e.g. memory already registered.
     fn pinned(&self, ptr: *mut u8, len: usize) -> Option<Pinned> {

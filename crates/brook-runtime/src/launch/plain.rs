@@ -105,6 +105,11 @@ fn submit(
             _ => None,
         })
         .collect();
+    // Readied here, on the caller's thread, while the device's worker starts earlier
+    // launches; a cross-checked or profiled launch goes the long way.
+    let ready = (!super::crosscheck::crosscheck_enabled() && !crate::profile::profiling())
+        .then(|| device.prepare(&plan))
+        .flatten();
     let runner = device.clone();
     let ticket = device.queue().submit(move || {
         let problem = match inputs.iter().find(|(_, s)| s.error().is_some()) {
@@ -115,7 +120,10 @@ fn submit(
                 },
                 code: stream.error().unwrap_or(crate::BError::Kernel),
             }),
-            None => super::crosscheck::launch(runner.as_ref(), &plan).err(),
+            None => match ready {
+                Some(ready) => runner.launch_ready(&plan, ready).err(),
+                None => super::crosscheck::launch(runner.as_ref(), &plan).err(),
+            },
         };
         if let Some(problem) = problem {
             let error = LaunchError {

@@ -3,6 +3,8 @@
 
 use super::{check_constant, check_extent, Bound, LaunchPlan};
 use crate::buffer::Buffer;
+use crate::device::Ready;
+use crate::kernel_cache::KernelCache;
 use brook_codegen::abi::{
     header, record, BlockLayout, InputBinding, ParamBlock, Variant, NARROW_INDEX_LIMIT,
 };
@@ -165,6 +167,22 @@ pub fn param_block(
         }
     }
     Ok(block)
+}
+
+/// [`Device::prepare`] for a compiled device: the launch's kernel, if `cache` holds it as the
+/// launch's variant, and its parameter block. `None` where the kernel is not made yet or the
+/// block cannot be built (the launch then runs as it comes and reports why).
+///
+/// [`Device::prepare`]: crate::Device::prepare
+pub fn ready<T: Send + Sync + 'static>(
+    plan: &LaunchPlan,
+    cache: &KernelCache<T>,
+    layout: impl Fn(&T) -> &BlockLayout,
+    address_of: &AddressOf,
+) -> Option<Ready> {
+    let kernel = cache.find(&plan.module, plan.kernel, variant(plan))?;
+    let block = param_block(plan, layout(&kernel), address_of).ok()?;
+    Some(Ready { kernel, block })
 }
 
 fn expect_rank(name: &str, shape: &[usize], rank: usize) -> Result<(), String> {
