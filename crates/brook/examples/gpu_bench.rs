@@ -23,6 +23,7 @@ const BATCH: usize = 10;
 const SOURCE: &str = concat!(
     include_str!("../../../examples/kernels/gather_matmul.br"),
     include_str!("../../../examples/kernels/group_matmul.br"),
+    include_str!("../../../examples/kernels/binary_search.br"),
     r#"
 kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 kernel void saxpy4(float4 a, float4 x<>, float4 y<>, out float4 r<>) { r = a * x + y; }
@@ -31,29 +32,6 @@ kernel void nothing(out float r<>) { r = 1.0f; }
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 reduce void sum4(float4 a<>, reduce float4 s<>) { s += a; }
 
-// Seed 001: binary search of sorted keys.
-kernel void binary_search(float searchValue<>, float array[], out float index<>,
-                          float arraySize, int lgWidth)
-{
-    float stride;
-    float compareValue, dir;
-    float idx = stride = floor((arraySize * 0.5f) + 0.5f);
-    int i;
-    for (i = 0; i < lgWidth; ++i) {
-        stride = floor((stride * 0.5f) + 0.5f);
-        compareValue = array[idx];
-        dir = (searchValue <= compareValue) ? -1.0f : 1.0f;
-        idx = idx + dir * stride;
-    }
-    compareValue = array[idx];
-    idx = idx + ((searchValue <= compareValue) ? -1.0f : 1.0f);
-    compareValue = array[idx];
-    idx = idx + ((searchValue <= compareValue) ? 0.0f : 1.0f);
-    if (idx < 0.0f) { idx = 0.0f; }
-    compareValue = array[idx];
-    idx = (searchValue == compareValue) ? idx : -1.0f;
-    index = idx;
-}
 "#
 );
 
@@ -595,6 +573,24 @@ fn compute_rows(
     }
     let rate = count as f64 / t.gpu / 1e9;
     rows.push(("binary search 2^24 keys".to_string(), t, rate, "Gkeys/s"));
+    // The same search written as a lower bound (torch.searchsorted's walk).
+    let lower_bound = program.kernel("lower_bound")?;
+    let t = measure(device, || {
+        lower_bound
+            .launch(args![&sq, &sk, &found, count as i32])
+            .expect("lower_bound");
+    });
+    let at = found.to_vec()?;
+    for i in (0..count).step_by(9973) {
+        let want = if queries[i].fract() == 0.0 {
+            queries[i]
+        } else {
+            -1.0
+        };
+        assert_eq!(at[i], want, "lower_bound of {}", queries[i]);
+    }
+    let rate = count as f64 / t.gpu / 1e9;
+    rows.push(("binary search, lower bound".to_string(), t, rate, "Gkeys/s"));
     Ok(rows)
 }
 
