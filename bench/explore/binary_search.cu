@@ -3,7 +3,7 @@
 // order (i * 2654435761 mod 2^24, every other one + 0.5), one thread per query.
 // Variants: the seed's float index with Brook's clamped gather (floor(f + 0.25), clamped to
 // the array) and 27 loads; the same without the clamps; integer indices; and torch's
-// lower_bound (24-25 loads), launched as a thread per query or as one wave of threads that
+// lower_bound (24-25 loads) and a branch-free lower bound (25 loads), launched as a thread per query or as one wave of threads that
 // each take queries a grid apart. Prints the median of 11 launches and a checksum.
 // Build and run: nvcc -O3 -arch=native binary_search.cu -o bs && ./bs
 #include <algorithm>
@@ -76,6 +76,23 @@ __global__ void lower_bound_strided(const float* q, const float* a, float* out) 
     out[t] = lower_bound_at(q, a, t);
 }
 
+// A branch-free lower bound: every query takes the same 24 halvings of the range, then one
+// more compare (25 loads, no divergence).
+__global__ void branch_free(const float* __restrict__ q, const float* __restrict__ a, float* out) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= N) return;
+  float v = q[t];
+  int base = 0, n = N;
+  while (n > 1) {
+    int half = n / 2;
+    base = __ldg(a + base + half) < v ? base + half : base;
+    n -= half;
+  }
+  float at = __ldg(a + base);
+  if (at < v) at = __ldg(a + ++base);
+  out[t] = base < N && at == v ? (float)base : -1.0f;
+}
+
 __global__ void fill(float* keys, float* q) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   keys[i] = (float)i;
@@ -115,6 +132,7 @@ int main() {
     time("seed on int indices, __ldg", seed_int, q, keys, out);
     time("torch's lower_bound", lower_bound, q, keys, out);
     time("torch's lower_bound, blocks of 512", lower_bound, q, keys, out, N / 512, 512);
+    time("branch-free lower bound", branch_free, q, keys, out);
     time("torch's, one wave of 4 x 512 per SM", lower_bound_strided, q, keys, out, sms * 4, 512);
     time("torch's, one wave of 8 x 256 per SM", lower_bound_strided, q, keys, out, sms * 8, 256);
   }

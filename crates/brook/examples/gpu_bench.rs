@@ -547,7 +547,17 @@ fn compute_rows(
     rows.push(("8x4-blocked matmul 4096^3".to_string(), t, rate, "GFLOP/s"));
     drop((a_parts, b_parts, c_parts));
     rows.push(group_tiled_row(program, device, &a, &b, n, flops)?);
-    // Binary search: 2^24 sorted keys, 2^24 queries (half of them present).
+    rows.extend(search_rows(program, device)?);
+    Ok(rows)
+}
+
+/// Binary searches of 2^24 queries (half of them present) in 2^24 sorted keys
+/// (`examples/kernels/binary_search.br`): seed 001's walk, a lower bound as
+/// `torch.searchsorted` walks, and a branch-free lower bound; each result checked.
+fn search_rows(
+    program: &Program,
+    device: &Device,
+) -> Result<Vec<(String, Timing, f64, &'static str)>, brook::Error> {
     let count = 1usize << 24;
     let keys: Vec<f32> = (0..count).map(|i| i as f32).collect();
     let queries: Vec<f32> = (0..count as u64)
@@ -556,41 +566,34 @@ fn compute_rows(
     let sk = Stream::from_slice(device, &[count], &keys)?;
     let sq = Stream::from_slice(device, &[count], &queries)?;
     let found = Stream::<f32>::new(device, &[count])?;
-    let search = program.kernel("binary_search")?;
-    let t = measure(device, || {
-        search
-            .launch(args![&sq, &sk, &found, count as f32, 24i32])
-            .expect("binary_search");
-    });
-    let at = found.to_vec()?;
-    for i in (0..count).step_by(9973) {
-        let want = if queries[i].fract() == 0.0 {
-            queries[i]
-        } else {
-            -1.0
-        };
-        assert_eq!(at[i], want, "binary_search of {}", queries[i]);
+    let forms = [
+        ("binary_search", "binary search 2^24 keys"),
+        ("lower_bound", "binary search, lower bound"),
+        ("branch_free_search", "binary search, branch-free"),
+    ];
+    let mut rows = Vec::new();
+    for (name, what) in forms {
+        let kernel = program.kernel(name)?;
+        let t = measure(device, || {
+            let launched = if name == "binary_search" {
+                kernel.launch(args![&sq, &sk, &found, count as f32, 24i32])
+            } else {
+                kernel.launch(args![&sq, &sk, &found, count as i32])
+            };
+            launched.expect(name);
+        });
+        let at = found.to_vec()?;
+        for i in (0..count).step_by(9973) {
+            let want = if queries[i].fract() == 0.0 {
+                queries[i]
+            } else {
+                -1.0
+            };
+            assert_eq!(at[i], want, "{name} of {}", queries[i]);
+        }
+        let rate = count as f64 / t.gpu / 1e9;
+        rows.push((what.to_string(), t, rate, "Gkeys/s"));
     }
-    let rate = count as f64 / t.gpu / 1e9;
-    rows.push(("binary search 2^24 keys".to_string(), t, rate, "Gkeys/s"));
-    // The same search written as a lower bound (torch.searchsorted's walk).
-    let lower_bound = program.kernel("lower_bound")?;
-    let t = measure(device, || {
-        lower_bound
-            .launch(args![&sq, &sk, &found, count as i32])
-            .expect("lower_bound");
-    });
-    let at = found.to_vec()?;
-    for i in (0..count).step_by(9973) {
-        let want = if queries[i].fract() == 0.0 {
-            queries[i]
-        } else {
-            -1.0
-        };
-        assert_eq!(at[i], want, "lower_bound of {}", queries[i]);
-    }
-    let rate = count as f64 / t.gpu / 1e9;
-    rows.push(("binary search, lower bound".to_string(), t, rate, "Gkeys/s"));
     Ok(rows)
 }
 

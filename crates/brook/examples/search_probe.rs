@@ -1,6 +1,6 @@
-//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, then the
-//! lower bound) of 2^24 queries in 2^24 sorted keys a few times each on the first GPU (for a
-//! profiler), as `gpu_bench` does:
+//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, the lower
+//! bound, the branch-free lower bound) of 2^24 queries in 2^24 sorted keys a few times each on
+//! the first GPU (for a profiler), as `gpu_bench` does:
 //! `cargo run --release -p brook-lang --example search_probe`.
 use brook::{args, Device, Program, Stream};
 use std::time::Instant;
@@ -13,8 +13,6 @@ fn main() -> Result<(), brook::Error> {
         return Ok(());
     };
     let program = Program::from_source("examples/kernels/binary_search.br", SOURCE)?;
-    let search = program.kernel("binary_search")?;
-    let lower_bound = program.kernel("lower_bound")?;
     let count = 1usize << 24;
     let keys: Vec<f32> = (0..count).map(|i| i as f32).collect();
     let queries: Vec<f32> = (0..count as u64)
@@ -23,23 +21,18 @@ fn main() -> Result<(), brook::Error> {
     let keys = Stream::from_slice(&device, &[count], &keys)?;
     let queries = Stream::from_slice(&device, &[count], &queries)?;
     let found = Stream::<f32>::new(&device, &[count])?;
-    for _ in 0..3 {
-        let t = Instant::now();
-        search.launch(args![&queries, &keys, &found, count as f32, 24i32])?;
-        found.finish()?;
-        println!(
-            "binary search 2^24: {:.3} ms",
-            t.elapsed().as_secs_f64() * 1e3
-        );
-    }
-    for _ in 0..3 {
-        let t = Instant::now();
-        lower_bound.launch(args![&queries, &keys, &found, count as i32])?;
-        found.finish()?;
-        println!(
-            "lower bound 2^24: {:.3} ms",
-            t.elapsed().as_secs_f64() * 1e3
-        );
+    for name in ["binary_search", "lower_bound", "branch_free_search"] {
+        let kernel = program.kernel(name)?;
+        for _ in 0..3 {
+            let t = Instant::now();
+            if name == "binary_search" {
+                kernel.launch(args![&queries, &keys, &found, count as f32, 24i32])?;
+            } else {
+                kernel.launch(args![&queries, &keys, &found, count as i32])?;
+            }
+            found.finish()?;
+            println!("{name} 2^24: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
     }
     Ok(())
 }
