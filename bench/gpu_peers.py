@@ -62,8 +62,11 @@ def torch_rows():
     b = torch.rand(4096, 4096, device=dev)
     ms = t(lambda: a @ b)
     rows.append(("sgemm 4096^3 (fp32, no TF32)", ms, None, 2 * 4096**3 / (ms / 1e3) / 1e9))
-    keys = torch.sort(torch.rand(1 << 24, device=dev)).values
-    queries = torch.rand(1 << 24, device=dev)
+    # gpu_bench's keys and queries: 0, 1, 2, ... as floats, and i * 2654435761 mod 2^24 (every
+    # other one + 0.5, so half are present).
+    keys = torch.arange(1 << 24, device=dev, dtype=torch.float32)
+    i = torch.arange(1 << 24, device=dev, dtype=torch.int64)
+    queries = ((i * 2654435761) % (1 << 24)).to(torch.float32) + (i % 2).to(torch.float32) * 0.5
     ms = t(lambda: torch.searchsorted(keys, queries))
     rows.append(("binary search 2^24 keys", ms, None, (1 << 24) / (ms / 1e3) / 1e9))
     return "torch " + torch.__version__, rows
@@ -107,6 +110,12 @@ def cupy_rows():
     rows.append(("column sums 8192x8192", t(lambda: m.sum(0)), 4 * 8192 * 8192))
     ms_out = cp.empty_like(m)
     rows.append(("row scans 8192x8192 (inclusive +)", t(lambda: cp.cumsum(m, 1, out=ms_out)), 8 * 8192 * 8192))
+    del m, ms_out
+    keys = cp.arange(1 << 24, dtype=cp.float32)
+    i = cp.arange(1 << 24, dtype=cp.int64)
+    queries = ((i * 2654435761) % (1 << 24)).astype(cp.float32) + (i % 2).astype(cp.float32) * 0.5
+    ms = t(lambda: cp.searchsorted(keys, queries))
+    rows.append(("binary search 2^24 keys", ms, None, (1 << 24) / (ms / 1e3) / 1e9))
     return "cupy " + cp.__version__, rows
 
 

@@ -553,7 +553,7 @@ fn compute_rows(
 
 /// Binary searches of 2^24 queries (half of them present) in 2^24 sorted keys
 /// (`examples/kernels/binary_search.br`): seed 001's walk, a lower bound as
-/// `torch.searchsorted` walks, and a branch-free lower bound; each result checked.
+/// `torch.searchsorted` walks; each result checked.
 fn search_rows(
     program: &Program,
     device: &Device,
@@ -569,7 +569,6 @@ fn search_rows(
     let forms = [
         ("binary_search", "binary search 2^24 keys"),
         ("lower_bound", "binary search, lower bound"),
-        ("branch_free_search", "binary search, branch-free"),
     ];
     let mut rows = Vec::new();
     for (name, what) in forms {

@@ -1,6 +1,6 @@
-//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, the lower
-//! bound, the branch-free lower bound) of 2^24 queries in 2^24 sorted keys a few times each on
-//! the first GPU (for a profiler), as `gpu_bench` does:
+//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, then the
+//! lower bound) of 2^24 queries in 2^24 sorted keys a few times each on the first GPU (for a
+//! profiler), as `gpu_bench` does:
 //! `cargo run --release -p brook-lang --example search_probe`.
 use brook::{args, Device, Program, Stream};
 use std::time::Instant;
@@ -21,7 +21,7 @@ fn main() -> Result<(), brook::Error> {
     let keys = Stream::from_slice(&device, &[count], &keys)?;
     let queries = Stream::from_slice(&device, &[count], &queries)?;
     let found = Stream::<f32>::new(&device, &[count])?;
-    for name in ["binary_search", "lower_bound", "branch_free_search"] {
+    for name in ["binary_search", "lower_bound"] {
         let kernel = program.kernel(name)?;
         for _ in 0..3 {
             let t = Instant::now();
