@@ -8,7 +8,7 @@
 //!   module docs say when expressions are evaluated.
 //! - [`expr`] and [`stmt`]: pure typed expression trees and structured statements.
 //! - [`valid`]: the validator, whose checklist is what every backend may assume.
-//! - [`print`]: the text form (`brcc --emit ir`).
+//! - [`mod@print`]: the text form (`brcc --emit ir`).
 //! - [`types`]: scalar and vector value types with their C layout;
 //! - [`launch`]: the launch semantics (domain, implicit resize, gather and scatter indices,
 //!   iterators, integer arithmetic), written down once with the functions that compute them;

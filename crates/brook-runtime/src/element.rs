@@ -2,8 +2,8 @@
 //!
 //! An [`ElementType`] describes the bytes of one stream element: a scalar or short vector
 //! (`float3` is 12 bytes, aligned to 4) or a struct laid out as a C compiler would. The
-//! [`Element`] trait connects Rust types to element types: scalars, `[T; N]` vectors, the named
-//! vector types of [`crate::vector`] and structs declared with [`crate::brook_struct!`].
+//! [`Element`] trait connects Rust types to element types: scalars, `[T; N]` vectors and
+//! structs declared with [`crate::brook_struct!`].
 
 use brook_ir::{Module, ScalarKind, Type, ValueType};
 use std::fmt;

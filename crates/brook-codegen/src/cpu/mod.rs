@@ -1,7 +1,7 @@
 //! The CPU backend: kernel IR to native code through Cranelift, compiled in memory (JIT).
 //!
 //! [`compile`] turns one kernel of a module, specialised for a launch [`Variant`], into a
-//! [`CompiledKernel`]: the entry points of [`driver`] and the parameter block layout they read.
+//! [`CompiledKernel`]: the entry points of `driver` and the parameter block layout they read.
 //! The code follows `brook_ir::launch` exactly (the same operations in the same order as the
 //! interpreter), so results are bit-identical to the interpreter's, transcendental functions
 //! included (they call the same libm functions, [`helpers`]).

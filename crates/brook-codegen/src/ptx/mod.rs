@@ -1,11 +1,11 @@
 //! The PTX backend: kernel IR to PTX text, which the CUDA driver compiles for the GPU.
 //!
 //! [`compile`] turns one kernel, specialised for a launch [`Variant`], into a PTX module with
-//! one entry function, `brook_main` ([`driver`]), taking the launch's parameter block
+//! one entry function, `brook_main` (`driver`), taking the launch's parameter block
 //! ([`crate::abi`]) as a `.param` byte array. Arithmetic follows the exact rules of
 //! `docs/SEMANTICS.md`: every float operation is written with `.rn` (so `ptxas` never
 //! contracts `a*b+c` into an `fma`), no flush-to-zero, integer division never traps, and float
-//! literals come from `.const` memory so the JIT folds no float arithmetic ([`literals`]).
+//! literals come from `.const` memory so the JIT folds no float arithmetic (`literals`).
 //! No CUDA toolkit is needed: the text is written here and JIT-compiled by the driver.
 
 mod driver;
@@ -69,7 +69,7 @@ pub enum EntryKind {
     /// One CTA of `group_size` threads per group of instances, using `shared_bytes` of shared
     /// memory.
     Group { group_size: u32, shared_bytes: u32 },
-    /// The reduction passes of [`driver::reduce`]; `value_size` bytes per value; `entries`:
+    /// The reduction passes of `driver::reduce`; `value_size` bytes per value; `entries`:
     /// the entries the module has, serial first, each with its shape and limit.
     Reduce {
         value_size: u32,

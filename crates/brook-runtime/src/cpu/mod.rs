@@ -3,7 +3,7 @@
 //!
 //! A kernel is compiled once per program and [`Variant`] (the domain's rank and how each input
 //! is bound) and cached for the life of the device. Buffers are host memory
-//! ([`buffer::CpuBuffer`]); transfers are plain copies on the device queue.
+//! (`buffer::CpuBuffer`); transfers are plain copies on the device queue.
 
 mod bind;
 mod buffer;

@@ -1,7 +1,7 @@
 //! Kernel launch: checking arguments against a kernel's signature, finding the domain, and
 //! queueing a validated [`LaunchPlan`](crate::plan::LaunchPlan) on the device.
 //!
-//! [`launch`] checks everything it can before it returns ([`check`]); a refused launch marks
+//! [`launch`] checks everything it can before it returns (`check`); a refused launch marks
 //! every output stream with the error and returns it. The launch itself runs later, in order,
 //! on the device's queue ([`crate::queue`]): if an input turns out to hold an error by then
 //! (an earlier queued operation failed), the launch is skipped and its outputs get the error, so

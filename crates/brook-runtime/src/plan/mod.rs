@@ -1,5 +1,5 @@
 //! What a device is handed to run: a [`LaunchPlan`] of buffers, shapes and constant bytes,
-//! made by [`crate::launch`] after every check. A plan never refers to streams, so devices do
+//! made by [`fn@crate::launch`] after every check. A plan never refers to streams, so devices do
 //! not depend on them; [`block`] turns a plan into what compiled code reads.
 
 pub mod block;

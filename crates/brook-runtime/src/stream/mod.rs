@@ -4,7 +4,7 @@
 //! at least 1. A stream either owns a row-major buffer or is a `domain()` view sharing its
 //! parent's ([`addressing`]). Transfers and kernel launches go through the device's in-order
 //! queue ([`crate::queue`]): `read` (host to stream) and launches return once queued, `write`
-//! (stream to host) waits ([`transfer`]). An error is kept on the stream (first code,
+//! (stream to host) waits (`transfer`). An error is kept on the stream (first code,
 //! accumulated log) as Brook+ does, and also returned.
 
 pub mod addressing;

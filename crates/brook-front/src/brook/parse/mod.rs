@@ -3,7 +3,7 @@
 //! Parsing never fails as a whole: errors are reported to [`Diagnostics`] and the parser resumes
 //! at the next statement or item. Kernels, structs and typedefs are parsed fully; everything else
 //! is host code, kept as tokens and scanned for stream declarations and kernel calls
-//! ([`host`]). Nesting is limited to [`MAX_DEPTH`] so that no input can exhaust the stack.
+//! (`host`). Nesting is limited to [`MAX_DEPTH`] so that no input can exhaust the stack.
 
 mod expr;
 pub(crate) mod host;

@@ -12,8 +12,8 @@
 //!   reads clamp and writes outside are dropped, `[[ ]]` reads outside give zero and writes
 //!   outside are skipped (explicit tests in the IR).
 //! - Device functions are inlined; a `return` leaves a wrapper loop.
-//! - Whole-array statements and the parallel operators are block-wide ([`array`],
-//!   [`collective`]): each thread handles its element, and a barrier follows every statement
+//! - Whole-array statements and the parallel operators are block-wide (`array`,
+//!   `collective`): each thread handles its element, and a barrier follows every statement
 //!   that writes shared or global memory (section 1.2.1).
 //!
 //! The input has passed the checker without errors; a [`LowerError`] is a construct this
@@ -138,7 +138,7 @@ pub struct LoweredKernel {
     pub arguments: usize,
     pub hidden: Vec<Hidden>,
     pub grid: Grid,
-    /// Blocks each IR thread group runs ([`copies`]): the IR domain is the grid's threads
+    /// Blocks each IR thread group runs (`copies`): the IR domain is the grid's threads
     /// divided by this.
     pub copies: u32,
 }
@@ -158,7 +158,7 @@ pub fn lower(checked: &Checked, grid: Grid) -> Lowered<LoweredKernel> {
 }
 
 /// [`lower`] with each thread group running `copies` blocks (chosen for the grid when
-/// `None`; [`copies`]).
+/// `None`; `copies`).
 pub fn lower_grouped(checked: &Checked, grid: Grid, copies: Option<u32>) -> Lowered<LoweredKernel> {
     if let Some(problem) = grid.problem() {
         return fail(Span::default(), problem);
@@ -282,7 +282,7 @@ struct Lowerer<'a> {
     hidden: Vec<Hidden>,
     /// Host extents met in the kernel's parameters: (parameter, axis, local, span).
     host_extents: Vec<(usize, usize, Handle<Local>, SourceSpan)>,
-    /// Blocks per thread group ([`copies`]), the coordinates of each, the elements loaded
+    /// Blocks per thread group (`copies`), the coordinates of each, the elements loaded
     /// up front, and the block whose first reads are being preloaded.
     copies: u32,
     copy_coords: Vec<Coords>,
