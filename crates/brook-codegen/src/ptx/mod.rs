@@ -26,6 +26,10 @@ pub const SCAN_TABLE_LEVELS: u64 = driver::reduce::SCAN_TABLE_LEVELS;
 /// Bytes of an entry's word in the one-pass scan's group table flags (zeroed before a launch).
 pub const SCAN_TABLE_WORD_BYTES: u64 = driver::reduce::SCAN_TABLE_WORD_BYTES;
 
+/// The one-pass scan entry for rows of more than one tile: its blocks prefetch a later tile's
+/// input while they wait for their prefix.
+pub const SCAN_TILES_AHEAD_ENTRY: &str = driver::reduce::SCAN_TILES_AHEAD_ENTRY;
+
 /// Threads of a block of the one-pass scan entry (a block per tile).
 pub const SCAN_TILE_THREADS: u32 = driver::reduce::SCAN_TILE_THREADS;
 

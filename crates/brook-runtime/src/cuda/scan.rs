@@ -18,7 +18,8 @@ use crate::error::LaunchProblem;
 use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
 use brook_codegen::ptx::{
-    scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TABLE_WORD_BYTES, SCAN_TILE_THREADS,
+    scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TABLE_WORD_BYTES, SCAN_TILES_AHEAD_ENTRY,
+    SCAN_TILE_THREADS,
 };
 use brook_ir::scan_order::ScanKind;
 use brook_ir::ParamRole;
@@ -80,6 +81,7 @@ pub fn run_scan(
         if rows_are_contiguous(plan, tile) {
             let one_pass = OnePass {
                 function: entries.loaded(entry.name)?,
+                ahead: entries.loaded(SCAN_TILES_AHEAD_ENTRY).ok(),
                 handles,
                 block,
                 value_size: u64::from(value_size),
@@ -207,6 +209,9 @@ fn rows_are_contiguous(plan: &LaunchPlan, tile: &[usize]) -> bool {
 /// The one-pass entry and what its launch needs.
 struct OnePass<'a> {
     function: &'a Function,
+    /// The entry that prefetches a later tile's input while a tile waits for its prefix: for
+    /// rows of more than one tile (a row's first tile never waits).
+    ahead: Option<&'a Function>,
     handles: &'a Handles,
     block: *const u8,
     value_size: u64,
@@ -274,8 +279,12 @@ impl OnePass<'_> {
         ];
         // A block per tile.
         let tiles_total = (rows * tiles) as usize;
+        let function = match self.ahead {
+            Some(ahead) if tiles > 1 => ahead,
+            _ => self.function,
+        };
         launch(
-            self.function,
+            function,
             self.handles.stream,
             blocks(tiles_total * SCAN_TILE_THREADS as usize, SCAN_TILE_THREADS),
             SCAN_TILE_THREADS,

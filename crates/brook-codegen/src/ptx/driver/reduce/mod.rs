@@ -47,6 +47,10 @@ const COLUMNS_ENTRY: &str = "brook_columns";
 const SCAN_ENTRY: &str = "brook_scan";
 /// The one-pass scan entry.
 const SCAN_TILES_ENTRY: &str = "brook_scan_tiles";
+/// The one-pass scan entry whose blocks prefetch a later tile's input while they wait for
+/// their prefix (for rows of more than one tile; its extra registers make rows of one tile,
+/// which never wait, slower).
+pub(crate) const SCAN_TILES_AHEAD_ENTRY: &str = "brook_scan_tiles_ahead";
 
 pub(crate) use scan_tiles::{
     tile_leaves as scan_tile_leaves, TABLE_LEVELS as SCAN_TABLE_LEVELS,
@@ -61,6 +65,7 @@ enum Path {
     Columns,
     Scan,
     ScanTiles,
+    ScanTilesAhead,
 }
 
 impl Path {
@@ -72,7 +77,7 @@ impl Path {
             Path::Columns => (ReduceShape::Columns, columns::MAX_PIECE),
             Path::Scan => (ReduceShape::Scan, scan::MAX_PIECE),
             // Rows of any length (the runtime checks that the group table has the levels).
-            Path::ScanTiles => (ReduceShape::ScanTiles, u64::MAX),
+            Path::ScanTiles | Path::ScanTilesAhead => (ReduceShape::ScanTiles, u64::MAX),
         };
         ReduceEntry {
             name,
@@ -142,6 +147,7 @@ pub fn build(
         // Its group table uses acquire and release accesses (sm_70 on).
         if stream_input && sm >= 70 {
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
+            chosen.push((Path::ScanTilesAhead, SCAN_TILES_AHEAD_ENTRY));
         }
     }
     let mut text = String::new();
@@ -164,13 +170,13 @@ pub fn build(
         if path == Path::Scan {
             extra.push_str(", .param .u64 pre, .param .u64 init");
         }
-        if path == Path::ScanTiles {
+        if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
             extra = scan_tiles::PARAMS.to_string();
         }
         // Three one-pass scan blocks per SM (85 registers, not 96): more tiles wait on their
         // prefixes at once (measured on an H100: 2^28 floats 1.29 -> 1.15 ms, 8192 rows
         // 0.230 -> 0.212 ms; four blocks spill and are slower).
-        let attributes = if path == Path::ScanTiles {
+        let attributes = if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
             scan_tiles::attributes()
         } else {
             String::new()
@@ -202,7 +208,7 @@ fn emit(
     path: Path,
 ) -> Result<(), CompileError> {
     let rank = variant.rank;
-    if path == Path::ScanTiles {
+    if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
         let Source::Stream(stream) = input_source(lower, r, layout, variant) else {
             return Err(CompileError::Unsupported {
                 backend: crate::BackendKind::Ptx,
@@ -212,7 +218,14 @@ fn emit(
             });
         };
         let ret = lower.ret;
-        scan_tiles::emit(lower, r, layout, rank, &stream)?;
+        scan_tiles::emit(
+            lower,
+            r,
+            layout,
+            rank,
+            &stream,
+            path == Path::ScanTilesAhead,
+        )?;
         lower.e.at(ret);
         lower.e.op("ret");
         return Ok(());

@@ -126,7 +126,10 @@ pub(super) fn emit(
     layout: &BlockLayout,
     rank: usize,
     input: &StreamRef,
+    ahead: bool,
 ) -> Result<(), CompileError> {
+    // Only staged tiles prefetch: their registers are free while they wait.
+    let ahead = ahead && tile_leaves(r.value_size) * u64::from(r.value_size) <= STAGED_BYTES;
     let domain = lower.param_axes(header::DOMAIN, rank);
     let tile_shape = lower.param_axes(header::TILE, rank);
     let mode = lower
@@ -186,6 +189,17 @@ pub(super) fn emit(
         from_scratch: lower.pred_const(false),
         aligned: aligned_16(lower, in_base),
     };
+    if ahead {
+        let tile = TileAt {
+            ticket,
+            j,
+            total,
+            domain: &domain,
+            tile_shape: &tile_shape,
+            tile_len,
+        };
+        plan_prefetch(lower, &p, &shared, tid, &tile, input);
+    }
     // This warp's part of the tile: `chunks` chunks from `warp_first`.
     let warp_first = u64_op(lower, |reg| {
         format!("mul.lo.u64 {reg}, {warp}, {}", chunks * CHUNK)
@@ -220,11 +234,22 @@ pub(super) fn emit(
         packed: packed_scalar(lower, r),
     };
     // Warp 0 publishes and looks back; the prefix reaches the others through shared memory.
-    let after = lower.e.label();
+    // Meanwhile the others ask L2 for a later tile's input (staged tiles).
+    let (after, first_warp) = (lower.e.label(), lower.e.label());
     let other_warp = lower
         .e
         .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {warp}, 0"));
-    lower.e.bra_if(other_warp, after);
+    lower.e.bra_unless(other_warp, first_warp);
+    if ahead {
+        prefetch_ahead(
+            lower,
+            &shared,
+            tid,
+            tile_leaves(r.value_size) * u64::from(input.size),
+        );
+    }
+    lower.e.bra(after);
+    lower.e.at(first_warp);
     publish(lower, r, &table, lane, j, &tile_total)?;
     let prefix = tile_prefix(lower, r, &table, lane, j, &p)?;
     shared.put_prefix(lower, r, lane, &prefix);
@@ -268,6 +293,128 @@ pub(super) fn emit(
     }
     lower.e.bra(ret);
     Ok(())
+}
+
+/// Tiles per SM between a tile and the one whose input its block prefetches
+/// (`BROOK_SCAN_AHEAD`, 1 unless set; 0: none; read once, to compare). Measured on an H100
+/// (2^28 floats): 1: 0.849-0.853 ms, 2: 0.885-0.892, none: 0.931-0.933; 4 and more were
+/// slower than none (the lines wait in L2 too long).
+fn tiles_ahead_per_sm() -> u64 {
+    static AHEAD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *AHEAD.get_or_init(|| {
+        let Ok(text) = std::env::var("BROOK_SCAN_AHEAD") else {
+            return 1;
+        };
+        match text.trim().parse().ok().filter(|a| *a <= 16) {
+            Some(ahead) => ahead,
+            None => {
+                eprintln!("brook: BROOK_SCAN_AHEAD={text:?} is not a number from 0 to 16; scans prefetch 1 tile per SM ahead");
+                1
+            }
+        }
+    })
+}
+
+/// Where a tile is: what [`plan_prefetch`] needs to find a later tile.
+struct TileAt<'a> {
+    ticket: Reg,
+    /// The tile's index in its row.
+    j: Reg,
+    total: Reg,
+    domain: &'a [Reg],
+    tile_shape: &'a [Reg],
+    tile_len: u64,
+}
+
+/// Thread 0 plans, before its loads, the prefetch [`prefetch_ahead`] issues later: the input
+/// of the tile [`tiles_ahead_per_sm`] times the SMs further on (about the one that starts
+/// when a block now running is done), if this tile will wait for a prefix (not a row's first
+/// tile) and that tile exists. The plan waits in shared memory, so nothing of it stays live in
+/// registers across the tile's loads and trees.
+fn plan_prefetch(
+    lower: &mut Lower<'_>,
+    p: &Params,
+    shared: &Shared,
+    tid: Reg,
+    tile: &TileAt<'_>,
+    input: &StreamRef,
+) {
+    let per_sm = tiles_ahead_per_sm();
+    if per_sm == 0 {
+        return;
+    }
+    let done = lower.e.label();
+    let other = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {tid}, 0"));
+    lower.e.bra_if(other, done);
+    let (ticket, total, j) = (tile.ticket, tile.total, tile.j);
+    let sms = special(lower, "%nsmid");
+    let later = u64_op(lower, |reg| {
+        format!("mad.lo.u64 {reg}, {sms}, {per_sm}, {ticket}")
+    });
+    let none = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.ge.u64 {reg}, {later}, {total}")
+    });
+    // A row's first tile does not wait for a prefix (row scans of one tile never do).
+    let first_tile = lower
+        .e
+        .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {j}, 0"));
+    let none = lower.e.compute(Class::Pred, |reg| {
+        format!("or.pred {reg}, {none}, {first_tile}")
+    });
+    let zero = lower.u64_imm(0);
+    let plan = lower.e.label();
+    lower.e.bra_unless(none, plan);
+    shared.put_ahead(lower, zero, zero);
+    lower.e.bra(done);
+    lower.e.at(plan);
+    let tiles = p.tiles;
+    let row = u64_op(lower, |reg| format!("div.u64 {reg}, {later}, {tiles}"));
+    let j = u64_op(lower, |reg| format!("rem.u64 {reg}, {later}, {tiles}"));
+    let tile_len = tile.tile_len;
+    let start = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {tile_len}"));
+    let leaves = p.leaves;
+    let rest = u64_op(lower, |reg| format!("sub.u64 {reg}, {leaves}, {start}"));
+    let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {rest}, {tile_len}"));
+    let size = input.size;
+    let bytes = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {valid}, {size}"));
+    let tpos = unravel_fresh(lower, row, tile.domain);
+    let first: Vec<Reg> = tpos
+        .iter()
+        .zip(tile.tile_shape)
+        .map(|(&tp, &tl)| u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {tp}, {tl}")))
+        .collect();
+    let base = tile_base(lower, input, &first, start);
+    shared.put_ahead(lower, base, bytes);
+    lower.e.at(done);
+}
+
+/// While warp 0 looks back for the tile's prefix, the block's other threads ask L2 for the
+/// input [`plan_prefetch`] planned, a 128-byte line each (line `tid - 32`, then every
+/// `THREADS - 32` lines): the memory is otherwise idle during the wait.
+fn prefetch_ahead(lower: &mut Lower<'_>, shared: &Shared, tid: Reg, tile_bytes: u64) {
+    if tiles_ahead_per_sm() == 0 {
+        return;
+    }
+    let skip = lower.e.label();
+    let (base, bytes) = shared.ahead(lower);
+    let helpers = u64::from(THREADS) - 32;
+    let mut offset = u64_op(lower, |reg| format!("sub.u64 {reg}, {tid}, 32"));
+    offset = u64_op(lower, |reg| format!("shl.b64 {reg}, {offset}, 7"));
+    for _ in 0..tile_bytes.div_ceil(128 * helpers) {
+        let beyond = lower.e.compute(Class::Pred, |reg| {
+            format!("setp.ge.u64 {reg}, {offset}, {bytes}")
+        });
+        lower.e.bra_if(beyond, skip);
+        let line = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {offset}"));
+        lower.e.op(format!("prefetch.global.L2 [{line}]"));
+        let at = offset;
+        offset = u64_op(lower, |reg| {
+            format!("add.u64 {reg}, {at}, {}", 128 * helpers)
+        });
+    }
+    lower.e.at(skip);
 }
 
 /// The levels of a tree of values (each a list of registers), leaves first.
@@ -348,7 +495,7 @@ const STAGED_BYTES: u64 = 32 << 10;
 
 impl Shared {
     fn declare(lower: &mut Lower<'_>, size: u32) -> Shared {
-        let head = ((WARPS as u32 + 1) * size + 8).next_multiple_of(16);
+        let head = (Self::ahead_offset_for(size) + 16).next_multiple_of(16) as u32;
         let tile_bytes = tile_leaves(size) * u64::from(size);
         let staged = tile_bytes <= STAGED_BYTES;
         let bytes = head + if staged { tile_bytes as u32 } else { 0 };
@@ -411,6 +558,25 @@ impl Shared {
 
     fn flag_offset(&self) -> u64 {
         u64::from((WARPS as u32 + 1) * self.size)
+    }
+
+    /// Where the prefetch of a later tile's input is planned ([`plan_prefetch`]): its first
+    /// byte's address, then its length in bytes (0: none).
+    fn ahead_offset_for(size: u32) -> u64 {
+        (u64::from((WARPS as u32 + 1) * size) + 8).next_multiple_of(8)
+    }
+
+    fn put_ahead(&self, lower: &mut Lower<'_>, base: Reg, bytes: Reg) {
+        let at = self.at(lower, Self::ahead_offset_for(self.size));
+        lower.e.op(format!("st.shared.u64 [{at}], {base}"));
+        lower.e.op(format!("st.shared.u64 [{at}+8], {bytes}"));
+    }
+
+    fn ahead(&self, lower: &mut Lower<'_>) -> (Reg, Reg) {
+        let at = self.at(lower, Self::ahead_offset_for(self.size));
+        let base = u64_op(lower, |reg| format!("ld.shared.u64 {reg}, [{at}]"));
+        let bytes = u64_op(lower, |reg| format!("ld.shared.u64 {reg}, [{at}+8]"));
+        (base, bytes)
     }
 
     fn put_ticket(&self, lower: &mut Lower<'_>, ticket: Reg) {
