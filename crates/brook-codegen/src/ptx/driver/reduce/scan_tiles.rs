@@ -160,26 +160,25 @@ pub(super) fn emit(
     });
     let ret = lower.ret;
     lower.e.bra_if(past, ret);
-    let row = u64_op(lower, |reg| format!("div.u64 {reg}, {ticket}, {tiles}"));
-    let j = u64_op(lower, |reg| format!("rem.u64 {reg}, {ticket}, {tiles}"));
     let chunks = chunks_per_tile(r.value_size);
     let tile_len = tile_leaves(r.value_size);
-    let start = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {tile_len}"));
-    let leaves_left = p.leaves;
-    let rest = u64_op(lower, |reg| {
-        format!("sub.u64 {reg}, {leaves_left}, {start}")
-    });
-    let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {rest}, {tile_len}"));
+    let geometry = TileGeometry {
+        p: &p,
+        domain: &domain,
+        tile_shape: &tile_shape,
+        tile_len,
+    };
+    let TilePlace {
+        row,
+        j,
+        start,
+        valid,
+        first,
+    } = geometry.place(lower, ticket);
     let full = lower.e.compute(Class::Pred, |reg| {
         format!("setp.eq.u64 {reg}, {valid}, {tile_len}")
     });
-    // The row's first position, then the tile's first leaf in the input and the output.
-    let tpos = unravel_fresh(lower, row, &domain);
-    let first: Vec<Reg> = tpos
-        .iter()
-        .zip(&tile_shape)
-        .map(|(&tp, &tl)| u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {tp}, {tl}")))
-        .collect();
+    // The tile's first leaf in the input and the output.
     let in_base = tile_base(lower, input, &first, start);
     let output = target_ref(lower, r, layout, rank);
     let out_base = tile_base(lower, &output, &first, start);
@@ -190,15 +189,8 @@ pub(super) fn emit(
         aligned: aligned_16(lower, in_base),
     };
     if ahead {
-        let tile = TileAt {
-            ticket,
-            j,
-            total,
-            domain: &domain,
-            tile_shape: &tile_shape,
-            tile_len,
-        };
-        plan_prefetch(lower, &p, &shared, tid, &tile, input);
+        let tile = TileAt { ticket, j, total };
+        plan_prefetch(lower, &geometry, &shared, tid, &tile, input);
     }
     // This warp's part of the tile: `chunks` chunks from `warp_first`.
     let warp_first = u64_op(lower, |reg| {
@@ -315,15 +307,59 @@ fn tiles_ahead_per_sm() -> u64 {
     })
 }
 
-/// Where a tile is: what [`plan_prefetch`] needs to find a later tile.
-struct TileAt<'a> {
-    ticket: Reg,
-    /// The tile's index in its row.
-    j: Reg,
-    total: Reg,
+/// Where the tiles of a launch lie: rows of the domain, cut into tiles of `tile_len` leaves.
+struct TileGeometry<'a> {
+    p: &'a Params,
     domain: &'a [Reg],
     tile_shape: &'a [Reg],
     tile_len: u64,
+}
+
+/// Where one tile lies.
+struct TilePlace {
+    row: Reg,
+    /// Its index in its row.
+    j: Reg,
+    /// Its first leaf in its row.
+    start: Reg,
+    /// Its leaves (fewer than `tile_len` in a row's last tile).
+    valid: Reg,
+    /// Its row's first position.
+    first: Vec<Reg>,
+}
+
+impl TileGeometry<'_> {
+    /// Where the tile of `ticket` lies (tickets run row by row, tile by tile).
+    fn place(&self, lower: &mut Lower<'_>, ticket: Reg) -> TilePlace {
+        let (tiles, leaves, tile_len) = (self.p.tiles, self.p.leaves, self.tile_len);
+        let row = u64_op(lower, |reg| format!("div.u64 {reg}, {ticket}, {tiles}"));
+        let j = u64_op(lower, |reg| format!("rem.u64 {reg}, {ticket}, {tiles}"));
+        let start = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {tile_len}"));
+        let rest = u64_op(lower, |reg| format!("sub.u64 {reg}, {leaves}, {start}"));
+        let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {rest}, {tile_len}"));
+        let tpos = unravel_fresh(lower, row, self.domain);
+        let first = tpos
+            .iter()
+            .zip(self.tile_shape)
+            .map(|(&tp, &tl)| u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {tp}, {tl}")))
+            .collect();
+        TilePlace {
+            row,
+            j,
+            start,
+            valid,
+            first,
+        }
+    }
+}
+
+/// This tile, for [`plan_prefetch`].
+struct TileAt {
+    ticket: Reg,
+    /// The tile's index in its row.
+    j: Reg,
+    /// Tiles of all rows.
+    total: Reg,
 }
 
 /// Thread 0 plans, before its loads, the prefetch [`prefetch_ahead`] issues later: the input
@@ -333,10 +369,10 @@ struct TileAt<'a> {
 /// registers across the tile's loads and trees.
 fn plan_prefetch(
     lower: &mut Lower<'_>,
-    p: &Params,
+    geometry: &TileGeometry<'_>,
     shared: &Shared,
     tid: Reg,
-    tile: &TileAt<'_>,
+    tile: &TileAt,
     input: &StreamRef,
 ) {
     let per_sm = tiles_ahead_per_sm();
@@ -369,23 +405,10 @@ fn plan_prefetch(
     shared.put_ahead(lower, zero, zero);
     lower.e.bra(done);
     lower.e.at(plan);
-    let tiles = p.tiles;
-    let row = u64_op(lower, |reg| format!("div.u64 {reg}, {later}, {tiles}"));
-    let j = u64_op(lower, |reg| format!("rem.u64 {reg}, {later}, {tiles}"));
-    let tile_len = tile.tile_len;
-    let start = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {tile_len}"));
-    let leaves = p.leaves;
-    let rest = u64_op(lower, |reg| format!("sub.u64 {reg}, {leaves}, {start}"));
-    let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {rest}, {tile_len}"));
-    let size = input.size;
+    let place = geometry.place(lower, later);
+    let (valid, size) = (place.valid, input.size);
     let bytes = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {valid}, {size}"));
-    let tpos = unravel_fresh(lower, row, tile.domain);
-    let first: Vec<Reg> = tpos
-        .iter()
-        .zip(tile.tile_shape)
-        .map(|(&tp, &tl)| u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {tp}, {tl}")))
-        .collect();
-    let base = tile_base(lower, input, &first, start);
+    let base = tile_base(lower, input, &place.first, place.start);
     shared.put_ahead(lower, base, bytes);
     lower.e.at(done);
 }
