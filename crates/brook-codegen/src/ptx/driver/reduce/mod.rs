@@ -147,7 +147,9 @@ pub fn build(
         // Its group table uses acquire and release accesses (sm_70 on).
         if stream_input && sm >= 70 {
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
-            chosen.push((Path::ScanTilesAhead, SCAN_TILES_AHEAD_ENTRY));
+            if scan_tiles::prefetches(r.value_size) {
+                chosen.push((Path::ScanTilesAhead, SCAN_TILES_AHEAD_ENTRY));
+            }
         }
     }
     let mut text = String::new();

@@ -28,6 +28,13 @@
 //! through the warps' tree, the chunks' tree, the lanes' kept blocks and the runs' trees gives
 //! every leaf its prefix.
 //!
+//! The second entry, `brook_scan_tiles_ahead` (for rows of more than one tile, staged tiles
+//! only), also keeps memory busy during the wait: thread 0 plans, before its loads, which input
+//! lines a later tile will read (the tile one per SM further on, about the one that starts when
+//! a block now running ends; [`plan_prefetch`]), and while warp 0 looks back the other warps ask
+//! L2 for them ([`prefetch_ahead`]). A row's first tile never waits, and the plan's registers
+//! make rows of one tile slower, so those keep the first entry.
+//!
 //! Parameters after the block: `leaves` (per row), `tiles` (per row), `mode` (bit 2: the scan
 //! is exclusive), `init` (the initial value, or 0), `values` and `flags` (the group table:
 //! level `k`, tile index `t` at entry `k * rows * tiles + t`; each entry has an 8-byte word
@@ -128,8 +135,7 @@ pub(super) fn emit(
     input: &StreamRef,
     ahead: bool,
 ) -> Result<(), CompileError> {
-    // Only staged tiles prefetch: their registers are free while they wait.
-    let ahead = ahead && tile_leaves(r.value_size) * u64::from(r.value_size) <= STAGED_BYTES;
+    let ahead = ahead && prefetches(r.value_size);
     let domain = lower.param_axes(header::DOMAIN, rank);
     let tile_shape = lower.param_axes(header::TILE, rank);
     let mode = lower
@@ -285,6 +291,13 @@ pub(super) fn emit(
     }
     lower.e.bra(ret);
     Ok(())
+}
+
+/// Whether tiles of values of `value_size` bytes can prefetch a later tile's input while they
+/// wait (staged tiles: their leaves wait in shared memory; `brook_scan_tiles_ahead` is written
+/// only for them).
+pub(super) fn prefetches(value_size: u32) -> bool {
+    tile_leaves(value_size) * u64::from(value_size) <= STAGED_BYTES
 }
 
 /// Tiles per SM between a tile and the one whose input its block prefetches
