@@ -69,6 +69,11 @@ enum Path {
 }
 
 impl Path {
+    /// One of the one-pass scan entries (`scan_tiles`).
+    fn is_one_pass_scan(self) -> bool {
+        matches!(self, Path::ScanTiles | Path::ScanTilesAhead)
+    }
+
     /// What the entry `name` of this path declares.
     fn entry(self, name: &'static str) -> ReduceEntry {
         let (shape, max_piece) = match self {
@@ -172,13 +177,13 @@ pub fn build(
         if path == Path::Scan {
             extra.push_str(", .param .u64 pre, .param .u64 init");
         }
-        if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
+        if path.is_one_pass_scan() {
             extra = scan_tiles::PARAMS.to_string();
         }
         // Three one-pass scan blocks per SM (85 registers, not 96): more tiles wait on their
         // prefixes at once (measured on an H100: 2^28 floats 1.29 -> 1.15 ms, 8192 rows
         // 0.230 -> 0.212 ms; four blocks spill and are slower).
-        let attributes = if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
+        let attributes = if path.is_one_pass_scan() {
             scan_tiles::attributes()
         } else {
             String::new()
@@ -210,7 +215,7 @@ fn emit(
     path: Path,
 ) -> Result<(), CompileError> {
     let rank = variant.rank;
-    if matches!(path, Path::ScanTiles | Path::ScanTilesAhead) {
+    if path.is_one_pass_scan() {
         let Source::Stream(stream) = input_source(lower, r, layout, variant) else {
             return Err(CompileError::Unsupported {
                 backend: crate::BackendKind::Ptx,
