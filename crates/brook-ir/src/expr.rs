@@ -167,6 +167,9 @@ pub enum MathFun {
     Exp,
     Exp2,
     Floor,
+    /// `fma(a, b, c)`: `a * b + c` rounded once (IEEE 754 fusedMultiplyAdd, C99 `fma`). Asked
+    /// for by name only: no device contracts `a * b + c` on its own.
+    Fma,
     /// Remainder with the sign of `x` (C `fmod`).
     Fmod,
     /// `x - floor(x)`.
@@ -195,7 +198,7 @@ pub enum MathFun {
 }
 
 impl MathFun {
-    pub const ALL: [MathFun; 33] = [
+    pub const ALL: [MathFun; 34] = [
         MathFun::Abs,
         MathFun::Acos,
         MathFun::Asin,
@@ -210,6 +213,7 @@ impl MathFun {
         MathFun::Exp,
         MathFun::Exp2,
         MathFun::Floor,
+        MathFun::Fma,
         MathFun::Fmod,
         MathFun::Frac,
         MathFun::IsFinite,
@@ -248,6 +252,7 @@ impl MathFun {
             MathFun::Exp => "exp",
             MathFun::Exp2 => "exp2",
             MathFun::Floor => "floor",
+            MathFun::Fma => "fma",
             MathFun::Fmod => "fmod",
             MathFun::Frac => "frac",
             MathFun::IsFinite => "isfinite",
@@ -284,7 +289,7 @@ impl MathFun {
             | MathFun::Max
             | MathFun::Min
             | MathFun::Pow => 2,
-            MathFun::Clamp | MathFun::Lerp => 3,
+            MathFun::Clamp | MathFun::Fma | MathFun::Lerp => 3,
             _ => 1,
         }
     }

@@ -547,6 +547,7 @@ fn compute_rows(
     rows.push(("8x4-blocked matmul 4096^3".to_string(), t, rate, "GFLOP/s"));
     drop((a_parts, b_parts, c_parts));
     rows.push(group_tiled_row(program, device, &a, &b, n, flops)?);
+    rows.push(group_tiled_128_row(program, device, &a, &b, n, flops)?);
     rows.extend(search_rows(program, device)?);
     Ok(rows)
 }
@@ -630,6 +631,48 @@ fn group_tiled_row(
     let rate = flops / t.gpu / 1e9;
     Ok((
         "GroupSize-tiled matmul 4096^3".to_string(),
+        t,
+        rate,
+        "GFLOP/s",
+    ))
+}
+
+/// The register-blocked thread-group multiply (`tiled_matmul_128` in
+/// `examples/kernels/group_matmul.br`): 128 x 128 tiles of C, 8 x 8 sums a thread, `fma`.
+fn group_tiled_128_row(
+    program: &Program,
+    device: &Device,
+    a: &[f32],
+    b: &[f32],
+    n: usize,
+    flops: f64,
+) -> Result<(String, Timing, f64, &'static str), brook::Error> {
+    let rows_of_quads =
+        |m: &[f32]| -> Vec<[f32; 4]> { m.chunks(4).map(|q| [q[0], q[1], q[2], q[3]]).collect() };
+    let sa = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(a))?;
+    let sb = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(b))?;
+    let sc = Stream::<[f32; 4]>::new(device, &[n, n / 4])?;
+    let tiled = program
+        .kernel("tiled_matmul_128")?
+        .with_domain(&[0], &[n * n / 64]);
+    let quads = (n / 4) as i32;
+    let launch = || {
+        tiled
+            .launch(args![quads, quads, &sa, &sb, &sc])
+            .expect("tiled_matmul_128");
+    };
+    let t = measure_batched(device, 1, launch);
+    let c = sc.to_vec()?;
+    check_product(
+        a,
+        b,
+        n,
+        |i, j| c[i * (n / 4) + j / 4][j % 4],
+        "tiled_matmul_128",
+    );
+    let rate = flops / t.gpu / 1e9;
+    Ok((
+        "GroupSize 128x128-tiled matmul (fma) 4096^3".to_string(),
         t,
         rate,
         "GFLOP/s",

@@ -264,7 +264,10 @@ impl<'r> Gen<'r> {
                 Expr::Call(name, args(self, 1), ty)
             }
             6 => Expr::Call("fmod", args(self, 2), ty),
-            7 => Expr::Call("lerp", args(self, 3), ty),
+            7 => {
+                let name = self.rng.one_of(&["lerp", "fma"]);
+                Expr::Call(name, args(self, 3), ty)
+            }
             8 if ty.width > 1 => Expr::Call("normalize", args(self, 1), ty),
             9 if ty.width == 3 && ty.kind == ScalarKind::F32 => {
                 Expr::Call("cross", args(self, 2), ty)

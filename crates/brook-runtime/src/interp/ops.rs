@@ -173,6 +173,14 @@ fn float_map2(
     })
 }
 
+/// `a * b + c` rounded once, lane by lane.
+fn fused_multiply_add(a: &Num, b: &Num, c: &Num) -> Num {
+    map(a.ty, |i| match a.ty.kind {
+        ScalarKind::F32 => f32_bits(a.f32(i).mul_add(b.f32(i), c.f32(i))),
+        _ => a.f64(i).mul_add(b.f64(i), c.f64(i)).to_bits(),
+    })
+}
+
 fn classify(a: &Num, f32_test: impl Fn(f32) -> bool, f64_test: impl Fn(f64) -> bool) -> Num {
     map(a.ty.with_kind(ScalarKind::Bool), |i| {
         u64::from(match a.ty.kind {
@@ -306,6 +314,7 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
         MathFun::Exp => float_map(a, f32::exp, f64::exp),
         MathFun::Exp2 => float_map(a, f32::exp2, f64::exp2),
         MathFun::Floor => float_map(a, f32::floor, f64::floor),
+        MathFun::Fma => fused_multiply_add(a, &args[1], &args[2]),
         MathFun::Fmod => binary(BinaryOp::Rem, a, &args[1]),
         MathFun::Frac => float_map(a, |x| x - x.floor(), |x| x - x.floor()),
         MathFun::IsFinite => classify(a, f32::is_finite, f64::is_finite),

@@ -69,6 +69,7 @@ impl Lower<'_, '_> {
                 let scaled = l.b.ins().fmul(diff, v[2][i]);
                 l.b.ins().fadd(a[i], scaled)
             }),
+            MathFun::Fma => lanes(self, &mut |l, i| l.b.ins().fma(a[i], v[1][i], v[2][i])),
             MathFun::Sign => lanes(self, &mut |l, i| l.sign(kind, a[i])),
             MathFun::IsNan => lanes(self, &mut |l, i| {
                 l.b.ins().fcmp(FloatCC::Unordered, a[i], a[i])

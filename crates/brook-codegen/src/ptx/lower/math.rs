@@ -127,6 +127,7 @@ impl Lower<'_> {
                     let scaled = self.binary(BinaryOp::Mul, kind, diff, v[2][i]);
                     self.binary(BinaryOp::Add, kind, x, scaled)
                 }
+                MathFun::Fma => self.inst("fma.rn", kind, &[x, v[1][i], v[2][i]]),
                 MathFun::Sign => self.sign(kind, x),
                 MathFun::IsNan => {
                     let t = op_type(kind);

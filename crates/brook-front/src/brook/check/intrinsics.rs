@@ -49,7 +49,7 @@ pub fn lookup(name: &str) -> Option<Signature> {
             Signature::FloatMap(1)
         }
         "pow" | "fmod" | "atan2" => Signature::FloatMap(2),
-        "lerp" => Signature::FloatMap(3),
+        "lerp" | "fma" => Signature::FloatMap(3),
         "abs" | "sign" => Signature::NumericMap(1),
         "min" | "max" => Signature::NumericMap(2),
         "clamp" => Signature::NumericMap(3),
@@ -78,6 +78,7 @@ pub const NAMES: &[&str] = &[
     "exp",
     "exp2",
     "floor",
+    "fma",
     "fmod",
     "frac",
     "isfinite",

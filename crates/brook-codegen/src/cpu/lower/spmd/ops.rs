@@ -343,6 +343,16 @@ impl Spmd<'_, '_, '_> {
                 let scaled = t.gang_binary(BinaryOp::Mul, F32, diff, args[2][i]);
                 t.gang_binary(BinaryOp::Add, F32, a[i], scaled)
             }),
+            MathFun::Fma => each(self, &mut |t, i| {
+                let x = t.vectors(a[i], F32);
+                let y = t.vectors(args[1][i], F32);
+                let z = t.vectors(args[2][i], F32);
+                let mut fused = x;
+                for p in 0..parts {
+                    fused[p] = t.s.b.ins().fma(x[p], y[p], z[p]);
+                }
+                Leaf::Packed(fused)
+            }),
             MathFun::Max => each(self, &mut |t, i| t.min_max(a[i], args[1][i], true)),
             MathFun::Min => each(self, &mut |t, i| t.min_max(a[i], args[1][i], false)),
             MathFun::Clamp => each(self, &mut |t, i| {
