@@ -369,6 +369,26 @@ impl Place {
         out
     }
 
+    /// The place with each index expression replaced by `f` of it.
+    pub fn map_operands(&self, f: &mut impl FnMut(Handle<Expr>) -> Handle<Expr>) -> Place {
+        let root = match &self.root {
+            PlaceRoot::Scatter { param, indices } => PlaceRoot::Scatter {
+                param: *param,
+                indices: indices.iter().map(|&h| f(h)).collect(),
+            },
+            other => other.clone(),
+        };
+        let path = self
+            .path
+            .iter()
+            .map(|access| match *access {
+                Access::Index(h) => Access::Index(f(h)),
+                other => other,
+            })
+            .collect();
+        Place { root, path }
+    }
+
     pub fn local(local: Handle<Local>) -> Self {
         Place {
             root: PlaceRoot::Local(local),
@@ -473,6 +493,61 @@ impl ExprKind {
             | ExprKind::IndexOf(_)
             | ExprKind::Instance
             | ExprKind::InstanceInGroup => Vec::new(),
+        }
+    }
+
+    /// This expression with each operand replaced by `f` of it (the order of
+    /// [`ExprKind::operands`]).
+    pub fn map_operands(&self, f: &mut impl FnMut(Handle<Expr>) -> Handle<Expr>) -> ExprKind {
+        match self {
+            ExprKind::Compose(parts) => ExprKind::Compose(parts.iter().map(|&h| f(h)).collect()),
+            ExprKind::Math { fun, args } => ExprKind::Math {
+                fun: *fun,
+                args: args.iter().map(|&h| f(h)).collect(),
+            },
+            ExprKind::Gather { param, indices } => ExprKind::Gather {
+                param: *param,
+                indices: indices.iter().map(|&h| f(h)).collect(),
+            },
+            ExprKind::Load(place) => ExprKind::Load(place.map_operands(f)),
+            ExprKind::Splat(h) => ExprKind::Splat(f(*h)),
+            ExprKind::Convert(h) => ExprKind::Convert(f(*h)),
+            ExprKind::Field { base, index } => ExprKind::Field {
+                base: f(*base),
+                index: *index,
+            },
+            ExprKind::Component { base, index } => ExprKind::Component {
+                base: f(*base),
+                index: *index,
+            },
+            ExprKind::Swizzle { base, pattern } => ExprKind::Swizzle {
+                base: f(*base),
+                pattern: pattern.clone(),
+            },
+            ExprKind::Unary { op, arg } => ExprKind::Unary {
+                op: *op,
+                arg: f(*arg),
+            },
+            ExprKind::Binary { op, left, right } => ExprKind::Binary {
+                op: *op,
+                left: f(*left),
+                right: f(*right),
+            },
+            ExprKind::Select {
+                cond,
+                accept,
+                reject,
+            } => ExprKind::Select {
+                cond: f(*cond),
+                accept: f(*accept),
+                reject: f(*reject),
+            },
+            ExprKind::Literal(_)
+            | ExprKind::Input(_)
+            | ExprKind::Constant(_)
+            | ExprKind::IndexOf(_)
+            | ExprKind::Instance
+            | ExprKind::InstanceInGroup => self.clone(),
         }
     }
 }

@@ -104,6 +104,7 @@ pub fn gather_rows(
         constant,
         stores: stores_of(kernel),
         locals: HashMap::new(),
+        zero_start: false,
     };
     let mut found: Vec<(ParamId, Reach)> = Vec::new();
     for (index, param) in kernel.params.iter().enumerate() {
@@ -127,6 +128,52 @@ pub fn gather_rows(
         found.push((id, reach.unwrap_or(Reach(Some((0.0, -1.0))))));
     }
     found
+}
+
+/// Which array indices of a kernel are always within their array, so that a backend may use
+/// them without clamping (the clamp would change nothing). Each index is followed back through
+/// the expressions and locals it is computed from, as [`gather_rows`] follows rows, with
+/// `instanceInGroup().x` below the group's size and a local's reach including 0, its value
+/// before any store.
+pub struct IndexBounds<'k> {
+    walker: Option<Walker<'k>>,
+    kernel: &'k Kernel,
+}
+
+fn no_constant(_: ParamId) -> Option<f64> {
+    None
+}
+
+impl<'k> IndexBounds<'k> {
+    pub fn new(kernel: &'k Kernel) -> Self {
+        IndexBounds {
+            walker: None,
+            kernel,
+        }
+    }
+
+    /// Whether integer index `h` always lies in `0..len`.
+    pub fn within(&mut self, h: Handle<Expr>, len: u32) -> bool {
+        let kernel = self.kernel;
+        let walker = self.walker.get_or_insert_with(|| Walker {
+            kernel,
+            row_component: 0,
+            row: Reach::any(),
+            constant: &no_constant,
+            stores: stores_of(kernel),
+            locals: HashMap::new(),
+            zero_start: true,
+        });
+        let integer = kernel.exprs[h]
+            .ty
+            .value()
+            .is_some_and(|v| v.kind.is_integer() && v.width == 1);
+
+        match walker.scalar(h).0 {
+            Some((lo, hi)) => integer && lo >= 0.0 && hi <= f64::from(len) - 1.0,
+            None => false,
+        }
+    }
 }
 
 /// How a local is written: whole values, and values of single components.
@@ -160,6 +207,8 @@ fn stores_of(kernel: &Kernel) -> HashMap<Handle<Local>, Stores> {
                     walk(body, out);
                     walk(continuing, out);
                 }
+                // A collective's result is not followed.
+                Stmt::Collective(c) => out.entry(c.result).or_default().opaque = true,
                 _ => {}
             }
         }
@@ -180,6 +229,8 @@ struct Walker<'k> {
     /// Each local's reach per component; `None` while it is being worked out (a value that
     /// depends on itself is unbounded).
     locals: HashMap<Handle<Local>, Option<Vec<Reach>>>,
+    /// Whether a local's reach includes 0, the value it holds before its first store.
+    zero_start: bool,
 }
 
 impl Walker<'_> {
@@ -232,6 +283,17 @@ impl Walker<'_> {
                 self.position(width)
             }
             ExprKind::Instance => self.position(width),
+            ExprKind::InstanceInGroup => {
+                let threads = self
+                    .kernel
+                    .group_size
+                    .map_or(1, |g| g.iter().product::<u32>());
+                let mut lanes = vec![Reach::point(0.0); width];
+                if let Some(x) = lanes.first_mut() {
+                    *x = Reach::between(0.0, f64::from(threads.max(1) - 1));
+                }
+                lanes
+            }
             ExprKind::Compose(parts) => {
                 let parts = parts.clone();
                 parts.into_iter().flat_map(|p| self.vector(p)).collect()
@@ -276,8 +338,18 @@ impl Walker<'_> {
             }
             ExprKind::Binary { op, left, right } => {
                 let (op, left, right) = (*op, *left, *right);
+                let integer = self.kernel.exprs[left]
+                    .ty
+                    .value()
+                    .is_some_and(|v| v.kind.is_integer());
                 let (l, r) = (self.vector(left), self.vector(right));
-                l.iter().zip(&r).map(|(a, b)| binary(op, *a, *b)).collect()
+                l.iter()
+                    .zip(&r)
+                    .map(|(a, b)| match integer {
+                        true => integer_binary(op, *a, *b),
+                        false => binary(op, *a, *b),
+                    })
+                    .collect()
             }
             ExprKind::Select { accept, reject, .. } => {
                 let (accept, reject) = (*accept, *reject);
@@ -362,6 +434,10 @@ impl Walker<'_> {
             reach
                 .into_iter()
                 .map(|r| r.unwrap_or_else(Reach::any))
+                .map(|r| match self.zero_start {
+                    true => r.hull(Reach::point(0.0)),
+                    false => r,
+                })
                 .collect()
         };
         self.locals.insert(local, Some(reach.clone()));
@@ -391,6 +467,49 @@ fn literal(kind: ScalarKind, bits: u64) -> Reach {
         _ => bits as f64,
     };
     Reach::point(value)
+}
+
+/// [`binary`] on integers: also truncating division and remainder by a positive divisor, `&`
+/// with a non-negative operand, and `>>` of a non-negative value by a known count.
+fn integer_binary(op: BinaryOp, a: Reach, b: Reach) -> Reach {
+    let positive = |(r, _): (f64, f64)| r > 0.0;
+    match op {
+        BinaryOp::Div => a.with(b, |(p, q), (r, s)| {
+            if !positive((r, s)) {
+                return Reach::any();
+            }
+            let corners = [p / r, p / s, q / r, q / s].map(f64::trunc);
+            Reach::between(
+                corners.iter().copied().fold(f64::INFINITY, f64::min),
+                corners.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        }),
+        BinaryOp::Rem => a.with(b, |(p, q), (r, s)| {
+            if !positive((r, s)) {
+                return Reach::any();
+            }
+            match (p >= 0.0, q <= 0.0) {
+                _ if p >= 0.0 && q < r => Reach::between(p, q),
+                (true, _) => Reach::between(0.0, q.min(s - 1.0)),
+                (_, true) => Reach::between(p.max(1.0 - s), 0.0),
+                _ => Reach::between(1.0 - s, s - 1.0),
+            }
+        }),
+        BinaryOp::BitAnd => match (a.0, b.0) {
+            (Some((p, q)), Some((r, s))) if p >= 0.0 && r >= 0.0 => Reach::between(0.0, q.min(s)),
+            (_, Some((r, s))) if r >= 0.0 => Reach::between(0.0, s),
+            (Some((p, q)), _) if p >= 0.0 => Reach::between(0.0, q),
+            _ => Reach::any(),
+        },
+        BinaryOp::Shr => a.with(b, |(p, q), (r, s)| {
+            if p < 0.0 || r != s || !(0.0..31.0).contains(&r) {
+                return Reach::any();
+            }
+            let scale = 2f64.powi(r as i32);
+            Reach::between((p / scale).floor(), (q / scale).floor())
+        }),
+        _ => binary(op, a, b),
+    }
 }
 
 fn binary(op: BinaryOp, a: Reach, b: Reach) -> Reach {

@@ -5,7 +5,10 @@
 //!
 //! The result does exactly what the loop did, in the same order: each copy of the body is
 //! followed by the loop's `continuing` statements (the counter's increment), and only the tests,
-//! all known to pass but the last, are gone. So the bits of every result are unchanged.
+//! all known to pass but the last, are gone. So the bits of every result are unchanged. In each
+//! copy the body reads the counter as the literal it holds on that trip (new expressions,
+//! appended to the kernel's arena), so later passes see constants: an index `a[4 * i + 1]`
+//! becomes `a[4 * 2 + 1]` on the third trip, which an analysis of index ranges can bound.
 //!
 //! A loop is counted when:
 //! - the statement before it stores an integer literal into a local counter;
@@ -18,9 +21,11 @@
 //! - it runs between 1 and [`MAX_TRIPS`] times, and the copies stay within
 //!   [`MAX_UNROLLED_STATEMENTS`].
 
+use crate::arena::Arena;
 use crate::expr::{BinaryOp, ExprKind, Literal, Place, PlaceRoot, UnaryOp};
 use crate::module::{Kernel, Local, Type};
 use crate::stmt::{Block, Statement, Stmt};
+use crate::types::ValueType;
 use crate::{Expr, Handle};
 use std::collections::HashMap;
 
@@ -32,14 +37,16 @@ pub const MAX_UNROLLED_STATEMENTS: usize = 1024;
 /// The kernel with its counted loops unrolled, innermost first; `None` when it has none.
 pub fn unroll_counted_loops(kernel: &Kernel) -> Option<Kernel> {
     let mut changed = false;
-    let body = unroll_block(kernel, &kernel.body, &mut changed);
+    let mut exprs = kernel.exprs.clone();
+    let body = unroll_block(&mut exprs, &kernel.body, &mut changed);
     changed.then(|| Kernel {
         body,
+        exprs,
         ..kernel.clone()
     })
 }
 
-fn unroll_block(kernel: &Kernel, block: &Block, changed: &mut bool) -> Block {
+fn unroll_block(exprs: &mut Arena<Expr>, block: &Block, changed: &mut bool) -> Block {
     let mut out: Vec<Statement> = Vec::with_capacity(block.0.len());
     for statement in block.iter() {
         let stmt = match &statement.stmt {
@@ -49,14 +56,14 @@ fn unroll_block(kernel: &Kernel, block: &Block, changed: &mut bool) -> Block {
                 reject,
             } => Stmt::If {
                 cond: *cond,
-                accept: unroll_block(kernel, accept, changed),
-                reject: unroll_block(kernel, reject, changed),
+                accept: unroll_block(exprs, accept, changed),
+                reject: unroll_block(exprs, reject, changed),
             },
             Stmt::Loop { body, continuing } => {
-                let body = unroll_block(kernel, body, changed);
-                let continuing = unroll_block(kernel, continuing, changed);
-                let start = out.last().and_then(|before| counter_start(kernel, before));
-                if let Some(copies) = start.and_then(|s| unrolled(kernel, s, &body, &continuing)) {
+                let body = unroll_block(exprs, body, changed);
+                let continuing = unroll_block(exprs, continuing, changed);
+                let start = out.last().and_then(|before| counter_start(exprs, before));
+                if let Some(copies) = start.and_then(|s| unrolled(exprs, s, &body, &continuing)) {
                     *changed = true;
                     out.extend(copies);
                     continue;
@@ -74,12 +81,12 @@ fn unroll_block(kernel: &Kernel, block: &Block, changed: &mut bool) -> Block {
 }
 
 /// `counter = literal` before a loop: the counter and its first value.
-fn counter_start(kernel: &Kernel, before: &Statement) -> Option<(Handle<Local>, Literal)> {
+fn counter_start(exprs: &Arena<Expr>, before: &Statement) -> Option<(Handle<Local>, Literal)> {
     let Stmt::Store { place, value } = &before.stmt else {
         return None;
     };
     let local = plain_local(place)?;
-    Some((local, evaluate(kernel, *value, &HashMap::new())?))
+    Some((local, evaluate(exprs, *value, &HashMap::new())?))
 }
 
 fn plain_local(place: &Place) -> Option<Handle<Local>> {
@@ -92,42 +99,136 @@ fn plain_local(place: &Place) -> Option<Handle<Local>> {
 /// The loop written out once per trip (body then continuing, without the test), or `None`
 /// when it is not a counted loop within the limits.
 fn unrolled(
-    kernel: &Kernel,
+    exprs: &mut Arena<Expr>,
     (counter, first): (Handle<Local>, Literal),
     body: &Block,
     continuing: &Block,
 ) -> Option<Vec<Statement>> {
     let (test, rest) = body.0.split_first()?;
-    let test = LoopTest::of(kernel, test, counter)?;
+    let test = LoopTest::of(exprs, test, counter)?;
     let stepped = stepped_locals(continuing)?;
     if !stepped.contains(&counter) || writes_or_leaves(rest, &stepped) {
         return None;
     }
     let mut values = HashMap::from([(counter, first)]);
-    let mut trips = 0u64;
+    // The counter's value at the start of each trip.
+    let mut trips = Vec::new();
     while test.passes(values[&counter])? {
-        trips += 1;
-        if trips > MAX_TRIPS {
+        trips.push(values[&counter]);
+        if trips.len() as u64 > MAX_TRIPS {
             return None;
         }
         for statement in continuing.iter() {
             let Stmt::Store { place, value } = &statement.stmt else {
                 return None;
             };
-            let result = evaluate(kernel, *value, &values)?;
+            let result = evaluate(exprs, *value, &values)?;
             values.insert(plain_local(place)?, result);
         }
     }
     let per_trip = count_statements(rest) + count_statements(&continuing.0);
-    if trips == 0 || per_trip * trips as usize > MAX_UNROLLED_STATEMENTS {
+    if trips.is_empty() || per_trip * trips.len() > MAX_UNROLLED_STATEMENTS {
         return None;
     }
-    let mut copies = Vec::with_capacity(per_trip * trips as usize);
-    for _ in 0..trips {
-        copies.extend_from_slice(rest);
+    let mut copies = Vec::with_capacity(per_trip * trips.len());
+    for value in trips {
+        let mut at_trip = Substitution::new(exprs, counter, value);
+        copies.extend(rest.iter().map(|s| at_trip.statement(s)));
         copies.extend_from_slice(&continuing.0);
     }
     Some(copies)
+}
+
+/// Statements rewritten to read a local as a literal (the counter on one trip): expressions
+/// that read it are copied with the literal in its place; the others are shared.
+struct Substitution<'a> {
+    exprs: &'a mut Arena<Expr>,
+    counter: Handle<Local>,
+    literal: Handle<Expr>,
+    copied: HashMap<Handle<Expr>, Handle<Expr>>,
+}
+
+impl<'a> Substitution<'a> {
+    fn new(exprs: &'a mut Arena<Expr>, counter: Handle<Local>, value: Literal) -> Self {
+        let ty = Type::Value(ValueType::scalar(value.kind));
+        let literal = exprs.append(
+            Expr {
+                kind: ExprKind::Literal(value),
+                ty,
+            },
+            crate::expr::NO_SPAN,
+        );
+        Substitution {
+            exprs,
+            counter,
+            literal,
+            copied: HashMap::new(),
+        }
+    }
+
+    fn expr(&mut self, h: Handle<Expr>) -> Handle<Expr> {
+        if let Some(&done) = self.copied.get(&h) {
+            return done;
+        }
+        let original = self.exprs[h].clone();
+        let result = match &original.kind {
+            ExprKind::Load(place) if plain_local(place) == Some(self.counter) => self.literal,
+            kind => {
+                let mut changed = false;
+                let mapped = kind.map_operands(&mut |operand| {
+                    let new = self.expr(operand);
+                    changed |= new != operand;
+                    new
+                });
+                if changed {
+                    let span = self.exprs.span(h);
+                    self.exprs.append(
+                        Expr {
+                            kind: mapped,
+                            ty: original.ty,
+                        },
+                        span,
+                    )
+                } else {
+                    h
+                }
+            }
+        };
+        self.copied.insert(h, result);
+        result
+    }
+
+    fn block(&mut self, block: &Block) -> Block {
+        Block(block.iter().map(|s| self.statement(s)).collect())
+    }
+
+    fn statement(&mut self, statement: &Statement) -> Statement {
+        let stmt = match &statement.stmt {
+            Stmt::Store { place, value } => Stmt::Store {
+                place: place.map_operands(&mut |h| self.expr(h)),
+                value: self.expr(*value),
+            },
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => Stmt::If {
+                cond: self.expr(*cond),
+                accept: self.block(accept),
+                reject: self.block(reject),
+            },
+            Stmt::Loop { body, continuing } => Stmt::Loop {
+                body: self.block(body),
+                continuing: self.block(continuing),
+            },
+            // A collective's operands are left as they are (it reads the counter then).
+            other => other.clone(),
+        };
+        Statement {
+            stmt,
+            span: statement.span,
+        }
+    }
 }
 
 /// The loop's test: `counter CMP limit` (or `limit CMP counter`), leaving on false.
@@ -138,7 +239,7 @@ struct LoopTest {
 }
 
 impl LoopTest {
-    fn of(kernel: &Kernel, statement: &Statement, counter: Handle<Local>) -> Option<LoopTest> {
+    fn of(exprs: &Arena<Expr>, statement: &Statement, counter: Handle<Local>) -> Option<LoopTest> {
         let Stmt::If {
             cond,
             accept,
@@ -157,14 +258,14 @@ impl LoopTest {
         if !accept.is_empty() || !leaves {
             return None;
         }
-        let ExprKind::Binary { op, left, right } = kernel.exprs[*cond].kind else {
+        let ExprKind::Binary { op, left, right } = exprs[*cond].kind else {
             return None;
         };
-        let reads_counter = |h: Handle<Expr>| match &kernel.exprs[h].kind {
+        let reads_counter = |h: Handle<Expr>| match &exprs[h].kind {
             ExprKind::Load(place) => plain_local(place) == Some(counter),
             _ => false,
         };
-        let literal = |h: Handle<Expr>| match kernel.exprs[h].kind {
+        let literal = |h: Handle<Expr>| match exprs[h].kind {
             ExprKind::Literal(l) if l.kind.is_integer() => Some(l),
             _ => None,
         };
@@ -259,11 +360,11 @@ fn count_statements(statements: &[Statement]) -> usize {
 /// The value of an integer expression built from literals, known locals, negation, `+`, `-`
 /// and `*`.
 fn evaluate(
-    kernel: &Kernel,
+    exprs: &Arena<Expr>,
     h: Handle<Expr>,
     values: &HashMap<Handle<Local>, Literal>,
 ) -> Option<Literal> {
-    let expr = &kernel.exprs[h];
+    let expr = &exprs[h];
     let kind = match expr.ty {
         Type::Value(v) if v.width == 1 && v.kind.is_integer() => v.kind,
         _ => return None,
@@ -275,12 +376,12 @@ fn evaluate(
             op: UnaryOp::Neg,
             arg,
         } => {
-            let a = evaluate(kernel, *arg, values)?.bits as i64;
+            let a = evaluate(exprs, *arg, values)?.bits as i64;
             Some(Literal::int(kind, a.wrapping_neg()))
         }
         ExprKind::Binary { op, left, right } => {
-            let a = evaluate(kernel, *left, values)?.bits as i64;
-            let b = evaluate(kernel, *right, values)?.bits as i64;
+            let a = evaluate(exprs, *left, values)?.bits as i64;
+            let b = evaluate(exprs, *right, values)?.bits as i64;
             let value = match op {
                 BinaryOp::Add => a.wrapping_add(b),
                 BinaryOp::Sub => a.wrapping_sub(b),

@@ -56,7 +56,8 @@ pub trait ExprWalk<'ir>: Target<'ir> + Sized {
                     let kind = self.expr_kind(h);
                     let i = self.scalar(h)?;
                     let size = module.layout(&elem).size;
-                    addr = self.array_element(addr, kind, i, len, size);
+                    let in_range = self.index_within(h, len);
+                    addr = self.array_element(addr, kind, i, (len, size), in_range);
                     *ty = *elem;
                 }
             }

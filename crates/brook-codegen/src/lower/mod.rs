@@ -167,18 +167,23 @@ pub trait Target<'ir> {
     /// `base + index * size`: an element's address.
     fn element_address(&mut self, base: Self::Leaf, index: Self::Leaf, size: u32) -> Self::Leaf;
     /// The address of element `i` (a scalar of `kind`) of an array of `len` elements of
-    /// `size` bytes at `base`, the index clamped to the array. A target may compute it
-    /// narrower where the kind allows; the default goes through machine-word indices.
+    /// `size` bytes at `base`, the index clamped to the array unless `in_range` (proven by
+    /// [`Target::index_within`]). A target may compute it narrower where the kind allows; the
+    /// default goes through machine-word indices.
     fn array_element(
         &mut self,
         base: Self::Leaf,
         kind: ScalarKind,
         i: Self::Leaf,
-        len: u32,
-        size: u32,
+        (len, size): (u32, u32),
+        in_range: bool,
     ) -> Self::Leaf {
-        array_element_by_word(self, base, kind, i, len, size)
+        array_element_by_word(self, base, kind, i, (len, size), in_range)
     }
+
+    /// Whether index expression `h` always lies in `0..len`, so that its clamp would change
+    /// nothing ([`brook_ir::footprint::IndexBounds`], kept by the target for its kernel).
+    fn index_within(&mut self, h: Handle<Expr>, len: u32) -> bool;
 
     // ---- The launch.
 
@@ -290,17 +295,21 @@ pub trait Target<'ir> {
 }
 
 /// [`Target::array_element`] through machine-word indices: the index converted, clamped to
-/// `[0, len - 1]`, scaled and added.
+/// `[0, len - 1]` unless `in_range`, scaled and added.
 pub fn array_element_by_word<'ir, T: Target<'ir> + ?Sized>(
     t: &mut T,
     base: T::Leaf,
     kind: ScalarKind,
     i: T::Leaf,
-    len: u32,
-    size: u32,
+    (len, size): (u32, u32),
+    in_range: bool,
 ) -> T::Leaf {
     let i = t.to_index(kind, i);
-    let extent = t.index_constant(u64::from(len));
-    let clamped = t.clamp_index(i, extent);
-    t.element_address(base, clamped, size)
+    let at = if in_range {
+        i
+    } else {
+        let extent = t.index_constant(u64::from(len));
+        t.clamp_index(i, extent)
+    };
+    t.element_address(base, at, size)
 }

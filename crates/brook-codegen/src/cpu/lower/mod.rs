@@ -96,6 +96,8 @@ pub struct Lower<'a, 'f> {
     /// The address of the launch's parameter block (every function's first argument).
     pub param_block: Value,
     memo: HashMap<Handle<Expr>, Vec<Value>>,
+    /// Which array indices need no clamp.
+    pub(crate) bounds: brook_ir::footprint::IndexBounds<'a>,
     induction: crate::lower::induction::Induction<Value, Variable>,
     sigs: HashMap<super::helpers::HelperSig, SigRef>,
 }
@@ -122,6 +124,7 @@ impl<'a, 'f> Lower<'a, 'f> {
             cursors: Vec::new(),
             param_block,
             memo: HashMap::new(),
+            bounds: brook_ir::footprint::IndexBounds::new(kernel),
             induction: Default::default(),
             sigs: HashMap::new(),
         }

@@ -39,6 +39,10 @@ impl<'a> Target<'a> for Lower<'a, '_> {
         &mut self.memo
     }
 
+    fn index_within(&mut self, h: Handle<Expr>, len: u32) -> bool {
+        self.bounds.within(h, len)
+    }
+
     fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
         Lower::unsupported(self, h, what)
     }

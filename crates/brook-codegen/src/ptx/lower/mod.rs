@@ -65,6 +65,8 @@ pub struct Lower<'a> {
     /// Element bindings and their streams, whose addresses follow the position.
     pub elements: Vec<(Reg, StreamRef)>,
     memo: HashMap<Handle<Expr>, Vec<Reg>>,
+    /// Which array indices need no clamp.
+    bounds: brook_ir::footprint::IndexBounds<'a>,
     induction: crate::lower::induction::Induction<Reg, Reg>,
     /// Helper functions (`.func`) the body calls, by name.
     pub helpers: Vec<&'static str>,
@@ -87,6 +89,7 @@ impl<'a> Lower<'a> {
             ret,
             elements: Vec::new(),
             memo: HashMap::new(),
+            bounds: brook_ir::footprint::IndexBounds::new(kernel),
             induction: Default::default(),
             helpers: Vec::new(),
         }

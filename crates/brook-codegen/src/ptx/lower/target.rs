@@ -29,6 +29,10 @@ impl<'a> Target<'a> for Lower<'a> {
         &mut self.memo
     }
 
+    fn index_within(&mut self, h: Handle<Expr>, len: u32) -> bool {
+        self.bounds.within(h, len)
+    }
+
     fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
         Lower::unsupported(self, h, what)
     }
@@ -89,9 +93,22 @@ impl<'a> Target<'a> for Lower<'a> {
 
     /// 32-bit indices (`int`, `uint`) are clamped in 32 bits and widened once by the
     /// multiply-add (64-bit integer arithmetic is several instructions each on the GPU).
-    fn array_element(&mut self, base: Reg, kind: ScalarKind, i: Reg, len: u32, size: u32) -> Reg {
+    fn array_element(
+        &mut self,
+        base: Reg,
+        kind: ScalarKind,
+        i: Reg,
+        (len, size): (u32, u32),
+        in_range: bool,
+    ) -> Reg {
         let last = len.saturating_sub(1);
         match kind {
+            ScalarKind::I32 | ScalarKind::U32 if in_range => {
+                let sign = if kind == ScalarKind::I32 { "s" } else { "u" };
+                self.e.compute(Class::B64, |r| {
+                    format!("mad.wide.{sign}32 {r}, {i}, {size}, {base}")
+                })
+            }
             ScalarKind::I32 => {
                 let low = self
                     .e
@@ -111,7 +128,7 @@ impl<'a> Target<'a> for Lower<'a> {
                     format!("mad.wide.u32 {r}, {clamped}, {size}, {base}")
                 })
             }
-            _ => crate::lower::array_element_by_word(self, base, kind, i, len, size),
+            _ => crate::lower::array_element_by_word(self, base, kind, i, (len, size), in_range),
         }
     }
 

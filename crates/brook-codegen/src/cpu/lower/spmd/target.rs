@@ -44,6 +44,10 @@ impl<'a> Target<'a> for Spmd<'_, 'a, '_> {
         &mut self.memo
     }
 
+    fn index_within(&mut self, h: Handle<Expr>, len: u32) -> bool {
+        self.s.bounds.within(h, len)
+    }
+
     fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
         self.s.unsupported(h, what)
     }
