@@ -79,12 +79,9 @@ fn zero_shared(lower: &mut Lower<'_>, group_size: u32) {
             .e
             .compute(Class::Pred, |r| format!("setp.ge.u32 {r}, {word}, {words}"));
         lower.e.bra_if(finished, done);
-        let wide = lower
-            .e
-            .compute(Class::B64, |r| format!("mul.wide.u32 {r}, {word}, 4"));
         let at = lower
             .e
-            .compute(Class::B64, |r| format!("add.u64 {r}, {addr}, {wide}"));
+            .compute(Class::B32, |r| format!("mad.lo.u32 {r}, {word}, 4, {addr}"));
         lower.e.op(format!("st.shared.u32 [{at}], 0"));
         lower.e.op(format!("add.u32 {word}, {word}, {group_size}"));
         lower.e.bra(head);

@@ -212,6 +212,18 @@ impl Lower<'_> {
 
     /// `base + index * size`: an element's (64-bit) address.
     pub fn element_address(&mut self, base: Reg, index: Reg, size: u32) -> Reg {
+        if base.class == Class::B32 {
+            // A shared-memory address: 32 bits, wrapping like the hardware's.
+            let index = match index.class {
+                Class::B64 => self
+                    .e
+                    .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {index}")),
+                _ => index,
+            };
+            return self.e.compute(Class::B32, |r| {
+                format!("mad.lo.u32 {r}, {index}, {size}, {base}")
+            });
+        }
         let mad = match self.index {
             IndexWidth::Wide => "mad.lo.u64",
             IndexWidth::Narrow => "mad.wide.u32",

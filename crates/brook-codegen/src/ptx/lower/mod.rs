@@ -280,12 +280,13 @@ impl<'a> Lower<'a> {
                 let shared = local.shared && groups;
                 // 16: a vector element of an array is then aligned for `ld.v4`/`ld.v2`.
                 let name = self.e.memory(shared, size, layout.align.max(16));
-                let raw = self.e.mov_imm(Class::B64, &name);
                 // Shared memory is read and written with `ld.shared`/`st.shared` at its own
-                // addresses (no generic-to-shared check per access); local arrays generically.
+                // 32-bit addresses (no generic-to-shared check per access, and offsets that
+                // ptxas folds into the access); local arrays generically.
                 let addr = if shared {
-                    raw
+                    self.e.mov_imm(Class::B32, &name)
                 } else {
+                    let raw = self.e.mov_imm(Class::B64, &name);
                     self.e
                         .compute(Class::B64, |r| format!("cvta.local.u64 {r}, {raw}"))
                 };

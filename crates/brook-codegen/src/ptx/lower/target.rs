@@ -103,6 +103,29 @@ impl<'a> Target<'a> for Lower<'a> {
     ) -> Reg {
         let last = len.saturating_sub(1);
         match kind {
+            ScalarKind::I32 | ScalarKind::U32 if base.class == Class::B32 => {
+                // A shared array: 32-bit addresses.
+                let at = if in_range {
+                    i
+                } else {
+                    let low = match kind {
+                        ScalarKind::I32 => self
+                            .e
+                            .compute(Class::B32, |r| format!("max.s32 {r}, {i}, 0")),
+                        _ => i,
+                    };
+                    let t = if kind == ScalarKind::I32 {
+                        "s32"
+                    } else {
+                        "u32"
+                    };
+                    self.e
+                        .compute(Class::B32, |r| format!("min.{t} {r}, {low}, {last}"))
+                };
+                self.e.compute(Class::B32, |r| {
+                    format!("mad.lo.u32 {r}, {at}, {size}, {base}")
+                })
+            }
             ScalarKind::I32 | ScalarKind::U32 if in_range => {
                 let sign = if kind == ScalarKind::I32 { "s" } else { "u" };
                 self.e.compute(Class::B64, |r| {
