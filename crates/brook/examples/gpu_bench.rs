@@ -594,7 +594,45 @@ fn search_rows(
         let rate = count as f64 / t.gpu / 1e9;
         rows.push((what.to_string(), t, rate, "Gkeys/s"));
     }
+    rows.push(staged_search_row(program, device, (&sk, &sq, &found), &queries)?);
     Ok(rows)
+}
+
+/// The lower bound with 4096 splitters staged in each group's shared memory
+/// (`search_splitters`, then `staged_lower_bound`, both timed), each result checked.
+fn staged_search_row(
+    program: &Program,
+    device: &Device,
+    (keys, queries, found): (&Stream<f32>, &Stream<f32>, &Stream<f32>),
+    query_values: &[f32],
+) -> Result<(String, Timing, f64, &'static str), brook::Error> {
+    let count = query_values.len();
+    let step = count.div_ceil(4096) as i32;
+    let splitters = Stream::<[f32; 4]>::new(device, &[1024])?;
+    let split = program.kernel("search_splitters")?;
+    let search = program.kernel("staged_lower_bound")?;
+    found.read(&vec![0.0; count])?;
+    let t = measure(device, || {
+        split
+            .launch(args![keys, count as i32, step, &splitters])
+            .expect("search_splitters");
+        search
+            .launch(args![queries, keys, &splitters, found, count as i32, step])
+            .expect("staged_lower_bound");
+    });
+    let at = found.to_vec()?;
+    for i in (0..count).step_by(9973) {
+        let q = query_values[i];
+        let want = if q.fract() == 0.0 { q } else { -1.0 };
+        assert_eq!(at[i], want, "staged_lower_bound of {q}");
+    }
+    let rate = count as f64 / t.gpu / 1e9;
+    Ok((
+        "binary search, splitters in shared memory".to_string(),
+        t,
+        rate,
+        "Gkeys/s",
+    ))
 }
 
 /// The Brook+ thread-group multiply tiled through shared memory
