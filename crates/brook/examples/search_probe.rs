@@ -1,7 +1,8 @@
-//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, then the
-//! lower bound) of 2^24 queries in 2^24 sorted keys a few times each on the first GPU (for a
-//! profiler), as `gpu_bench` does:
-//! `cargo run --release -p brook-lang --example search_probe`.
+//! Runs the binary searches of `examples/kernels/binary_search.br` (seed 001's walk, the lower
+//! bound, and the lower bound with splitters in shared memory) of 2^24 queries in 2^24 sorted
+//! keys a few times each on the first GPU (for a profiler), as `gpu_bench` does:
+//! `cargo run --release -p brook-lang --example search_probe [STRIDE...]`; each STRIDE (a
+//! multiple of 256, default 98304) is a thread count for `staged_lower_bound`.
 use brook::{args, Device, Program, Stream};
 use std::time::Instant;
 
@@ -32,6 +33,38 @@ fn main() -> Result<(), brook::Error> {
             }
             found.finish()?;
             println!("{name} 2^24: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let mut strides: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|s| s.parse().expect("a thread count"))
+        .collect();
+    if strides.is_empty() {
+        strides.push(98_304);
+    }
+    let step = (count / 4096) as i32;
+    let splitters = Stream::<[f32; 4]>::new(&device, &[1024])?;
+    let split = program.kernel("search_splitters")?;
+    for stride in strides {
+        let search = program
+            .kernel("staged_lower_bound")?
+            .with_domain(&[0], &[stride]);
+        for _ in 0..3 {
+            let t = Instant::now();
+            split.launch(args![&keys, count as i32, step, &splitters])?;
+            search.launch(args![
+                &queries,
+                &keys,
+                &splitters,
+                &found,
+                count as i32,
+                step,
+                count as i32,
+                stride as i32
+            ])?;
+            found.finish()?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            println!("staged_lower_bound over {stride} threads 2^24: {ms:.3} ms");
         }
     }
     Ok(())

@@ -2,9 +2,9 @@
 //! `staged_lower_bound` in `examples/kernels/binary_search.br`, `gpu_bench`'s "binary search,
 //! splitters in shared memory") on every device: for sorted keys with duplicates, of a count
 //! that is not a multiple of the 4096 splitters (so the last splitters stand past the end),
-//! and queries below, between, on and above the keys (whole groups of 256), each result is the
-//! host's lower bound (the first key not below the query, when it equals the query; else -1)
-//! and the interpreter's.
+//! and queries below, between, on and above the keys (more queries than threads, not a multiple
+//! of them), each result is the host's lower bound (the first key not below the query, when it
+//! equals the query; else -1) and the interpreter's.
 
 use brook::{args, Device, Program, Stream};
 
@@ -27,6 +27,8 @@ fn run(device: &Device, keys: &[f32], queries: &[f32]) -> Vec<f32> {
     let step = count.div_ceil(SPLITTERS);
     let sk = Stream::from_slice(device, &[count], keys).expect("keys");
     let sq = Stream::from_slice(device, &[queries.len()], queries).expect("queries");
+    // Two groups of 256 threads, each answering every 512th query.
+    let stride = 512;
     let splitters = Stream::<[f32; 4]>::new(device, &[SPLITTERS / 4]).expect("splitters");
     let found = Stream::<f32>::new(device, &[queries.len()]).expect("found");
     program
@@ -37,7 +39,17 @@ fn run(device: &Device, keys: &[f32], queries: &[f32]) -> Vec<f32> {
     program
         .kernel("staged_lower_bound")
         .expect("staged_lower_bound")
-        .launch(args![&sq, &sk, &splitters, &found, count as i32, step as i32])
+        .with_domain(&[0], &[stride])
+        .launch(args![
+            &sq,
+            &sk,
+            &splitters,
+            &found,
+            count as i32,
+            step as i32,
+            queries.len() as i32,
+            stride as i32
+        ])
         .unwrap_or_else(|e| panic!("{}: {e}", device.info()));
     found.to_vec().expect("found")
 }
@@ -46,11 +58,19 @@ fn run(device: &Device, keys: &[f32], queries: &[f32]) -> Vec<f32> {
 fn staged_lower_bound_finds_what_the_host_finds_on_every_device() {
     // 20011 keys: runs of equal keys, gaps, a step of 5 keys per splitter.
     let keys: Vec<f32> = (0..20011u32).map(|i| (i / 3 * 2) as f32).collect();
-    // 3072 queries: whole groups of 256 (every thread stages its share of the splitters).
-    let mut queries: Vec<f32> = (0..3064u32)
+    let mut queries: Vec<f32> = (0..3000u32)
         .map(|i| ((i as u64 * 2_654_435_761) % 14000) as f32 - 100.0)
         .collect();
-    queries.extend([-1.0, 0.0, 0.5, 13338.0, 13340.0, 1e9, keys[20010], keys[20009] + 1.0]);
+    queries.extend([
+        -1.0,
+        0.0,
+        0.5,
+        13338.0,
+        13340.0,
+        1e9,
+        keys[20010],
+        keys[20009] + 1.0,
+    ]);
     let want: Vec<f32> = queries.iter().map(|&q| host_search(&keys, q)).collect();
     assert!(want.iter().filter(|&&w| w >= 0.0).count() > 1000);
     let reference = run(&Device::interp(), &keys, &queries);
@@ -63,7 +83,7 @@ fn staged_lower_bound_finds_what_the_host_finds_on_every_device() {
 #[test]
 fn fewer_keys_than_splitters() {
     let keys: Vec<f32> = (0..100u32).map(|i| i as f32 * 0.5).collect();
-    let queries: Vec<f32> = (0..256u32).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let queries: Vec<f32> = (0..300u32).map(|i| i as f32 * 0.25 - 3.0).collect();
     let want: Vec<f32> = queries.iter().map(|&q| host_search(&keys, q)).collect();
     for device in Device::all() {
         assert_eq!(run(&device, &keys, &queries), want, "{}", device.info());
