@@ -1,7 +1,7 @@
-//! Scans a 2^28-float stream and 8192 rows of 8192 floats a few times on the first GPU (for a
-//! profiler): `cargo run --release -p brook-lang --example scan_probe`.
+//! Scans a 2^28-float stream and 8192 rows of 8192 floats on the first GPU (for a profiler),
+//! printing the median of 11 samples of 10 scans on the GPU clock, as `gpu_bench` times them:
+//! `cargo run --release -p brook-lang --example scan_probe`.
 use brook::{Device, Program, Stream};
-use std::time::Instant;
 
 fn main() -> Result<(), brook::Error> {
     let Some(device) = Device::all().into_iter().find(|d| d.type_name() == "cuda") else {
@@ -18,12 +18,19 @@ fn main() -> Result<(), brook::Error> {
         let data: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01).collect();
         let input = Stream::from_slice(&device, &shape, &data)?;
         let output = Stream::<f32>::new(&device, &shape)?;
-        for _ in 0..3 {
-            let t = Instant::now();
-            sum.scan(&input, &output)?;
-            output.finish()?;
-            println!("{shape:?}: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+        let run = || sum.scan(&input, &output).map(|_| ());
+        run()?;
+        let mut times = Vec::new();
+        for _ in 0..11 {
+            let mut result = Ok(());
+            let t = device
+                .gpu_time(|| result = (0..10).try_for_each(|_| run()))
+                .expect("a CUDA device has a GPU clock")?;
+            result?;
+            times.push(t.as_secs_f64() / 10.0);
         }
+        times.sort_by(f64::total_cmp);
+        println!("{shape:?}: {:.3} ms", times[5] * 1e3);
     }
     Ok(())
 }
