@@ -168,7 +168,6 @@ impl<'k> IndexBounds<'k> {
             .ty
             .value()
             .is_some_and(|v| v.kind.is_integer() && v.width == 1);
-
         match walker.scalar(h).0 {
             Some((lo, hi)) => integer && lo >= 0.0 && hi <= f64::from(len) - 1.0,
             None => false,
@@ -488,11 +487,16 @@ fn integer_binary(op: BinaryOp, a: Reach, b: Reach) -> Reach {
             if !positive((r, s)) {
                 return Reach::any();
             }
-            match (p >= 0.0, q <= 0.0) {
-                _ if p >= 0.0 && q < r => Reach::between(p, q),
-                (true, _) => Reach::between(0.0, q.min(s - 1.0)),
-                (_, true) => Reach::between(p.max(1.0 - s), 0.0),
-                _ => Reach::between(1.0 - s, s - 1.0),
+            // The result has the dividend's sign, is below the divisor in size, and is the
+            // dividend itself when that is below every divisor.
+            if p >= 0.0 && q < r {
+                Reach::between(p, q)
+            } else if p >= 0.0 {
+                Reach::between(0.0, q.min(s - 1.0))
+            } else if q <= 0.0 {
+                Reach::between(p.max(1.0 - s), 0.0)
+            } else {
+                Reach::between(1.0 - s, s - 1.0)
             }
         }),
         BinaryOp::BitAnd => match (a.0, b.0) {
