@@ -103,3 +103,21 @@ fn unsigned_arithmetic_that_would_wrap_needs_every_row() {
     // Away from row 0 the subtraction cannot wrap.
     assert_eq!(rows(source, 1, 0, (10, 20), 100), Some((7, 21)));
 }
+
+#[test]
+fn a_local_read_before_its_first_store_reads_row_zero() {
+    // `y` is 0 at the first gather, then the instance's row.
+    let source = "kernel void s(float g[][], out float r<>) {
+        float y;
+        float first = g[y][0.0f];
+        y = indexof(r).y;
+        r = first + g[y][0.0f];
+    }";
+    assert_eq!(rows(source, 2, 0, (40, 60), 100), Some((0, 61)));
+    // Stored before any read: only the block's rows and their neighbours.
+    let stored_first = "kernel void s(float g[][], out float r<>) {
+        float y = indexof(r).y;
+        r = g[y][0.0f];
+    }";
+    assert_eq!(rows(stored_first, 2, 0, (40, 60), 100), Some((39, 61)));
+}

@@ -6,10 +6,12 @@
 //! (its slowest-axis index) back through the expressions and the locals it was computed from,
 //! in interval arithmetic: the instance's row (`indexof(out)`, `instance()` on the domain's
 //! slowest axis) is the block's rows, a literal or a constant parameter's value a point, and
-//! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both) and roundings follow. So
-//! `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows 0..10 is 0..9. Anything it
-//! cannot bound (a loop counter, a gathered value, a division, an integer interval its type
-//! cannot hold, which would wrap) makes the whole array needed.
+//! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both), roundings and integer `/`,
+//! `%`, `&`, `>>` follow. A local's reach is the hull of every value stored into it, and 0
+//! (the value every local starts with) unless each read of it follows a store of the whole of
+//! it ([`crate::scope`]). So `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows
+//! 0..10 is 0..9. Anything it cannot bound (a loop counter, a gathered value, a float division,
+//! an integer interval its type cannot hold, which would wrap) makes the whole array needed.
 //!
 //! The interval bounds the index value before a gather rounds (`floor(f + 0.25)`) and clamps
 //! it; [`Reach::rows`] widens it by a row each side and clamps it to the array.
@@ -104,7 +106,7 @@ pub fn gather_rows(
         constant,
         stores: stores_of(kernel),
         locals: HashMap::new(),
-        zero_start: false,
+        initial_read: initial_read(kernel),
     };
     let mut found: Vec<(ParamId, Reach)> = Vec::new();
     for (index, param) in kernel.params.iter().enumerate() {
@@ -133,8 +135,7 @@ pub fn gather_rows(
 /// Which array indices of a kernel are always within their array, so that a backend may use
 /// them without clamping (the clamp would change nothing). Each index is followed back through
 /// the expressions and locals it is computed from, as [`gather_rows`] follows rows, with
-/// `instanceInGroup().x` below the group's size and a local's reach including 0, its value
-/// before any store.
+/// `instanceInGroup().x` below the group's size.
 pub struct IndexBounds<'k> {
     walker: Option<Walker<'k>>,
     kernel: &'k Kernel,
@@ -162,7 +163,7 @@ impl<'k> IndexBounds<'k> {
             constant: &no_constant,
             stores: stores_of(kernel),
             locals: HashMap::new(),
-            zero_start: true,
+            initial_read: initial_read(kernel),
         });
         let integer = kernel.exprs[h]
             .ty
@@ -173,6 +174,16 @@ impl<'k> IndexBounds<'k> {
             None => false,
         }
     }
+}
+
+/// Per local, whether a read may see the 0 it starts with: every local but those
+/// [`crate::scope::scoped_locals`] finds, whose first reference in their block stores the
+/// whole of them.
+fn initial_read(kernel: &Kernel) -> Vec<bool> {
+    crate::scope::scoped_locals(kernel)
+        .into_iter()
+        .map(|scoped| scoped.is_none())
+        .collect()
 }
 
 /// How a local is written: whole values, and values of single components.
@@ -228,8 +239,9 @@ struct Walker<'k> {
     /// Each local's reach per component; `None` while it is being worked out (a value that
     /// depends on itself is unbounded).
     locals: HashMap<Handle<Local>, Option<Vec<Reach>>>,
-    /// Whether a local's reach includes 0, the value it holds before its first store.
-    zero_start: bool,
+    /// Per local, whether it may be read before its first store (then holding 0, as every
+    /// local starts): its reach includes 0.
+    initial_read: Vec<bool>,
 }
 
 impl Walker<'_> {
@@ -433,9 +445,9 @@ impl Walker<'_> {
             reach
                 .into_iter()
                 .map(|r| r.unwrap_or_else(Reach::any))
-                .map(|r| match self.zero_start {
-                    true => r.hull(Reach::point(0.0)),
-                    false => r,
+                .map(|r| match self.initial_read.get(local.index()) {
+                    Some(false) => r,
+                    _ => r.hull(Reach::point(0.0)),
                 })
                 .collect()
         };

@@ -33,6 +33,15 @@ kernel void behind(float g[], out float r<>)
     r = g[i - 1u] * 2.0f;
 }
 
+kernel void first_row(float g[][], out float r<>)
+{
+    float y;
+    float x = indexof(r).x;
+    float top = g[y][x];
+    y = indexof(r).y;
+    r = top + g[y][x];
+}
+
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 
 reduce void product(float4 a<>, reduce float4 m<>)
@@ -108,6 +117,24 @@ fn a_gather_index_that_wraps_reaches_the_far_end() {
         saxpy.launch(args![3.0f32, &x, &x, &a]).expect("saxpy");
         let r = Stream::<f32>::new(d, &[n]).expect("r");
         behind.launch(args![&a, &r]).expect("behind");
+        bits(&r.to_vec().expect("r"))
+    });
+}
+
+/// `y` is read before its first store, so it is 0 there (every local starts at 0): every
+/// member must fetch row 0, which the first member wrote.
+#[test]
+fn a_local_read_before_its_store_reaches_row_zero() {
+    let program = program();
+    let (h, w) = (64, 8);
+    same_on_groups(|d| {
+        let saxpy = program.kernel("saxpy").expect("saxpy");
+        let first_row = program.kernel("first_row").expect("first_row");
+        let x = Stream::from_slice(d, &[h, w], &wobbly(h * w, 5)).expect("x");
+        let a = Stream::<f32>::new(d, &[h, w]).expect("a");
+        saxpy.launch(args![3.0f32, &x, &x, &a]).expect("saxpy");
+        let r = Stream::<f32>::new(d, &[h, w]).expect("r");
+        first_row.launch(args![&a, &r]).expect("first_row");
         bits(&r.to_vec().expect("r"))
     });
 }
