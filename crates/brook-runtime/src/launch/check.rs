@@ -61,6 +61,11 @@ impl Checker<'_, '_> {
         for index in 0..self.args.len() {
             bound.push(self.bind(index, &shapes)?);
         }
+        let warnings = self
+            .uninitialized_inputs()
+            .into_iter()
+            .chain(self.partial_group(&shapes.region))
+            .collect();
         Ok(Checked {
             device,
             domain: shapes.domain,
@@ -68,7 +73,28 @@ impl Checker<'_, '_> {
             reduction_tile: shapes.reduction_tile,
             scan,
             bound,
-            warnings: self.uninitialized_inputs(),
+            warnings,
+        })
+    }
+
+    /// A thread-group kernel with a shared array over instances that are not a whole number
+    /// of groups: the last group's threads past the domain do not run, so their shares of the
+    /// shared array hold 0 (a program whose every thread stages a share reads those).
+    fn partial_group(&self, region: &ExecRegion) -> Option<String> {
+        let threads: usize = self
+            .kernel
+            .group_size?
+            .iter()
+            .map(|&t| t as usize)
+            .product();
+        let instances: usize = region.size.iter().product();
+        let shares = self.kernel.locals.iter().any(|(_, l)| l.shared);
+        (shares && threads > 1 && instances % threads != 0).then(|| {
+            format!(
+                "kernel `{}`: Kernel Execution: {instances} instances are not a whole number of thread groups of {threads}: the last group has {} threads, and the shares of the shared array that its missing threads would write hold 0",
+                self.kernel.name,
+                instances % threads
+            )
         })
     }
 
