@@ -89,7 +89,7 @@ impl Checker<'_, '_> {
             .product();
         let instances: usize = region.size.iter().product();
         let shares = self.kernel.locals.iter().any(|(_, l)| l.shared);
-        (shares && threads > 1 && instances % threads != 0).then(|| {
+        (shares && threads > 1 && !instances.is_multiple_of(threads)).then(|| {
             format!(
                 "kernel `{}`: Kernel Execution: {instances} instances are not a whole number of thread groups of {threads}: the last group has {} threads, and the shares of the shared array that its missing threads would write hold 0",
                 self.kernel.name,
