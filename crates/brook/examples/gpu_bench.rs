@@ -546,8 +546,7 @@ fn compute_rows(
     let rate = flops / t.gpu / 1e9;
     rows.push(("8x4-blocked matmul 4096^3".to_string(), t, rate, "GFLOP/s"));
     drop((a_parts, b_parts, c_parts));
-    rows.push(group_tiled_row(program, device, &a, &b, n, flops)?);
-    rows.push(group_tiled_128_row(program, device, &a, &b, n, flops)?);
+    rows.extend(group_tiled_rows(program, device, (&a, &b, n), flops)?);
     rows.extend(search_rows(program, device)?);
     Ok(rows)
 }
@@ -654,86 +653,67 @@ fn staged_search_row(
     ))
 }
 
-/// The Brook+ thread-group multiply tiled through shared memory
-/// (`examples/kernels/group_matmul.br`): A, B and C as rows of float4s, C = 0 + A B.
-fn group_tiled_row(
+/// The Brook+ thread-group multiplies of `examples/kernels/group_matmul.br`, A, B and C as
+/// rows of float4s: `tiled_matmul` (C = 0 + A B, a float4 of C a thread) and the
+/// register-blocked `tiled_matmul_128` (128 x 128 tiles of C, 8 x 8 sums a thread, `fma`).
+fn group_tiled_rows(
     program: &Program,
     device: &Device,
-    a: &[f32],
-    b: &[f32],
-    n: usize,
+    (a, b, n): (&[f32], &[f32], usize),
     flops: f64,
-) -> Result<(String, Timing, f64, &'static str), brook::Error> {
+) -> Result<Vec<(String, Timing, f64, &'static str)>, brook::Error> {
     let rows_of_quads =
         |m: &[f32]| -> Vec<[f32; 4]> { m.chunks(4).map(|q| [q[0], q[1], q[2], q[3]]).collect() };
     let sa = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(a))?;
     let sb = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(b))?;
+    let sc = Stream::<[f32; 4]>::new(device, &[n, n / 4])?;
     let seed = Stream::from_slice(device, &[n * n / 4], &vec![[0.0f32; 4]; n * n / 4])?;
-    let sc = Stream::<[f32; 4]>::new(device, &[n, n / 4])?;
     let tiled = program.kernel("tiled_matmul")?;
-    let launch = || {
-        tiled
-            .launch(args![(n / 4) as f32, &sa, &sb, &seed, &sc])
-            .expect("tiled_matmul");
-    };
-    let t = measure_batched(device, 1, launch);
-    let c = sc.to_vec()?;
-    check_product(
-        a,
-        b,
-        n,
-        |i, j| c[i * (n / 4) + j / 4][j % 4],
-        "tiled_matmul",
-    );
-    let rate = flops / t.gpu / 1e9;
-    Ok((
-        "GroupSize-tiled matmul 4096^3".to_string(),
-        t,
-        rate,
-        "GFLOP/s",
-    ))
-}
-
-/// The register-blocked thread-group multiply (`tiled_matmul_128` in
-/// `examples/kernels/group_matmul.br`): 128 x 128 tiles of C, 8 x 8 sums a thread, `fma`.
-fn group_tiled_128_row(
-    program: &Program,
-    device: &Device,
-    a: &[f32],
-    b: &[f32],
-    n: usize,
-    flops: f64,
-) -> Result<(String, Timing, f64, &'static str), brook::Error> {
-    let rows_of_quads =
-        |m: &[f32]| -> Vec<[f32; 4]> { m.chunks(4).map(|q| [q[0], q[1], q[2], q[3]]).collect() };
-    let sa = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(a))?;
-    let sb = Stream::from_slice(device, &[n, n / 4], &rows_of_quads(b))?;
-    let sc = Stream::<[f32; 4]>::new(device, &[n, n / 4])?;
-    let tiled = program
+    let blocked = program
         .kernel("tiled_matmul_128")?
         .with_domain(&[0], &[n * n / 64]);
     let quads = (n / 4) as i32;
-    let launch = || {
-        tiled
-            .launch(args![quads, quads, &sa, &sb, &sc])
-            .expect("tiled_matmul_128");
-    };
+    let product = (a, b, n, flops);
+    Ok(vec![
+        product_row(
+            device,
+            product,
+            &sc,
+            "GroupSize-tiled matmul 4096^3",
+            || {
+                tiled
+                    .launch(args![(n / 4) as f32, &sa, &sb, &seed, &sc])
+                    .expect("tiled_matmul");
+            },
+        )?,
+        product_row(
+            device,
+            product,
+            &sc,
+            "GroupSize 128x128-tiled matmul (fma) 4096^3",
+            || {
+                blocked
+                    .launch(args![quads, quads, &sa, &sb, &sc])
+                    .expect("tiled_matmul_128");
+            },
+        )?,
+    ])
+}
+
+/// Times `launch`, which writes the product of `a` and `b` (n x n) into `c` as rows of
+/// float4s, and checks a few of its elements.
+fn product_row(
+    device: &Device,
+    (a, b, n, flops): (&[f32], &[f32], usize, f64),
+    c: &Stream<[f32; 4]>,
+    what: &str,
+    launch: impl FnMut(),
+) -> Result<(String, Timing, f64, &'static str), brook::Error> {
     let t = measure_batched(device, 1, launch);
-    let c = sc.to_vec()?;
-    check_product(
-        a,
-        b,
-        n,
-        |i, j| c[i * (n / 4) + j / 4][j % 4],
-        "tiled_matmul_128",
-    );
+    let c = c.to_vec()?;
+    check_product(a, b, n, |i, j| c[i * (n / 4) + j / 4][j % 4], what);
     let rate = flops / t.gpu / 1e9;
-    Ok((
-        "GroupSize 128x128-tiled matmul (fma) 4096^3".to_string(),
-        t,
-        rate,
-        "GFLOP/s",
-    ))
+    Ok((what.to_string(), t, rate, "GFLOP/s"))
 }
 
 /// Checks a few elements of a product against the host.

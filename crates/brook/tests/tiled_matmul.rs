@@ -53,11 +53,19 @@ fn run(device: &Device, a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> V
     sc.to_vec().expect("C").into_iter().flatten().collect()
 }
 
+/// m, k and n of the tested product: two groups side by side, three steps along k.
+const SHAPE: (usize, usize, usize) = (128, 48, 256);
+
+/// A (m x k) and B (k x n) of [`SHAPE`].
+fn matrices() -> (Vec<f32>, Vec<f32>) {
+    let (m, k, n) = SHAPE;
+    (values(m * k, 1), values(k * n, 2))
+}
+
 #[test]
 fn tiled_matmul_128_gives_the_ordered_fused_sums_on_every_device() {
-    let (m, k, n) = (128, 48, 256);
-    let a = values(m * k, 1);
-    let b = values(k * n, 2);
+    let (m, k, n) = SHAPE;
+    let (a, b) = matrices();
     let want = host_product(&a, &b, m, k, n);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let reference = run(&Device::interp(), &a, &b, m, k, n);
@@ -71,9 +79,8 @@ fn tiled_matmul_128_gives_the_ordered_fused_sums_on_every_device() {
 /// The same fused sums differ from sums of rounded products: the test can tell them apart.
 #[test]
 fn fused_sums_differ_from_rounded_products() {
-    let (m, k, n) = (128, 48, 256);
-    let a = values(m * k, 1);
-    let b = values(k * n, 2);
+    let (m, k, n) = SHAPE;
+    let (a, b) = matrices();
     let fused = host_product(&a, &b, m, k, n);
     let rounded = (0..m * n).filter(|&at| {
         let (i, j) = (at / n, at % n);
