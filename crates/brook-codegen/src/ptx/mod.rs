@@ -26,9 +26,20 @@ pub const SCAN_TABLE_LEVELS: u64 = driver::reduce::SCAN_TABLE_LEVELS;
 /// Bytes of an entry's word in the one-pass scan's group table flags (zeroed before a launch).
 pub const SCAN_TABLE_WORD_BYTES: u64 = driver::reduce::SCAN_TABLE_WORD_BYTES;
 
-/// The one-pass scan entry for rows of more than one tile: its blocks prefetch a later tile's
-/// input while they wait for their prefix.
+/// The one-pass scan entry for rows of more than one tile (sm_80 on): its tiles are
+/// [`scan_ahead_tile_leaves`] long, staged in [`scan_ahead_stage_bytes`] of dynamic shared
+/// memory a block, and its blocks prefetch a later tile's input while they wait for their prefix.
 pub const SCAN_TILES_AHEAD_ENTRY: &str = driver::reduce::SCAN_TILES_AHEAD_ENTRY;
+
+/// Leaves of one tile of [`SCAN_TILES_AHEAD_ENTRY`] for values of a size.
+pub fn scan_ahead_tile_leaves(value_size: u32) -> u64 {
+    driver::reduce::scan_ahead_tile_leaves(value_size)
+}
+
+/// Bytes of dynamic shared memory a block of [`SCAN_TILES_AHEAD_ENTRY`] needs.
+pub fn scan_ahead_stage_bytes(value_size: u32) -> u64 {
+    driver::reduce::scan_ahead_stage_bytes(value_size)
+}
 
 /// Threads of a block of the one-pass scan entry (a block per tile).
 pub const SCAN_TILE_THREADS: u32 = driver::reduce::SCAN_TILE_THREADS;

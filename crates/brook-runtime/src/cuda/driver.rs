@@ -287,6 +287,9 @@ pub struct Function {
     /// Registers per thread and the most threads per block this function can run with.
     pub registers: u32,
     pub max_threads: u32,
+    /// The most dynamic shared memory a block of it may ask for, as last allowed
+    /// ([`launch_with_shared`]; 0: the default 48 KiB).
+    dynamic_shared_allowed: std::sync::atomic::AtomicU32,
 }
 
 // SAFETY: function handles are plain driver handles usable from any thread.
@@ -405,6 +408,7 @@ fn function_of(module: sys::CUmodule, entry: &str) -> Result<Function, String> {
         function,
         registers: get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
         max_threads: get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        dynamic_shared_allowed: 0.into(),
     })
 }
 
@@ -416,6 +420,32 @@ pub fn launch(
     block: u32,
     params: &mut [*mut c_void],
 ) -> Result<(), String> {
+    launch_with_shared(function, stream, (grid, block), 0, params)
+}
+
+/// Launches `function` with `shared_bytes` of dynamic shared memory a block (allowing the
+/// function more than the default 48 KiB first, once, where it asks for more).
+pub fn launch_with_shared(
+    function: &Function,
+    stream: sys::CUstream,
+    (grid, block): (u32, u32),
+    shared_bytes: u32,
+    params: &mut [*mut c_void],
+) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    let allowed = &function.dynamic_shared_allowed;
+    if shared_bytes > 48 << 10 && shared_bytes > allowed.load(Ordering::Relaxed) {
+        // SAFETY: a valid function handle; the attribute takes a byte count.
+        let code = unsafe {
+            sys::cuFuncSetAttribute(
+                function.function,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes as i32,
+            )
+        };
+        check(code, "allowing a kernel more dynamic shared memory")?;
+        allowed.fetch_max(shared_bytes, Ordering::Relaxed);
+    }
     // SAFETY: `params` holds one pointer per entry parameter, each to bytes of its size that
     // live until this call returns (the driver copies them).
     let code = unsafe {
@@ -427,7 +457,7 @@ pub fn launch(
             block,
             1,
             1,
-            0,
+            shared_bytes,
             stream,
             params.as_mut_ptr(),
             std::ptr::null_mut(),

@@ -3,6 +3,9 @@
 //! Where each row of the input and of the output lies consecutively in memory, one launch of
 //! the module's one-pass entry scans every row: a block per tile, tiles publishing their
 //! groups' values in a table that later tiles read (`brook_codegen::ptx`'s `scan_tiles`).
+//! Rows of more than one tile take the prefetching entry where the module has it: its tiles
+//! are larger (`scan_ahead_tile_leaves`) and each block asks for `scan_ahead_stage_bytes` of
+//! dynamic shared memory.
 //!
 //! Otherwise the scan runs in levels. A level scans `rows` rows of `leaves` leaves in aligned
 //! pieces of [`PIECE`] leaves, one thread per piece (the module's scan entry). When a row has more than one piece, a
@@ -12,14 +15,14 @@
 //! the result is the canonical scan (see `scan_order`, "Why this order").
 
 use super::buffer::CudaBuffer;
-use super::driver::{check, launch, Function, Handles};
+use super::driver::{check, launch, launch_with_shared, Function, Handles};
 use super::run::{blocks, launch_pass, tiles_are_contiguous, PassArgs, ReduceEntries};
 use crate::error::LaunchProblem;
 use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
 use brook_codegen::ptx::{
-    scan_tile_leaves, SCAN_TABLE_LEVELS, SCAN_TABLE_WORD_BYTES, SCAN_TILES_AHEAD_ENTRY,
-    SCAN_TILE_THREADS,
+    scan_ahead_stage_bytes, scan_ahead_tile_leaves, scan_tile_leaves, SCAN_TABLE_LEVELS,
+    SCAN_TABLE_WORD_BYTES, SCAN_TILES_AHEAD_ENTRY, SCAN_TILE_THREADS,
 };
 use brook_ir::scan_order::ScanKind;
 use brook_ir::ParamRole;
@@ -227,7 +230,13 @@ impl OnePass<'_> {
         scan: &ScanPlan,
         init: u64,
     ) -> Option<Result<(), LaunchProblem>> {
-        let tiles = leaves.div_ceil(scan_tile_leaves(self.value_size as u32));
+        let size = self.value_size as u32;
+        let mut tiles = leaves.div_ceil(scan_tile_leaves(size));
+        // Rows of more than one tile go to the prefetching entry, whose tiles are larger.
+        let ahead = self.ahead.filter(|_| tiles > 1);
+        if ahead.is_some() {
+            tiles = leaves.div_ceil(scan_ahead_tile_leaves(size));
+        }
         // Base-32 digits of the tile count: the table's levels.
         let mut levels = 1;
         while tiles >> (5 * levels) > 0 {
@@ -236,14 +245,14 @@ impl OnePass<'_> {
         if levels > SCAN_TABLE_LEVELS {
             return None;
         }
-        Some(self.launch(rows, leaves, tiles, levels, scan, init))
+        Some(self.launch(rows, leaves, (tiles, ahead), levels, scan, init))
     }
 
     fn launch(
         &self,
         rows: u64,
         leaves: u64,
-        tiles: u64,
+        (tiles, ahead): (u64, Option<&Function>),
         levels: u64,
         scan: &ScanPlan,
         init: u64,
@@ -279,15 +288,23 @@ impl OnePass<'_> {
         ];
         // A block per tile.
         let tiles_total = (rows * tiles) as usize;
-        let function = match self.ahead {
-            Some(ahead) if tiles > 1 => ahead,
-            _ => self.function,
+        let grid = blocks(tiles_total * SCAN_TILE_THREADS as usize, SCAN_TILE_THREADS);
+        let Some(ahead) = ahead else {
+            return launch(
+                self.function,
+                self.handles.stream,
+                grid,
+                SCAN_TILE_THREADS,
+                &mut params,
+            )
+            .map_err(LaunchProblem::Execution);
         };
-        launch(
-            function,
+        let stage = scan_ahead_stage_bytes(self.value_size as u32) as u32;
+        launch_with_shared(
+            ahead,
             self.handles.stream,
-            blocks(tiles_total * SCAN_TILE_THREADS as usize, SCAN_TILE_THREADS),
-            SCAN_TILE_THREADS,
+            (grid, SCAN_TILE_THREADS),
+            stage,
             &mut params,
         )
         .map_err(LaunchProblem::Execution)

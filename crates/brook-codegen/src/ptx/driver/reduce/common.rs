@@ -297,9 +297,12 @@ pub(super) fn combine(
     lower.bindings[r.target] = Binding::Vars(dest.to_vec());
     lower.bindings[r.input] = Binding::Values(right);
     lower.zero_locals();
-    let end = lower.e.label();
+    // The body's `return`s end the combine; the entry's end is restored after it.
+    let (end, entry_end) = (lower.e.label(), lower.ret);
     lower.ret = end;
-    lower.body()?;
+    let body = lower.body();
+    lower.ret = entry_end;
+    body?;
     lower.e.at(end);
     Ok(())
 }

@@ -53,6 +53,7 @@ const SCAN_TILES_ENTRY: &str = "brook_scan_tiles";
 pub(crate) const SCAN_TILES_AHEAD_ENTRY: &str = "brook_scan_tiles_ahead";
 
 pub(crate) use scan_tiles::{
+    ahead_stage_bytes as scan_ahead_stage_bytes, ahead_tile_leaves as scan_ahead_tile_leaves,
     tile_leaves as scan_tile_leaves, TABLE_LEVELS as SCAN_TABLE_LEVELS,
     TABLE_WORD_BYTES as SCAN_TABLE_WORD_BYTES, THREADS as SCAN_TILE_THREADS,
 };
@@ -152,7 +153,8 @@ pub fn build(
         // Its group table uses acquire and release accesses (sm_70 on).
         if stream_input && sm >= 70 {
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
-            if scan_tiles::prefetches(r.value_size) {
+            if sm >= 80 && scan_tiles::prefetches(r.value_size) && stages_as_is(module, kernel, &r)
+            {
                 chosen.push((Path::ScanTilesAhead, SCAN_TILES_AHEAD_ENTRY));
             }
         }
@@ -183,10 +185,13 @@ pub fn build(
         // Three one-pass scan blocks per SM (85 registers, not 96): more tiles wait on their
         // prefixes at once (measured on an H100: 2^28 floats 1.29 -> 1.15 ms, 8192 rows
         // 0.230 -> 0.212 ms; four blocks spill and are slower).
-        let attributes = if path.is_one_pass_scan() {
-            scan_tiles::attributes()
-        } else {
-            String::new()
+        let attributes = match path {
+            Path::ScanTilesAhead => {
+                text.push_str(&scan_tiles::stage_declaration());
+                scan_tiles::ahead_attributes()
+            }
+            Path::ScanTiles => scan_tiles::attributes(),
+            _ => String::new(),
         };
         let entry = entry_text(name, layout.size(), lower.e.finish(), &attributes);
         // The extra parameters follow the block in the signature.
@@ -200,6 +205,12 @@ pub fn build(
         value_size: r.value_size,
         entries,
     })
+}
+
+/// Whether the input holds the scan's values as they are (its element type is the value
+/// type), so a tile's bytes can be copied into shared memory unread.
+fn stages_as_is(module: &Module, kernel: &Kernel, r: &Reduction) -> bool {
+    kernel.params[r.input].ty == r.ty && module.layout(&r.ty).size == r.value_size
 }
 
 fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {

@@ -28,10 +28,14 @@
 //! through the warps' tree, the chunks' tree, the lanes' kept blocks and the runs' trees gives
 //! every leaf its prefix.
 //!
-//! The second entry, `brook_scan_tiles_ahead` (for rows of more than one tile, staged tiles
-//! only), also keeps memory busy during the wait: thread 0 plans, before its loads, which input
-//! lines a later tile will read (the tile one per SM further on, about the one that starts when
-//! a block now running ends; [`plan_prefetch`]), and while warp 0 looks back the other warps ask
+//! The second entry, `brook_scan_tiles_ahead` (for rows of more than one tile, staged values
+//! that the input holds as they are, GPUs with `cp.async`: sm_80 on), scans tiles twice as
+//! long ([`ahead_tile_leaves`]: 16384 floats), so half as many tiles look back: their leaves
+//! come straight into dynamic shared memory by `cp.async` ([`stage_tile`]; the runtime asks
+//! for [`ahead_stage_bytes`] a block, three blocks an SM), not through registers. It also
+//! keeps memory busy during the wait: thread 0 plans, before its loads, which input lines a
+//! later tile will read (the tile one per SM further on, about the one that starts when a
+//! block now running ends; [`plan_prefetch`]), and while warp 0 looks back the other warps ask
 //! L2 for them ([`prefetch_ahead`]). A row's first tile never waits, and the plan's registers
 //! make rows of one tile slower, so those keep the first entry.
 //!
@@ -101,9 +105,41 @@ pub(super) fn attributes() -> String {
     format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm {blocks}")
 }
 
+/// Blocks of the prefetching entry an SM holds: what its tiles of 64 KiB of floats let fit.
+const AHEAD_BLOCKS: u32 = 3;
+
+/// The prefetching entry's performance directives: its block size, and [`AHEAD_BLOCKS`].
+pub(super) fn ahead_attributes() -> String {
+    format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm {AHEAD_BLOCKS}")
+}
+
 /// Leaves of a tile for values of `value_size` bytes.
 pub(crate) fn tile_leaves(value_size: u32) -> u64 {
     WARPS * chunks_per_tile(value_size) * CHUNK
+}
+
+/// How many times [`tile_leaves`] a tile of the prefetching entry has: its leaves come into
+/// dynamic shared memory by `cp.async`, not through registers.
+/// (Measured on an H100, 2^28 floats: 8192 leaves by `cp.async` 0.93 ms, 16384 by `cp.async`
+/// 0.81-0.82, 8192 through registers 0.86-0.89.)
+const BIG: u64 = 2;
+
+/// Leaves of a tile of the prefetching entry (`brook_scan_tiles_ahead`).
+pub(crate) fn ahead_tile_leaves(value_size: u32) -> u64 {
+    BIG * tile_leaves(value_size)
+}
+
+/// Bytes of dynamic shared memory a block of the prefetching entry stages its tile in.
+pub(crate) fn ahead_stage_bytes(value_size: u32) -> u64 {
+    ahead_tile_leaves(value_size) * u64::from(value_size)
+}
+
+/// The module-scope dynamic shared array of the prefetching entry's tile.
+const STAGE: &str = "brook_scan_stage";
+
+/// Its declaration, written once before the entry.
+pub(super) fn stage_declaration() -> String {
+    format!(".extern .shared .align 16 .b8 {STAGE}[];\n")
 }
 
 /// The entry's parameters.
@@ -159,15 +195,16 @@ pub(super) fn emit(
     let tid = special(lower, "%tid.x");
     let lane = u64_op(lower, |reg| format!("and.b64 {reg}, {tid}, 31"));
     let warp = u64_op(lower, |reg| format!("shr.u64 {reg}, {tid}, 5"));
-    let shared = Shared::declare(lower, r.value_size);
+    let shared = Shared::declare(lower, r.value_size, ahead);
     let ticket = take_ticket(lower, &shared, tid, p.ticket);
     let past = lower.e.compute(Class::Pred, |reg| {
         format!("setp.ge.u64 {reg}, {ticket}, {total}")
     });
     let ret = lower.ret;
     lower.e.bra_if(past, ret);
-    let chunks = chunks_per_tile(r.value_size);
-    let tile_len = tile_leaves(r.value_size);
+    let big = if ahead { BIG } else { 1 };
+    let chunks = big * chunks_per_tile(r.value_size);
+    let tile_len = big * tile_leaves(r.value_size);
     let geometry = TileGeometry {
         p: &p,
         domain: &domain,
@@ -206,15 +243,28 @@ pub(super) fn emit(
     let firsts: Vec<Reg> = (0..chunks)
         .map(|c| run_start(lower, warp_first, lane, c))
         .collect();
-    let runs = load_runs(lower, r, &source, (full, valid), &firsts);
-    // Staged, the leaves wait for the prefix in shared memory, not in registers; each chunk's
-    // tree is built again from there after the wait (the same operations on the same values:
-    // the same bits). Otherwise the leaves and their trees wait in registers.
-    if shared.leaves.is_some() {
-        for (run, &first) in runs.iter().zip(&firsts) {
-            shared.put_run(lower, r, first, run);
+    let runs = if ahead {
+        stage_tile(
+            lower,
+            r,
+            &shared,
+            tid,
+            (&source, &firsts),
+            (full, valid),
+            tile_len,
+        )
+    } else {
+        let runs = load_runs(lower, r, &source, (full, valid), &firsts);
+        // Staged, the leaves wait for the prefix in shared memory, not in registers; each
+        // chunk's tree is built again from there after the wait (the same operations on the
+        // same values: the same bits). Otherwise the leaves and their trees wait in registers.
+        if shared.leaves.is_some() {
+            for (run, &first) in runs.iter().zip(&firsts) {
+                shared.put_run(lower, r, first, run);
+            }
         }
-    }
+        runs
+    };
     let (held_chunks, chunk_levels) = chunk_trees(lower, r, lane, runs)?;
     let warp_total = root(&chunk_levels);
     // The warps' totals through shared memory; every thread builds the tile's tree.
@@ -239,12 +289,7 @@ pub(super) fn emit(
         .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {warp}, 0"));
     lower.e.bra_unless(other_warp, first_warp);
     if ahead {
-        prefetch_ahead(
-            lower,
-            &shared,
-            tid,
-            tile_leaves(r.value_size) * u64::from(input.size),
-        );
+        prefetch_ahead(lower, &shared, tid, tile_len * u64::from(input.size));
     }
     lower.e.bra(after);
     lower.e.at(first_warp);
@@ -530,16 +575,26 @@ struct Shared {
 const STAGED_BYTES: u64 = 32 << 10;
 
 impl Shared {
-    fn declare(lower: &mut Lower<'_>, size: u32) -> Shared {
+    /// The head; the tile's leaves after it where they are staged, or in the dynamic
+    /// array [`STAGE`] for the prefetching entry (`dynamic`).
+    fn declare(lower: &mut Lower<'_>, size: u32, dynamic: bool) -> Shared {
         let head = (Self::ahead_offset_for(size) + 16).next_multiple_of(16) as u32;
         let tile_bytes = tile_leaves(size) * u64::from(size);
-        let staged = tile_bytes <= STAGED_BYTES;
+        let staged = tile_bytes <= STAGED_BYTES && !dynamic;
         let bytes = head + if staged { tile_bytes as u32 } else { 0 };
         let name = lower.e.memory(true, bytes, 16);
         let base = lower
             .e
             .compute(Class::B64, |reg| format!("mov.u64 {reg}, {name}"));
-        let leaves = staged.then(|| u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {head}")));
+        let leaves = if dynamic {
+            Some(
+                lower
+                    .e
+                    .compute(Class::B64, |reg| format!("mov.u64 {reg}, {STAGE}")),
+            )
+        } else {
+            staged.then(|| u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {head}")))
+        };
         Shared { base, size, leaves }
     }
 
@@ -714,6 +769,84 @@ fn aligned_16(lower: &mut Lower<'_>, addr: Reg) -> Reg {
     lower
         .e
         .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {low}, 0"))
+}
+
+/// The prefetching entry's tile, staged in shared memory and then read back as this lane's
+/// runs: where the tile's first leaf is 16-byte aligned, 16-byte `cp.async`s, each thread's
+/// `THREADS * 16` bytes apart (in a row's last tile the valid bytes, the rest zero-filled:
+/// those leaves' blocks are never anyone's prefix); else loads and shared stores, a chunk at
+/// a time. (`.ca`, through L1: measured on an H100, 2^28 floats 0.807-0.821 ms against
+/// 0.831-0.878 for `.cg`, whose zero-filling form in full tiles too cost 0.853-0.872.)
+fn stage_tile(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    shared: &Shared,
+    tid: Reg,
+    (source, firsts): (&Leaves, &[Reg]),
+    (full, valid): (Reg, Reg),
+    tile_len: u64,
+) -> Vec<Vec<Vec<Reg>>> {
+    let buffer = shared
+        .leaves
+        .expect("the prefetching entry stages its tile");
+    let (by_hand, ragged, staged) = (lower.e.label(), lower.e.label(), lower.e.label());
+    lower.e.bra_unless(source.aligned, by_hand);
+    let pieces = tile_len * u64::from(r.value_size) / (16 * u64::from(THREADS));
+    let first = u64_op(lower, |reg| format!("shl.b64 {reg}, {tid}, 4"));
+    let offsets: Vec<Reg> = (0..pieces)
+        .map(|k| {
+            u64_op(lower, |reg| {
+                format!("add.u64 {reg}, {first}, {}", k * 16 * u64::from(THREADS))
+            })
+        })
+        .collect();
+    let base = source.base;
+    lower.e.bra_unless(full, ragged);
+    for &offset in &offsets {
+        let from = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {offset}"));
+        let to = u64_op(lower, |reg| format!("add.u64 {reg}, {buffer}, {offset}"));
+        lower
+            .e
+            .op(format!("cp.async.ca.shared.global [{to}], [{from}], 16"));
+    }
+    lower.e.op("cp.async.wait_all");
+    lower.e.bra(staged);
+    lower.e.at(ragged);
+    let size = source.input_size;
+    let bytes = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {valid}, {size}"));
+    for &offset in &offsets {
+        let rest = u64_op(lower, |reg| format!("sub.s64 {reg}, {bytes}, {offset}"));
+        let rest = u64_op(lower, |reg| format!("max.s64 {reg}, {rest}, 0"));
+        let rest = u64_op(lower, |reg| format!("min.s64 {reg}, {rest}, 16"));
+        let copied = lower
+            .e
+            .compute(Class::B32, |reg| format!("cvt.u32.u64 {reg}, {rest}"));
+        // A piece past the row's end reads nothing; its address stays the tile's first.
+        let inside = lower
+            .e
+            .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {copied}, 0"));
+        let from = u64_op(lower, |reg| format!("add.u64 {reg}, {base}, {offset}"));
+        let from = u64_op(lower, |reg| {
+            format!("selp.b64 {reg}, {from}, {base}, {inside}")
+        });
+        let to = u64_op(lower, |reg| format!("add.u64 {reg}, {buffer}, {offset}"));
+        lower.e.op(format!(
+            "cp.async.ca.shared.global [{to}], [{from}], 16, {copied}"
+        ));
+    }
+    lower.e.op("cp.async.wait_all");
+    lower.e.bra(staged);
+    lower.e.at(by_hand);
+    for &first in firsts {
+        let run = load_runs(lower, r, source, (full, valid), &[first]);
+        shared.put_run(lower, r, first, &run[0]);
+    }
+    lower.e.at(staged);
+    lower.e.op("bar.sync 0");
+    firsts
+        .iter()
+        .map(|&first| shared.run(lower, r, first))
+        .collect()
 }
 
 /// The runs of leaves from each of `firsts` (tile-relative): packed loads in a full tile, else
