@@ -182,9 +182,8 @@ pub fn build(
         if path.is_one_pass_scan() {
             extra = scan_tiles::PARAMS.to_string();
         }
-        // Three one-pass scan blocks per SM (85 registers, not 96): more tiles wait on their
-        // prefixes at once (measured on an H100: 2^28 floats 1.29 -> 1.15 ms, 8192 rows
-        // 0.230 -> 0.212 ms; four blocks spill and are slower).
+        // The one-pass scan entries' blocks per SM (`.minnctapersm`, which bounds their
+        // registers): more tiles wait on their prefixes at once (see `scan_tiles`).
         let attributes = match path {
             Path::ScanTilesAhead => {
                 text.push_str(&scan_tiles::stage_declaration());
