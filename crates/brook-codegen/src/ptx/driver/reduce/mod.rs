@@ -153,8 +153,9 @@ pub fn build(
         // Its group table uses acquire and release accesses (sm_70 on).
         if stream_input && sm >= 70 {
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
-            if sm >= 80 && scan_tiles::prefetches(r.value_size) && stages_as_is(module, kernel, &r)
-            {
+            // Its tiles' bytes are copied into shared memory as they are: a reduction's input
+            // has its target's type (the checker's BR0315). `cp.async`: sm_80 on.
+            if sm >= 80 && scan_tiles::prefetches(r.value_size) {
                 chosen.push((Path::ScanTilesAhead, SCAN_TILES_AHEAD_ENTRY));
             }
         }
@@ -204,12 +205,6 @@ pub fn build(
         value_size: r.value_size,
         entries,
     })
-}
-
-/// Whether the input holds the scan's values as they are (its element type is the value
-/// type), so a tile's bytes can be copied into shared memory unread.
-fn stages_as_is(module: &Module, kernel: &Kernel, r: &Reduction) -> bool {
-    kernel.params[r.input].ty == r.ty && module.layout(&r.ty).size == r.value_size
 }
 
 fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {

@@ -28,8 +28,8 @@
 //! through the warps' tree, the chunks' tree, the lanes' kept blocks and the runs' trees gives
 //! every leaf its prefix.
 //!
-//! The second entry, `brook_scan_tiles_ahead` (for rows of more than one tile, staged values
-//! that the input holds as they are, GPUs with `cp.async`: sm_80 on), scans tiles twice as
+//! The second entry, `brook_scan_tiles_ahead` (for rows of more than one tile of staged
+//! values, GPUs with `cp.async`: sm_80 on), scans tiles twice as
 //! long ([`ahead_tile_leaves`]: 16384 floats), so half as many tiles look back: their leaves
 //! come straight into dynamic shared memory by `cp.async` ([`stage_tile`]; the runtime asks
 //! for [`ahead_stage_bytes`] a block, three blocks an SM), not through registers. It also
