@@ -121,3 +121,45 @@ fn a_local_read_before_its_first_store_reads_row_zero() {
     }";
     assert_eq!(rows(stored_first, 2, 0, (40, 60), 100), Some((39, 61)));
 }
+
+#[test]
+fn only_the_stores_a_read_sees_bound_a_local() {
+    // `float y;` stores 0, but both arms of the `if` store over it before the read: rows
+    // 30..=70 (and one more each side, as gathers round), not 0.
+    let both_arms = "kernel void s(float g[][], float t<>, out float r<>) {
+        float y;
+        if (t > 0.5f) { y = 30.0f; } else { y = 70.0f; }
+        r = g[y][0.0f];
+    }";
+    assert_eq!(rows(both_arms, 2, 0, (40, 60), 100), Some((29, 72)));
+    // Stored in one arm only: the other path reads the declaration's 0.
+    let one_arm = "kernel void s(float g[][], float t<>, out float r<>) {
+        float y;
+        if (t > 0.5f) { y = 30.0f; }
+        r = g[y][0.0f];
+    }";
+    assert_eq!(rows(one_arm, 2, 0, (40, 60), 100), Some((0, 32)));
+    // Stored only inside a loop, read after it: the loop may not run.
+    let in_loop = "kernel void s(float g[][], float n, out float r<>) {
+        float y = 50.0f;
+        for (float i = 0.0f; i < n; i += 1.0f) { y = 30.0f; }
+        r = g[y][0.0f];
+    }";
+    assert_eq!(rows(in_loop, 2, 0, (40, 60), 100), Some((29, 52)));
+    // A store the next trip's read sees, through the loop's back edge.
+    let next_trip = "kernel void s(float g[][], float n, out float r<>) {
+        float y = 50.0f;
+        float sum = 0.0f;
+        for (float i = 0.0f; i < n; i += 1.0f) { sum += g[y][0.0f]; y = 10.0f; }
+        r = sum;
+    }";
+    assert_eq!(rows(next_trip, 2, 0, (40, 60), 100), Some((9, 52)));
+    // Stored over before any read, after a `return` on the other path.
+    let returned = "kernel void s(float g[][], float t<>, out float r<>) {
+        float y = 90.0f;
+        if (t > 0.5f) { r = 0.0f; return; }
+        y = 45.0f;
+        r = g[y][0.0f];
+    }";
+    assert_eq!(rows(returned, 2, 0, (40, 60), 100), Some((44, 47)));
+}

@@ -7,9 +7,9 @@
 //! in interval arithmetic: the instance's row (`indexof(out)`, `instance()` on the domain's
 //! slowest axis) is the block's rows, a literal or a constant parameter's value a point, and
 //! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both), roundings and integer `/`,
-//! `%`, `&`, `>>` follow. A local's reach is the hull of every value stored into it, and 0
-//! (the value every local starts with) unless each read of it follows a store of the whole of
-//! it ([`crate::scope`]). So `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows
+//! `%`, `&`, `>>` follow. A local's reach is the hull of the values of the stores some read of it
+//! sees, and 0 (the value every local starts with) where a read may come before any store of
+//! the whole of it ([`crate::reaching`]). So `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows
 //! 0..10 is 0..9. Anything it cannot bound (a loop counter, a gathered value, a float division,
 //! an integer interval its type cannot hold, which would wrap) makes the whole array needed.
 //!
@@ -19,6 +19,7 @@
 use crate::arena::Handle;
 use crate::expr::{Access, BinaryOp, Expr, ExprKind, MathFun, PlaceRoot, UnaryOp};
 use crate::module::{Kernel, Local, ParamId, ParamRole};
+use crate::reaching::Reaching;
 use crate::stmt::{Block, Stmt};
 use crate::ScalarKind;
 use std::collections::HashMap;
@@ -104,9 +105,8 @@ pub fn gather_rows(
         row_component: domain_rank.max(1) - 1,
         row: Reach::between(first as f64, end.saturating_sub(1).max(first) as f64),
         constant,
-        stores: stores_of(kernel),
         locals: HashMap::new(),
-        initial_read: initial_read(kernel),
+        reads: LocalReads::of(kernel),
     };
     let mut found: Vec<(ParamId, Reach)> = Vec::new();
     for (index, param) in kernel.params.iter().enumerate() {
@@ -161,9 +161,8 @@ impl<'k> IndexBounds<'k> {
             row_component: 0,
             row: Reach::any(),
             constant: &no_constant,
-            stores: stores_of(kernel),
             locals: HashMap::new(),
-            initial_read: initial_read(kernel),
+            reads: LocalReads::of(kernel),
         });
         let integer = kernel.exprs[h]
             .ty
@@ -176,14 +175,24 @@ impl<'k> IndexBounds<'k> {
     }
 }
 
-/// Per local, whether a read may see the 0 it starts with: every local but those
-/// [`crate::scope::scoped_locals`] finds, whose first reference in their block stores the
-/// whole of them.
-fn initial_read(kernel: &Kernel) -> Vec<bool> {
-    crate::scope::scoped_locals(kernel)
-        .into_iter()
-        .map(|scoped| scoped.is_none())
-        .collect()
+/// What a kernel's locals' reads may give: the stores some read sees, and whether some read
+/// sees the 0 a local starts with ([`Reaching`]).
+struct LocalReads {
+    stores: HashMap<Handle<Local>, Stores>,
+    /// Per local, whether a read may see the 0 it starts with.
+    initial_read: Vec<bool>,
+}
+
+impl LocalReads {
+    fn of(kernel: &Kernel) -> LocalReads {
+        let reaching = Reaching::of(kernel);
+        LocalReads {
+            stores: stores_of(kernel, &reaching),
+            initial_read: (0..kernel.locals.len())
+                .map(|l| reaching.initial_read(l))
+                .collect(),
+        }
+    }
 }
 
 /// How a local is written: whole values, and values of single components.
@@ -195,10 +204,12 @@ struct Stores {
     opaque: bool,
 }
 
-fn stores_of(kernel: &Kernel) -> HashMap<Handle<Local>, Stores> {
-    fn walk(block: &Block, out: &mut HashMap<Handle<Local>, Stores>) {
+/// The stores of each local that some read sees.
+fn stores_of(kernel: &Kernel, reaching: &Reaching) -> HashMap<Handle<Local>, Stores> {
+    fn walk(block: &Block, reaching: &Reaching, out: &mut HashMap<Handle<Local>, Stores>) {
         for statement in &block.0 {
             match &statement.stmt {
+                Stmt::Store { .. } if !reaching.store_is_seen(statement) => {}
                 Stmt::Store { place, value } => {
                     if let PlaceRoot::Local(local) = place.root {
                         let entry = out.entry(local).or_default();
@@ -210,12 +221,12 @@ fn stores_of(kernel: &Kernel) -> HashMap<Handle<Local>, Stores> {
                     }
                 }
                 Stmt::If { accept, reject, .. } => {
-                    walk(accept, out);
-                    walk(reject, out);
+                    walk(accept, reaching, out);
+                    walk(reject, reaching, out);
                 }
                 Stmt::Loop { body, continuing } => {
-                    walk(body, out);
-                    walk(continuing, out);
+                    walk(body, reaching, out);
+                    walk(continuing, reaching, out);
                 }
                 // A collective's result is not followed.
                 Stmt::Collective(c) => out.entry(c.result).or_default().opaque = true,
@@ -224,7 +235,7 @@ fn stores_of(kernel: &Kernel) -> HashMap<Handle<Local>, Stores> {
         }
     }
     let mut out = HashMap::new();
-    walk(&kernel.body, &mut out);
+    walk(&kernel.body, reaching, &mut out);
     out
 }
 
@@ -235,13 +246,12 @@ struct Walker<'k> {
     /// The rows of the instances.
     row: Reach,
     constant: &'k dyn Fn(ParamId) -> Option<f64>,
-    stores: HashMap<Handle<Local>, Stores>,
     /// Each local's reach per component; `None` while it is being worked out (a value that
     /// depends on itself is unbounded).
     locals: HashMap<Handle<Local>, Option<Vec<Reach>>>,
-    /// Per local, whether it may be read before its first store (then holding 0, as every
-    /// local starts): its reach includes 0.
-    initial_read: Vec<bool>,
+    /// The stores the locals' reads see, and which reads may see a local's starting 0 (its
+    /// reach then includes 0).
+    reads: LocalReads,
 }
 
 impl Walker<'_> {
@@ -419,7 +429,7 @@ impl Walker<'_> {
             None => {}
         }
         self.locals.insert(local, None);
-        let (whole, components, opaque) = match self.stores.get(&local) {
+        let (whole, components, opaque) = match self.reads.stores.get(&local) {
             Some(s) => (s.whole.clone(), s.components.clone(), s.opaque),
             None => (Vec::new(), Vec::new(), true),
         };
@@ -445,7 +455,7 @@ impl Walker<'_> {
             reach
                 .into_iter()
                 .map(|r| r.unwrap_or_else(Reach::any))
-                .map(|r| match self.initial_read.get(local.index()) {
+                .map(|r| match self.reads.initial_read.get(local.index()) {
                     Some(false) => r,
                     _ => r.hull(Reach::point(0.0)),
                 })

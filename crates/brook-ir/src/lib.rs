@@ -31,6 +31,7 @@ pub mod launch;
 pub mod lockstep;
 pub mod module;
 pub mod print;
+pub mod reaching;
 pub mod reduce_order;
 pub mod same;
 pub mod scan_order;

@@ -42,6 +42,26 @@ kernel void first_row(float g[][], out float r<>)
     r = top + g[y][x];
 }
 
+kernel void either_neighbour(float g[][], float t<>, out float r<>)
+{
+    float2 p = indexof(r).xy;
+    float y;
+    if (t > 0.5f) { y = max(p.y - 3.0f, 0.0f); } else { y = min(p.y + 3.0f, 63.0f); }
+    r = g[y][p.x];
+}
+
+kernel void four_rows_up(float g[][], float n, out float r<>)
+{
+    float2 p = indexof(r).xy;
+    float y = p.y;
+    float sum = 0.0f;
+    for (float i = 0.0f; i < n; i += 1.0f) {
+        sum += g[y][p.x];
+        y = max(p.y - 4.0f, 0.0f);
+    }
+    r = sum;
+}
+
 reduce void sum(float a<>, reduce float s<>) { s += a; }
 
 reduce void product(float4 a<>, reduce float4 m<>)
@@ -136,6 +156,36 @@ fn a_local_read_before_its_store_reaches_row_zero() {
         let r = Stream::<f32>::new(d, &[h, w]).expect("r");
         first_row.launch(args![&a, &r]).expect("first_row");
         bits(&r.to_vec().expect("r"))
+    });
+}
+
+/// Row indices stored on every path before their read (the declaration's 0 is never read),
+/// and a store the loop's next trip reads: the members fetch the neighbouring rows those give
+/// (`brook_ir::reaching`), and the results are the single device's.
+#[test]
+fn locals_stored_on_every_path_fetch_only_the_rows_they_reach() {
+    let program = program();
+    let (h, w) = (64, 8);
+    same_on_groups(|d| {
+        let either = program
+            .kernel("either_neighbour")
+            .expect("either_neighbour");
+        let up = program.kernel("four_rows_up").expect("four_rows_up");
+        let saxpy = program.kernel("saxpy").expect("saxpy");
+        // Each member writes its own rows of `g`: the others' rows reach it only by the halo.
+        let x = Stream::from_slice(d, &[h, w], &wobbly(h * w, 7)).expect("x");
+        let g = Stream::<f32>::new(d, &[h, w]).expect("g");
+        saxpy.launch(args![3.0f32, &x, &x, &g]).expect("saxpy");
+        let t = Stream::from_slice(d, &[h, w], &wobbly(h * w, 8)).expect("t");
+        let r = Stream::<f32>::new(d, &[h, w]).expect("r");
+        either.launch(args![&g, &t, &r]).expect("either_neighbour");
+        let mut out = vec![bits(&r.to_vec().expect("r"))];
+        // A second array, so that no earlier halo brought its rows.
+        let g2 = Stream::<f32>::new(d, &[h, w]).expect("g2");
+        saxpy.launch(args![5.0f32, &x, &t, &g2]).expect("saxpy");
+        up.launch(args![&g2, 3.0f32, &r]).expect("four_rows_up");
+        out.push(bits(&r.to_vec().expect("r")));
+        out
     });
 }
 
