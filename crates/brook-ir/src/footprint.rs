@@ -7,10 +7,10 @@
 //! in interval arithmetic: the instance's row (`indexof(out)`, `instance()` on the domain's
 //! slowest axis) is the block's rows, a literal or a constant parameter's value a point, and
 //! `+`, `-`, `*`, `min`, `max`, `clamp`, `?:` (the hull of both), roundings and integer `/`,
-//! `%`, `&`, `>>` follow. A local's reach is the hull of the values of the stores some read of it
-//! sees, and 0 (the value every local starts with) where a read may come before any store of
-//! the whole of it ([`crate::reaching`]). So `max(p.y - 1.0f, 0.0f)` over rows 40..60 is 39..59, and over rows
-//! 0..10 is 0..9. Anything it cannot bound (a loop counter, a gathered value, a float division,
+//! `%`, `&`, `>>` follow. A local's reach is the hull of the values of the stores some read
+//! of it sees, and 0 (the value every local starts with) where a read may come before any
+//! store of the whole of it ([`crate::reaching`]). So `max(p.y - 1.0f, 0.0f)` over rows
+//! 40..60 is 39..59, and over rows 0..10 is 0..9. Anything it cannot bound (a loop counter, a gathered value, a float division,
 //! an integer interval its type cannot hold, which would wrap) makes the whole array needed.
 //!
 //! The interval bounds the index value before a gather rounds (`floor(f + 0.25)`) and clamps
