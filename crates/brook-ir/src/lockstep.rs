@@ -88,18 +88,12 @@ fn first_uses(
 }
 
 /// The non-shared locals the expressions `roots` (and what they are computed from) load.
-fn locals_read(kernel: &Kernel, mut stack: Vec<Handle<crate::Expr>>) -> Vec<Handle<Local>> {
+fn locals_read(kernel: &Kernel, roots: Vec<Handle<crate::Expr>>) -> Vec<Handle<Local>> {
     let mut out = Vec::new();
-    while let Some(h) = stack.pop() {
-        let kind = &kernel.exprs[h].kind;
-        if let ExprKind::Load(place) = kind {
-            if let PlaceRoot::Local(l) = place.root {
-                if !kernel.locals[l].shared && !out.contains(&l) {
-                    out.push(l);
-                }
-            }
+    for l in kernel.local_loads(&roots) {
+        if !kernel.locals[l].shared && !out.contains(&l) {
+            out.push(l);
         }
-        stack.extend(kind.operands());
     }
     out
 }

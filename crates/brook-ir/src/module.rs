@@ -162,6 +162,28 @@ impl Kernel {
         self.params.get(id.0 as usize)
     }
 
+    /// The local of each load of a local among the expressions rooted at `roots` and those
+    /// they are computed from (each expression once; a local loaded by two expressions is
+    /// there twice).
+    pub fn local_loads(&self, roots: &[crate::Handle<crate::Expr>]) -> Vec<crate::Handle<Local>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = roots.to_vec();
+        let mut loads = Vec::new();
+        while let Some(h) = stack.pop() {
+            if !seen.insert(h) {
+                continue;
+            }
+            let kind = &self.exprs[h].kind;
+            if let crate::ExprKind::Load(place) = kind {
+                if let crate::PlaceRoot::Local(l) = place.root {
+                    loads.push(l);
+                }
+            }
+            stack.extend(kind.operands());
+        }
+        loads
+    }
+
     /// Whether the kernel reads an element of a scatter array: an instance then sees what
     /// earlier instances wrote there (in domain order on the interpreter), so its results
     /// depend on the order instances run in.

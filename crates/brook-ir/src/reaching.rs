@@ -10,7 +10,7 @@
 //! (the 0 the frontend stores into `float y;` before both arms of an `if` store `y`, say) does
 //! not bound the values the local's reads give ([`crate::footprint`]).
 
-use crate::{Block, Expr, ExprKind, Handle, Kernel, PlaceRoot, Statement, Stmt};
+use crate::{Block, Expr, Handle, Kernel, PlaceRoot, Statement, Stmt};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What reads of a kernel's locals may see.
@@ -203,25 +203,14 @@ impl Walk<'_> {
 
     /// Marks the definitions the locals read by the expressions rooted at `roots` may hold.
     fn reads(&mut self, roots: &[Handle<Expr>], defs: &Defs) {
-        let mut visited = HashSet::new();
-        let mut stack = roots.to_vec();
-        while let Some(h) = stack.pop() {
-            if !visited.insert(h) {
-                continue;
-            }
-            let kind = &self.kernel.exprs[h].kind;
-            if let ExprKind::Load(place) = kind {
-                if let PlaceRoot::Local(l) = place.root {
-                    let local = l.index();
-                    match defs.get(&local) {
-                        Some(set) => self.seen.extend(set.iter().map(|&d| (local, d))),
-                        None => {
-                            self.seen.insert((local, Def::Start));
-                        }
-                    }
+        for l in self.kernel.local_loads(roots) {
+            let local = l.index();
+            match defs.get(&local) {
+                Some(set) => self.seen.extend(set.iter().map(|&d| (local, d))),
+                None => {
+                    self.seen.insert((local, Def::Start));
                 }
             }
-            stack.extend(kind.operands());
         }
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! Loop temporaries such as `float xx = x * x;` in a loop body are the common case.
 
-use crate::{Block, Expr, ExprKind, Handle, Kernel, PlaceRoot, Stmt};
+use crate::{Block, Expr, Handle, Kernel, PlaceRoot, Stmt};
 use std::collections::{HashMap, HashSet};
 
 /// For each local of `kernel`, the depth of the block it is scoped to (see the module docs).
@@ -123,20 +123,9 @@ impl Scan<'_> {
 
     /// The locals the expressions rooted at `roots` read (each read once).
     fn reads(&self, roots: &[Handle<Expr>]) -> Counts {
-        let mut seen = HashSet::new();
-        let mut stack = roots.to_vec();
         let mut counts = Counts::new();
-        while let Some(h) = stack.pop() {
-            if !seen.insert(h) {
-                continue;
-            }
-            let kind = &self.kernel.exprs[h].kind;
-            if let ExprKind::Load(place) = kind {
-                if let PlaceRoot::Local(l) = place.root {
-                    *counts.entry(l.index() as u32).or_default() += 1;
-                }
-            }
-            stack.extend(kind.operands());
+        for l in self.kernel.local_loads(roots) {
+            *counts.entry(l.index() as u32).or_default() += 1;
         }
         counts
     }
