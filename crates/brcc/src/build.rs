@@ -8,17 +8,26 @@ use crate::toolkit::{self, Linking, Toolkit};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-/// What `brcc build` compiles: the generated C++ of each `.br` file (its path and text) and
-/// the other files given (C++ sources, objects, libraries).
+/// What `brcc build` compiles: the generated C++ of each `.br` file and the other files
+/// given (C++ sources, objects, libraries).
 pub struct Program {
-    pub units: Vec<(String, String)>,
+    pub units: Vec<Unit>,
     pub other_files: Vec<String>,
+}
+
+/// One generated translation unit: the file it came from, its C++, and the header a C++
+/// source of the program may include for its kernels (`STEM.h`, also as
+/// `brookgenfiles/STEM.h`, the name seed 001's samples include; none for embedded LOOM).
+pub struct Unit {
+    pub path: String,
+    pub cpp: String,
+    pub header: Option<String>,
 }
 
 impl Program {
     /// The first `.br` file's path, naming the program in messages.
     fn name(&self) -> &str {
-        self.units.first().map_or("the program", |(path, _)| path)
+        self.units.first().map_or("the program", |unit| &unit.path)
     }
 }
 
@@ -143,8 +152,9 @@ fn cache_key(program: &Program, options: &CxxOptions, cxx: &str, kit: &Toolkit) 
         }
         key.text("|");
     }
-    for (path, cpp) in &program.units {
-        key.text(path).text(cpp);
+    for unit in &program.units {
+        key.text(&unit.path).text(&unit.cpp);
+        key.text(unit.header.as_deref().unwrap_or("|"));
     }
     for file in &program.other_files {
         key.text(file).file(Path::new(file));
@@ -187,16 +197,14 @@ fn compile_in(
     exe: &Path,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ExitCode> {
+    let generated_headers = write_headers(program, dir)?;
     // (source, the directory of the file it came from)
     let mut sources: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for (n, (source_path, cpp)) in program.units.iter().enumerate() {
-        let stem = Path::new(source_path)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("program");
-        let cpp_path = dir.join(format!("{n}_{stem}.cpp"));
-        std::fs::write(&cpp_path, cpp).map_err(|e| fail(format!("{}: {e}", cpp_path.display())))?;
-        sources.push((cpp_path, parent_dir(source_path)));
+    for (n, unit) in program.units.iter().enumerate() {
+        let cpp_path = dir.join(format!("{n}_{}.cpp", stem(&unit.path)));
+        std::fs::write(&cpp_path, &unit.cpp)
+            .map_err(|e| fail(format!("{}: {e}", cpp_path.display())))?;
+        sources.push((cpp_path, parent_dir(&unit.path)));
     }
     let mut linked: Vec<PathBuf> = Vec::new();
     for file in &program.other_files {
@@ -220,13 +228,24 @@ fn compile_in(
             .arg("-I")
             .arg(&kit.include)
             .arg("-I")
+            .arg(&generated_headers)
+            .arg("-I")
             .arg(source_dir);
         for include in &cxx_options.include_dirs {
             command.arg("-I").arg(include);
         }
         command.args(&cxx_options.flags).arg(source);
-        run_compiler(cxx, &mut command, program)?;
-        headers.extend(dependencies(&deps, source));
+        let shown = program
+            .units
+            .get(n)
+            .map_or(source.as_path(), |u| Path::new(&u.path));
+        run_compiler(cxx, &mut command, &format!("compile {}", shown.display()))?;
+        // The generated headers are part of the key (their units' text), and gone after the build.
+        headers.extend(
+            dependencies(&deps, source)
+                .into_iter()
+                .filter(|h| !h.starts_with(dir)),
+        );
         objects.push(object);
     }
     if objects.iter().any(|o| !o.exists()) {
@@ -245,10 +264,35 @@ fn compile_in(
                 .linking
                 .link_arguments(&kit.library(cxx_options.linking)),
         );
-    run_compiler(cxx, &mut link, program)?;
+    run_compiler(cxx, &mut link, &format!("link {}", program.name()))?;
     headers.sort();
     headers.dedup();
     Ok(headers)
+}
+
+/// Writes each unit's header as `STEM.h` and `brookgenfiles/STEM.h` in an include directory
+/// of the build's own, returned for `-I`: `#include "search.h"` or `#include
+/// "brookgenfiles/search.h"` in a C++ source finds the kernels of `search.br` without a
+/// `brcc search.br` first (and before a system header of the same name).
+fn write_headers(program: &Program, dir: &Path) -> Result<PathBuf, ExitCode> {
+    let include = dir.join("include");
+    let samples = include.join("brookgenfiles");
+    std::fs::create_dir_all(&samples).map_err(|e| fail(format!("{}: {e}", samples.display())))?;
+    for unit in &program.units {
+        let Some(header) = &unit.header else { continue };
+        let name = format!("{}.h", stem(&unit.path));
+        for path in [include.join(&name), samples.join(&name)] {
+            std::fs::write(&path, header).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        }
+    }
+    Ok(include)
+}
+
+fn stem(file: &str) -> &str {
+    Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("program")
 }
 
 fn parent_dir(file: &str) -> PathBuf {
@@ -259,14 +303,12 @@ fn parent_dir(file: &str) -> PathBuf {
         .to_path_buf()
 }
 
-fn run_compiler(cxx: &str, command: &mut Command, program: &Program) -> Result<(), ExitCode> {
+/// Runs the compiler or linker; `what` says what it does ("compile FILE", "link FILE").
+fn run_compiler(cxx: &str, command: &mut Command, what: &str) -> Result<(), ExitCode> {
     match command.status() {
         Ok(s) if s.success() => Ok(()),
         Ok(_) => {
-            eprintln!(
-                "brcc: {cxx} could not compile {} (messages above)",
-                program.name()
-            );
+            eprintln!("brcc: {cxx} could not {what} (messages above)");
             Err(ExitCode::FAILURE)
         }
         Err(e) => Err(fail(format!("cannot run {cxx}: {e}"))),

@@ -104,7 +104,7 @@ fn program(args: &Args) -> ExitCode {
     };
     match (args.command, args.emit.as_deref()) {
         (Command::Run | Command::Build, _) => {
-            let program = match linked_program(args, path, cpp) {
+            let program = match linked_program(args, path, cpp, header) {
                 Ok(program) => program,
                 Err(code) => return code,
             };
@@ -154,6 +154,15 @@ fn program(args: &Args) -> ExitCode {
                 }
             }
             for (out, text) in files {
+                // `-o brookgenfiles/NAME` (seed 001's layout) makes the folder when it is new.
+                let folder = std::path::Path::new(&out).parent();
+                if let Some(Err(e)) = folder
+                    .filter(|f| !f.as_os_str().is_empty())
+                    .map(std::fs::create_dir_all)
+                {
+                    eprintln!("brcc: cannot make the folder of `{out}`: {e}");
+                    return ExitCode::from(2);
+                }
                 if let Err(e) = std::fs::write(&out, text) {
                     eprintln!("brcc: cannot write `{out}`: {e}");
                     return ExitCode::from(2);
@@ -167,8 +176,17 @@ fn program(args: &Args) -> ExitCode {
 /// The files `build` and `run` compile: the first `.br` file's C++, the C++ of each further
 /// `.br` file (generated with the same flags), the `.loom` files embedded
 /// ([`loom_embed`]), and the other files as given.
-fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Program, ExitCode> {
-    let mut units = vec![(path, cpp)];
+fn linked_program(
+    args: &Args,
+    path: String,
+    cpp: String,
+    header: String,
+) -> Result<build::Program, ExitCode> {
+    let mut units = vec![build::Unit {
+        path,
+        cpp,
+        header: Some(header),
+    }];
     let mut others: Vec<String> = Vec::new();
     let loom: Vec<String> = args
         .more_files
@@ -177,7 +195,12 @@ fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Progr
         .cloned()
         .collect();
     if !loom.is_empty() {
-        units.push(loom_embed::embedding_unit(&loom, &args.reporter())?);
+        let (path, cpp) = loom_embed::embedding_unit(&loom, &args.reporter())?;
+        units.push(build::Unit {
+            path,
+            cpp,
+            header: None,
+        });
     }
     for file in &args.more_files {
         if file.ends_with(".loom") {
@@ -193,7 +216,11 @@ fn linked_program(args: &Args, path: String, cpp: String) -> Result<build::Progr
             ..args.clone()
         };
         let generated = generate(&one)?;
-        units.push((generated.path, generated.cpp));
+        units.push(build::Unit {
+            path: generated.path,
+            cpp: generated.cpp,
+            header: Some(generated.header),
+        });
     }
     Ok(build::Program {
         units,

@@ -308,6 +308,29 @@ fn k_keeps_the_device_code_beside_the_cpp() {
         .contains(".entry brook_main"));
 }
 
+/// `-o brookgenfiles/NAME` (the folder seed 001's samples include from) makes the folder.
+#[test]
+fn o_into_a_new_folder_makes_it() {
+    let path = temp_file(
+        "folder.br",
+        "kernel void twice(float a<>, out float b<>) { b = a + a; }\n",
+    );
+    let dir = Path::new(&path).with_file_name(format!("gen-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let prefix = dir.join("brookgenfiles/folder");
+    let out = brcc(&[&path, "-o", &prefix.to_string_lossy()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for ext in ["cpp", "h"] {
+        assert!(prefix.with_extension(ext).exists(), "{ext}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn p_makes_the_program_prefer_device_types_in_order() {
     let path = temp_file("targets.br", "int main(void) { return 0; }\n");

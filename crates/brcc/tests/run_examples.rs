@@ -511,3 +511,55 @@ fn an_unchanged_program_is_not_built_again() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `brcc build KERNELS.br MAIN.cpp`: the C++ source finds the kernels' generated header
+/// without a `brcc KERNELS.br` first, as `search.h` (before the system's own `search.h`) and
+/// as `brookgenfiles/search.h` (seed 001's samples); a source that does not compile is named.
+#[test]
+fn brcc_build_gives_cpp_sources_the_generated_header() {
+    if cxx::compiler().is_none() {
+        println!("run_examples: no C++ compiler: not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpp_style");
+    let dir = std::env::temp_dir().join(format!("brcc-build-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::copy(here.join("search.br"), dir.join("search.br")).expect("copy");
+    let main = std::fs::read_to_string(here.join("search_main.cpp")).expect("main");
+    let expected = std::fs::read_to_string(here.join("search_main.expected")).expect("expected");
+    let sdk_main = main.replace("\"search.h\"", "\"brookgenfiles/search.h\"");
+    assert_ne!(sdk_main, main, "search_main.cpp includes \"search.h\"");
+    for (name, text) in [("plain_main.cpp", &main), ("sdk_main.cpp", &sdk_main)] {
+        std::fs::write(dir.join(name), text).expect("write main");
+        let exe = dir.join("search");
+        build(brcc, &[], &[dir.join("search.br"), dir.join(name)], &exe);
+        let run = Command::new(&exe).output().expect("run the program");
+        assert_eq!(String::from_utf8_lossy(&run.stdout), expected, "{name}");
+    }
+    assert!(
+        !dir.join("search.h").exists(),
+        "brcc build writes no header beside the source"
+    );
+    std::fs::write(
+        dir.join("bad_main.cpp"),
+        "int main() { return undefined_name; }\n",
+    )
+    .unwrap();
+    let failed = Command::new(brcc)
+        .arg("build")
+        .arg(dir.join("search.br"))
+        .arg(dir.join("bad_main.cpp"))
+        .arg("-o")
+        .arg(dir.join("bad"))
+        .output()
+        .expect("run brcc");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success());
+    assert!(
+        stderr.contains("could not compile") && stderr.contains("bad_main.cpp (messages above)"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
