@@ -8,6 +8,7 @@
 
 use crate::source::Span;
 use brook_ir::ValueType;
+use std::collections::HashMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
@@ -25,6 +26,10 @@ pub struct Program {
     /// Object-like macros of `#define` lines left in the text (without `-pp`): name and body,
     /// in file order. Array sizes may name them (`float a[N]`), as brcc evaluated them.
     pub object_macros: Vec<(String, String)>,
+    /// Each identifier that names such a macro whose body is an expression, with that body
+    /// parsed: kernel code where no variable of the name is in scope uses the body, so
+    /// `#define SCALE 0.5f` works in kernels without `-pp` (as the C++ compiler would read it).
+    pub macro_expansions: HashMap<ExprId, Expr>,
 }
 
 #[derive(Clone, Debug)]

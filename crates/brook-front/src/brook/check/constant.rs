@@ -3,7 +3,7 @@
 //! N 16`: without `-pp` the line stays in the text and brcc still evaluated it), or an
 //! expression of those with `+ - * / % << >>`, unary minus and parentheses (`NUM_ROWS + 1`).
 
-use crate::brook::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+use crate::brook::ast::{BinaryOp, Expr, ExprId, ExprKind, UnaryOp};
 use std::collections::HashMap;
 
 /// What a constant-size expression (`a[16]`, `GroupSize(64)`) turned out to be.
@@ -19,18 +19,31 @@ pub enum ConstSize {
 /// How deep macro bodies may name other macros (a cycle stops here).
 const MAX_MACRO_DEPTH: u32 = 32;
 
-/// The object-like macros of a file, for evaluating sizes.
+/// The object-like macros of a file, for evaluating sizes, and their uses in kernel code.
 #[derive(Clone, Debug, Default)]
 pub struct Constants {
     macros: HashMap<String, String>,
+    expansions: HashMap<ExprId, Expr>,
 }
 
 impl Constants {
-    /// The macros of `#define` lines, in file order (a later definition wins).
-    pub fn new(object_macros: &[(String, String)]) -> Constants {
+    /// The macros of `#define` lines, in file order (a later definition wins), and the parsed
+    /// bodies of the identifiers that name them ([`Program::macro_expansions`]).
+    pub fn new(object_macros: &[(String, String)], expansions: &HashMap<ExprId, Expr>) -> Self {
         Constants {
             macros: object_macros.iter().cloned().collect(),
+            expansions: expansions.clone(),
         }
+    }
+
+    /// The text of the object-like macro `name`, if the file defines one.
+    pub fn macro_body(&self, name: &str) -> Option<&str> {
+        self.macros.get(name).map(String::as_str)
+    }
+
+    /// The body of the macro the identifier `id` names, parsed, if it is an expression.
+    pub fn expansion(&self, id: ExprId) -> Option<&Expr> {
+        self.expansions.get(&id)
     }
 
     /// The value of a size expression.
@@ -61,11 +74,6 @@ impl Constants {
             },
             _ => ConstSize::NotSimple,
         }
-    }
-
-    /// The value of the object-like macro `name`, if it is an integer constant expression.
-    pub fn macro_int(&self, name: &str) -> Option<i64> {
-        self.macro_value(name, 0)
     }
 
     fn macro_value(&self, name: &str, depth: u32) -> Option<i64> {
@@ -221,7 +229,7 @@ mod tests {
             .iter()
             .map(|(n, b)| (n.to_string(), b.to_string()))
             .collect();
-        Constants::new(&defs)
+        Constants::new(&defs, &HashMap::new())
     }
 
     #[test]

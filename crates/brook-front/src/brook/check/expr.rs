@@ -34,7 +34,7 @@ impl Checker<'_> {
 
     fn expr_inner(&mut self, e: &Expr) -> Type {
         match &e.kind {
-            ExprKind::Ident(name) => self.name(name, e.span),
+            ExprKind::Ident(name) => self.name(name, e),
             ExprKind::IntLit {
                 value,
                 unsigned,
@@ -99,17 +99,20 @@ impl Checker<'_> {
         }
     }
 
-    fn name(&mut self, name: &str, span: Span) -> Type {
+    fn name(&mut self, name: &str, ident: &Expr) -> Type {
+        let span = ident.span;
         if let Some(var) = self.lookup(name) {
             return var.ty.clone();
         }
-        // An object-like `#define` of an integer (left in the text without -pp): brcc passed
-        // it on to code that saw the definition; here it is an int constant.
-        if self.info.constants.macro_int(name).is_some() {
-            return Type::scalar(ScalarKind::I32);
+        // An object-like `#define` (left in the text without -pp) whose body is an expression:
+        // the body, as the C++ compiler would read the name.
+        if let Some(expansion) = self.info.constants.expansion(ident.id).cloned() {
+            return self.expr(&expansion);
         }
         let help = if self.kernel_index.contains_key(name) {
             format!("`{name}` is a kernel: call it as `{name}(...)`")
+        } else if let Some(body) = self.info.constants.macro_body(name) {
+            format!("`{name}` is a macro (`#define {name} {body}`) that brcc does not read as an expression here (its body is not one, expands back to itself or grows too large); compile with -pp to have brcc expand macros as text in kernel code")
         } else {
             "declare it before use, or pass it to the kernel as a parameter".to_string()
         };

@@ -102,7 +102,8 @@ pub struct ProgramInfo {
     pub conversions: Vec<(ExprId, Type)>,
     /// Struct names, their aliases and typedef names, with the types they stand for.
     pub type_names: HashMap<String, Type>,
-    /// The file's object-like macros, for array sizes and other integer constants.
+    /// The file's object-like macros, for array sizes and other integer constants, and the
+    /// expressions their names stand for in kernel code.
     pub constants: Constants,
 }
 
@@ -123,7 +124,7 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
         diags,
         info: ProgramInfo {
             expr_types: vec![None; program.expr_count as usize],
-            constants: Constants::new(&program.object_macros),
+            constants: Constants::new(&program.object_macros, &program.macro_expansions),
             ..ProgramInfo::default()
         },
         type_names: HashMap::new(),

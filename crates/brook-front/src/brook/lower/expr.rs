@@ -140,7 +140,7 @@ impl KernelLowerer<'_> {
     fn expr_raw(&mut self, e: &ast::Expr) -> Lowered<Handle<Expr>> {
         let span = e.span;
         match &e.kind {
-            Ast::Ident(name) => self.name_value(name, span),
+            Ast::Ident(name) => self.name_value(name, e),
             Ast::IntLit { value, .. } => {
                 let kind = self
                     .checked_type(e)?
@@ -199,17 +199,12 @@ impl KernelLowerer<'_> {
         }
     }
 
-    fn name_value(&mut self, name: &str, span: Span) -> Lowered<Handle<Expr>> {
+    fn name_value(&mut self, name: &str, ident: &ast::Expr) -> Lowered<Handle<Expr>> {
+        let span = ident.span;
         let bound = self.scopes.iter().rev().any(|s| s.contains_key(name));
-        if let Some(value) = self
-            .shared
-            .info
-            .constants
-            .macro_int(name)
-            .filter(|_| !bound)
-        {
-            let int = i64::from(value as i32);
-            return Ok(self.scalar_const(ScalarKind::I32, int, span));
+        let info = self.shared.info;
+        if let Some(expansion) = info.constants.expansion(ident.id).filter(|_| !bound) {
+            return self.expr(expansion);
         }
         let (kind, ty) = match self.lookup(name, span)? {
             Binding::Local { local, .. } => {

@@ -1,7 +1,7 @@
 //! Expressions, with C precedence and associativity.
 
 use super::types::builtin_type;
-use super::{PResult, Parser};
+use super::{Failed, PResult, Parser};
 use crate::brook::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use crate::brook::preprocess::parse_int;
 use crate::brook::token::{Punct, TokenKind};
@@ -35,6 +35,13 @@ fn binary_op(p: Punct) -> Option<(BinaryOp, u8)> {
 /// The precedence of shifts: a stream dimension inside `< >` binds at least this tightly, so
 /// that the closing `>` is not read as "greater than".
 const SHIFT_PRECEDENCE: u8 = 8;
+
+/// How deep macro bodies may name further macros (`#define A B`, `#define B 1.0f`).
+const MAX_MACRO_NESTING: usize = 32;
+
+/// How many tokens of macro bodies a file's expansions may parse in all (as `-pp` bounds its
+/// expansion), so that macros doubling at each level cannot make parsing exponential.
+pub(super) const MAX_MACRO_TOKENS: usize = 1_000_000;
 
 fn assign_op(p: Punct) -> Option<Option<BinaryOp>> {
     Some(match p {
@@ -323,7 +330,59 @@ impl Parser<'_, '_> {
             return Ok(self.new_expr(ExprKind::Construct(ty, args), span));
         }
         self.bump();
-        Ok(self.new_expr(ExprKind::Ident(text), token.span))
+        let ident = self.new_expr(ExprKind::Ident(text), token.span);
+        self.expand_macro(&ident);
+        Ok(ident)
+    }
+
+    /// When `ident` names an object-like macro whose body is one expression, records the body
+    /// parsed ([`Program::macro_expansions`](crate::brook::ast::Program)); nested macros are
+    /// expanded in turn. A macro met again inside its own expansion leaves the whole expansion
+    /// out, so the name is reported where it was used.
+    fn expand_macro(&mut self, ident: &Expr) {
+        let ExprKind::Ident(name) = &ident.kind else {
+            return;
+        };
+        let bodies = self.macro_bodies;
+        let Some(body) = bodies.get(name) else {
+            return;
+        };
+        let over_budget = self.macro_tokens_left < body.len();
+        if self.expanding.contains(name) || self.expanding.len() >= MAX_MACRO_NESTING || over_budget
+        {
+            // `#define A B`, `#define B A` (or `#define A B B`, `#define B C C`, ... growing
+            // past the budget): no expansion of the outermost name holds.
+            self.macro_cycle = true;
+            return;
+        }
+        self.macro_tokens_left -= body.len();
+        if body.first().is_none_or(|t| t.kind == TokenKind::Eof) {
+            return;
+        }
+        let saved = (
+            std::mem::replace(&mut self.tokens, body),
+            self.pos,
+            self.chain,
+        );
+        self.pos = 0;
+        self.expanding.push(name.clone());
+        let parsed = self.speculate(|p| {
+            let e = p.expr()?;
+            if p.at_eof() {
+                Ok(e)
+            } else {
+                Err(Failed)
+            }
+        });
+        self.expanding.pop();
+        (self.tokens, self.pos, self.chain) = saved;
+        let cycle = self.macro_cycle;
+        if self.expanding.is_empty() {
+            self.macro_cycle = false;
+        }
+        if let Some(expansion) = parsed.filter(|_| !cycle) {
+            self.macro_expansions.insert(ident.id, expansion);
+        }
     }
 
     fn int_literal(&mut self, span: crate::source::Span) -> ExprKind {

@@ -16,7 +16,7 @@ use super::preprocess::Spellings;
 use super::token::{Punct, Token, TokenKind};
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 use crate::source::{SourceFile, Span};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The deepest nesting of expressions and statements the parser accepts.
 pub const MAX_DEPTH: u32 = 200;
@@ -40,10 +40,25 @@ pub fn parse(
     tokens: &[Token],
     diags: &mut Diagnostics,
 ) -> Program {
+    let object_macros: Vec<ObjectMacro> = tokens
+        .iter()
+        .filter(|t| t.kind == TokenKind::Directive)
+        .filter_map(|t| ObjectMacro::of_directive(file, spellings, *t))
+        .collect();
+    // A later definition wins, as in `Constants`.
+    let macro_bodies: HashMap<String, Vec<Token>> = object_macros
+        .iter()
+        .map(|m| (m.name.clone(), m.tokens.clone()))
+        .collect();
     let mut parser = Parser {
         file,
         spellings,
         tokens,
+        macro_bodies: &macro_bodies,
+        expanding: Vec::new(),
+        macro_cycle: false,
+        macro_tokens_left: expr::MAX_MACRO_TOKENS,
+        macro_expansions: HashMap::new(),
         pos: 0,
         diags,
         quiet: None,
@@ -58,42 +73,84 @@ pub fn parse(
     };
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
-    let object_macros = tokens
-        .iter()
-        .filter(|t| t.kind == TokenKind::Directive)
-        .filter_map(|t| object_macro(spellings.get(file, t.span)))
-        .collect();
+    let macro_expansions = std::mem::take(&mut parser.macro_expansions);
     Program {
         items,
         expr_count: parser.next_expr,
         host_functions,
-        object_macros,
+        object_macros: object_macros
+            .into_iter()
+            .map(|m| (m.name, m.body))
+            .collect(),
+        macro_expansions,
     }
 }
 
-/// `#define NAME body` (an object-like macro) as its name and body.
-fn object_macro(directive: &str) -> Option<(String, String)> {
-    let rest = directive.trim_start().strip_prefix('#')?.trim_start();
-    let rest = rest.strip_prefix("define")?;
-    if !rest.starts_with([' ', '\t']) {
-        return None;
+/// A `#define NAME body` line (an object-like macro) kept as host text (without `-pp`).
+struct ObjectMacro {
+    name: String,
+    body: String,
+    /// The body's tokens (ending in `Eof`), positioned in the file.
+    tokens: Vec<Token>,
+}
+
+impl ObjectMacro {
+    fn of_directive(file: &SourceFile, spellings: &Spellings, directive: Token) -> Option<Self> {
+        let line = spellings.get(file, directive.text);
+        let rest = line.trim_start().strip_prefix('#')?.trim_start();
+        let rest = rest.strip_prefix("define")?;
+        if !rest.starts_with([' ', '\t']) {
+            return None;
+        }
+        let rest = rest.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, body) = rest.split_at(end);
+        if name.is_empty() || body.starts_with('(') {
+            return None;
+        }
+        let body = body.split("//").next().unwrap_or("").trim();
+        // `body` is a slice of `line`, which is a slice of the file's text.
+        let offset =
+            directive.text.start as usize + (body.as_ptr() as usize - line.as_ptr() as usize);
+        Some(ObjectMacro {
+            name: name.to_string(),
+            body: body.to_string(),
+            tokens: body_tokens(body, offset),
+        })
     }
-    let rest = rest.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let (name, body) = rest.split_at(end);
-    if name.is_empty() || body.starts_with('(') {
-        return None;
-    }
-    let body = body.split("//").next().unwrap_or("").trim();
-    Some((name.to_string(), body.to_string()))
+}
+
+/// `body` lexed on its own (its diagnostics dropped: the line belongs to the C++ compiler),
+/// each token moved to `offset` in the file so that its spelling and position are the file's.
+fn body_tokens(body: &str, offset: usize) -> Vec<Token> {
+    let mut quiet = Diagnostics::new(crate::diagnostic::WarningPolicy::default());
+    let moved = |span: Span| Span::new(span.start as usize + offset, span.end as usize + offset);
+    super::lexer::lex(&SourceFile::new("#define", body), &mut quiet)
+        .into_iter()
+        .map(|t| Token {
+            span: moved(t.span),
+            text: moved(t.text),
+            line_start: false,
+            ..t
+        })
+        .collect()
 }
 
 pub(crate) struct Parser<'a, 'd> {
     file: &'a SourceFile,
     spellings: &'a Spellings,
     tokens: &'a [Token],
+    /// The tokens of each object-like macro's body ([`ObjectMacro`]).
+    macro_bodies: &'a HashMap<String, Vec<Token>>,
+    /// The macros whose bodies are being parsed now (a macro naming itself is not expanded).
+    expanding: Vec<String>,
+    /// Set when a macro was met inside its own expansion (see `expand_macro`).
+    macro_cycle: bool,
+    /// Tokens of macro bodies the file's expansions may still parse.
+    macro_tokens_left: usize,
+    macro_expansions: HashMap<ExprId, Expr>,
     pos: usize,
     diags: &'d mut Diagnostics,
     /// While parsing speculatively: the number of errors suppressed so far.
