@@ -312,6 +312,54 @@ pub enum ExprKind {
     Error,
 }
 
+impl Expr {
+    /// Moves the expression and everything in it to `span` (a macro's body to where the macro
+    /// was used, so that its diagnostics point at the use, as with `-pp`).
+    pub fn place_at(&mut self, span: Span) {
+        self.span = span;
+        match &mut self.kind {
+            ExprKind::Unary(_, a) => a.place_at(span),
+            ExprKind::Binary(_, a, b) | ExprKind::Assign(_, a, b) | ExprKind::Comma(a, b) => {
+                a.place_at(span);
+                b.place_at(span);
+            }
+            ExprKind::Index(a, b) => {
+                a.place_at(span);
+                b.place_at(span);
+            }
+            ExprKind::Ternary(a, b, c) => {
+                a.place_at(span);
+                b.place_at(span);
+                c.place_at(span);
+            }
+            ExprKind::Cast(ty, a) => {
+                ty.span = span;
+                a.place_at(span);
+            }
+            ExprKind::Construct(ty, args) => {
+                ty.span = span;
+                args.iter_mut().for_each(|a| a.place_at(span));
+            }
+            ExprKind::Call(callee, args) => {
+                callee.place_at(span);
+                args.iter_mut().for_each(|a| a.place_at(span));
+            }
+            ExprKind::Member(a, field) | ExprKind::Arrow(a, field) => {
+                a.place_at(span);
+                field.span = span;
+            }
+            ExprKind::Ident(_)
+            | ExprKind::IntLit { .. }
+            | ExprKind::FloatLit { .. }
+            | ExprKind::BoolLit(_)
+            | ExprKind::CharLit(_)
+            | ExprKind::StrLit
+            | ExprKind::Sizeof
+            | ExprKind::Error => {}
+        }
+    }
+}
+
 /// A piece of host code: its tokens (indices into the token list) and the Brook constructs in it.
 #[derive(Clone, Debug, Default)]
 pub struct HostItem {

@@ -380,7 +380,8 @@ impl Parser<'_, '_> {
         if self.expanding.is_empty() {
             self.macro_cycle = false;
         }
-        if let Some(expansion) = parsed.filter(|_| !cycle) {
+        if let Some(mut expansion) = parsed.filter(|_| !cycle) {
+            expansion.place_at(ident.span);
             self.macro_expansions.insert(ident.id, expansion);
         }
     }
