@@ -1,11 +1,12 @@
 //! Statements and local declarations inside kernel bodies.
 
-use super::{PResult, Parser};
+use super::{Failed, PResult, Parser};
 use crate::brook::ast::{
     ArrayDims, Block, Decl, Declarator, ExprKind, Init, Qualifiers, Stmt, StmtKind, TypeSpec,
     UnsupportedStmt,
 };
 use crate::brook::token::{Punct, TokenKind};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 
 impl Parser<'_, '_> {
@@ -78,6 +79,7 @@ impl Parser<'_, '_> {
                     StmtKind::Empty
                 }
                 _ if self.at_declaration() => StmtKind::Decl(self.declaration()?),
+                _ if self.at_macro_type() => return Err(self.macro_type()),
                 _ => {
                     let expr = self.expr()?;
                     self.expect(Punct::Semi)?;
@@ -204,6 +206,29 @@ impl Parser<'_, '_> {
             return false;
         }
         !(self.at_type_start() && self.nth(1).is_punct(Punct::LParen))
+    }
+
+    /// `REAL t` where `REAL` is a macro left for the C++ compiler (`#define REAL float`,
+    /// without -pp): a declaration brcc cannot read.
+    fn at_macro_type(&self) -> bool {
+        self.peek().kind == TokenKind::Ident
+            && self.nth(1).kind == TokenKind::Ident
+            && self.macro_bodies.contains_key(self.peek_text())
+    }
+
+    fn macro_type(&mut self) -> Failed {
+        let token = self.peek();
+        let name = self.peek_text().to_string();
+        self.report(
+            Diagnostic::error(
+                Code::Syntax,
+                token.span,
+                format!("`{name}` is a macro: without -pp brcc reads macros in kernel code only as expressions, not as types"),
+            )
+            .with_label("a macro used as a type")
+            .with_help("compile with -pp to have brcc expand macros as text, or use a typedef"),
+        );
+        Failed
     }
 
     /// `const float a = 1.0f, b[4];` and the like.
