@@ -28,7 +28,7 @@ pub struct Constants {
 
 impl Constants {
     /// The macros of `#define` lines, in file order (a later definition wins), and the parsed
-    /// bodies of the identifiers that name them ([`Program::macro_expansions`]).
+    /// bodies of the identifiers that name them ([`Program::macro_expansions`](crate::brook::ast::Program::macro_expansions)).
     pub fn new(object_macros: &[(String, String)], expansions: &HashMap<ExprId, Expr>) -> Self {
         Constants {
             macros: object_macros.iter().cloned().collect(),
