@@ -122,6 +122,9 @@ const VOCABULARY: &[&str] = &[
     "'c'",
     "\"s\"",
     "#define X",
+    "#define Y X",
+    "X",
+    "Y",
     "#if 1",
     "#ifdef X",
     "#else",
@@ -132,6 +135,12 @@ const VOCABULARY: &[&str] = &[
     "*/",
     "//",
     "\\",
+];
+
+/// Words for macro bodies and the kernel expressions that use them (`macros_in_kernels`).
+const MACRO_WORDS: &[&str] = &[
+    "X", "Y", "Z", "a", "i", "t", "b", "1", "2.5f", "0x3", "(", ")", "+", "-", "*", "/", "<", "?",
+    ":", ",", ".x", "float2", "sin", "=", "float", "[", "]",
 ];
 
 /// The texts of the files with extension `ext` in `dirs`, sorted.
@@ -179,6 +188,16 @@ proptest! {
     #[test]
     fn token_soup(words in proptest::collection::vec(proptest::sample::select(VOCABULARY), 0..120), pp: bool, strong: bool) {
         run(&words.join(" "), &options(pp, strong, true));
+    }
+
+    #[test]
+    fn macros_in_kernels(bodies in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(MACRO_WORDS), 0..8), 3), uses in proptest::collection::vec(proptest::sample::select(MACRO_WORDS), 1..12), strong: bool) {
+        let mut text = String::new();
+        for (name, body) in ["X", "Y", "Z"].iter().zip(&bodies) {
+            text += &format!("#define {name} {}\n", body.join(" "));
+        }
+        text += &format!("kernel void k(float a<>, int i<>, out float b<>) {{ float t = a; b = {}; }}\n", uses.join(" "));
+        run(&text, &options(false, strong, true));
     }
 
     #[test]
