@@ -4,7 +4,7 @@
 //! expression of those with `+ - * / % << >>`, unary minus and parentheses (`NUM_ROWS + 1`).
 
 use crate::brook::ast::{BinaryOp, Expr, ExprId, ExprKind, UnaryOp};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a constant-size expression (`a[16]`, `GroupSize(64)`) turned out to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,8 @@ const MAX_MACRO_DEPTH: u32 = 32;
 #[derive(Clone, Debug, Default)]
 pub struct Constants {
     macros: HashMap<String, String>,
+    /// Macros defined more than once with different bodies (kernel code does not read them).
+    ambiguous: HashSet<String>,
     expansions: HashMap<ExprId, Expr>,
 }
 
@@ -30,8 +32,19 @@ impl Constants {
     /// The macros of `#define` lines, in file order (a later definition wins), and the parsed
     /// bodies of the identifiers that name them ([`Program::macro_expansions`](crate::brook::ast::Program::macro_expansions)).
     pub fn new(object_macros: &[(String, String)], expansions: &HashMap<ExprId, Expr>) -> Self {
+        let mut macros: HashMap<String, String> = HashMap::new();
+        let mut ambiguous = HashSet::new();
+        for (name, body) in object_macros {
+            if macros
+                .insert(name.clone(), body.clone())
+                .is_some_and(|b| b != *body)
+            {
+                ambiguous.insert(name.clone());
+            }
+        }
         Constants {
-            macros: object_macros.iter().cloned().collect(),
+            macros,
+            ambiguous,
             expansions: expansions.clone(),
         }
     }
@@ -39,6 +52,11 @@ impl Constants {
     /// The text of the object-like macro `name`, if the file defines one.
     pub fn macro_body(&self, name: &str) -> Option<&str> {
         self.macros.get(name).map(String::as_str)
+    }
+
+    /// Whether the file defines the macro `name` more than once, with different bodies.
+    pub fn macro_is_ambiguous(&self, name: &str) -> bool {
+        self.ambiguous.contains(name)
     }
 
     /// The body of the macro the identifier `id` names, parsed, if it is an expression.

@@ -111,6 +111,8 @@ impl Checker<'_> {
         }
         let help = if self.kernel_index.contains_key(name) {
             format!("`{name}` is a kernel: call it as `{name}(...)`")
+        } else if self.info.constants.macro_is_ambiguous(name) {
+            format!("`{name}` is a macro with more than one `#define` (in `#if` branches, or around an `#undef`): brcc cannot tell which one the C++ compiler sees; define it once, or compile with -pp to have brcc decide the `#if`s")
         } else if let Some(body) = self.info.constants.macro_body(name) {
             format!("`{name}` is a macro (`#define {name} {body}`) that brcc does not read as an expression here (its body is not one, expands back to itself or grows too large); compile with -pp to have brcc expand macros as text in kernel code")
         } else {

@@ -318,7 +318,7 @@ impl Parser<'_, '_> {
             }
             _ => {}
         }
-        if builtin_type(&text).is_some() {
+        if builtin_type(&text).is_some() || self.type_macros.contains_key(&text) {
             let ty = self.type_spec()?;
             if !self.at(Punct::LParen) {
                 return Err(

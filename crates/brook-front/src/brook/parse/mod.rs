@@ -45,20 +45,18 @@ pub fn parse(
         .filter(|t| t.kind == TokenKind::Directive)
         .filter_map(|t| ObjectMacro::of_directive(file, spellings, *t))
         .collect();
-    // A later definition wins, as in `Constants`.
-    let macro_bodies: HashMap<String, Vec<Token>> = object_macros
-        .iter()
-        .map(|m| (m.name.clone(), m.tokens.clone()))
-        .collect();
+    let (macro_bodies, ambiguous_macros) = unambiguous_bodies(&object_macros);
     let mut parser = Parser {
         file,
         spellings,
         tokens,
         macro_bodies: &macro_bodies,
+        ambiguous_macros: &ambiguous_macros,
         expanding: Vec::new(),
         macro_cycle: false,
         macro_tokens_left: expr::MAX_MACRO_TOKENS,
         macro_expansions: HashMap::new(),
+        type_macros: HashMap::new(),
         pos: 0,
         diags,
         quiet: None,
@@ -71,6 +69,7 @@ pub fn parse(
         next_scope: 0,
         vout_limit: None,
     };
+    parser.find_type_macros();
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
     let macro_expansions = std::mem::take(&mut parser.macro_expansions);
@@ -84,6 +83,35 @@ pub fn parse(
             .collect(),
         macro_expansions,
     }
+}
+
+/// The body of each macro kernel code may read: one defined twice with different bodies (in
+/// the branches of an `#if` the C++ compiler decides, or around an `#undef`) is left out, as
+/// brcc cannot tell which one the C++ compiler will see.
+/// Also returns the names left out.
+fn unambiguous_bodies(macros: &[ObjectMacro]) -> (HashMap<String, Vec<Token>>, HashSet<String>) {
+    let mut bodies: HashMap<String, Option<(&str, &Vec<Token>)>> = HashMap::new();
+    for m in macros {
+        let entry = bodies
+            .entry(m.name.clone())
+            .or_insert(Some((&m.body, &m.tokens)));
+        if entry.is_some_and(|(body, _)| body != m.body) {
+            *entry = None;
+        }
+    }
+    let mut kept = HashMap::new();
+    let mut ambiguous = HashSet::new();
+    for (name, body) in bodies {
+        match body {
+            Some((_, tokens)) => {
+                kept.insert(name, tokens.clone());
+            }
+            None => {
+                ambiguous.insert(name);
+            }
+        }
+    }
+    (kept, ambiguous)
 }
 
 /// A `#define NAME body` line (an object-like macro) kept as host text (without `-pp`).
@@ -144,6 +172,8 @@ pub(crate) struct Parser<'a, 'd> {
     tokens: &'a [Token],
     /// The tokens of each object-like macro's body ([`ObjectMacro`]).
     macro_bodies: &'a HashMap<String, Vec<Token>>,
+    /// Macros defined more than once with different bodies (not read in kernel code).
+    ambiguous_macros: &'a HashSet<String>,
     /// The macros whose bodies are being parsed now (a macro naming itself is not expanded).
     expanding: Vec<String>,
     /// Set when a macro was met inside its own expansion (see `expand_macro`).
@@ -151,6 +181,8 @@ pub(crate) struct Parser<'a, 'd> {
     /// Tokens of macro bodies the file's expansions may still parse.
     macro_tokens_left: usize,
     macro_expansions: HashMap<ExprId, Expr>,
+    /// The macros whose bodies are a built-in type (`#define REAL float`): type names.
+    type_macros: HashMap<String, crate::brook::ast::TypeSpecKind>,
     pos: usize,
     diags: &'d mut Diagnostics,
     /// While parsing speculatively: the number of errors suppressed so far.

@@ -208,22 +208,29 @@ impl Parser<'_, '_> {
         !(self.at_type_start() && self.nth(1).is_punct(Punct::LParen))
     }
 
-    /// `REAL t` where `REAL` is a macro left for the C++ compiler (`#define REAL float`,
-    /// without -pp): a declaration brcc cannot read.
+    /// `T t` where `T` is a macro left for the C++ compiler (without -pp) that is not a
+    /// built-in type brcc can read (`#define T pair`, or `REAL` defined in two `#if` branches):
+    /// a declaration brcc cannot read.
     fn at_macro_type(&self) -> bool {
+        let name = self.peek_text();
         self.peek().kind == TokenKind::Ident
             && self.nth(1).kind == TokenKind::Ident
-            && self.macro_bodies.contains_key(self.peek_text())
+            && (self.macro_bodies.contains_key(name) || self.ambiguous_macros.contains(name))
     }
 
     fn macro_type(&mut self) -> Failed {
         let token = self.peek();
         let name = self.peek_text().to_string();
+        let why = if self.ambiguous_macros.contains(&name) {
+            "is defined by more than one `#define` (in `#if` branches, or around an `#undef`): brcc cannot tell which type the C++ compiler sees"
+        } else {
+            "is not a built-in type: without -pp brcc reads a macro in kernel code as an expression or a built-in type (`#define REAL float`)"
+        };
         self.report(
             Diagnostic::error(
                 Code::Syntax,
                 token.span,
-                format!("`{name}` is a macro: without -pp brcc reads macros in kernel code only as expressions, not as types"),
+                format!("the macro `{name}` {why}"),
             )
             .with_label("a macro used as a type")
             .with_help("compile with -pp to have brcc expand macros as text, or use a typedef"),

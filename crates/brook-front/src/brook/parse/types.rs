@@ -62,6 +62,30 @@ impl Parser<'_, '_> {
         matches!(text, "void" | "struct" | "unsigned" | "signed")
             || builtin_type(text).is_some()
             || self.type_names.contains(text)
+            || self.type_macros.contains_key(text)
+    }
+
+    /// Finds the macros whose whole body is a built-in type (`float4`, `unsigned int`): kernel
+    /// code without `-pp` may use them as type names (`REAL x = a;`, `REAL a<>`).
+    pub(super) fn find_type_macros(&mut self) {
+        let bodies = self.macro_bodies;
+        for (name, body) in bodies {
+            let saved = (std::mem::replace(&mut self.tokens, body), self.pos);
+            self.pos = 0;
+            let parsed = self.speculate(|p| {
+                let ty = p.type_spec()?;
+                let builtin = matches!(ty.kind, TypeSpecKind::Value(_) | TypeSpecKind::Reserved(_));
+                if builtin && p.at_eof() {
+                    Ok(ty.kind)
+                } else {
+                    Err(super::Failed)
+                }
+            });
+            (self.tokens, self.pos) = saved;
+            if let Some(kind) = parsed {
+                self.type_macros.insert(name.clone(), kind);
+            }
+        }
     }
 
     /// The current token is a qualifier word followed, after more qualifiers, by a type.
@@ -154,6 +178,9 @@ impl Parser<'_, '_> {
                 } else if self.type_names.contains(&text) {
                     self.bump();
                     TypeSpecKind::Named(text)
+                } else if let Some(kind) = self.type_macros.get(&text).cloned() {
+                    self.bump();
+                    kind
                 } else {
                     return Err(self.expected("a type"));
                 }
