@@ -122,7 +122,10 @@ fn every_example_prints_its_expected_output_on_every_device() {
             path.file_stem().and_then(|s| s.to_str()).unwrap_or("x"),
             std::process::id()
         ));
-        let source = std::fs::read_to_string(&path).expect("program text");
+        // Lossy and without a byte-order mark: some programs are saved as Windows editors did.
+        let bytes = std::fs::read(&path).expect("program text");
+        let source = String::from_utf8_lossy(&bytes);
+        let source = source.trim_start_matches('\u{feff}');
         let flags = build_flags(&source);
         let mut inputs: Vec<PathBuf> = vec![path.clone()];
         inputs.extend(companion_files(&source, &path));

@@ -6,6 +6,9 @@ use crate::arena::SourceSpan;
 use crate::snippet::{Colors, Excerpt, Tone};
 use std::ops::Range;
 
+/// U+FEFF at the start of a file: a byte-order mark, not text.
+pub const BYTE_ORDER_MARK: char = '\u{FEFF}';
+
 /// One source file: its name as the user gave it, its text, and where each line starts.
 ///
 /// The text may hold `.brh` headers expanded in place ((the Brook frontend's `include`)): each
@@ -41,12 +44,16 @@ impl SourceFile {
     }
 
     /// A text assembled from several files (`origins` sorted by line, the first at line 0).
+    /// A leading byte-order mark (which Windows editors write and C compilers skip) is dropped.
     pub fn with_origins(
         name: impl Into<String>,
         text: impl Into<String>,
         origins: Vec<Origin>,
     ) -> Self {
-        let text = text.into();
+        let mut text = text.into();
+        if text.starts_with(BYTE_ORDER_MARK) {
+            text.drain(..BYTE_ORDER_MARK.len_utf8());
+        }
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();

@@ -104,7 +104,10 @@ impl Expansion<'_, '_> {
                     path: path.clone(),
                     why,
                 })?;
-                self.file(&path, &header_text, depth + 1)?;
+                let header_text = header_text
+                    .strip_prefix(brook_ir::source::BYTE_ORDER_MARK)
+                    .unwrap_or(&header_text);
+                self.file(&path, header_text, depth + 1)?;
                 if !self.out.is_empty() && !self.out.ends_with('\n') {
                     self.push("\n");
                 }
