@@ -126,9 +126,9 @@ fn every_example_prints_its_expected_output_on_every_device() {
         let bytes = std::fs::read(&path).expect("program text");
         let source = String::from_utf8_lossy(&bytes);
         let source = source.trim_start_matches('\u{feff}');
-        let flags = build_flags(&source);
+        let flags = build_flags(source);
         let mut inputs: Vec<PathBuf> = vec![path.clone()];
-        inputs.extend(companion_files(&source, &path));
+        inputs.extend(companion_files(source, &path));
         build(brcc, &flags, &inputs, &exe);
         prints_on_every_runtime(&exe, None, &expected, &path.display().to_string());
         let _ = std::fs::remove_file(&exe);
@@ -320,7 +320,7 @@ fn every_clean_fixture_compiles_as_cpp() {
     assert!(clean.len() >= 10, "clean fixtures: {}", clean.len());
     for path in clean {
         let source = std::fs::read_to_string(&path).expect("fixture text");
-        let flags = build_flags(&source);
+        let flags = build_flags(source);
         let exe = std::env::temp_dir().join(format!("brcc-fixture-{}", std::process::id()));
         let built = Command::new(brcc)
             .arg("build")
