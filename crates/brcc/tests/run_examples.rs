@@ -320,7 +320,7 @@ fn every_clean_fixture_compiles_as_cpp() {
     assert!(clean.len() >= 10, "clean fixtures: {}", clean.len());
     for path in clean {
         let source = std::fs::read_to_string(&path).expect("fixture text");
-        let flags = build_flags(source);
+        let flags = build_flags(&source);
         let exe = std::env::temp_dir().join(format!("brcc-fixture-{}", std::process::id()));
         let built = Command::new(brcc)
             .arg("build")
