@@ -16,8 +16,8 @@ pub struct Program {
 }
 
 /// One generated translation unit: the file it came from, its C++, and the header a C++
-/// source of the program may include for its kernels (`STEM.h`, also as
-/// `brookgenfiles/STEM.h`, the name seed 001's samples include; none for embedded LOOM).
+/// source of the program may include for its kernels (`STEM.h`, also under the names of
+/// [`HEADER_NAMES`]; none for embedded LOOM).
 pub struct Unit {
     pub path: String,
     pub cpp: String,
@@ -270,18 +270,25 @@ fn compile_in(
     Ok(headers)
 }
 
-/// Writes each unit's header as `STEM.h` and `brookgenfiles/STEM.h` in an include directory
-/// of the build's own, returned for `-I`: `#include "search.h"` or `#include
+/// The names a C++ source may include a `.br` file's header by (`STEM` its file stem): as
+/// `brcc STEM.br` writes it, as the Brook+ SDK samples include it (`brookgenfiles/`), and as
+/// BrookGPU's makefiles built it (`built/STEM.hpp`).
+const HEADER_NAMES: [&str; 4] = ["{}.h", "brookgenfiles/{}.h", "{}.hpp", "built/{}.hpp"];
+
+/// Writes each unit's header under each of [`HEADER_NAMES`] in an include directory of the
+/// build's own, returned for `-I`: `#include "search.h"` or `#include
 /// "brookgenfiles/search.h"` in a C++ source finds the kernels of `search.br` without a
 /// `brcc search.br` first (and before a system header of the same name).
 fn write_headers(program: &Program, dir: &Path) -> Result<PathBuf, ExitCode> {
     let include = dir.join("include");
-    let samples = include.join("brookgenfiles");
-    std::fs::create_dir_all(&samples).map_err(|e| fail(format!("{}: {e}", samples.display())))?;
     for unit in &program.units {
         let Some(header) = &unit.header else { continue };
-        let name = format!("{}.h", stem(&unit.path));
-        for path in [include.join(&name), samples.join(&name)] {
+        for name in HEADER_NAMES {
+            let path = include.join(name.replace("{}", stem(&unit.path)));
+            if let Some(folder) = path.parent() {
+                std::fs::create_dir_all(folder)
+                    .map_err(|e| fail(format!("{}: {e}", folder.display())))?;
+            }
             std::fs::write(&path, header).map_err(|e| fail(format!("{}: {e}", path.display())))?;
         }
     }

@@ -516,8 +516,9 @@ fn an_unchanged_program_is_not_built_again() {
 }
 
 /// `brcc build KERNELS.br MAIN.cpp`: the C++ source finds the kernels' generated header
-/// without a `brcc KERNELS.br` first, as `search.h` (before the system's own `search.h`) and
-/// as `brookgenfiles/search.h` (seed 001's samples); a source that does not compile is named.
+/// without a `brcc KERNELS.br` first, as `search.h` (before the system's own `search.h`), as
+/// `brookgenfiles/search.h` (seed 001's samples) and as `built/search.hpp` (BrookGPU's
+/// makefiles); a source that does not compile is named.
 #[test]
 fn brcc_build_gives_cpp_sources_the_generated_header() {
     if cxx::compiler().is_none() {
@@ -534,7 +535,13 @@ fn brcc_build_gives_cpp_sources_the_generated_header() {
     let expected = std::fs::read_to_string(here.join("search_main.expected")).expect("expected");
     let sdk_main = main.replace("\"search.h\"", "\"brookgenfiles/search.h\"");
     assert_ne!(sdk_main, main, "search_main.cpp includes \"search.h\"");
-    for (name, text) in [("plain_main.cpp", &main), ("sdk_main.cpp", &sdk_main)] {
+    let brookgpu_main = main.replace("\"search.h\"", "\"built/search.hpp\"");
+    let mains = [
+        ("plain_main.cpp", &main),
+        ("sdk_main.cpp", &sdk_main),
+        ("brookgpu_main.cpp", &brookgpu_main),
+    ];
+    for (name, text) in mains {
         std::fs::write(dir.join(name), text).expect("write main");
         let exe = dir.join("search");
         build(brcc, &[], &[dir.join("search.br"), dir.join(name)], &exe);
