@@ -193,4 +193,8 @@ inline void finalize() {}
 
 } // namespace brook
 
+/// The iterator parameter type BrookGPU's brcc wrote in kernel function signatures
+/// (`const __BRTIter& it`), for headers that declare them by hand.
+typedef ::brook::iter __BRTIter;
+
 #endif

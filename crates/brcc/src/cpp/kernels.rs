@@ -169,11 +169,14 @@ fn sized(dims: &[Option<u32>]) -> Option<Vec<u32>> {
 }
 
 /// The kernel object for `kernel`, on one line. Its type is local to the file (an anonymous
-/// namespace), so files that declare the same kernel never share its member functions.
+/// namespace), so files that declare the same kernel never share its member functions. With
+/// `brookgpu` (`brcc -g`) the object is named apart and a kernel defined here also gets
+/// BrookGPU's functions ([`super::brookgpu`]).
 pub fn kernel_object(
     module: &Module,
     kernel: &Kernel,
     definition: Definition,
+    brookgpu: bool,
 ) -> Result<String, String> {
     let mut as_stream = Vec::new();
     let mut as_host = Vec::new();
@@ -211,7 +214,7 @@ pub fn kernel_object(
         body.push(' ');
         body.push_str(&operator(kernel, &as_host));
     }
-    let object = reserved::object_name(&kernel.name);
+    let object = reserved::object_name(&kernel.name, brookgpu);
     let program = match definition {
         Definition::Here => "return brook_program_();".to_string(),
         Definition::Elsewhere => format!(
@@ -223,11 +226,15 @@ pub fn kernel_object(
         "namespace {{ struct brook_kernel_{0}_ : ::brook::KernelInterface {{ {body} BrkProgram* brook_program() const {{ {program} }} const char* brook_name() const {{ return \"{0}\"; }} }}; }} static brook_kernel_{0}_ {object};",
         kernel.name
     );
-    if reserved::spelling(&kernel.name) == KernelSpelling::Overloaded {
+    let spelling = reserved::spelling(&kernel.name);
+    if spelling == KernelSpelling::Overloaded {
         code.push_str(&forwarding_function(&kernel.name, &object, &as_stream));
         if kernel.kind == KernelKind::Reduce {
             code.push_str(&forwarding_function(&kernel.name, &object, &as_host));
         }
+    }
+    if brookgpu && definition == Definition::Here && spelling != KernelSpelling::Renamed {
+        code.push_str(&super::brookgpu::functions(module, kernel, &object));
     }
     Ok(code)
 }

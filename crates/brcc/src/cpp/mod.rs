@@ -9,6 +9,7 @@
 //! C++ compiler's messages back with `-l`). The program's Brook text is embedded and compiled by
 //! the runtime on first use.
 
+mod brookgpu;
 mod kernels;
 mod reserved;
 
@@ -51,6 +52,8 @@ pub struct GenError {
 struct Kernels<'a> {
     module: &'a Module,
     elsewhere: &'a [brook_ir::Kernel],
+    /// `brcc -g`: objects named apart, BrookGPU's kernel functions beside them.
+    brookgpu: bool,
 }
 
 /// The C++ of a checked program whose kernels lowered to `module`.
@@ -66,6 +69,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
     let kernels = Kernels {
         module,
         elsewhere: &elsewhere,
+        brookgpu: options.untyped_stream_params,
     };
     for item in &checked.program.items {
         match item {
@@ -104,8 +108,8 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         replacements.extend(extern_c_insertions(checked));
     }
     // Calls first: a renamed kernel's call is spelled by its call-site form.
-    replacements.extend(kernel_call_sites(checked));
-    replacements.extend(renamed_kernel_uses(checked));
+    replacements.extend(kernel_call_sites(checked, kernels.brookgpu));
+    replacements.extend(renamed_kernel_uses(checked, kernels.brookgpu));
     replacements.sort_by_key(|r| r.0);
     let mut out = prologue(checked, options);
     let mut at = 0;
@@ -177,8 +181,9 @@ fn type_names(module: &Module, names: &[String]) -> String {
 
 /// Each call of a kernel in host code (`add(a, b, c)`) names its `.br` line for the runtime's
 /// error messages: `(::brook::detail::at_("sum.br", 33), add)(a, b, c)`. A kernel named like a
-/// C library function is called through its object when the argument count is the kernel's.
-fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
+/// C library function (and under `-g`, any kernel) is called through its object when the
+/// argument count is the kernel's.
+fn kernel_call_sites(checked: &Checked, brookgpu: bool) -> Vec<(usize, usize, String)> {
     checked
         .program
         .items
@@ -194,10 +199,7 @@ fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
             if call.args.len() != kernel.params.len() {
                 return None;
             }
-            let object = match reserved::spelling(name) {
-                KernelSpelling::Plain => name.to_string(),
-                KernelSpelling::Overloaded | KernelSpelling::Renamed => reserved::object_name(name),
-            };
+            let object = reserved::object_name(name, brookgpu);
             let (start, end) = (
                 call.callee.span.start as usize,
                 call.callee.span.end as usize,
@@ -211,8 +213,10 @@ fn kernel_call_sites(checked: &Checked) -> Vec<(usize, usize, String)> {
 }
 
 /// The host code's uses of kernels named like C++ keywords (`new(a, b);`), spelled as their
-/// objects (uses inside kernels are replaced with the kernels).
-fn renamed_kernel_uses(checked: &Checked) -> Vec<(usize, usize, String)> {
+/// objects (uses inside kernels are replaced with the kernels); under `-g` (`brookgpu`) also
+/// those of every kernel not named like a C library function, whose name is BrookGPU's
+/// function there (`streamScatterOp(s, i, a, smallest)` passes the object).
+fn renamed_kernel_uses(checked: &Checked, brookgpu: bool) -> Vec<(usize, usize, String)> {
     use brook_front::brook::token::TokenKind;
     let text = checked.file.text();
     let renamed: Vec<&str> = checked
@@ -220,9 +224,11 @@ fn renamed_kernel_uses(checked: &Checked) -> Vec<(usize, usize, String)> {
         .items
         .iter()
         .filter_map(|item| match item {
-            Item::Kernel(k) if reserved::spelling(&k.name.name) == KernelSpelling::Renamed => {
-                Some(k.name.name.as_str())
-            }
+            Item::Kernel(k) => match reserved::spelling(&k.name.name) {
+                KernelSpelling::Renamed => Some(k.name.name.as_str()),
+                KernelSpelling::Plain if brookgpu => Some(k.name.name.as_str()),
+                _ => None,
+            },
             _ => None,
         })
         .collect();
@@ -238,7 +244,7 @@ fn renamed_kernel_uses(checked: &Checked) -> Vec<(usize, usize, String)> {
             let word = &text[start..end];
             renamed
                 .contains(&word)
-                .then(|| (start, end, reserved::object_name(word)))
+                .then(|| (start, end, reserved::object_name(word, brookgpu)))
         })
         .collect()
 }
@@ -304,11 +310,14 @@ fn kernel_replacement(
             Some((k, Definition::Elsewhere))
         });
     let code = match found {
-        Some((ir, definition)) if first => kernels::kernel_object(kernels.module, ir, definition)
-            .map_err(|message| GenError {
-            span: kernel.span,
-            message,
-        })?,
+        Some((ir, definition)) if first => {
+            kernels::kernel_object(kernels.module, ir, definition, kernels.brookgpu).map_err(
+                |message| GenError {
+                    span: kernel.span,
+                    message,
+                },
+            )?
+        }
         _ => String::new(),
     };
     Ok((start, end, keep_lines(&code, &text[start..end])))
@@ -522,7 +531,7 @@ pub fn generate_header(
         }
         if let Some(ir) = module.kernels.iter().find(|k| k.name == kernel.name.name) {
             let object =
-                kernels::kernel_object(module, ir, Definition::Here).map_err(|message| {
+                kernels::kernel_object(module, ir, Definition::Here, false).map_err(|message| {
                     GenError {
                         span: kernel.span,
                         message,

@@ -40,11 +40,12 @@ pub fn spelling(kernel: &str) -> KernelSpelling {
     }
 }
 
-/// The C++ name of a kernel's object.
-pub fn object_name(kernel: &str) -> String {
+/// The C++ name of a kernel's object; under `brcc -g` (`brookgpu`) always a mangled one, as
+/// the kernel's name is BrookGPU's function's.
+pub fn object_name(kernel: &str, brookgpu: bool) -> String {
     match spelling(kernel) {
-        KernelSpelling::Plain => kernel.to_string(),
-        KernelSpelling::Overloaded | KernelSpelling::Renamed => format!("brook_kernel_{kernel}"),
+        KernelSpelling::Plain if !brookgpu => kernel.to_string(),
+        _ => format!("brook_kernel_{kernel}"),
     }
 }
 
@@ -57,7 +58,8 @@ mod tests {
         assert_eq!(spelling("saxpy"), KernelSpelling::Plain);
         assert_eq!(spelling("bsearch"), KernelSpelling::Overloaded);
         assert_eq!(spelling("new"), KernelSpelling::Renamed);
-        assert_eq!(object_name("new"), "brook_kernel_new");
-        assert_eq!(object_name("saxpy"), "saxpy");
+        assert_eq!(object_name("new", false), "brook_kernel_new");
+        assert_eq!(object_name("saxpy", false), "saxpy");
+        assert_eq!(object_name("saxpy", true), "brook_kernel_saxpy");
     }
 }

@@ -1,0 +1,64 @@
+//! BrookGPU linkage (`brcc -g`): BrookGPU's brcc turned each kernel into a C++ function, and
+//! BrookGPU programs declare those functions in hand-written headers and call them from C++
+//! files (`void blur(const ::brook::stream& in, ::brook::stream& out, const float w);`). For
+//! each kernel a file defines, the generated C++ also defines functions with exactly those
+//! signatures, launching the kernel's object: streams and gathers as `const ::brook::stream&`,
+//! outputs as `::brook::stream&`, iterators as `const ::brook::iter&` (`__BRTIter`), values as
+//! `const T`, and a reduction target once as `::brook::stream&` and once as `T&`.
+
+use super::kernels::spellings;
+use brook_ir::{source_params, Kernel, Module, ParamRole, SourceParam};
+
+/// The BrookGPU-signature functions of `kernel` launching `object`, or nothing for a kernel
+/// BrookGPU could not call so (`vout` outputs, or a parameter type with no C++ spelling).
+pub fn functions(module: &Module, kernel: &Kernel, object: &str) -> String {
+    let Some(variants) = signatures(module, kernel) else {
+        return String::new();
+    };
+    let args: Vec<String> = (0..variants[0].len()).map(|i| format!("p{i}_")).collect();
+    variants
+        .iter()
+        .map(|params| {
+            format!(
+                " void {}({}) {{ {object}({}); }}",
+                kernel.name,
+                params.join(", "),
+                args.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The parameter lists: one, or two for a reduction (the target as a stream, then as a value).
+fn signatures(module: &Module, kernel: &Kernel) -> Option<Vec<Vec<String>>> {
+    let mut as_stream = Vec::new();
+    let mut as_value = Vec::new();
+    let mut reduces = false;
+    for (i, source) in source_params(kernel).into_iter().enumerate() {
+        let SourceParam::Param(_, p) = source else {
+            return None;
+        };
+        let name = format!("p{i}_");
+        let (cpp, _) = spellings(module, &p.ty)?;
+        let (stream, value) = match &p.role {
+            ParamRole::Constant => (format!("const {cpp} {name}"), None),
+            ParamRole::Iterator => (format!("const ::brook::iter& {name}"), None),
+            ParamRole::Reduce => {
+                reduces = true;
+                (
+                    format!("::brook::stream& {name}"),
+                    Some(format!("{cpp}& {name}")),
+                )
+            }
+            role if role.is_written() => (format!("::brook::stream& {name}"), None),
+            _ => (format!("const ::brook::stream& {name}"), None),
+        };
+        as_value.push(value.unwrap_or_else(|| stream.clone()));
+        as_stream.push(stream);
+    }
+    Some(if reduces {
+        vec![as_stream, as_value]
+    } else {
+        vec![as_stream]
+    })
+}
