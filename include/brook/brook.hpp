@@ -151,8 +151,17 @@ BROOK_VECTORS(int16_t, short)
 BROOK_VECTORS(uint16_t, ushort)
 
 namespace detail {
-/// The Brook name of a host element type.
-template <class T> struct TypeName;
+/// The Brook name of a host element type. A struct of a `.br` file gets its `get` defined by
+/// that file's generated C++ (and header), emitted even where unused, so a C++ file that sees
+/// only the struct (a BrookGPU host: `stream::create<Particle>(n)`) links to it.
+template <class T> struct TypeName {
+    static const char* get();
+};
+#if defined(__GNUC__)
+#define BROOK_EMITTED __attribute__((used))
+#else
+#define BROOK_EMITTED
+#endif
 #define BROOK_TYPE_NAME(T, NAME)                                                               \
     template <> struct TypeName<T> {                                                           \
         static const char* get() { return NAME; }                                              \

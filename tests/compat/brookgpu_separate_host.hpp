@@ -5,3 +5,4 @@ void krn_Coords(const __BRTIter& it, ::brook::stream& c);
 void krn_Pick(const ::brook::stream& table, const ::brook::stream& where, ::brook::stream& o);
 void krn_Sum(const ::brook::stream& in, float& s);
 void krn_Sum(const ::brook::stream& in, ::brook::stream& s);
+void krn_Move(const ::brook::stream& p, const float dt, ::brook::stream& q);

@@ -2,6 +2,7 @@
 // BrookGPU-style header, with `brook::stream`s and a `brook::iter`.
 #include <brook/brook.hpp>
 #include <iostream>
+#include "brookgpu_separate_host_types.brh"
 #include "brookgpu_separate_host.hpp"
 
 int main(int argc, char* argv[]) {
@@ -41,5 +42,16 @@ int main(int argc, char* argv[]) {
     float pv[2];
     picked.write(pv);
     std::cout << "picked " << pv[0] << " " << pv[1] << std::endl;
+    stream particles = stream::create<Particle>(3);
+    stream moved = stream::create<Particle>(3);
+    Particle ps[3];
+    for (int i = 0; i < 3; i++) {
+        ps[i].pos = float3((float)i, 1.0f, 2.0f);
+        ps[i].mass = 1.0f + i;
+    }
+    particles.read(ps);
+    krn_Move(particles, 0.5f, moved);
+    moved.write(ps);
+    std::cout << "moved " << ps[2].pos.x << " " << ps[2].pos.y << " " << ps[2].mass << std::endl;
     return 0;
 }

@@ -172,7 +172,7 @@ fn type_names(module: &Module, names: &[String]) -> String {
         if let Some((_, description)) = kernels::spellings(module, &ty) {
             let _ = write!(
                 out,
-                "namespace brook {{ namespace detail {{ template <> struct TypeName<{name}> {{ static const char* get() {{ return {description:?}; }} }}; }} }}"
+                "namespace brook {{ namespace detail {{ template <> inline BROOK_EMITTED const char* TypeName<{name}>::get() {{ return {description:?}; }} }} }}"
             );
         }
     }
