@@ -67,6 +67,7 @@ void brk_stream_read(BrkStream* stream, const void* ptr, const char* flags);
 void brk_stream_write(BrkStream* stream, void* ptr, const char* flags);
 int brk_stream_is_sync(BrkStream* stream);
 int brk_stream_finish(BrkStream* stream);
+int brk_finish(void);
 int brk_stream_error(BrkStream* stream);
 const char* brk_stream_error_log(BrkStream* stream);
 void brk_stream_assign(BrkStream* stream, const BrkStream* source);

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 
+#include <chrono>
 #include <cstring>
 
 #if defined(_MSC_VER)
@@ -190,6 +191,29 @@ inline void initialize(const char* runtime, void* /*context*/ = NULL) {
 }
 /// BrookGPU `brook::finalize()`: nothing to release early (streams free themselves).
 inline void finalize() {}
+
+/// BrookGPU `brook::finish()`: waits until every device has done the work queued on it (for
+/// timing a loop of launches).
+inline void finish() { brk_finish(); }
+
+/// BrookGPU's 64-bit integer and clock: `brook::microseconds()` is a monotonic time in
+/// microseconds (differences time code).
+typedef long long int64;
+inline int64 microseconds() {
+    return (int64)std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/// BrookGPU `brook::runtimeTargets()`: the runtimes `brook::initialize` can use on this machine,
+/// ending in NULL: "cpu", then "cuda" where a GPU is present.
+inline const char** runtimeTargets() {
+    static const char* targets[3] = {"cpu", NULL, NULL};
+    if (brk_devices("cuda", NULL, 0) > 0) {
+        targets[1] = "cuda";
+    }
+    return targets;
+}
 
 } // namespace brook
 

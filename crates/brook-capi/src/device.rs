@@ -78,6 +78,24 @@ pub unsafe extern "C" fn brk_device_group(indices: *const u32, count: u32) -> u3
     })
 }
 
+/// BrookGPU `brook::finish()`: waits until every device has done the work queued on it;
+/// 1 when each finished without an error (an error is also on stderr or `BRT_LOG_FILE`).
+#[no_mangle]
+pub extern "C" fn brk_finish() -> std::ffi::c_int {
+    guard(0, || {
+        let mut all: Vec<Arc<dyn Device>> = devices().to_vec();
+        all.extend(others().iter().cloned());
+        let mut finished = true;
+        for device in all {
+            if let Err(e) = device.synchronize() {
+                brook_runtime::log::append(&format!("error: brook::finish: {e}"));
+                finished = false;
+            }
+        }
+        std::ffi::c_int::from(finished)
+    })
+}
+
 /// The devices of type `type_name` (`"all"`, `"cpu"`, `"interp"`, `"cuda"`, `"cal"`): writes up
 /// to `capacity` of their numbers to `out` and returns how many there are (0 for an unknown
 /// type or a type this machine has none of).

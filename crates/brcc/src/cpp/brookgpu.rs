@@ -4,7 +4,9 @@
 //! each kernel a file defines, the generated C++ also defines functions with exactly those
 //! signatures, launching the kernel's object: streams and gathers as `const ::brook::stream&`,
 //! outputs as `::brook::stream&`, iterators as `const ::brook::iter&` (`__BRTIter`), values as
-//! `const T`, and a reduction target once as `::brook::stream&` and once as `T&`.
+//! `const T`, and a reduction target once as `::brook::stream&` and once as `T&`; and again with
+//! every stream passed by value (`void blur(::brook::stream in, ::brook::stream out);`), as
+//! earlier BrookGPU releases declared them.
 
 use super::kernels::spellings;
 use brook_ir::{source_params, Kernel, Module, ParamRole, SourceParam};
@@ -16,8 +18,19 @@ pub fn functions(module: &Module, kernel: &Kernel, object: &str) -> String {
         return String::new();
     };
     let args: Vec<String> = (0..variants[0].len()).map(|i| format!("p{i}_")).collect();
+    let by_value = variants.iter().map(|params| {
+        params
+            .iter()
+            .map(|p| {
+                p.replace("const ::brook::stream& ", "::brook::stream ")
+                    .replace("::brook::stream& ", "::brook::stream ")
+            })
+            .collect::<Vec<_>>()
+    });
+    let by_value: Vec<Vec<String>> = by_value.collect();
     variants
         .iter()
+        .chain(&by_value)
         .map(|params| {
             format!(
                 " void {}({}) {{ {object}({}); }}",
