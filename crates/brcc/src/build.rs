@@ -228,12 +228,13 @@ fn compile_in(
             .arg("-I")
             .arg(&kit.include)
             .arg("-I")
-            .arg(&generated_headers)
-            .arg("-I")
             .arg(source_dir);
         for include in &cxx_options.include_dirs {
             command.arg("-I").arg(include);
         }
+        // Last of the -I folders (a header of the user's own name wins), still before the
+        // system's (`search.h`).
+        command.arg("-I").arg(&generated_headers);
         command.args(&cxx_options.flags).arg(source);
         let shown = program
             .units
