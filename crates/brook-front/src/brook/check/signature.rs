@@ -4,6 +4,7 @@
 use super::ConstSize;
 use super::{Checker, KernelInfo, KernelKind, ParamInfo, ParamRole, Type};
 use crate::brook::ast::{ArrayDims, Item, Kernel, Param, Program};
+use crate::brook::Dialect;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 
@@ -182,7 +183,11 @@ impl Checker<'_> {
 
     fn param_qualifiers(&mut self, param: &Param) {
         let q = &param.qualifiers;
-        if let Some(span) = q.const_ {
+        // BrookGPU's C parser took `const` on an input as C does (a kernel never writes its
+        // inputs anyway); Brook+ reserves it.
+        let written = q.out.is_some() || q.reduce.is_some() || q.vout.is_some();
+        let const_allowed = self.options.dialect == Dialect::BrookGpu && !written;
+        if let Some(span) = q.const_.filter(|_| !const_allowed) {
             self.diags.error(
                 Code::QualifierPlacement,
                 span,
