@@ -12,7 +12,9 @@ brcc - the Brook compiler
 
 Usage:
   brcc FILE.br [flags]         write FILE.cpp (or PREFIX.cpp with -o PREFIX): the program as C++
-                               that includes brook/brook.hpp
+                               that includes brook/brook.hpp, and FILE.h (its kernels)
+  brcc FILE.brh [flags]        write FILE.hpp: a Brook header (structs, kernel prototypes) as a
+                               C++ header, as BrookGPU's makefiles built built/NAME.hpp
   brcc run FILE.br [-- ARGS]   build the program with the system C++ compiler and run it
   brcc build FILE.br -o EXE    build the program into the executable EXE; more files may
                                follow FILE.br (build and run): .br files (kernels declared in

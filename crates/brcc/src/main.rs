@@ -122,14 +122,21 @@ fn program(args: &Args) -> ExitCode {
         }
         (_, Some("cpp")) => write_out(&cpp),
         _ => {
-            let prefix = args
-                .output_prefix
-                .clone()
-                .unwrap_or_else(|| path.strip_suffix(".br").unwrap_or(&path).to_string());
-            let mut files = vec![
-                (format!("{prefix}.cpp"), cpp),
-                (format!("{prefix}.h"), header),
-            ];
+            let brook_header = path.ends_with(".brh");
+            let prefix = args.output_prefix.clone().unwrap_or_else(|| {
+                let stem = path.strip_suffix(if brook_header { ".brh" } else { ".br" });
+                stem.unwrap_or(&path).to_string()
+            });
+            // A Brook header (`.brh`: structs and kernel prototypes) becomes a C++ header, as
+            // BrookGPU's makefiles built `built/NAME.hpp` from `NAME.brh`.
+            let mut files = if brook_header {
+                vec![(format!("{prefix}.hpp"), cpp)]
+            } else {
+                vec![
+                    (format!("{prefix}.cpp"), cpp),
+                    (format!("{prefix}.h"), header),
+                ]
+            };
             if args.keep_device_code {
                 match device_code(&path, &module, &ptx_target(args), &args.reporter()) {
                     Ok(kept) => files.extend(

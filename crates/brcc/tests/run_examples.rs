@@ -573,3 +573,76 @@ fn brcc_build_gives_cpp_sources_the_generated_header() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// BrookGPU's makefiles built `built/NAME.hpp` from a Brook header `NAME.brh` (structs and
+/// kernel prototypes) for the C++ host, and the kernels from `NAME.br`: `brcc -g NAME.brh -o
+/// built/NAME` writes that header (the prototypes as BrookGPU's kernel functions), and the
+/// host built with the kernels' file calls them with `brook::stream`s of the header's struct.
+#[test]
+fn a_brook_header_becomes_the_cpp_header_of_a_brookgpu_host() {
+    if cxx::compiler().is_none() {
+        println!("run_examples: no C++ compiler: not run");
+        return;
+    }
+    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
+    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    let dir = std::env::temp_dir().join(format!("brcc-brh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).expect("write");
+    write(
+        "rays.brh",
+        "typedef struct Ray_t { float3 o; float3 d; } Ray;\n\
+         kernel void krnShift(Ray r<>, float dx, out Ray q<>);\n\
+         kernel void krnX(Ray r<>, out float x<>);\n\
+         reduce void krnSum(float v<>, reduce float s<>);\n",
+    );
+    write(
+        "rays.br",
+        "#include \"rays.brh\"\n\
+         kernel void krnShift(Ray r<>, float dx, out Ray q<>) { q.o = r.o + float3(dx, 0, 0); q.d = r.d; }\n\
+         kernel void krnX(Ray r<>, out float x<>) { x = r.o.x; }\n\
+         reduce void krnSum(float v<>, reduce float s<>) { s += v; }\n",
+    );
+    write(
+        "main.cpp",
+        "#include <brook/brook.hpp>\n#include <cstdio>\n#include \"built/rays.hpp\"\n\
+         int main() {\n\
+         \x20   using namespace brook;\n\
+         \x20   stream a = stream::create<Ray>(4), b = stream::create<Ray>(4);\n\
+         \x20   stream xs = stream::create<float>(4);\n\
+         \x20   Ray rv[4];\n\
+         \x20   for (int i = 0; i < 4; i++) { rv[i].o = float3(i, 0, 0); rv[i].d = float3(0, 0, 1); }\n\
+         \x20   a.read(rv);\n\
+         \x20   krnShift(a, 0.5f, b);\n\
+         \x20   krnX(b, xs);\n\
+         \x20   float sum = 0;\n\
+         \x20   krnSum(xs, sum);\n\
+         \x20   std::printf(\"sum %g\\n\", sum);\n\
+         \x20   return 0;\n\
+         }\n",
+    );
+    let header = Command::new(brcc)
+        .arg("-g")
+        .arg(dir.join("rays.brh"))
+        .arg("-o")
+        .arg(dir.join("built/rays"))
+        .output()
+        .expect("run brcc");
+    assert!(
+        header.status.success(),
+        "{}",
+        String::from_utf8_lossy(&header.stderr)
+    );
+    assert!(dir.join("built/rays.hpp").exists() && !dir.join("built/rays.cpp").exists());
+    let exe = dir.join("rays");
+    build(
+        brcc,
+        &["-g"],
+        &[dir.join("rays.br"), dir.join("main.cpp")],
+        &exe,
+    );
+    let run = Command::new(&exe).output().expect("run the program");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "sum 8\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,9 +11,11 @@
 use super::kernels::spellings;
 use brook_ir::{source_params, Kernel, Module, ParamRole, SourceParam};
 
-/// The BrookGPU-signature functions of `kernel` launching `object`, or nothing for a kernel
-/// BrookGPU could not call so (`vout` outputs, or a parameter type with no C++ spelling).
-pub fn functions(module: &Module, kernel: &Kernel, object: &str) -> String {
+/// The BrookGPU-signature functions of `kernel` launching `object` (`object` is `None` for a
+/// kernel only declared here: the functions are declared, another file defines them), or
+/// nothing for a kernel BrookGPU could not call so (`vout` outputs, or a parameter type with no
+/// C++ spelling).
+pub fn functions(module: &Module, kernel: &Kernel, object: Option<&str>) -> String {
     let Some(variants) = signatures(module, kernel) else {
         return String::new();
     };
@@ -28,16 +30,18 @@ pub fn functions(module: &Module, kernel: &Kernel, object: &str) -> String {
             .collect::<Vec<_>>()
     });
     let by_value: Vec<Vec<String>> = by_value.collect();
-    variants
+    // A file that only declares the kernel declares one set (both would make every call with
+    // `brook::stream`s ambiguous there): by value, which any stream converts to.
+    let declared: &[Vec<String>] = if object.is_some() { &variants } else { &[] };
+    declared
         .iter()
         .chain(&by_value)
         .map(|params| {
-            format!(
-                " void {}({}) {{ {object}({}); }}",
-                kernel.name,
-                params.join(", "),
-                args.join(", ")
-            )
+            let body = match object {
+                Some(object) => format!(" {{ {object}({}); }}", args.join(", ")),
+                None => ";".to_string(),
+            };
+            format!(" void {}({}){body}", kernel.name, params.join(", "))
         })
         .collect()
 }

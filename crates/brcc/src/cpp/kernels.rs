@@ -170,8 +170,9 @@ fn sized(dims: &[Option<u32>]) -> Option<Vec<u32>> {
 
 /// The kernel object for `kernel`, on one line. Its type is local to the file (an anonymous
 /// namespace), so files that declare the same kernel never share its member functions. With
-/// `brookgpu` (`brcc -g`) the object is named apart and a kernel defined here also gets
-/// BrookGPU's functions ([`super::brookgpu`]).
+/// `brookgpu` (`brcc -g`) the object is named apart and the kernel also gets BrookGPU's
+/// functions ([`super::brookgpu`]): defined where the kernel is, declared where it is only
+/// declared.
 pub fn kernel_object(
     module: &Module,
     kernel: &Kernel,
@@ -233,8 +234,9 @@ pub fn kernel_object(
             code.push_str(&forwarding_function(&kernel.name, &object, &as_host));
         }
     }
-    if brookgpu && definition == Definition::Here && spelling != KernelSpelling::Renamed {
-        code.push_str(&super::brookgpu::functions(module, kernel, &object));
+    if brookgpu && spelling != KernelSpelling::Renamed {
+        let defined = (definition == Definition::Here).then_some(object.as_str());
+        code.push_str(&super::brookgpu::functions(module, kernel, defined));
     }
     Ok(code)
 }
