@@ -20,20 +20,14 @@ pub fn functions(module: &Module, kernel: &Kernel, object: Option<&str>) -> Stri
         return String::new();
     };
     let args: Vec<String> = (0..variants[0].len()).map(|i| format!("p{i}_")).collect();
-    let by_value = variants.iter().map(|params| {
-        params
-            .iter()
-            .map(|p| {
-                p.replace("const ::brook::stream& ", "::brook::stream ")
-                    .replace("::brook::stream& ", "::brook::stream ")
-            })
-            .collect::<Vec<_>>()
-    });
-    let by_value: Vec<Vec<String>> = by_value.collect();
+    let by_value: Vec<Vec<String>> = variants
+        .iter()
+        .map(|params| params.iter().map(|p| stream_by_value(p)).collect())
+        .collect();
     // A file that only declares the kernel declares one set (both would make every call with
     // `brook::stream`s ambiguous there): by value, which any stream converts to.
-    let declared: &[Vec<String>] = if object.is_some() { &variants } else { &[] };
-    declared
+    let by_reference: &[Vec<String>] = if object.is_some() { &variants } else { &[] };
+    by_reference
         .iter()
         .chain(&by_value)
         .map(|params| {
@@ -44,6 +38,13 @@ pub fn functions(module: &Module, kernel: &Kernel, object: Option<&str>) -> Stri
             format!(" void {}({}){body}", kernel.name, params.join(", "))
         })
         .collect()
+}
+
+/// A parameter declaration with its stream, if any, passed by value.
+fn stream_by_value(param: &str) -> String {
+    param
+        .replace("const ::brook::stream& ", "::brook::stream ")
+        .replace("::brook::stream& ", "::brook::stream ")
 }
 
 /// The parameter lists: one, or two for a reduction (the target as a stream, then as a value).
