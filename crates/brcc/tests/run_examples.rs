@@ -521,12 +521,9 @@ fn an_unchanged_program_is_not_built_again() {
 /// makefiles); a source that does not compile is named.
 #[test]
 fn brcc_build_gives_cpp_sources_the_generated_header() {
-    if cxx::compiler().is_none() {
-        println!("run_examples: no C++ compiler: not run");
+    let Some(brcc) = brcc_with_library("generated headers") else {
         return;
-    }
-    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    };
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpp_style");
     let dir = std::env::temp_dir().join(format!("brcc-build-header-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -580,12 +577,9 @@ fn brcc_build_gives_cpp_sources_the_generated_header() {
 /// host built with the kernels' file calls them with `brook::stream`s of the header's struct.
 #[test]
 fn a_brook_header_becomes_the_cpp_header_of_a_brookgpu_host() {
-    if cxx::compiler().is_none() {
-        println!("run_examples: no C++ compiler: not run");
+    let Some(brcc) = brcc_with_library("Brook headers") else {
         return;
-    }
-    let brcc = Path::new(env!("CARGO_BIN_EXE_brcc"));
-    cxx::static_library(brcc.parent().expect("target/<profile>"));
+    };
     let dir = std::env::temp_dir().join(format!("brcc-brh-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -8,7 +8,7 @@
 
 use crate::source::Span;
 use brook_ir::ValueType;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
@@ -30,6 +30,8 @@ pub struct Program {
     /// parsed: kernel code where no variable of the name is in scope uses the body, so
     /// `#define SCALE 0.5f` works in kernels without `-pp` (as the C++ compiler would read it).
     pub macro_expansions: HashMap<ExprId, Expr>,
+    /// The macros defined more than once with different bodies: kernel code does not read them.
+    pub ambiguous_macros: HashSet<String>,
 }
 
 #[derive(Clone, Debug)]

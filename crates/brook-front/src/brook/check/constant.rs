@@ -3,7 +3,7 @@
 //! N 16`: without `-pp` the line stays in the text and brcc still evaluated it), or an
 //! expression of those with `+ - * / % << >>`, unary minus and parentheses (`NUM_ROWS + 1`).
 
-use crate::brook::ast::{BinaryOp, Expr, ExprId, ExprKind, UnaryOp};
+use crate::brook::ast::{BinaryOp, Expr, ExprId, ExprKind, Program, UnaryOp};
 use std::collections::{HashMap, HashSet};
 
 /// What a constant-size expression (`a[16]`, `GroupSize(64)`) turned out to be.
@@ -29,23 +29,14 @@ pub struct Constants {
 }
 
 impl Constants {
-    /// The macros of `#define` lines, in file order (a later definition wins), and the parsed
-    /// bodies of the identifiers that name them ([`Program::macro_expansions`](crate::brook::ast::Program::macro_expansions)).
-    pub fn new(object_macros: &[(String, String)], expansions: &HashMap<ExprId, Expr>) -> Self {
-        let mut macros: HashMap<String, String> = HashMap::new();
-        let mut ambiguous = HashSet::new();
-        for (name, body) in object_macros {
-            if macros
-                .insert(name.clone(), body.clone())
-                .is_some_and(|b| b != *body)
-            {
-                ambiguous.insert(name.clone());
-            }
-        }
+    /// The program's macros (`#define` lines in file order, a later definition wins), those
+    /// defined twice, and the parsed bodies of the identifiers that name them
+    /// ([`Program::macro_expansions`]).
+    pub fn new(program: &Program) -> Self {
         Constants {
-            macros,
-            ambiguous,
-            expansions: expansions.clone(),
+            macros: program.object_macros.iter().cloned().collect(),
+            ambiguous: program.ambiguous_macros.clone(),
+            expansions: program.macro_expansions.clone(),
         }
     }
 
@@ -247,7 +238,10 @@ mod tests {
             .iter()
             .map(|(n, b)| (n.to_string(), b.to_string()))
             .collect();
-        Constants::new(&defs, &HashMap::new())
+        Constants::new(&Program {
+            object_macros: defs,
+            ..Program::default()
+        })
     }
 
     #[test]

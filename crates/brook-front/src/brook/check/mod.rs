@@ -124,7 +124,7 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
         diags,
         info: ProgramInfo {
             expr_types: vec![None; program.expr_count as usize],
-            constants: Constants::new(&program.object_macros, &program.macro_expansions),
+            constants: Constants::new(program),
             ..ProgramInfo::default()
         },
         type_names: HashMap::new(),

@@ -82,6 +82,7 @@ pub fn parse(
             .map(|m| (m.name, m.body))
             .collect(),
         macro_expansions,
+        ambiguous_macros,
     }
 }
 
