@@ -76,6 +76,7 @@ BrkStream* brk_stream_domain_n(const BrkStream* stream, const uint32_t* start, c
                                size_t count);
 void brk_stream_set_property(BrkStream* stream, const char* name);
 void brk_stream_fail(const BrkStream* stream, const char* message);
+int brk_stream_has_error(const BrkStream* stream);
 
 BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
 BrkProgram* brk_program_new_flags(const char* file, const char* source, const char* flags, char** error);
@@ -486,29 +487,41 @@ class KernelInterface {
         detail::next_call_site().file = NULL;
         char where[512] = {0};
         if (site.file) std::snprintf(where, sizeof where, "%s:%u", site.file, site.line);
-        if (!program) {
+        if (!program || !brk_program_has_kernel(program, kernel)) {
             char message[768];
             std::snprintf(message, sizeof message,
-                          "kernel `%s`%s%s%s did not run: no .br file linked into this program "
-                          "defines it (or its program did not compile)",
-                          kernel, site.file ? " (called at " : "", where, site.file ? ")" : "");
-            bool said = false;
-            for (size_t i = 0; i < count && i < 64; i++) {
-                if (!(outputs >> i & 1ull)) continue;
-                if (args[i].kind == 0) {
-                    brk_stream_fail(args[i].stream, message);
-                    said = true;
-                }
-            }
-            // A host variable as the target has no error state: say it on stderr.
-            if (!said) std::fprintf(stderr, "brook: error: BR_ERROR_KERNEL: %s\n", message);
+                          "kernel `%s`%s%s%s did not run: %s", kernel,
+                          site.file ? " (called at " : "", where, site.file ? ")" : "",
+                          program ? "its program has no kernel of that name (was part of the "
+                                    "program's source lost?)"
+                                  : "no .br file linked into this program defines it (or its "
+                                    "program did not compile)");
+            fail_outputs_(args, count, outputs, message);
             return;
         }
-        brk_launch_at(program, kernel, args, count, has_offset_ ? offset_ : NULL,
-                      has_size_ ? size_ : NULL, site.file ? where : NULL);
+        int code = brk_launch_at(program, kernel, args, count, has_offset_ ? offset_ : NULL,
+                                 has_size_ ? size_ : NULL, site.file ? where : NULL);
+        // The library marks the outputs of every launch it refuses once it has the kernel;
+        // this also covers a refusal before that, so no output is silently stale.
+        if (code != 0) fail_outputs_(args, count, outputs, brk_program_message(program), true);
     }
 
   private:
+    /// Marks each output stream of a launch that did not run with `message` (`only_clean`: only
+    /// those with no error yet), or prints it when no output is a stream (a host variable has no
+    /// error state).
+    static void fail_outputs_(const BrkArg* args, size_t count, unsigned long long outputs,
+                              const char* message, bool only_clean = false) {
+        bool said = false;
+        for (size_t i = 0; i < count && i < 64; i++) {
+            if (!(outputs >> i & 1ull) || args[i].kind != 0) continue;
+            said = true;
+            if (!only_clean || !brk_stream_has_error(args[i].stream))
+                brk_stream_fail(args[i].stream, message);
+        }
+        if (!said) std::fprintf(stderr, "brook: error: BR_ERROR_KERNEL: %s\n", message);
+    }
+
     uint32_t offset_[4], size_[4];
     bool has_offset_, has_size_;
 };

@@ -139,7 +139,7 @@ pub extern "C" fn brk_device_type(index: u32) -> *const c_char {
 }
 
 /// The calling thread's devices from now on (`count` 0: back to the default); unknown numbers
-/// are skipped.
+/// are skipped with a warning on stderr.
 ///
 /// # Safety
 /// `indices` is null or points at `count` numbers.
@@ -152,9 +152,25 @@ pub unsafe extern "C" fn brk_use_devices(indices: *const u32, count: u32) {
             // SAFETY: `count` numbers, as documented.
             unsafe { std::slice::from_raw_parts(indices, count as usize) }
                 .iter()
-                .filter_map(|&i| device_at(i))
+                .filter_map(|&i| {
+                    let device = device_at(i);
+                    if device.is_none() {
+                        brook_runtime::log::append(&format!(
+                            "warning: useDevices: there is no device {i} (getDevices counts \
+                             {}); it is skipped",
+                            devices().len()
+                        ));
+                    }
+                    device
+                })
                 .collect()
         };
+        if chosen.is_empty() && count > 0 {
+            brook_runtime::log::append(
+                "warning: useDevices: none of the devices named exists; the thread keeps \
+                 the default device",
+            );
+        }
         use_devices(&chosen);
     })
 }

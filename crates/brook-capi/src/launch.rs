@@ -100,12 +100,18 @@ unsafe fn launch(
     call_site: Option<&str>,
 ) -> Result<(), (BError, String)> {
     let invalid = |m: String| (BError::InvalidParameter, m);
+    // Refused before the kernel (and so its outputs) is known: printed, as nothing else
+    // records it (the C++ API then marks the outputs it knows).
+    let unknown = |m: String| {
+        brook_runtime::log::append(&format!("error: {}: {m}", BError::InvalidParameter));
+        invalid(m)
+    };
     // SAFETY: as documented.
-    let name = unsafe { text(kernel) }.ok_or_else(|| invalid("no kernel name".into()))?;
+    let name = unsafe { text(kernel) }.ok_or_else(|| unknown("no kernel name".into()))?;
     let mut kernel = program
         .program
         .kernel(name)
-        .map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| unknown(e.to_string()))?;
     if let Some(site) = call_site {
         kernel = kernel.with_call_site(site);
     }
@@ -219,8 +225,8 @@ fn refuse(
             continue;
         }
         // SAFETY: null or a live handle, as `brk_launch` documents.
-        if let Some(raw) = unsafe { arg.stream.as_ref() }.and_then(BrkStream::raw) {
-            raw.record_error(code, &message);
+        if let Some(stream) = unsafe { arg.stream.as_ref() } {
+            stream.fail(code, &message);
             recorded = true;
         }
     }

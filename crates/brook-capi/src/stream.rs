@@ -95,6 +95,31 @@ impl BrkStream {
             .unwrap_or_else(|| "its declaration failed".to_string())
     }
 
+    /// Records that a launch writing this stream was refused (`message`, printed once): on the
+    /// stream, or, where its declaration failed, by reporting that failure again at the next
+    /// `error()` with the launch's message added to its log.
+    pub(crate) fn fail(&self, code: BError, message: &str) {
+        if let Some(raw) = self.raw() {
+            raw.record_error(code, message);
+            return;
+        }
+        brook_runtime::log::append(&format!("error: {code}: {message}"));
+        if let Some((_, log, reported)) = lock(&self.failure).as_mut() {
+            *reported = false;
+            log.push('\n');
+            log.push_str(message);
+        }
+    }
+
+    /// Whether `error()` would report an error now (recorded so far; queued work not waited
+    /// for), without clearing it.
+    fn has_error(&self) -> bool {
+        if let Some((_, _, reported)) = lock(&self.failure).as_ref() {
+            return !reported;
+        }
+        self.raw().is_some_and(|raw| raw.error().is_some())
+    }
+
     /// The runtime stream (`None` when the declaration failed).
     pub(crate) fn raw(&self) -> Option<RawStream> {
         lock(&self.cell).clone()
@@ -452,9 +477,24 @@ pub unsafe extern "C" fn brk_stream_fail(stream: *const BrkStream, message: *con
     guard((), || {
         // SAFETY: null or a live handle; null or a C string.
         let (stream, message) = unsafe { (stream.as_ref(), text(message)) };
-        if let Some(raw) = stream.and_then(BrkStream::raw) {
-            raw.record_error(BError::Kernel, message.unwrap_or("the kernel did not run"));
+        if let Some(stream) = stream {
+            stream.fail(BError::Kernel, message.unwrap_or("the kernel did not run"));
         }
+    })
+}
+
+/// Whether the stream holds an error that `error()` would report now (without waiting for
+/// queued work, and without clearing it): generated code asks before marking a refused
+/// launch's outputs, so an error the library already recorded is not recorded twice.
+///
+/// # Safety
+/// `stream` is null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_has_error(stream: *const BrkStream) -> c_int {
+    guard(0, || {
+        // SAFETY: null or a live handle.
+        let stream = unsafe { stream.as_ref() };
+        c_int::from(stream.is_some_and(BrkStream::has_error))
     })
 }
 
@@ -482,15 +522,25 @@ pub unsafe extern "C" fn brk_stream_error_log(stream: *mut BrkStream) -> *const 
     })
 }
 
-/// Brook+ `assign(source)`: copies `source` (same type and shape, any device) into `stream`.
+/// Brook+ `assign(source)`: copies `source` (same type and shape, any device) into `stream`;
+/// a null `source` is an error on `stream` (a null `stream`, on stderr).
 ///
 /// # Safety
-/// Both are live handles.
+/// Both are null or live handles.
 #[no_mangle]
 pub unsafe extern "C" fn brk_stream_assign(stream: *mut BrkStream, source: *const BrkStream) {
     guard((), || {
         // SAFETY: null or live handles.
         let (Some(s), Some(from)) = (unsafe { (stream.as_ref(), source.as_ref()) }) else {
+            let message = "Stream Assign: a null stream handle";
+            // SAFETY: null or a live handle.
+            match unsafe { stream.as_ref() }.and_then(BrkStream::raw) {
+                Some(raw) => raw.record_error(BError::InvalidParameter, message),
+                None => brook_runtime::log::append(&format!(
+                    "error: {}: {message}",
+                    BError::InvalidParameter
+                )),
+            }
             return;
         };
         let Some((ref raw, _)) = s.usable("Stream Assign") else {

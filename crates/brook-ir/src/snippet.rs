@@ -38,9 +38,60 @@ pub enum Footer<'a> {
     Help(&'a str),
 }
 
-/// Lines longer than this are shown whole (annotate-snippets would cut them at a terminal's
-/// width; the line as written is what a user looks for).
+/// The renderer's width: wide enough that it never cuts a line itself ([`LineWindow`] has
+/// already cut long ones around the span).
 const LINE_WIDTH: usize = 100_000;
+
+/// Lines up to this many bytes are shown whole; a longer one (minified or generated code, a
+/// file of garbage on one line) is shown as a window of about this size around the span, so
+/// each diagnostic costs the same whatever the line's length.
+const LONG_LINE: usize = 240;
+
+/// The part of a source line an excerpt shows: the line itself, or for a long line a window
+/// around the span with `...` where text was left out.
+struct LineWindow {
+    text: String,
+    /// Byte offset in the line of the window's first shown byte.
+    from: usize,
+    /// Bytes put before it (the leading `...`).
+    lead: usize,
+    /// Bytes of the line shown.
+    shown: usize,
+}
+
+impl LineWindow {
+    fn around(line: &str, at: usize) -> LineWindow {
+        if line.len() <= LONG_LINE {
+            return LineWindow {
+                text: line.to_string(),
+                from: 0,
+                lead: 0,
+                shown: line.len(),
+            };
+        }
+        let floor = |mut i: usize| {
+            while !line.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let from = floor(at.saturating_sub(LONG_LINE / 3).min(line.len()));
+        let to = floor((from + LONG_LINE).min(line.len()));
+        let lead = if from > 0 { "..." } else { "" };
+        let tail = if to < line.len() { "..." } else { "" };
+        LineWindow {
+            text: format!("{lead}{}{tail}", &line[from..to]),
+            from,
+            lead: lead.len(),
+            shown: to - from,
+        }
+    }
+
+    /// A byte offset in the line as an offset in the window's text (clamped to the shown part).
+    fn shift(&self, offset: usize) -> usize {
+        self.lead + offset.saturating_sub(self.from).min(self.shown)
+    }
+}
 
 impl Colors {
     fn renderer(self) -> Renderer {
@@ -110,12 +161,15 @@ impl SourceFile {
     pub fn render_excerpt(&self, excerpt: &Excerpt<'_>, colors: Colors) -> String {
         let start = (excerpt.span.start as usize).min(self.text().len());
         let index = self.line_index(start);
-        let text = self.line_text(index);
         let line_start = self.line_start(index);
-        let caret_start = start.clamp(line_start, line_start + text.len()) - line_start;
+        let whole = self.line_text(index);
+        let caret_start = start.clamp(line_start, line_start + whole.len()) - line_start;
         let caret_end = (excerpt.span.end as usize)
             .saturating_sub(line_start)
-            .clamp(caret_start, text.len());
+            .clamp(caret_start, whole.len());
+        let window = LineWindow::around(whole, caret_start);
+        let text = window.text.as_str();
+        let (caret_start, caret_end) = (window.shift(caret_start), window.shift(caret_end));
         let mut annotation = AnnotationKind::Primary.span(caret_start..caret_end);
         if let Some(label) = excerpt.label {
             annotation = annotation.label(label);
@@ -183,5 +237,20 @@ mod tests {
             .render_excerpt(&excerpt, Colors::Ansi)
             .contains("\u{1b}["));
         assert_eq!(Colors::Plain.paint("error", Some(Tone::Error)), "error");
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_span() {
+        let line = format!("{}BAD{}", "a".repeat(5000), "b".repeat(5000));
+        let file = SourceFile::new("t.br", line.as_str());
+        let excerpt = Excerpt::of(SourceSpan { start: 5000, end: 5003 }, Tone::Error);
+        let text = file.render_excerpt(&excerpt, Colors::Plain);
+        assert!(text.len() < 2 * LONG_LINE, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = lines[1].split_once("| ").unwrap().1;
+        assert!(shown.starts_with("...a") && shown.ends_with("b..."), "{text}");
+        let carets = lines[2].split_once("| ").unwrap().1;
+        assert_eq!(carets.find('^'), shown.find("BAD"), "{text}");
+        assert_eq!(carets.trim(), "^^^", "{text}");
     }
 }

@@ -240,30 +240,53 @@ pub fn current_device() -> Arc<dyn Device> {
 
 /// The device a program uses when it names none: `BRT_RUNTIME` (and `BRT_ADAPTER` for the
 /// index; a spec of [`device_from_spec`] such as `cuda:all` gives a device group), or the
-/// first device. A requested runtime that is not available falls back with a
-/// message on stderr, never a failure.
+/// first device (`BRT_ADAPTER` alone picks the index among devices of the first device's
+/// type). A requested runtime or adapter that is not available falls back with a message
+/// on stderr, never a failure.
 pub fn default_device() -> Arc<dyn Device> {
     static DEFAULT: OnceLock<Arc<dyn Device>> = OnceLock::new();
     DEFAULT
         .get_or_init(|| {
             let requested = std::env::var("BRT_RUNTIME").ok();
-            let adapter = std::env::var("BRT_ADAPTER")
-                .ok()
-                .and_then(|a| a.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            match requested.as_deref().map(str::trim) {
-                None | Some("") => devices()[0].clone(),
-                Some(name) => match device_from_spec(name, adapter) {
-                    Ok(device) => device,
-                    Err(e) => {
-                        let fallback = devices()[0].clone();
-                        eprintln!("brook: BRT_RUNTIME={name}: {e}; using {}", fallback.info());
-                        fallback
-                    }
-                },
-            }
+            let requested = requested.as_deref().map(str::trim).filter(|r| !r.is_empty());
+            let adapter = adapter_from_env();
+            let first = devices()[0].clone();
+            let name = match (requested, adapter) {
+                (None, None) => return first,
+                (Some(name), _) => name.to_string(),
+                (None, Some(_)) => first.info().kind.name().to_string(),
+            };
+            device_from_spec(&name, adapter.unwrap_or(0)).unwrap_or_else(|e| {
+                let asked: Vec<String> = [
+                    requested.map(|r| format!("BRT_RUNTIME={r}")),
+                    adapter.map(|a| format!("BRT_ADAPTER={a}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                eprintln!("brook: {}: {e}; using {}", asked.join(" "), first.info());
+                first
+            })
         })
         .clone()
+}
+
+/// `BRT_ADAPTER` as a device index; a value that is no number is said on stderr and ignored.
+fn adapter_from_env() -> Option<usize> {
+    let text = std::env::var("BRT_ADAPTER").ok()?;
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    match text.parse::<usize>() {
+        Ok(index) => Some(index),
+        Err(_) => {
+            eprintln!(
+                "brook: warning: BRT_ADAPTER={text} is not a device index (0, 1, ...); ignored"
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -54,3 +54,40 @@ fn a_runtime_spec_of_several_devices_makes_the_default_a_group() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
 }
+
+/// `BRT_ADAPTER` naming no device, or no number, is said on stderr and the program goes on
+/// with the first device (a child process each, since the default device is chosen once).
+#[test]
+fn an_adapter_that_names_no_device_is_a_warning() {
+    if std::env::var_os("BROOK_ADAPTER_CHILD").is_some() {
+        let device = Device::default_device();
+        assert_eq!(device.info().ordinal, 0);
+        return;
+    }
+    let cases = [
+        (Some("interp"), "999", "BRT_RUNTIME=interp BRT_ADAPTER=999"),
+        (None, "999", "BRT_ADAPTER=999"),
+        (Some("interp"), "first", "BRT_ADAPTER=first is not a device index"),
+    ];
+    for (runtime, adapter, expected) in cases {
+        let mut child =
+            std::process::Command::new(std::env::current_exe().expect("this test"));
+        child
+            .args([
+                "--exact",
+                "an_adapter_that_names_no_device_is_a_warning",
+                "--nocapture",
+            ])
+            .env("BRT_ADAPTER", adapter)
+            .env("BROOK_ADAPTER_CHILD", "1");
+        match runtime {
+            Some(r) => child.env("BRT_RUNTIME", r),
+            None => child.env_remove("BRT_RUNTIME"),
+        };
+        let out = child.output().expect("run the child");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains(expected), "{runtime:?} {adapter}: {err}");
+        assert!(err.contains("brook: "), "{err}");
+    }
+}

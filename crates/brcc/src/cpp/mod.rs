@@ -21,6 +21,7 @@ use brook_front::brook::check::{self, ProgramInfo};
 use brook_front::brook::Checked;
 use brook_ir::Module;
 use std::fmt::Write;
+use std::collections::HashMap;
 
 /// How the C++ is written.
 #[derive(Clone, Debug, Default)]
@@ -51,9 +52,21 @@ pub struct GenError {
 /// The kernels of a program: those it defines (`module`) and those it only declares.
 struct Kernels<'a> {
     module: &'a Module,
+    /// The module's kernels by name (the first of a name), so a program of many kernels is
+    /// generated in time linear in their number.
+    by_name: HashMap<&'a str, &'a brook_ir::Kernel>,
     elsewhere: &'a [brook_ir::Kernel],
     /// `brcc -g`: objects named apart, BrookGPU's kernel functions beside them.
     brookgpu: bool,
+}
+
+/// The module's kernels by name; the first of a name where several share it.
+fn kernels_by_name(module: &Module) -> HashMap<&str, &brook_ir::Kernel> {
+    let mut by_name = HashMap::with_capacity(module.kernels.len());
+    for kernel in &module.kernels {
+        by_name.entry(kernel.name.as_str()).or_insert(kernel);
+    }
+    by_name
 }
 
 /// The C++ of a checked program whose kernels lowered to `module`.
@@ -68,6 +81,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         })?;
     let kernels = Kernels {
         module,
+        by_name: kernels_by_name(module),
         elsewhere: &elsewhere,
         brookgpu: options.untyped_stream_params,
     };
@@ -300,11 +314,9 @@ fn kernel_replacement(
     let end = kernel.span.end as usize;
     let name = kernel.name.name.as_str();
     let found = kernels
-        .module
-        .kernels
-        .iter()
-        .find(|k| k.name == name)
-        .map(|k| (k, Definition::Here))
+        .by_name
+        .get(name)
+        .map(|k| (*k, Definition::Here))
         .or_else(|| {
             let k = kernels.elsewhere.iter().find(|k| k.name == name)?;
             Some((k, Definition::Elsewhere))
@@ -524,12 +536,13 @@ pub fn generate_header(
         struct_definitions(checked, module),
         program_function(checked, options)
     );
+    let by_name = kernels_by_name(module);
     for item in &checked.program.items {
         let Item::Kernel(kernel) = item else { continue };
         if kernel.body.is_none() {
             continue;
         }
-        if let Some(ir) = module.kernels.iter().find(|k| k.name == kernel.name.name) {
+        if let Some(ir) = by_name.get(kernel.name.name.as_str()) {
             let object =
                 kernels::kernel_object(module, ir, Definition::Here, false).map_err(|message| {
                     GenError {

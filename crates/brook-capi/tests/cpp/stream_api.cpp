@@ -17,6 +17,16 @@ static int launch(BrkProgram* p, const char* kernel, BrkArg* args, size_t n) {
 }
 
 static BrkArg stream(const BrkStream* s) { BrkArg a = {0, s, NULL, NULL}; return a; }
+
+// A kernel object as brcc generates one, for a kernel its program may lack.
+struct GeneratedKernel : brook::KernelInterface {
+    BrkProgram* program;
+    const char* name;
+    void operator()(brook::Stream<float>& in, brook::Stream<float>& out) const {
+        BrkArg args[3] = {stream(in.handle()), stream(in.handle()), stream(out.handle())};
+        launch_(program, name, args, 3, 4ull);
+    }
+};
 static BrkArg value(const char* type, void* data) { BrkArg a = {1, NULL, type, data}; return a; }
 static BrkArg host(const char* type, void* data) { BrkArg a = {2, NULL, type, data}; return a; }
 
@@ -135,6 +145,27 @@ int main() {
     std::printf("null stream handle: %d %d\n", brk_stream_error(NULL), brk_stream_is_sync(NULL));
     BrkArg null_stream[3] = {stream(NULL), stream(b.handle()), stream(c.handle())};
     std::printf("a null stream argument: %d\n", brk_launch(program, "add", null_stream, 3, NULL, NULL));
+
+
+    // Refused launches through the C++ API mark their outputs (nothing silently stale).
+    GeneratedKernel missing = {};
+    missing.program = program;
+    missing.name = "vanished";
+    brook::Stream<float> fresh(2, dims);
+    fresh.read(left);
+    missing(a, fresh);
+    std::printf("a kernel its program lacks: %d\n", (int)fresh.error());
+    GeneratedKernel add = {};
+    add.program = program;
+    add.name = "add";
+    unsigned int huge[2] = {4000000000u, 4000000000u};
+    brook::Stream<float> never(2, huge);
+    std::printf("an output never created: %d\n", (int)never.error());
+    std::printf("reported once: %d\n", (int)never.error());
+    add(a, never);
+    std::printf("a launch into it reports it again: %d\n", (int)never.error());
+    brk_stream_assign(c.handle(), NULL);
+    std::printf("assign from a null handle: %d\n", (int)c.error());
 
     brk_program_free(program);
     return 0;

@@ -75,11 +75,17 @@ impl Lexer<'_, '_> {
                 }
                 b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
                 b'/' if self.peek(1) == b'/' => {
+                    let start = self.pos;
                     while self.pos < self.bytes.len() && self.peek(0) != b'\n' {
                         self.pos += 1;
                     }
+                    self.refuse_nul(start);
                 }
-                b'/' if self.peek(1) == b'*' => self.block_comment(),
+                b'/' if self.peek(1) == b'*' => {
+                    let start = self.pos;
+                    self.block_comment();
+                    self.refuse_nul(start);
+                }
                 _ => return self.pos < self.bytes.len(),
             }
         }
@@ -123,6 +129,26 @@ impl Lexer<'_, '_> {
         }
     }
 
+    /// A NUL byte inside the comment or literal that began at `start` and ends here: C
+    /// compilers stop there, and so would the copy of the kernels brcc embeds in the C++ it
+    /// writes (every kernel after it would silently vanish), so it is an error. Outside
+    /// comments and literals a NUL is an invalid character like any other.
+    fn refuse_nul(&mut self, start: usize) {
+        let Some(at) = self.bytes[start..self.pos].iter().position(|&b| b == 0) else {
+            return;
+        };
+        let at = start + at;
+        self.diags.push(
+            Diagnostic::error(
+                Code::InvalidToken,
+                Span::new(at, at + 1),
+                "a NUL byte (\\0) in the source",
+            )
+            .with_label("this byte is 0")
+            .with_help("remove it: C compilers and the program's embedded kernel source stop at a NUL"),
+        );
+    }
+
     fn token_kind(&mut self) -> TokenKind {
         let c = self.peek(0);
         if c.is_ascii_alphabetic() || c == b'_' {
@@ -149,10 +175,14 @@ impl Lexer<'_, '_> {
 
     fn invalid_character(&mut self) -> TokenKind {
         let start = self.pos;
-        let ch_len = std::str::from_utf8(&self.bytes[start..])
-            .ok()
-            .and_then(|s| s.chars().next())
-            .map_or(1, char::len_utf8);
+        // At most one character's bytes are decoded (decoding the rest of the file for each
+        // invalid character made a file of them quadratic).
+        let head = &self.bytes[start..(start + 4).min(self.bytes.len())];
+        let valid = match std::str::from_utf8(head) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
+        };
+        let ch_len = valid.chars().next().map_or(1, char::len_utf8);
         // Step over a whole UTF-8 sequence even when the slice above was not valid UTF-8.
         let mut len = ch_len.max(1);
         while start + len < self.bytes.len() && (self.bytes[start + len] & 0xC0) == 0x80 {
@@ -260,6 +290,7 @@ impl Lexer<'_, '_> {
                 _ => self.pos += 1,
             }
         }
+        self.refuse_nul(start);
         if quote == b'"' {
             TokenKind::StrLit
         } else {
@@ -318,5 +349,19 @@ mod tests {
         let tokens = lex(&file, &mut diags);
         assert_eq!(diags.error_count(), 3);
         assert_eq!(tokens.last().unwrap().kind, TokenKind::Eof);
+    }
+
+    #[test]
+    fn a_nul_byte_in_a_comment_or_literal_is_an_error_at_its_place() {
+        for text in ["a // x\0y\nb", "a /* \0 */ b", "a \"x\0\" b", "a '\0' b"] {
+            let file = SourceFile::new("t.br", text);
+            let mut diags = Diagnostics::new(WarningPolicy::default());
+            lex(&file, &mut diags);
+            let errors = diags.into_sorted();
+            assert_eq!(errors.len(), 1, "{text:?}: {errors:?}");
+            let at = text.find('\0').unwrap();
+            assert_eq!(errors[0].span, Span::new(at, at + 1), "{text:?}");
+            assert!(errors[0].message.contains("NUL"), "{text:?}");
+        }
     }
 }

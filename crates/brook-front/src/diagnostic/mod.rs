@@ -36,6 +36,7 @@ codes! {
     InvalidToken = 102,
     UnterminatedLiteral = 103,
     MalformedNumber = 104,
+    TooManyErrors = 105,
     DirectiveComment = 110,
     DirectiveMissingName = 111,
     UnknownDirective = 113,
@@ -357,11 +358,17 @@ impl WarningPolicy {
     }
 }
 
+/// Errors kept for one file; past them checking still runs but further errors are dropped
+/// (one [`Code::TooManyErrors`] says so), so a file of garbage costs time and output in
+/// proportion to its size, not to its number of errors times its line lengths.
+pub const MAX_ERRORS: usize = 50;
+
 /// Collects the diagnostics of one file, applying the warning policy as they arrive.
 #[derive(Clone, Debug, Default)]
 pub struct Diagnostics {
     policy: WarningPolicy,
     items: Vec<Diagnostic>,
+    errors: usize,
 }
 
 impl Diagnostics {
@@ -369,6 +376,7 @@ impl Diagnostics {
         Diagnostics {
             policy,
             items: Vec::new(),
+            errors: 0,
         }
     }
 
@@ -385,6 +393,20 @@ impl Diagnostics {
             match self.policy.severity_for(diagnostic.level) {
                 None => return,
                 Some(severity) => diagnostic.severity = severity,
+            }
+        }
+        if diagnostic.is_error() {
+            self.errors += 1;
+            if self.errors == MAX_ERRORS + 1 {
+                diagnostic = Diagnostic::error(
+                    Code::TooManyErrors,
+                    diagnostic.span,
+                    format!("too many errors: stopping after {MAX_ERRORS}"),
+                )
+                .with_label("errors from here on are not shown")
+                .with_help("fix the errors above and check again");
+            } else if self.errors > MAX_ERRORS {
+                return;
             }
         }
         self.items.push(diagnostic);
@@ -405,7 +427,8 @@ impl Diagnostics {
     /// The diagnostics in source order (stable for equal positions); the first strong-typing
     /// warning carries [`STRONG_TYPING_NOTE`].
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
-        self.items.sort_by_key(|d| d.span.start);
+        self.items
+            .sort_by_key(|d| (d.code == Code::TooManyErrors, d.span.start));
         if let Some(first) = self.items.iter_mut().find(|d| d.strong_typing) {
             first.notes.push(Note {
                 span: None,

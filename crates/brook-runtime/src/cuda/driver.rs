@@ -520,8 +520,10 @@ unsafe impl Send for EventPair {}
 unsafe impl Sync for EventPair {}
 
 impl EventPair {
-    /// Two new events in the current context.
-    pub fn new() -> Result<EventPair, String> {
+    /// Two new events in `handles`' context (bound first: the calling thread may never have
+    /// used this device, as when a program's first GPU work is a launch of iterators alone).
+    pub fn new(handles: &Handles) -> Result<EventPair, String> {
+        handles.bind()?;
         let mut start = std::ptr::null_mut();
         let mut end = std::ptr::null_mut();
         // SAFETY: valid out-pointers; flags 0 = timing events.

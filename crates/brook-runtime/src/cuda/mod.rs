@@ -302,8 +302,7 @@ impl Device for CudaDevice {
     }
 
     fn launch_timed(&self, plan: &LaunchPlan) -> Result<Option<Duration>, LaunchProblem> {
-        let events = driver::EventPair::new().map_err(LaunchProblem::Execution)?;
-        self.handles.bind().map_err(LaunchProblem::Execution)?;
+        let events = driver::EventPair::new(&self.handles).map_err(LaunchProblem::Execution)?;
         events
             .record(self.handles.stream, false)
             .map_err(LaunchProblem::Execution)?;
@@ -492,8 +491,7 @@ impl CudaDevice {
 
     /// Records an event on the stream before and after the jobs `work` queues.
     fn time_with_events(&self, work: &mut dyn FnMut()) -> Result<Duration, RuntimeError> {
-        self.handles.bind().map_err(|e| self.fail(e))?;
-        let events = Arc::new(driver::EventPair::new().map_err(|e| self.fail(e))?);
+        let events = Arc::new(driver::EventPair::new(&self.handles).map_err(|e| self.fail(e))?);
         let record = |at_end: bool| {
             let (events, handles) = (events.clone(), self.handles);
             self.queue

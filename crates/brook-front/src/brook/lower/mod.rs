@@ -102,20 +102,26 @@ pub fn declared_only(program: &Program, info: &ProgramInfo) -> Lowered<Vec<Kerne
         bodies: HashMap::new(),
         conversions: HashMap::new(),
     };
+    let mut infos: HashMap<&str, &check::KernelInfo> = HashMap::new();
+    for kernel in &info.kernels {
+        infos.entry(kernel.name.as_str()).or_insert(kernel);
+    }
+    let mut lowered = std::collections::HashSet::new();
     let mut kernels = Vec::new();
     for item in &program.items {
         let Item::Kernel(ast) = item else { continue };
         let name = ast.name.name.as_str();
-        let Some(kernel) = info.kernels.iter().find(|k| k.name == name) else {
+        if defined.contains(name) || lowered.contains(name) {
+            continue;
+        }
+        let Some(kernel) = infos.get(name) else {
             continue;
         };
-        if defined.contains(name)
-            || kernels.iter().any(|k: &Kernel| k.name == name)
-            || kernel.return_type != check::Type::Void
-        {
+        if kernel.return_type != check::Type::Void {
             continue;
         }
         kernels.push(KernelLowerer::new(&shared).kernel(kernel, ast)?);
+        lowered.insert(name);
     }
     Ok(kernels)
 }
