@@ -32,6 +32,10 @@ pub struct Program {
     pub macro_expansions: HashMap<ExprId, Expr>,
     /// The macros defined more than once with different bodies: kernel code does not read them.
     pub ambiguous_macros: HashSet<String>,
+    /// Every word of host code outside kernel-call arguments, and of directives: a kernel
+    /// argument naming none of them is declared nowhere. `None` when a header of the user's
+    /// own is included (it may declare anything).
+    pub host_words: Option<HashSet<String>>,
 }
 
 #[derive(Clone, Debug)]

@@ -2,11 +2,13 @@
 
 use super::ConstSize;
 use super::{Checker, ParamRole, Type};
-use crate::brook::ast::{ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl};
+use crate::brook::ast::{
+    Expr, ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl,
+};
 use crate::diagnostic::{Code, Diagnostic};
 use brook_ir::reduce_order::{declared_reduction_tile, ReduceShapeError};
 use brook_ir::ScalarKind;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A stream declared in host code, as far as calls need to know it.
 #[derive(Clone, Debug)]
@@ -60,8 +62,43 @@ impl Checker<'_> {
         for item in &program.items {
             let Item::Host(host) = item else { continue };
             for call in &host.calls {
+                self.call_arguments_exist(call, program.host_words.as_ref());
                 self.host_call(call, &streams);
             }
+        }
+    }
+
+    /// A kernel call's or stream operator's arguments are there (`k(a, )` has an empty one)
+    /// and, when a kernel's stream parameter gets a plain name, it is declared somewhere in
+    /// the file (`host_words`; a value may be a name the headers define, such as `M_PI`).
+    fn call_arguments_exist(&mut self, call: &HostCall, host_words: Option<&HashSet<String>>) {
+        let callee = call.callee.name.as_str();
+        let kernel = self.info.kernel(callee).cloned();
+        let takes_stream = |n: usize| {
+            kernel.as_ref().is_some_and(|k| {
+                k.params
+                    .get(n)
+                    .is_some_and(|p| !matches!(p.role, ParamRole::Constant))
+            })
+        };
+        for (n, arg) in call.args.iter().enumerate() {
+            let missing = match arg {
+                HostArg::Raw(span) if span.is_empty() => {
+                    format!("argument {} of `{callee}` is empty", n + 1)
+                }
+                HostArg::Expr(Expr {
+                    kind: ExprKind::Ident(name),
+                    ..
+                }) if takes_stream(n) && host_words.is_some_and(|words| !words.contains(name)) =>
+                {
+                    format!("`{name}` (argument {} of `{callee}`) is not declared", n + 1)
+                }
+                _ => continue,
+            };
+            self.diags.push(
+                Diagnostic::error(Code::UndefinedName, arg.span(), missing)
+                    .with_help("pass a stream declared before the call, or a value"),
+            );
         }
     }
 
@@ -97,12 +134,21 @@ impl Checker<'_> {
             );
         }
         for dim in &decl.dims {
-            if matches!(self.info.constants.size_of(dim), ConstSize::NotInt) {
-                self.diags.error(
+            match self.info.constants.size_of(dim) {
+                ConstSize::NotInt => self.diags.error(
                     Code::StreamDimensionType,
                     dim.span,
                     "expect int for stream dimension parameter",
-                );
+                ),
+                ConstSize::Value(v) if v <= 0 => self.diags.push(
+                    Diagnostic::error(
+                        Code::StreamDeclaration,
+                        dim.span,
+                        format!("Problem with stream declaration: a length of {v}"),
+                    )
+                    .with_help("each length of a stream is at least 1"),
+                ),
+                _ => {}
             }
         }
         match (&decl.iter, &decl.init) {

@@ -3,6 +3,8 @@
 //! reports kernel-only intrinsics used outside kernels.
 
 use super::{PResult, Parser};
+use crate::source::Span;
+use std::collections::HashSet;
 use crate::brook::ast::{HostArg, HostCall, HostItem, Ident, Item, StreamDecl, StreamParam};
 use crate::brook::token::{Punct, TokenKind};
 use crate::diagnostic::{Code, Diagnostic};
@@ -30,6 +32,46 @@ impl Parser<'_, '_> {
         functions
     }
 
+    /// Every word of host code outside the arguments of the calls the scan recorded (kernels
+    /// and stream operators), and every word of a directive: an argument that names none of
+    /// them is declared nowhere in the file. `None` when the file includes a header of its own
+    /// (not a Brook header, which is spliced in), which may declare anything.
+    pub(super) fn host_words(&self, items: &[Item]) -> Option<HashSet<String>> {
+        let mut words = HashSet::new();
+        for token in self.tokens {
+            if token.kind != TokenKind::Directive {
+                continue;
+            }
+            let text = self.text_of(*token);
+            let directive = text.trim_start_matches('#').trim_start();
+            if let Some(header) = directive.strip_prefix("include") {
+                let header = header.trim();
+                let brook = [".brh\"", ".brhi\""].iter().any(|e| header.ends_with(e));
+                if header.starts_with('"') && !brook {
+                    return None;
+                }
+            }
+            words.extend(
+                text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map(str::to_string),
+            );
+        }
+        for item in items {
+            let Item::Host(host) = item else { continue };
+            let mut calls = host.calls.iter().map(|c| c.span).peekable();
+            for token in &self.tokens[host.tokens.clone()] {
+                while calls.peek().is_some_and(|c| c.end <= token.span.start) {
+                    calls.next();
+                }
+                let in_call = calls.peek().is_some_and(|c| c.start < token.span.start);
+                if token.kind == TokenKind::Ident && !in_call {
+                    words.insert(self.text_of(*token).to_string());
+                }
+            }
+        }
+        Some(words)
+    }
+
     fn scan_host(&mut self, host: &mut HostItem, functions: &mut Vec<Ident>) {
         self.pos = host.tokens.start;
         let end = host.tokens.end;
@@ -51,6 +93,8 @@ impl Parser<'_, '_> {
                     )
                     .with_help("write the name before the lengths, as in `float a<10>;`"),
                 );
+                self.recover_to_statement_end();
+            } else if statement_start && self.malformed_stream_declaration() {
                 self.recover_to_statement_end();
             } else if token.kind == TokenKind::Ident
                 && self.nth(1).is_punct(Punct::LParen)
@@ -304,6 +348,10 @@ impl Parser<'_, '_> {
 
     fn host_arg(&mut self) -> HostArg {
         let start = self.peek().span;
+        if self.at(Punct::Comma) || self.at(Punct::RParen) {
+            // `k(a, )`, `k(, b)`: an empty argument, an empty span where it should be.
+            return HostArg::Raw(Span::new(start.start as usize, start.start as usize));
+        }
         let parsed = self.speculate(|p| {
             let expr = p.assign_expr()?;
             if p.at(Punct::Comma) || p.at(Punct::RParen) {
@@ -367,6 +415,52 @@ impl Parser<'_, '_> {
         self.nth(ahead).kind == TokenKind::Ident
             && super::types::builtin_type(self.text_of(self.nth(ahead))).is_some()
             && self.nth(ahead + 1).is_punct(Punct::Lt)
+    }
+
+    /// A statement that can only be a stream declaration gone wrong (no C++ reads it either):
+    /// `A keys<32>;` with `A` no type, `s float4<2>;` (name and type swapped), `float a 10>;`
+    /// (no `<`). Reports it and returns true.
+    fn malformed_stream_declaration(&mut self) -> bool {
+        let (first, second, third) = (self.nth(0), self.nth(1), self.nth(2));
+        if first.kind != TokenKind::Ident || second.kind != TokenKind::Ident {
+            return false;
+        }
+        let (first_text, second_text) = (self.text_of(first), self.text_of(second));
+        let problem = if third.is_punct(Punct::Lt)
+            && super::types::builtin_type(second_text).is_some()
+            && !self.token_starts_type(0)
+        {
+            Some((
+                first.span.to(second.span),
+                format!("Problem with stream declaration: the name `{first_text}` comes before the type `{second_text}`"),
+                format!("write the type first: `{second_text} {first_text}<...>;`"),
+            ))
+        } else if third.is_punct(Punct::Lt)
+            && !self.token_starts_type(0)
+            && !C_WORDS_BEFORE_A_NAME.contains(&first_text)
+        {
+            Some((
+                first.span,
+                format!("Problem with stream declaration: unknown type `{first_text}`"),
+                "a stream's elements are a Brook type, or a struct or typedef of this file".to_string(),
+            ))
+        } else if self.token_starts_type(0)
+            && super::types::builtin_type(first_text).is_some()
+            && matches!(third.kind, TokenKind::IntLit)
+        {
+            Some((
+                third.span,
+                format!("Problem with stream declaration: expected `<` before the lengths of `{second_text}`"),
+                format!("write `{first_text} {second_text}<{}>;`", self.text_of(third)),
+            ))
+        } else {
+            None
+        };
+        let Some((span, message, help)) = problem else {
+            return false;
+        };
+        self.report(Diagnostic::error(Code::StreamDeclaration, span, message).with_help(help));
+        true
     }
 
     /// A word that continues a multi-word type (`unsigned int`, `long long`, `unsigned int4`).
@@ -454,6 +548,15 @@ impl Parser<'_, '_> {
         Ok(Some((Vec::new(), span)))
     }
 }
+
+/// C and C++ words that may stand before `name <` in a statement that is no declaration
+/// (`return x < 3;`, `class Box<int> {...}`).
+const C_WORDS_BEFORE_A_NAME: &[&str] = &[
+    "return", "else", "case", "goto", "delete", "throw", "new", "sizeof", "class", "struct",
+    "union", "enum", "typename", "template", "namespace", "friend", "using", "typedef",
+    "operator", "co_return", "co_yield", "co_await", "static", "extern", "inline", "virtual",
+    "explicit", "public", "private", "protected", "do", "not", "and", "or",
+];
 
 /// The Levenshtein distance of two short words.
 fn edit_distance(a: &str, b: &str) -> usize {

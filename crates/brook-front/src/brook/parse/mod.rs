@@ -72,8 +72,10 @@ pub fn parse(
     parser.find_type_macros();
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
+    let host_words = parser.host_words(&items);
     let macro_expansions = std::mem::take(&mut parser.macro_expansions);
     Program {
+        host_words,
         items,
         expr_count: parser.next_expr,
         host_functions,
