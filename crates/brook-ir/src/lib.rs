@@ -19,6 +19,7 @@
 //! - [`collective`]: thread-group reduces and scans, their canonical order, and their
 //!   expansion into stores and barriers for backends without a native form;
 //! - [`builder`]: the [`builder::KernelBuilder`] frontends lower through;
+//! - [`weight`]: how much code statements stand for, which unrolling decisions bound;
 //! - [`arena`]: typed arenas with handles and source spans, the storage of IR nodes.
 
 pub mod arena;
@@ -43,6 +44,7 @@ pub mod types;
 pub mod unroll;
 pub mod valid;
 pub mod vout;
+pub mod weight;
 
 pub use arena::{Arena, Handle, SourceSpan};
 pub use collective::{Collective, CollectiveOp, Combiner};

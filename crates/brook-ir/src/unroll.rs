@@ -19,13 +19,14 @@
 //! - the rest of the body never stores into the counter or those locals, and has no `break` or
 //!   `continue` of this loop (those of loops inside it are theirs);
 //! - it runs between 1 and [`MAX_TRIPS`] times, and the copies stay within
-//!   [`MAX_UNROLLED_STATEMENTS`].
+//!   [`MAX_UNROLLED_STATEMENTS`] and [`MAX_UNROLLED_WEIGHT`].
 
 use crate::arena::Arena;
 use crate::expr::{BinaryOp, ExprKind, Literal, Place, PlaceRoot, UnaryOp};
 use crate::module::{Kernel, Local, Type};
 use crate::stmt::{Block, Statement, Stmt};
 use crate::types::ValueType;
+use crate::weight::Weigher;
 use crate::{Expr, Handle};
 use std::collections::HashMap;
 
@@ -33,6 +34,10 @@ use std::collections::HashMap;
 pub const MAX_TRIPS: u64 = 32;
 /// The most statements (counted through nested blocks) the copies of one loop may hold.
 pub const MAX_UNROLLED_STATEMENTS: usize = 1024;
+/// The most [`crate::weight`] (statements and the expression trees they evaluate) the copies
+/// of one loop may have: statements of large expressions multiply code as much as many
+/// statements do.
+pub const MAX_UNROLLED_WEIGHT: usize = 4096;
 
 /// The kernel with its counted loops unrolled, innermost first; `None` when it has none.
 pub fn unroll_counted_loops(kernel: &Kernel) -> Option<Kernel> {
@@ -127,7 +132,14 @@ fn unrolled(
         }
     }
     let per_trip = count_statements(rest) + count_statements(&continuing.0);
-    if trips.is_empty() || per_trip * trips.len() > MAX_UNROLLED_STATEMENTS {
+    let mut weigher = Weigher::new(exprs);
+    let weight = weigher
+        .statements(rest)
+        .saturating_add(weigher.statements(&continuing.0));
+    if trips.is_empty()
+        || per_trip * trips.len() > MAX_UNROLLED_STATEMENTS
+        || weight.saturating_mul(trips.len()) > MAX_UNROLLED_WEIGHT
+    {
         return None;
     }
     let mut copies = Vec::with_capacity(per_trip * trips.len());

@@ -4,6 +4,9 @@
 //! brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J]
 //!            [--batch B] [--timeout SECS] [--tries T] [--out DIR]
 //! brook-fuzz show SEED INDEX      the case that kernel INDEX of seed SEED is
+//! brook-fuzz replay [--devices cpu,cuda] FILE.case ...
+//!                                  runs saved cases (findings) on the interpreter and the
+//!                                  devices, and says for each whether it agrees
 //! ```
 //! Kernels run in worker processes (`--jobs` at a time, `--batch` kernels each), so a crash or
 //! a hang is caught and named (the kernel that was running) and the run goes on after it. Each
@@ -34,7 +37,8 @@ struct Options {
 fn usage() -> ! {
     eprintln!(
         "usage: brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J] \
-         [--batch B] [--timeout SECS] [--tries T] [--out DIR]\n       brook-fuzz show SEED INDEX"
+         [--batch B] [--timeout SECS] [--tries T] [--out DIR]\n       brook-fuzz show SEED INDEX\n       \
+         brook-fuzz replay [--devices cpu,cuda] FILE.case ..."
     );
     std::process::exit(2)
 }
@@ -84,9 +88,52 @@ fn main() {
             let generated = fuzz::generate(seed, index);
             print!("{}", brook_check::case::write(&generated.case(), ""));
         }
+        Some("replay") => std::process::exit(replay(&args[1..])),
         Some("worker") => worker(&parse(&args[1..])),
         _ => std::process::exit(parent(&parse(&args))),
     }
+}
+
+/// Runs each case file on the interpreter and the chosen devices, printing `agrees FILE` or
+/// the first failure; 1 when any case failed or could not be read.
+fn replay(args: &[String]) -> i32 {
+    let (mut devices, mut files) = (Vec::new(), Vec::new());
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--devices" => {
+                let list = it.next().unwrap_or_else(|| usage());
+                devices = list.split(',').map(String::from).collect();
+            }
+            file => files.push(file.to_string()),
+        }
+    }
+    if files.is_empty() {
+        usage();
+    }
+    let devices = fuzz::devices(&devices);
+    let mut status = 0;
+    for file in files {
+        let outcome = std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| brook_check::case::parse(&text))
+            .and_then(|case| {
+                let program = brook_check::exec::compile(&file, &case)?;
+                let (failures, _) = brook_check::exec::judge(&case, &program, &devices);
+                match failures.first() {
+                    None => Ok(()),
+                    Some(f) => Err(format!("on {}: {}", f.device, f.message)),
+                }
+            });
+        match outcome {
+            Ok(()) => println!("agrees {file}"),
+            Err(e) => {
+                println!("fails {file}: {e}");
+                status = 1;
+            }
+        }
+    }
+    status
 }
 
 /// Runs kernels `first..first + count` in this process, printing `at I` before each and

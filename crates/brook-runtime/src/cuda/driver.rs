@@ -57,8 +57,12 @@ unsafe impl Send for Handles {}
 unsafe impl Sync for Handles {}
 
 impl Handles {
-    /// Makes the context current on the calling thread.
+    /// Makes the context current on the calling thread; an error once the GPU was marked
+    /// unusable ([`super::watch::failure_of`]).
     pub fn bind(&self) -> Result<(), String> {
+        if let Some(reason) = super::watch::failure_of(self) {
+            return Err(reason);
+        }
         // SAFETY: the context was retained at creation and lives as long as the process.
         check(
             unsafe { sys::cuCtxSetCurrent(self.context) },
@@ -66,11 +70,11 @@ impl Handles {
         )
     }
 
-    /// Waits for the stream's work; a fault of earlier work is returned here.
+    /// Waits for the stream's work ([`super::watch::wait_stream`]: said on stderr once a
+    /// minute, ended by `BRT_KERNEL_TIMEOUT`); a fault of earlier work is returned here.
     pub fn synchronize(&self) -> Result<(), String> {
         self.bind()?;
-        // SAFETY: the stream belongs to the current context.
-        check(unsafe { sys::cuStreamSynchronize(self.stream) }, "the GPU")
+        super::watch::wait_stream(self)
     }
 
     /// The same context with a new stream of its own.
@@ -547,12 +551,14 @@ impl EventPair {
         )
     }
 
-    /// Waits for the end event; the time between the two, in milliseconds.
-    pub fn elapsed_ms(&self) -> Result<f32, String> {
+    /// Waits for the end event (as [`Handles::synchronize`] waits); the time between the
+    /// two, in milliseconds.
+    pub fn elapsed_ms(&self, handles: &Handles) -> Result<f32, String> {
         let mut ms = 0.0f32;
-        // SAFETY: both events were recorded; the out-pointer is valid.
+        // SAFETY: the event was recorded.
+        super::watch::wait(handles, "the GPU", || unsafe { sys::cuEventQuery(self.end) })?;
+        // SAFETY: both events were recorded and are complete; the out-pointer is valid.
         unsafe {
-            check(sys::cuEventSynchronize(self.end), "cuEventSynchronize")?;
             check(
                 sys::cuEventElapsedTime(&mut ms, self.start, self.end),
                 "cuEventElapsedTime",

@@ -12,6 +12,7 @@ pub mod disk_cache;
 mod driver;
 mod run;
 mod scan;
+mod watch;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
 use crate::device::{Device, DeviceInfo, DeviceKind, Marker, Ready};
@@ -123,8 +124,14 @@ impl CudaDevice {
             eprintln!("{}", ptx.text);
         }
         let names = ptx.entry_names();
-        let module = disk_cache::load(&ptx.text, self.target().sm, &names, self.handles)
-            .map_err(LaunchProblem::Execution)?;
+        let compiling = || {
+            let kernel = &launch.module.kernels[launch.kernel];
+            format!("the driver's compile of kernel `{}` for the GPU", kernel.name)
+        };
+        let module = watch::reporting(&compiling, || {
+            disk_cache::load(&ptx.text, self.target().sm, &names, self.handles)
+        })
+        .map_err(LaunchProblem::Execution)?;
         Ok(Loaded { ptx, module })
     }
 }
@@ -310,7 +317,9 @@ impl Device for CudaDevice {
         events
             .record(self.handles.stream, true)
             .map_err(LaunchProblem::Execution)?;
-        let ms = events.elapsed_ms().map_err(LaunchProblem::Execution)?;
+        let ms = events
+            .elapsed_ms(&self.handles)
+            .map_err(LaunchProblem::Execution)?;
         Ok(Some(Duration::from_secs_f64(f64::from(ms) / 1e3)))
     }
 
@@ -386,6 +395,7 @@ impl CudaDevice {
         loaded: &Loaded,
         params: &ParamBlock,
     ) -> Result<(), LaunchProblem> {
+        watch::queued(&self.handles, launch);
         let total: usize = launch.region.size.iter().product();
         let f = &loaded.module.functions[0];
         match loaded.ptx.entry {
@@ -504,7 +514,9 @@ impl CudaDevice {
         record(false).map_err(|e| self.fail(e))?;
         work();
         record(true).map_err(|e| self.fail(e))?;
-        let ms = events.elapsed_ms().map_err(|e| self.fail(e))?;
+        let ms = events
+            .elapsed_ms(&self.handles)
+            .map_err(|e| self.fail(e))?;
         Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
     }
 }

@@ -19,7 +19,7 @@ use brook_ir::{Block, Kernel, Module, ParamRole, Stmt};
 
 /// Instances per step of the unrolled loop.
 const UNROLL: u64 = 4;
-/// Kernels with more expressions than this run one instance per step.
+/// Kernels of a greater weight ([`brook_ir::weight`]) run one instance per step.
 const SMALL: usize = 256;
 
 pub fn build(
@@ -101,7 +101,8 @@ fn instance(lower: &mut Lower<'_>, linear: Reg, region: &Region) -> Result<(), C
     Ok(())
 }
 
-/// Small and loop-free: several instances in one basic block pay off.
+/// Small ([`brook_ir::weight`], which counts unrolled loops' copies where the arena shares
+/// their expressions) and loop-free: several instances in one basic block pay off.
 fn worth_unrolling(kernel: &Kernel) -> bool {
     fn loop_free(block: &Block) -> bool {
         block.iter().all(|s| match &s.stmt {
@@ -110,7 +111,8 @@ fn worth_unrolling(kernel: &Kernel) -> bool {
             _ => true,
         })
     }
-    kernel.exprs.len() <= SMALL && loop_free(&kernel.body)
+    loop_free(&kernel.body)
+        && brook_ir::weight::Weigher::new(&kernel.exprs).statements(&kernel.body.0) <= SMALL
 }
 
 /// One-dimensional, unit pitch, every stream input read directly (no resize), and every
