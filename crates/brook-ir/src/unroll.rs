@@ -19,11 +19,12 @@
 //! - the rest of the body never stores into the counter or those locals, and has no `break` or
 //!   `continue` of this loop (those of loops inside it are theirs);
 //! - it runs between 1 and [`MAX_TRIPS`] times, and the copies stay within
-//!   [`MAX_UNROLLED_STATEMENTS`] and [`MAX_UNROLLED_WEIGHT`].
+//!   [`MAX_UNROLLED_STATEMENTS`] and [`MAX_UNROLLED_WEIGHT`] ([`MAX_UNROLLED_REDUCE_WEIGHT`] in
+//!   a reduce kernel).
 
 use crate::arena::Arena;
 use crate::expr::{BinaryOp, ExprKind, Literal, Place, PlaceRoot, UnaryOp};
-use crate::module::{Kernel, Local, Type};
+use crate::module::{Kernel, KernelKind, Local, Type};
 use crate::stmt::{Block, Statement, Stmt};
 use crate::types::ValueType;
 use crate::weight::Weigher;
@@ -38,12 +39,20 @@ pub const MAX_UNROLLED_STATEMENTS: usize = 1024;
 /// of one loop may have: statements of large expressions multiply code as much as many
 /// statements do.
 pub const MAX_UNROLLED_WEIGHT: usize = 4096;
+/// The same for a reduce kernel, whose body a backend writes out many times (at each level
+/// of its reduction trees, in each entry of its module): random reduce kernels of two nested
+/// loops unrolled within [`MAX_UNROLLED_WEIGHT`] kept the CUDA driver's JIT busy for minutes.
+pub const MAX_UNROLLED_REDUCE_WEIGHT: usize = MAX_UNROLLED_WEIGHT / 16;
 
 /// The kernel with its counted loops unrolled, innermost first; `None` when it has none.
 pub fn unroll_counted_loops(kernel: &Kernel) -> Option<Kernel> {
     let mut changed = false;
     let mut exprs = kernel.exprs.clone();
-    let body = unroll_block(&mut exprs, &kernel.body, &mut changed);
+    let budget = match kernel.kind {
+        KernelKind::Map => MAX_UNROLLED_WEIGHT,
+        KernelKind::Reduce => MAX_UNROLLED_REDUCE_WEIGHT,
+    };
+    let body = unroll_block(&mut exprs, &kernel.body, budget, &mut changed);
     changed.then(|| Kernel {
         body,
         exprs,
@@ -51,7 +60,12 @@ pub fn unroll_counted_loops(kernel: &Kernel) -> Option<Kernel> {
     })
 }
 
-fn unroll_block(exprs: &mut Arena<Expr>, block: &Block, changed: &mut bool) -> Block {
+fn unroll_block(
+    exprs: &mut Arena<Expr>,
+    block: &Block,
+    budget: usize,
+    changed: &mut bool,
+) -> Block {
     let mut out: Vec<Statement> = Vec::with_capacity(block.0.len());
     for statement in block.iter() {
         let stmt = match &statement.stmt {
@@ -61,14 +75,16 @@ fn unroll_block(exprs: &mut Arena<Expr>, block: &Block, changed: &mut bool) -> B
                 reject,
             } => Stmt::If {
                 cond: *cond,
-                accept: unroll_block(exprs, accept, changed),
-                reject: unroll_block(exprs, reject, changed),
+                accept: unroll_block(exprs, accept, budget, changed),
+                reject: unroll_block(exprs, reject, budget, changed),
             },
             Stmt::Loop { body, continuing } => {
-                let body = unroll_block(exprs, body, changed);
-                let continuing = unroll_block(exprs, continuing, changed);
+                let body = unroll_block(exprs, body, budget, changed);
+                let continuing = unroll_block(exprs, continuing, budget, changed);
                 let start = out.last().and_then(|before| counter_start(exprs, before));
-                if let Some(copies) = start.and_then(|s| unrolled(exprs, s, &body, &continuing)) {
+                let copies =
+                    start.and_then(|s| unrolled(exprs, s, (&body, &continuing), budget));
+                if let Some(copies) = copies {
                     *changed = true;
                     out.extend(copies);
                     continue;
@@ -106,8 +122,8 @@ fn plain_local(place: &Place) -> Option<Handle<Local>> {
 fn unrolled(
     exprs: &mut Arena<Expr>,
     (counter, first): (Handle<Local>, Literal),
-    body: &Block,
-    continuing: &Block,
+    (body, continuing): (&Block, &Block),
+    budget: usize,
 ) -> Option<Vec<Statement>> {
     let (test, rest) = body.0.split_first()?;
     let test = LoopTest::of(exprs, test, counter)?;
@@ -138,7 +154,7 @@ fn unrolled(
         .saturating_add(weigher.statements(&continuing.0));
     if trips.is_empty()
         || per_trip * trips.len() > MAX_UNROLLED_STATEMENTS
-        || weight.saturating_mul(trips.len()) > MAX_UNROLLED_WEIGHT
+        || weight.saturating_mul(trips.len()) > budget
     {
         return None;
     }

@@ -173,7 +173,10 @@ impl Device for CudaDevice {
     }
 
     fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
-        self.handles.bind().map_err(|e| self.fail(e))?;
+        // The work before the copy is waited for first, by the patient wait: a copy into
+        // pageable memory blocks inside the driver until the stream reaches it, which no
+        // timeout could end.
+        self.handles.synchronize().map_err(|e| self.fail(e))?;
         let source = self.address(from)?;
         let out = &mut out[..from.len()];
         // SAFETY: the span lies in the buffer; the stream is synchronised before `out` is
@@ -202,6 +205,8 @@ impl Device for CudaDevice {
     }
 
     fn download_strided(&self, from: Rows<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
+        // Waited for first, as in `download`.
+        self.handles.synchronize().map_err(|e| self.fail(e))?;
         let source = self.address(from.span())?;
         let out = &mut out[..from.layout().packed_len()];
         let copy = memcpy_2d(
