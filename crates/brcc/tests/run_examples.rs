@@ -5,8 +5,8 @@
 //! program): the program is generated as C++,
 //! compiled by the system C++
 //! compiler against `libbrook_capi.a`, run on each kind of device this machine has
-//! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present), and its
-//! output must equal the file. Without a C++ compiler the test says so and checks nothing.
+//! (`BRT_RUNTIME` = cpu, interp, and cuda where a GPU is present; each again with
+//! `BRT_PROFILE=1` and with `BRT_CROSSCHECK=1`), and its output must equal the file. Without a C++ compiler the test says so and checks nothing.
 
 #[path = "../../brook-capi/tests/support/cxx.rs"]
 mod cxx;
@@ -85,12 +85,23 @@ fn build(brcc: &Path, flags: &[&str], inputs: &[PathBuf], exe: &Path) {
     );
 }
 
-/// Runs `exe` (in `dir`, if given) on every kind of device; its output must be `expected`.
+/// Runs `exe` (in `dir`, if given) on every kind of device, and on each single device again
+/// under each observer (`BRT_PROFILE=1`, `BRT_CROSSCHECK=1`: an observer never changes a
+/// result); its output must be `expected` every time.
 fn prints_on_every_runtime(exe: &Path, dir: Option<&Path>, expected: &str, what: &str) {
-    for runtime in cxx::runtimes() {
+    let runtimes = cxx::runtimes();
+    let observed = runtimes
+        .iter()
+        .filter(|r| !r.contains('+'))
+        .flat_map(|r| [(*r, Some("BRT_PROFILE")), (*r, Some("BRT_CROSSCHECK"))]);
+    let plain = runtimes.iter().map(|r| (*r, None));
+    for (runtime, observer) in plain.chain(observed) {
         let mut command = Command::new(exe);
         if let Some(dir) = dir {
             command.current_dir(dir);
+        }
+        if let Some(observer) = observer {
+            command.env(observer, "1");
         }
         let run = command
             .env("BRT_RUNTIME", runtime)
@@ -99,7 +110,7 @@ fn prints_on_every_runtime(exe: &Path, dir: Option<&Path>, expected: &str, what:
         assert_eq!(
             String::from_utf8_lossy(&run.stdout),
             expected,
-            "{what} on {runtime}: {}",
+            "{what} on {runtime} (observer {observer:?}): {}",
             String::from_utf8_lossy(&run.stderr)
         );
     }

@@ -57,20 +57,30 @@ fn the_profile_counts_launches_compiles_hits_and_transfers_per_device() {
 }
 
 /// `BRT_PROFILE=1` prints the table on stderr when the program exits (the test runs itself
-/// again as that program).
+/// again as that program). On each device the program's first work is a launch whose only
+/// input is an iterator (it failed on the GPU with `cuEventCreate: CUDA_ERROR_INVALID_CONTEXT`
+/// when nothing had bound the GPU's context on that thread yet).
 #[test]
 fn brt_profile_prints_the_table_at_exit() {
     if std::env::var_os("BROOK_PROFILE_CHILD").is_some() {
-        let program =
-            Program::from_source("child.br", "kernel void one(out float y<>) { y = 1.0f; }")
-                .expect("compiles");
-        let y = Stream::<f32>::new(&Device::interp(), &[8]).expect("y");
-        program
-            .kernel("one")
-            .unwrap()
-            .launch(args![&y])
-            .expect("launch");
-        y.finish().expect("finish");
+        let program = Program::from_source(
+            "child.br",
+            "kernel void sample(float s<>, out float y<>) { y = 2.0f * s; }",
+        )
+        .expect("compiles");
+        let ramp = brook::IterStream::new(&[10], 2.0f32, 7.0).expect("iterator");
+        for device in Device::all() {
+            let y = Stream::<f32>::new(&device, &[10]).expect("y");
+            program
+                .kernel("sample")
+                .unwrap()
+                .launch(args![&ramp, &y])
+                .expect("launch");
+            let values = y.to_vec().expect("read");
+            assert_eq!(values[0], 4.0, "{}", device.info());
+            assert_eq!(values[9], 13.0, "{}", device.info());
+            println!("sampled on {}", device.info());
+        }
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().expect("this test"))
@@ -84,11 +94,17 @@ fn brt_profile_prints_the_table_at_exit() {
         .output()
         .expect("run the child");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{err}");
     assert!(err.contains("brook profile (BRT_PROFILE)"), "{err}");
-    assert!(
-        err.lines()
-            .any(|l| l.starts_with("interp:0") && l.contains(" one ")),
-        "{err}"
-    );
+    for device in Device::all() {
+        let name = device.info().to_string();
+        let name = name.split(' ').next().unwrap_or_default().to_string();
+        assert!(stdout.contains(&format!("sampled on {}", device.info())), "{stdout}");
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(&name) && l.contains(" sample ")),
+            "{name}: {err}"
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J]
 //!            [--batch B] [--timeout SECS] [--tries T] [--out DIR]
-//! brook-fuzz show SEED INDEX      the case that kernel INDEX of seed SEED is
+//! brook-fuzz show SEED INDEX      the case that kernel INDEX of seed SEED is, with the
+//!                                  interpreter's outputs as its expected values
 //! brook-fuzz replay [--devices cpu,cuda] FILE.case ...
 //!                                  runs saved cases (findings) on the interpreter and the
 //!                                  devices, and says for each whether it agrees
@@ -86,7 +87,8 @@ fn main() {
                 usage()
             };
             let generated = fuzz::generate(seed, index);
-            print!("{}", brook_check::case::write(&generated.case(), ""));
+            let origin = format!("`brook-fuzz show {seed} {index}`: expected values are the interpreter's");
+            print!("{}", fuzz::expected_case_text(&generated, &origin));
         }
         Some("replay") => std::process::exit(replay(&args[1..])),
         Some("worker") => worker(&parse(&args[1..])),

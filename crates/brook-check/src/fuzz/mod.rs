@@ -145,6 +145,18 @@ pub fn devices(types: &[String]) -> Vec<Device> {
 /// The minimised kernel written as a conformance case: the interpreter's outputs are its
 /// expected values, the comment says where it came from.
 pub fn case_text(generated: &Generated, finding: &Finding, origin: &str) -> String {
+    let comment = format!(
+        "Found by brook-fuzz ({origin}), minimised.\n{:?} on {}: {}",
+        finding.kind,
+        finding.device,
+        finding.message.lines().next().unwrap_or("")
+    );
+    expected_case_text(generated, &comment)
+}
+
+/// The generated kernel as a conformance case whose expected values are the interpreter's
+/// outputs (none where the interpreter cannot run it), headed by `comment`.
+pub fn expected_case_text(generated: &Generated, comment: &str) -> String {
     let mut case = generated.case();
     let interp = Device::interp();
     if let Ok(program) = Program::compile("fuzz.br", &case.source, &CompileOptions::default()) {
@@ -155,13 +167,7 @@ pub fn case_text(generated: &Generated, finding: &Finding, origin: &str) -> Stri
             }
         }
     }
-    let comment = format!(
-        "Found by brook-fuzz ({origin}), minimised.\n{:?} on {}: {}",
-        finding.kind,
-        finding.device,
-        finding.message.lines().next().unwrap_or("")
-    );
-    case::write(&case, &comment)
+    case::write(&case, comment)
 }
 
 fn expectations(
