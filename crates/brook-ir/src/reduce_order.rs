@@ -30,28 +30,35 @@
 
 /// Combines `items` in the canonical order; `None` when there are none.
 pub fn reduce_canonical<T: Clone>(items: &[T], combine: &mut impl FnMut(&T, &T) -> T) -> Option<T> {
-    let size = items.len().checked_next_power_of_two()?;
-    node(items, 0, size, combine)
+    reduce_canonical_streamed(items.iter().cloned(), combine)
 }
 
-fn node<T: Clone>(
-    items: &[T],
-    lo: usize,
-    size: usize,
+/// [`reduce_canonical`] of items that arrive one at a time, holding one value per level of
+/// the tree (a binary counter: a new leaf carries through the complete subtrees of its size),
+/// so a reduction of `n` leaves needs `log2(n)` values, not `n`. At the end the waiting
+/// subtrees, largest first, are the aligned nodes left of the ragged end: folded from the
+/// right, they make the canonical tree's right spine.
+pub fn reduce_canonical_streamed<T>(
+    items: impl IntoIterator<Item = T>,
     combine: &mut impl FnMut(&T, &T) -> T,
 ) -> Option<T> {
-    if lo >= items.len() {
-        return None;
+    let mut waiting: Vec<(usize, T)> = Vec::new();
+    for item in items {
+        let (mut size, mut value) = (1usize, item);
+        while waiting.last().is_some_and(|(s, _)| *s == size) {
+            let Some((older, left)) = waiting.pop() else {
+                break;
+            };
+            value = combine(&left, &value);
+            size += older;
+        }
+        waiting.push((size, value));
     }
-    if size == 1 {
-        return Some(items[lo].clone());
+    let (_, mut result) = waiting.pop()?;
+    while let Some((_, left)) = waiting.pop() {
+        result = combine(&left, &result);
     }
-    let half = size / 2;
-    let left = node(items, lo, half, combine)?;
-    match node(items, lo + half, half, combine) {
-        Some(right) => Some(combine(&left, &right)),
-        None => Some(left),
-    }
+    Some(result)
 }
 
 /// Why a target shape cannot receive a reduction of an input shape.
@@ -144,6 +151,37 @@ mod tests {
 
     fn leaves(n: usize) -> Vec<String> {
         (0..n).map(|i| i.to_string()).collect()
+    }
+
+    /// The tree as the module docs define it, node by node (the definition the streamed
+    /// form must equal).
+    fn node(items: &[String], lo: usize, size: usize) -> Option<String> {
+        if lo >= items.len() {
+            return None;
+        }
+        if size == 1 {
+            return Some(items[lo].clone());
+        }
+        let left = node(items, lo, size / 2)?;
+        match node(items, lo + size / 2, size / 2) {
+            Some(right) => Some(concat(&left, &right)),
+            None => Some(left),
+        }
+    }
+
+    #[test]
+    fn the_streamed_reduction_is_the_defined_tree() {
+        for n in 1..600 {
+            let items = leaves(n);
+            let defined = node(&items, 0, n.next_power_of_two());
+            let mut calls = 0;
+            let streamed = reduce_canonical_streamed(items, &mut |a: &String, b: &String| {
+                calls += 1;
+                concat(a, b)
+            });
+            assert_eq!(streamed, defined, "{n} leaves");
+            assert_eq!(calls, n - 1, "{n} leaves: one combine per leaf but the first");
+        }
     }
 
     #[test]

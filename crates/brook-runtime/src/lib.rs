@@ -31,6 +31,7 @@ pub mod element;
 mod env_switch;
 pub mod error;
 pub mod group;
+pub mod host_memory;
 pub mod interp;
 pub mod iter;
 pub mod kernel_cache;

@@ -45,8 +45,8 @@ impl<T: IterElement> IterStream<T> {
         })
     }
 
-    /// The elements, row-major.
-    pub fn to_vec(&self) -> Vec<T> {
+    /// The elements, row-major (an error when the host memory for them cannot be had).
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
         crate::stream::from_bytes(&self.raw.to_bytes(), self.raw.len())
     }
 

@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::Device;
 use brook_runtime::element::{as_bytes, as_bytes_mut};
-use brook_runtime::{BError, Element, RawStream};
+use brook_runtime::{BError, Element, RawStream, RuntimeError};
 use std::marker::PhantomData;
 
 /// A stream of `T` on a device: `f32` is a `float` stream, `[f32; 4]` a `float4` stream, and a
@@ -56,7 +56,7 @@ impl<T: Element> Stream<T> {
 
     /// The stream's elements in a new vector.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        let mut host = zeroed_vec(self.raw.len());
+        let mut host = zeroed_vec(self.raw.len(), "Stream Write")?;
         self.write(&mut host)?;
         Ok(host)
     }
@@ -165,20 +165,35 @@ impl<T: Element> PendingWrite<T> {
 
     /// Waits for the transfer and returns the elements.
     pub fn wait(self) -> Result<Vec<T>, Error> {
-        Ok(from_bytes(&self.raw.wait()?, self.len))
+        from_bytes(&self.raw.wait()?, self.len)
     }
 }
 
-/// `len` zero elements.
-pub(crate) fn zeroed_vec<T: Element>(len: usize) -> Vec<T> {
+/// `len` zero elements, or an error of `operation` when the memory cannot be had (a stream's
+/// contents on the host are a data path: never an abort).
+pub(crate) fn zeroed_vec<T: Element>(len: usize, operation: &str) -> Result<Vec<T>, Error> {
     // SAFETY: every bit pattern, all-zero included, is a valid `T` (the `Element` contract).
     let zero: T = unsafe { std::mem::zeroed() };
-    vec![zero; len]
+    let mut out = Vec::new();
+    if out.try_reserve_exact(len).is_err() {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        let message = format!(
+            "{operation}: out of memory: a host vector of {bytes} bytes could not be allocated"
+        );
+        brook_runtime::log::append(&format!("error: {}: {message}", BError::Write));
+        return Err(RuntimeError::Stream {
+            code: BError::Write,
+            message,
+        }
+        .into());
+    }
+    out.resize(len, zero);
+    Ok(out)
 }
 
 /// `len` elements from their bytes (exactly `len` elements' worth).
-pub(crate) fn from_bytes<T: Element>(bytes: &[u8], len: usize) -> Vec<T> {
-    let mut out = zeroed_vec(len);
+pub(crate) fn from_bytes<T: Element>(bytes: &[u8], len: usize) -> Result<Vec<T>, Error> {
+    let mut out = zeroed_vec(len, "Stream Write")?;
     as_bytes_mut(&mut out).copy_from_slice(bytes);
-    out
+    Ok(out)
 }

@@ -97,7 +97,11 @@ fn copy_between(
             return Ok(());
         }
     }
-    let mut bytes = vec![0u8; end - start];
+    let mut bytes = crate::host_memory::zeroed(
+        "copying between a group's members",
+        crate::error::BError::Kernel,
+        end - start,
+    )?;
     giver.download(source, &mut bytes)?;
     taker.upload(target, &bytes)
 }

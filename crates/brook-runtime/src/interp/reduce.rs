@@ -1,13 +1,14 @@
 //! Reductions, exactly as `brook_ir::reduce_order` defines them: for each target element, the
 //! input tile's elements in row-major order are combined by the canonical aligned tree, each
-//! combine being one run of the kernel body ([`super::single`]).
+//! combine being one run of the kernel body ([`super::single`]), the leaves read as the tree
+//! consumes them (memory per leaf O(1)).
 
 use super::eval::{read_input, Context, Memory};
 use super::single::{run_single, SingleArg};
 use super::value::Value;
 use crate::plan::{Bound, ScanPlan};
 use crate::stream::addressing::unravel;
-use brook_ir::reduce_order::reduce_canonical;
+use brook_ir::reduce_order::reduce_canonical_streamed;
 use brook_ir::scan_order::scan_serial;
 use brook_ir::ParamRole;
 
@@ -81,16 +82,17 @@ pub fn run(
             .map(|((t, n), u)| t * n + u)
             .collect()
     };
+    // The leaves are read one at a time as the order consumes them: memory per target is a
+    // value per tree level, whatever the tile's length.
+    let mut u_out = vec![0; tile.len()];
     for linear in 0..targets {
         unravel(linear, &ctx.domain, &mut t);
-        let leaves: Vec<Vec<u8>> = (0..tile_len)
-            .map(|k| {
-                unravel(k, tile, &mut u);
-                encode(&read_input(ctx, data, ty, &position(&t, &u)))
-            })
-            .collect();
+        let leaves = (0..tile_len).map(|k| {
+            unravel(k, tile, &mut u);
+            encode(&read_input(ctx, data, ty, &position(&t, &u)))
+        });
         let Some(scan) = scan else {
-            if let Some(result) = reduce_canonical(&leaves, &mut combine) {
+            if let Some(result) = reduce_canonical_streamed(leaves, &mut combine) {
                 let offset = addressing.element(&t) * size;
                 mem.buffers[buffer][offset..offset + size].copy_from_slice(&result);
             }
@@ -104,8 +106,8 @@ pub fn run(
             &mut combine,
             &mut |k, prefix| {
                 if let Some(prefix) = prefix {
-                    unravel(k, tile, &mut u);
-                    let offset = addressing.element(&position(&t, &u)) * size;
+                    unravel(k, tile, &mut u_out);
+                    let offset = addressing.element(&position(&t, &u_out)) * size;
                     out[offset..offset + size].copy_from_slice(&prefix);
                 }
             },

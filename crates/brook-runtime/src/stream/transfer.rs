@@ -55,7 +55,13 @@ impl RawStream {
             self.record_error(e.code(), &e.to_string());
             return Err(e);
         }
-        let data = bytes.to_vec();
+        let data = match crate::host_memory::copy_of("Stream Read", BError::Read, bytes) {
+            Ok(data) => data,
+            Err(e) => {
+                self.record_error(e.code(), &e.to_string());
+                return Err(e);
+            }
+        };
         let stream = self.clone();
         self.mark_initialized();
         let ticket = self.device().queue().submit(move || {
@@ -391,7 +397,8 @@ impl RawStream {
 
     fn download_unprofiled(&self) -> Result<Vec<u8>, RuntimeError> {
         let size = self.element().size();
-        let mut out = vec![0u8; self.len() * size];
+        let mut out =
+            crate::host_memory::zeroed("Stream Write", BError::Write, self.len() * size)?;
         let runs = self.addressing().runs(self.shape());
         let buffer = self.buffer();
         if let Some(rows) = Strided::of_runs(&runs, size) {
