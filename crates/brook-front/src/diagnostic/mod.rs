@@ -111,6 +111,7 @@ codes! {
     IndirectCall = 510,
     ArgumentsConvertedToFloat = 511,
     ReductionShape = 512,
+    InlinedTooLarge = 513,
     // LOOM (`.loom` files): shown as `LM0101`...
     LoomInvalidToken = 1101,
     LoomMalformedNumber = 1102,

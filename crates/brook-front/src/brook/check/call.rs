@@ -406,6 +406,9 @@ impl Checker<'_> {
                 self.indexed_argument(n + 1, &target.name, arg, param);
             }
         }
+        if let Some(caller) = caller.filter(|_| target.span.start < span.start) {
+            self.subkernel_calls.push((caller, index, span));
+        }
         target.return_type.clone()
     }
 

@@ -12,6 +12,7 @@ mod constant;
 mod expr;
 mod host;
 mod index;
+mod inlining;
 pub mod intrinsics;
 mod ops;
 mod scope;
@@ -137,10 +138,13 @@ pub fn check(program: &Program, options: &CheckOptions, diags: &mut Diagnostics)
         scopes: Vec::new(),
         current: None,
         indexed_params: Default::default(),
+        subkernel_calls: Vec::new(),
     };
     checker.type_definitions(program);
     checker.signatures(program);
     checker.bodies(program);
+    let calls = std::mem::take(&mut checker.subkernel_calls);
+    checker.inlined_sizes(&calls);
     checker.host_code(program);
     checker.info.type_names = checker.type_names;
     checker.info
@@ -181,6 +185,8 @@ pub(crate) struct Checker<'d> {
     /// the parameter, there or in a subkernel it is passed to. Such a parameter must be given
     /// a stream, never a local.
     pub indexed_params: std::collections::HashSet<(usize, usize)>,
+    /// Every subkernel call of a kernel body to a kernel defined before it.
+    pub subkernel_calls: inlining::CallSites,
 }
 
 impl Checker<'_> {
