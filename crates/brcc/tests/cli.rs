@@ -496,7 +496,7 @@ fn a_megabyte_of_garbage_gives_a_bounded_report() {
     while text.len() < 1 << 20 {
         state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
         text.push(b"@$`\\ ;{}(<"[(state >> 16) as usize % 10] as char);
-        if state % 5000 == 0 {
+        if state.is_multiple_of(5000) {
             text.push('\n');
         }
     }
@@ -504,7 +504,10 @@ fn a_megabyte_of_garbage_gives_a_bounded_report() {
     let out = brcc(&["check", &path]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("error[BR0105]: too many errors: stopping after 50"), "{err}");
+    assert!(
+        err.contains("error[BR0105]: too many errors: stopping after 50"),
+        "{err}"
+    );
     assert_eq!(err.matches(": error[").count(), 51, "{err}");
     assert!(err.len() < 64 * 1024, "{} bytes of messages", err.len());
 }
@@ -520,5 +523,8 @@ fn a_nul_byte_in_a_comment_is_an_error() {
     let out = brcc(&["check", &path]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("nul.br:1:8: error[BR0102]: a NUL byte"), "{err}");
+    assert!(
+        err.contains("nul.br:1:8: error[BR0102]: a NUL byte"),
+        "{err}"
+    );
 }

@@ -2,7 +2,7 @@
 //! exports with the same parameter and return types (and every exported function is declared),
 //! so the header cannot drift from the Rust definitions; and `examples/c/sum.c` compiles as
 //! C99 (`-pedantic -Werror`) against `libbrook_capi.a` and prints `sum.expected` on every kind
-//! of device. Without a C compiler the second part says so and checks nothing.
+//! of device (and builds as C++ too). Without a C compiler the second part says so and checks nothing.
 
 #[path = "support/cxx.rs"]
 mod cxx;
@@ -110,7 +110,9 @@ fn without_comments(text: &str) -> String {
     let mut rest = text;
     while let Some(start) = rest.find("/*") {
         out.push_str(&rest[..start]);
-        rest = rest[start..].split_once("*/").map_or("", |(_, after)| after);
+        rest = rest[start..]
+            .split_once("*/")
+            .map_or("", |(_, after)| after);
     }
     out.push_str(rest);
     out.lines()
@@ -147,7 +149,7 @@ fn header_functions() -> BTreeMap<String, Signature> {
                 .map(|p| {
                     let p = p.trim();
                     // Drop the parameter's name: the last word, after any `*`.
-                    let cut = p.rfind(|c: char| c == '*' || c == ' ').expect("type name");
+                    let cut = p.rfind(['*', ' ']).expect("type name");
                     normal_c(&p[..=cut])
                 })
                 .collect()
@@ -199,7 +201,10 @@ fn a_c99_program_uses_the_header() {
         return;
     };
     let exe = std::env::current_exe().expect("test executable");
-    let profile = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let library = cxx::static_library(profile);
     let program = std::env::temp_dir().join(format!("brook-c-sum-{}", std::process::id()));
     let compiled = Command::new(&cc)
@@ -225,8 +230,38 @@ fn a_c99_program_uses_the_header() {
             .expect("run the C program");
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{runtime}: {stderr}");
-        assert_eq!(String::from_utf8_lossy(&run.stdout), expected, "{runtime}: {stderr}");
-        assert!(stderr.contains("no kernel `missing`"), "{runtime}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout),
+            expected,
+            "{runtime}: {stderr}"
+        );
+        assert!(
+            stderr.contains("no kernel `missing`"),
+            "{runtime}: {stderr}"
+        );
     }
+    let _ = std::fs::remove_file(&program);
+    // The same file as C++: the header's `extern "C"` guard links it against the library.
+    let Some(cxx) = cxx::compiler() else {
+        println!("c_header: no C++ compiler: the header is not built as C++");
+        return;
+    };
+    let compiled = Command::new(&cxx)
+        .args(["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I"])
+        .arg(repo().join("include"))
+        .arg(repo().join("examples/c/sum.c"))
+        .args(["-x", "none"])
+        .arg(&library)
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
+        .arg(&program)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        compiled.status.success(),
+        "{cxx} failed on examples/c/sum.c as C++:\n{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let run = Command::new(&program).output().expect("run the C++ build");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), expected);
     let _ = std::fs::remove_file(&program);
 }

@@ -24,7 +24,10 @@ fn suite_with(variable: &str, test: &str) {
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains(&format!("conformance ({variable}=1):")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("conformance ({variable}=1):")),
+        "{stdout}"
+    );
 }
 
 #[test]

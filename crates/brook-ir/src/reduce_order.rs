@@ -180,7 +180,11 @@ mod tests {
                 concat(a, b)
             });
             assert_eq!(streamed, defined, "{n} leaves");
-            assert_eq!(calls, n - 1, "{n} leaves: one combine per leaf but the first");
+            assert_eq!(
+                calls,
+                n - 1,
+                "{n} leaves: one combine per leaf but the first"
+            );
         }
     }
 

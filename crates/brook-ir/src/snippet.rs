@@ -243,12 +243,21 @@ mod tests {
     fn a_long_line_is_shown_as_a_window_around_the_span() {
         let line = format!("{}BAD{}", "a".repeat(5000), "b".repeat(5000));
         let file = SourceFile::new("t.br", line.as_str());
-        let excerpt = Excerpt::of(SourceSpan { start: 5000, end: 5003 }, Tone::Error);
+        let excerpt = Excerpt::of(
+            SourceSpan {
+                start: 5000,
+                end: 5003,
+            },
+            Tone::Error,
+        );
         let text = file.render_excerpt(&excerpt, Colors::Plain);
         assert!(text.len() < 2 * LONG_LINE, "{text}");
         let lines: Vec<&str> = text.lines().collect();
         let shown = lines[1].split_once("| ").unwrap().1;
-        assert!(shown.starts_with("...a") && shown.ends_with("b..."), "{text}");
+        assert!(
+            shown.starts_with("...a") && shown.ends_with("b..."),
+            "{text}"
+        );
         let carets = lines[2].split_once("| ").unwrap().1;
         assert_eq!(carets.find('^'), shown.find("BAD"), "{text}");
         assert_eq!(carets.trim(), "^^^", "{text}");

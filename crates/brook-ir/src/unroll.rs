@@ -82,8 +82,7 @@ fn unroll_block(
                 let body = unroll_block(exprs, body, budget, changed);
                 let continuing = unroll_block(exprs, continuing, budget, changed);
                 let start = out.last().and_then(|before| counter_start(exprs, before));
-                let copies =
-                    start.and_then(|s| unrolled(exprs, s, (&body, &continuing), budget));
+                let copies = start.and_then(|s| unrolled(exprs, s, (&body, &continuing), budget));
                 if let Some(copies) = copies {
                     *changed = true;
                     out.extend(copies);

@@ -34,9 +34,9 @@ impl<'k> Weigher<'k> {
         statements.iter().fold(0usize, |total, s| {
             let mut roots = Vec::new();
             let nested = match &s.stmt {
-                Stmt::If { accept, reject, .. } => {
-                    self.statements(&accept.0).saturating_add(self.statements(&reject.0))
-                }
+                Stmt::If { accept, reject, .. } => self
+                    .statements(&accept.0)
+                    .saturating_add(self.statements(&reject.0)),
                 Stmt::Loop { body, continuing } => self
                     .statements(&body.0)
                     .saturating_add(self.statements(&continuing.0)),
@@ -52,7 +52,10 @@ impl<'k> Weigher<'k> {
                         .fold(0usize, |sum, &h| sum.saturating_add(self.expr(h)))
                 }
             };
-            total.saturating_add(1).saturating_add(own).saturating_add(nested)
+            total
+                .saturating_add(1)
+                .saturating_add(own)
+                .saturating_add(nested)
         })
     }
 
@@ -91,7 +94,13 @@ mod tests {
         let mut exprs = Arena::new();
         let ty = Type::Value(ValueType::scalar(ScalarKind::I32));
         let literal = ExprKind::Literal(Literal::int(ScalarKind::I32, 1));
-        let mut e = exprs.append(Expr { kind: literal, ty: ty.clone() }, Default::default());
+        let mut e = exprs.append(
+            Expr {
+                kind: literal,
+                ty: ty.clone(),
+            },
+            Default::default(),
+        );
         assert_eq!(Weigher::new(&exprs).expr(e), 1);
         for _ in 0..80 {
             let kind = ExprKind::Binary {
@@ -99,10 +108,20 @@ mod tests {
                 left: e,
                 right: e,
             };
-            e = exprs.append(Expr { kind, ty: ty.clone() }, Default::default());
+            e = exprs.append(
+                Expr {
+                    kind,
+                    ty: ty.clone(),
+                },
+                Default::default(),
+            );
         }
         let first_sum = Handle::from_index(1);
         assert_eq!(Weigher::new(&exprs).expr(first_sum), 3);
-        assert_eq!(Weigher::new(&exprs).expr(e), usize::MAX, "2^81 - 1 nodes as a tree");
+        assert_eq!(
+            Weigher::new(&exprs).expr(e),
+            usize::MAX,
+            "2^81 - 1 nodes as a tree"
+        );
     }
 }

@@ -45,6 +45,9 @@ mod tests {
         let text = e.to_string();
         assert!(text.starts_with("Stream Write: out of memory"), "{text}");
         assert!(text.contains(&(usize::MAX / 2).to_string()), "{text}");
-        assert_eq!(copy_of("Stream Read", BError::Read, &[1, 2]).unwrap(), [1, 2]);
+        assert_eq!(
+            copy_of("Stream Read", BError::Read, &[1, 2]).unwrap(),
+            [1, 2]
+        );
     }
 }

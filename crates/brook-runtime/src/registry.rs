@@ -248,7 +248,10 @@ pub fn default_device() -> Arc<dyn Device> {
     DEFAULT
         .get_or_init(|| {
             let requested = std::env::var("BRT_RUNTIME").ok();
-            let requested = requested.as_deref().map(str::trim).filter(|r| !r.is_empty());
+            let requested = requested
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty());
             let adapter = adapter_from_env();
             let first = devices()[0].clone();
             let name = match (requested, adapter) {

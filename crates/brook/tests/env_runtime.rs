@@ -67,11 +67,14 @@ fn an_adapter_that_names_no_device_is_a_warning() {
     let cases = [
         (Some("interp"), "999", "BRT_RUNTIME=interp BRT_ADAPTER=999"),
         (None, "999", "BRT_ADAPTER=999"),
-        (Some("interp"), "first", "BRT_ADAPTER=first is not a device index"),
+        (
+            Some("interp"),
+            "first",
+            "BRT_ADAPTER=first is not a device index",
+        ),
     ];
     for (runtime, adapter, expected) in cases {
-        let mut child =
-            std::process::Command::new(std::env::current_exe().expect("this test"));
+        let mut child = std::process::Command::new(std::env::current_exe().expect("this test"));
         child
             .args([
                 "--exact",

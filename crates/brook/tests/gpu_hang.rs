@@ -26,7 +26,9 @@ fn spin_on_the_gpu(gpu: &Device) {
     spin.launch(args![&flag, &out]).expect("queued");
     let started = Instant::now();
     let read = out.to_vec();
-    let err = read.expect_err("a kernel that never ends cannot be read").to_string();
+    let err = read
+        .expect_err("a kernel that never ends cannot be read")
+        .to_string();
     println!("read after {:.1} s: {err}", started.elapsed().as_secs_f64());
     assert!(err.contains("BRT_KERNEL_TIMEOUT=2"), "{err}");
     assert!(err.contains("kernel `spin` (spin.br:2)"), "{err}");

@@ -66,9 +66,14 @@ mod limited {
         ones.finish().expect("read");
         limit_to_now_plus(96 * MIB as u64);
 
-        let err = stream.read(&host).expect_err("no room for the staging copy");
+        let err = stream
+            .read(&host)
+            .expect_err("no room for the staging copy");
         println!("read: {err}");
-        assert!(err.to_string().contains("Stream Read: out of memory"), "{err}");
+        assert!(
+            err.to_string().contains("Stream Read: out of memory"),
+            "{err}"
+        );
         assert!(err.to_string().contains(&(256 * MIB).to_string()), "{err}");
         let err = stream.to_vec().expect_err("no room for the host copy");
         println!("write: {err}");
@@ -113,6 +118,9 @@ mod limited {
         );
         assert!(out.status.success(), "{stdout}\n{stderr}");
         assert!(stdout.contains("reduced 2097152"), "{stdout}");
-        assert!(stderr.contains("brook: error: BR_ERROR_READ: Stream Read: out of memory"), "{stderr}");
+        assert!(
+            stderr.contains("brook: error: BR_ERROR_READ: Stream Read: out of memory"),
+            "{stderr}"
+        );
     }
 }

@@ -100,7 +100,10 @@ fn brt_profile_prints_the_table_at_exit() {
     for device in Device::all() {
         let name = device.info().to_string();
         let name = name.split(' ').next().unwrap_or_default().to_string();
-        assert!(stdout.contains(&format!("sampled on {}", device.info())), "{stdout}");
+        assert!(
+            stdout.contains(&format!("sampled on {}", device.info())),
+            "{stdout}"
+        );
         assert!(
             err.lines()
                 .any(|l| l.starts_with(&name) && l.contains(" sample ")),

@@ -20,8 +20,8 @@ use brook_front::brook::ast::{Item, StreamDecl};
 use brook_front::brook::check::{self, ProgramInfo};
 use brook_front::brook::Checked;
 use brook_ir::Module;
-use std::fmt::Write;
 use std::collections::HashMap;
+use std::fmt::Write;
 
 /// How the C++ is written.
 #[derive(Clone, Debug, Default)]

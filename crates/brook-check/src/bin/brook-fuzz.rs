@@ -87,7 +87,8 @@ fn main() {
                 usage()
             };
             let generated = fuzz::generate(seed, index);
-            let origin = format!("`brook-fuzz show {seed} {index}`: expected values are the interpreter's");
+            let origin =
+                format!("`brook-fuzz show {seed} {index}`: expected values are the interpreter's");
             print!("{}", fuzz::expected_case_text(&generated, &origin));
         }
         Some("replay") => std::process::exit(replay(&args[1..])),

@@ -145,7 +145,9 @@ impl Lexer<'_, '_> {
                 "a NUL byte (\\0) in the source",
             )
             .with_label("this byte is 0")
-            .with_help("remove it: C compilers and the program's embedded kernel source stop at a NUL"),
+            .with_help(
+                "remove it: C compilers and the program's embedded kernel source stop at a NUL",
+            ),
         );
     }
 

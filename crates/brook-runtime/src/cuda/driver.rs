@@ -556,7 +556,9 @@ impl EventPair {
     pub fn elapsed_ms(&self, handles: &Handles) -> Result<f32, String> {
         let mut ms = 0.0f32;
         // SAFETY: the event was recorded.
-        super::watch::wait(handles, "the GPU", || unsafe { sys::cuEventQuery(self.end) })?;
+        super::watch::wait(handles, "the GPU", || unsafe {
+            sys::cuEventQuery(self.end)
+        })?;
         // SAFETY: both events were recorded and are complete; the out-pointer is valid.
         unsafe {
             check(

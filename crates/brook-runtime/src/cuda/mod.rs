@@ -126,7 +126,10 @@ impl CudaDevice {
         let names = ptx.entry_names();
         let compiling = || {
             let kernel = &launch.module.kernels[launch.kernel];
-            format!("the driver's compile of kernel `{}` for the GPU", kernel.name)
+            format!(
+                "the driver's compile of kernel `{}` for the GPU",
+                kernel.name
+            )
         };
         let module = watch::reporting(&compiling, || {
             disk_cache::load(&ptx.text, self.target().sm, &names, self.handles)
@@ -519,9 +522,7 @@ impl CudaDevice {
         record(false).map_err(|e| self.fail(e))?;
         work();
         record(true).map_err(|e| self.fail(e))?;
-        let ms = events
-            .elapsed_ms(&self.handles)
-            .map_err(|e| self.fail(e))?;
+        let ms = events.elapsed_ms(&self.handles).map_err(|e| self.fail(e))?;
         Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
     }
 }

@@ -75,12 +75,10 @@ fn label(name: &str, at: usize, source: Option<&SourceFile>) -> String {
 
 /// What the GPU of `handles` was last given to run, for a message.
 fn running_on(handles: &Handles) -> String {
-    lock(last_queued())
-        .get(&key(handles))
-        .map_or_else(
-            || "work queued before any kernel".into(),
-            |q| kernel_label(&q.module, q.kernel),
-        )
+    lock(last_queued()).get(&key(handles)).map_or_else(
+        || "work queued before any kernel".into(),
+        |q| kernel_label(&q.module, q.kernel),
+    )
 }
 
 /// Set once any GPU has been marked unusable (so binding a context costs one load).
@@ -124,11 +122,7 @@ fn timeout() -> Option<Duration> {
 
 /// Waits until `query` (a `cuStreamQuery` or `cuEventQuery` of the GPU of `handles`) says
 /// the work is done; `what` names the wait in errors.
-pub fn wait(
-    handles: &Handles,
-    what: &str,
-    query: impl Fn() -> CUresult,
-) -> Result<(), String> {
+pub fn wait(handles: &Handles, what: &str, query: impl Fn() -> CUresult) -> Result<(), String> {
     let started = Instant::now();
     let mut reports = 1u32;
     loop {
@@ -183,8 +177,7 @@ pub fn reporting<T>(what: &dyn Fn() -> String, work: impl FnOnce() -> T) -> T {
         .name("brook-cuda-watch".into())
         .spawn(move || {
             let started = Instant::now();
-            while let Err(mpsc::RecvTimeoutError::Timeout) = waiting.recv_timeout(REPORT_EVERY)
-            {
+            while let Err(mpsc::RecvTimeoutError::Timeout) = waiting.recv_timeout(REPORT_EVERY) {
                 crate::log::append(&format!(
                     "warning: {text} has taken {} s so far",
                     started.elapsed().as_secs()

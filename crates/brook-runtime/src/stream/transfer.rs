@@ -397,8 +397,7 @@ impl RawStream {
 
     fn download_unprofiled(&self) -> Result<Vec<u8>, RuntimeError> {
         let size = self.element().size();
-        let mut out =
-            crate::host_memory::zeroed("Stream Write", BError::Write, self.len() * size)?;
+        let mut out = crate::host_memory::zeroed("Stream Write", BError::Write, self.len() * size)?;
         let runs = self.addressing().runs(self.shape());
         let buffer = self.buffer();
         if let Some(rows) = Strided::of_runs(&runs, size) {

@@ -2,9 +2,7 @@
 
 use super::ConstSize;
 use super::{Checker, ParamRole, Type};
-use crate::brook::ast::{
-    Expr, ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl,
-};
+use crate::brook::ast::{Expr, ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl};
 use crate::diagnostic::{Code, Diagnostic};
 use brook_ir::reduce_order::{declared_reduction_tile, ReduceShapeError};
 use brook_ir::ScalarKind;
@@ -89,9 +87,11 @@ impl Checker<'_> {
                 HostArg::Expr(Expr {
                     kind: ExprKind::Ident(name),
                     ..
-                }) if takes_stream(n) && host_words.is_some_and(|words| !words.contains(name)) =>
-                {
-                    format!("`{name}` (argument {} of `{callee}`) is not declared", n + 1)
+                }) if takes_stream(n) && host_words.is_some_and(|words| !words.contains(name)) => {
+                    format!(
+                        "`{name}` (argument {} of `{callee}`) is not declared",
+                        n + 1
+                    )
                 }
                 _ => continue,
             };

@@ -50,15 +50,27 @@ impl Checker<'_> {
         for kernel in order {
             let info = &self.info.kernels[kernel];
             let own = u64::from(info.span.end.saturating_sub(info.span.start));
-            let size = callees.get(&kernel).map_or(Expansion { calls: 0, bytes: own }, |list| {
-                list.iter().fold(Expansion { calls: 0, bytes: own }, |sum, callee| {
-                    let inner = sizes.get(callee).copied().unwrap_or_default();
-                    Expansion {
-                        calls: sum.calls.saturating_add(1).saturating_add(inner.calls),
-                        bytes: sum.bytes.saturating_add(inner.bytes),
-                    }
-                })
-            });
+            let size = callees.get(&kernel).map_or(
+                Expansion {
+                    calls: 0,
+                    bytes: own,
+                },
+                |list| {
+                    list.iter().fold(
+                        Expansion {
+                            calls: 0,
+                            bytes: own,
+                        },
+                        |sum, callee| {
+                            let inner = sizes.get(callee).copied().unwrap_or_default();
+                            Expansion {
+                                calls: sum.calls.saturating_add(1).saturating_add(inner.calls),
+                                bytes: sum.bytes.saturating_add(inner.bytes),
+                            }
+                        },
+                    )
+                },
+            );
             sizes.insert(kernel, size);
         }
         let mut reported: Vec<(usize, Expansion)> = sizes

@@ -3,11 +3,11 @@
 //! reports kernel-only intrinsics used outside kernels.
 
 use super::{PResult, Parser};
-use crate::source::Span;
-use std::collections::HashSet;
 use crate::brook::ast::{HostArg, HostCall, HostItem, Ident, Item, StreamDecl, StreamParam};
 use crate::brook::token::{Punct, TokenKind};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Span;
+use std::collections::HashSet;
 
 /// Stream operators that host code calls like functions.
 pub const STREAM_OPERATORS: [&str; 4] = [
@@ -442,7 +442,8 @@ impl Parser<'_, '_> {
             Some((
                 first.span,
                 format!("Problem with stream declaration: unknown type `{first_text}`"),
-                "a stream's elements are a Brook type, or a struct or typedef of this file".to_string(),
+                "a stream's elements are a Brook type, or a struct or typedef of this file"
+                    .to_string(),
             ))
         } else if self.token_starts_type(0)
             && super::types::builtin_type(first_text).is_some()
@@ -552,10 +553,40 @@ impl Parser<'_, '_> {
 /// C and C++ words that may stand before `name <` in a statement that is no declaration
 /// (`return x < 3;`, `class Box<int> {...}`).
 const C_WORDS_BEFORE_A_NAME: &[&str] = &[
-    "return", "else", "case", "goto", "delete", "throw", "new", "sizeof", "class", "struct",
-    "union", "enum", "typename", "template", "namespace", "friend", "using", "typedef",
-    "operator", "co_return", "co_yield", "co_await", "static", "extern", "inline", "virtual",
-    "explicit", "public", "private", "protected", "do", "not", "and", "or",
+    "return",
+    "else",
+    "case",
+    "goto",
+    "delete",
+    "throw",
+    "new",
+    "sizeof",
+    "class",
+    "struct",
+    "union",
+    "enum",
+    "typename",
+    "template",
+    "namespace",
+    "friend",
+    "using",
+    "typedef",
+    "operator",
+    "co_return",
+    "co_yield",
+    "co_await",
+    "static",
+    "extern",
+    "inline",
+    "virtual",
+    "explicit",
+    "public",
+    "private",
+    "protected",
+    "do",
+    "not",
+    "and",
+    "or",
 ];
 
 /// The Levenshtein distance of two short words.
