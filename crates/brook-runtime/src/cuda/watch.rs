@@ -1,8 +1,9 @@
 //! Waiting for a GPU without waiting forever in silence.
 //!
 //! Every wait for a GPU's work (a stream, a timing event) polls the driver instead of blocking
-//! in it: spinning for the first [`SPIN`] (short kernels cost no latency), then sleeping
-//! [`POLL`] between queries. A wait that has lasted a minute says on stderr, once a minute,
+//! in it: spinning for the first millisecond and yielding the processor between queries up to
+//! [`SPIN`] (short kernels cost no latency, as with the driver's own spinning wait), then
+//! sleeping [`POLL`] between queries. A wait that has lasted a minute says on stderr, once a minute,
 //! which kernel was the last work queued on that GPU (its name and `.br` line), and a driver
 //! compile that takes a minute says so too ([`reporting`]). With `BRT_KERNEL_TIMEOUT=SECONDS`
 //! a wait that lasts longer ends with an error, and the GPU is marked unusable: the driver
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// How long a wait spins before it sleeps between queries.
+/// How long a wait spins (then yields) before it sleeps between queries.
 const SPIN: Duration = Duration::from_millis(20);
 /// The sleep between queries after that.
 const POLL: Duration = Duration::from_micros(500);
@@ -132,7 +133,9 @@ pub fn wait(handles: &Handles, what: &str, query: impl Fn() -> CUresult) -> Resu
             code => return Err(format!("{what}: {}", describe(code))),
         }
         let waited = started.elapsed();
-        if waited < SPIN {
+        if waited < SPIN / 20 {
+            std::hint::spin_loop();
+        } else if waited < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(POLL);
