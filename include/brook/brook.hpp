@@ -436,25 +436,22 @@ class KernelInterface {
             fail_outputs_(args, count, outputs, message);
             return;
         }
-        int code = brk_launch_at(program, kernel, args, count, has_offset_ ? offset_ : NULL,
-                                 has_size_ ? size_ : NULL, site.file ? where : NULL);
-        // The library marks the outputs of every launch it refuses once it has the kernel;
-        // this also covers a refusal before that, so no output is silently stale.
-        if (code != 0) fail_outputs_(args, count, outputs, brk_program_message(program), true);
+        // Once the kernel is known, the library marks the outputs of every launch it refuses
+        // (and prints the reason once).
+        brk_launch_at(program, kernel, args, count, has_offset_ ? offset_ : NULL,
+                      has_size_ ? size_ : NULL, site.file ? where : NULL);
     }
 
   private:
-    /// Marks each output stream of a launch that did not run with `message` (`only_clean`: only
-    /// those with no error yet), or prints it when no output is a stream (a host variable has no
-    /// error state).
+    /// Marks each output stream of a launch that did not run with `message`, or prints it when
+    /// no output is a stream (a host variable has no error state).
     static void fail_outputs_(const BrkArg* args, size_t count, unsigned long long outputs,
-                              const char* message, bool only_clean = false) {
+                              const char* message) {
         bool said = false;
         for (size_t i = 0; i < count && i < 64; i++) {
             if (!(outputs >> i & 1ull) || args[i].kind != 0) continue;
             said = true;
-            if (!only_clean || !brk_stream_has_error(args[i].stream))
-                brk_stream_fail(args[i].stream, message);
+            brk_stream_fail(args[i].stream, message);
         }
         if (!said) std::fprintf(stderr, "brook: error: BR_ERROR_KERNEL: %s\n", message);
     }

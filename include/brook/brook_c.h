@@ -65,7 +65,6 @@ BrkStream* brk_stream_domain_n(const BrkStream* stream, const uint32_t* start, c
                                size_t count);
 void brk_stream_set_property(BrkStream* stream, const char* name);
 void brk_stream_fail(const BrkStream* stream, const char* message);
-int brk_stream_has_error(const BrkStream* stream);
 
 BrkProgram* brk_program_new(const char* file, const char* source, int relaxed, char** error);
 BrkProgram* brk_program_new_flags(const char* file, const char* source, const char* flags, char** error);

@@ -111,15 +111,6 @@ impl BrkStream {
         }
     }
 
-    /// Whether `error()` would report an error now (recorded so far; queued work not waited
-    /// for), without clearing it.
-    fn has_error(&self) -> bool {
-        if let Some((_, _, reported)) = lock(&self.failure).as_ref() {
-            return !reported;
-        }
-        self.raw().is_some_and(|raw| raw.error().is_some())
-    }
-
     /// The runtime stream (`None` when the declaration failed).
     pub(crate) fn raw(&self) -> Option<RawStream> {
         lock(&self.cell).clone()
@@ -480,21 +471,6 @@ pub unsafe extern "C" fn brk_stream_fail(stream: *const BrkStream, message: *con
         if let Some(stream) = stream {
             stream.fail(BError::Kernel, message.unwrap_or("the kernel did not run"));
         }
-    })
-}
-
-/// Whether the stream holds an error that `error()` would report now (without waiting for
-/// queued work, and without clearing it): generated code asks before marking a refused
-/// launch's outputs, so an error the library already recorded is not recorded twice.
-///
-/// # Safety
-/// `stream` is null or a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn brk_stream_has_error(stream: *const BrkStream) -> c_int {
-    guard(0, || {
-        // SAFETY: null or a live handle.
-        let stream = unsafe { stream.as_ref() };
-        c_int::from(stream.is_some_and(BrkStream::has_error))
     })
 }
 
