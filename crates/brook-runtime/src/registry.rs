@@ -161,7 +161,7 @@ pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, R
 
 /// The devices of a type name (Brook+ `getDevices`): `all` or a name of [`BACKENDS`]. An
 /// unknown name is an error listing the known ones; a known type this machine has no device
-/// of gives an empty list.
+/// of gives an empty list, except `"cal"` (the CPU device stands in for a GPU, with a warning).
 pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> {
     if type_name.trim().eq_ignore_ascii_case("all") {
         return Ok(devices().to_vec());
@@ -172,7 +172,26 @@ pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError
             format!("known device types are all, {}", known_names()),
         )
     })?;
-    Ok(of_kind(backend.kind).cloned().collect())
+    let found: Vec<_> = of_kind(backend.kind).cloned().collect();
+    if found.is_empty() && type_name.trim().eq_ignore_ascii_case("cal") {
+        return Ok(cal_stand_in());
+    }
+    Ok(found)
+}
+
+/// Brook+ programs ask for their GPUs as `"cal"` (AMD's CAL runtime) and go on with the
+/// devices they get: on a machine without a GPU the CPU device stands in, said on stderr once,
+/// so the SDK's samples run (and verify) anywhere. `"cuda"` stays strict (no GPU: none).
+fn cal_stand_in() -> Vec<Arc<dyn Device>> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let why = unavailable(DeviceKind::Cuda).unwrap_or("none was found");
+        crate::log::append(&format!(
+            "warning: getDevices(\"cal\"): this machine has no GPU ({why}); the CPU device \
+             stands in"
+        ));
+    });
+    of_kind(DeviceKind::Cpu).cloned().collect()
 }
 
 fn of_kind(kind: DeviceKind) -> impl Iterator<Item = &'static Arc<dyn Device>> {
@@ -307,6 +326,21 @@ mod tests {
         }
         assert_eq!(backend_named(" CAL ").unwrap().kind, DeviceKind::Cuda);
         assert!(backend_named("opencl").is_none());
+    }
+
+    #[test]
+    fn cal_devices_are_the_gpus_or_the_cpu_standing_in() {
+        let cal = get_devices("cal").expect("a known name");
+        assert!(!cal.is_empty(), "\"cal\" always gives a device");
+        let kind = if cuda_unavailable().is_some() {
+            DeviceKind::Cpu
+        } else {
+            DeviceKind::Cuda
+        };
+        assert!(cal.iter().all(|d| d.info().kind == kind));
+        if cuda_unavailable().is_some() {
+            assert!(get_devices("cuda").expect("known").is_empty(), "cuda stays strict");
+        }
     }
 
     #[test]
