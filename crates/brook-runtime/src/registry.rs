@@ -339,7 +339,10 @@ mod tests {
         };
         assert!(cal.iter().all(|d| d.info().kind == kind));
         if cuda_unavailable().is_some() {
-            assert!(get_devices("cuda").expect("known").is_empty(), "cuda stays strict");
+            assert!(
+                get_devices("cuda").expect("known").is_empty(),
+                "cuda stays strict"
+            );
         }
     }
 
