@@ -171,6 +171,9 @@ impl Kernel {
                 **stream.borrow_mut() = result.stream.clone();
             }
         }
+        if report.over_nothing {
+            return Ok(report); // host targets keep their values
+        }
         for index in host_targets {
             let (Arg::HostValue { bytes, element }, Some(temp)) = (&args[index], &temps[index])
             else {

@@ -103,6 +103,9 @@ pub struct LaunchReport {
     /// For a kernel with vouts: the stream of pushed values for each vout argument, which the
     /// caller puts in place of the stream it passed.
     pub vouts: Vec<VoutResult>,
+    /// The domain was empty (an empty `domain()` view): nothing ran and no output changed, so
+    /// a caller that copies a result back (a host reduction target) leaves it alone.
+    pub over_nothing: bool,
 }
 
 /// A vout's result: the new stream for the argument at `position` (0-based, source order).

@@ -49,6 +49,18 @@ impl Checker<'_, '_> {
         }
         let device = self.launch_device()?;
         self.inputs_without_errors()?;
+        if let Some(shapes) = self.over_nothing()? {
+            return Ok(Checked {
+                device,
+                domain: shapes.domain,
+                region: shapes.region,
+                reduction_tile: None,
+                scan: None,
+                bound: BoundArgs::new(),
+                warnings: Vec::new(),
+            });
+        }
+        self.no_empty_streams()?;
         let (shapes, scan) = match (operator, &self.options.scan) {
             (Some(roles), Some(request)) => {
                 let (shapes, plan) = scan::shapes(self, request, roles)?;
@@ -98,14 +110,53 @@ impl Checker<'_, '_> {
         })
     }
 
+    /// A launch over an empty domain (an empty `domain()` view, seed 003 section 8 refusing only
+    /// a start past its end): a map whose outputs are empty, a reduction or scan whose input or
+    /// target is empty. It does nothing and records no error; its shapes are an empty region.
+    /// Kernels with vouts keep their own rules.
+    fn over_nothing(&self) -> Check<Option<Shapes>> {
+        if !self.kernel.vouts.is_empty() {
+            return Ok(None);
+        }
+        let empty = |role: &ParamRole| {
+            self.streams()
+                .any(|(i, s)| &self.kernel.params[i].role == role && s.is_empty())
+        };
+        let nothing = match (&self.options.scan, self.kernel.kind) {
+            (None, KernelKind::Map) => empty(&ParamRole::Output),
+            _ => empty(&ParamRole::Input) || empty(&ParamRole::Reduce),
+        };
+        if !nothing {
+            return Ok(None);
+        }
+        if self.options.scan.is_none() && self.kernel.kind == KernelKind::Map {
+            // Outputs of one shape still (an empty one beside a full one is a mistake).
+            self.map_shapes()?;
+        }
+        Ok(Some(Shapes {
+            domain: Dims::new(),
+            region: ExecRegion {
+                origin: Dims::new(),
+                size: smallvec::smallvec![0],
+            },
+            reduction_tile: None,
+        }))
+    }
+
+    /// Outside an empty domain, no argument may be an empty stream (a vout kernel may have
+    /// pushed no values into it): an instance would read or write nothing.
+    fn no_empty_streams(&self) -> Check<()> {
+        match self.streams().find(|(_, s)| s.is_empty()) {
+            Some((index, _)) => Err(LaunchProblem::EmptyStream {
+                arg: self.arg_ref(index),
+            }),
+            None => Ok(()),
+        }
+    }
+
     fn kind_and_type(&self, index: usize) -> Check<()> {
         let param = &self.kernel.params[index];
         let arg = &self.args[index];
-        if matches!(arg, Arg::Stream(s) if s.is_empty()) {
-            return Err(LaunchProblem::EmptyStream {
-                arg: self.arg_ref(index),
-            });
-        }
         let expected_type = ElementType::from_ir(self.module, &param.ty);
         let (wants_stream, what) = match &param.role {
             ParamRole::Constant => (false, "value"),

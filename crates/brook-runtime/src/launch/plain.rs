@@ -49,6 +49,14 @@ pub(super) fn launch_ir(
     }
     .run()
     .map_err(fail)?;
+    if checked.region.size.iter().product::<usize>() == 0 {
+        // A launch over an empty domain: nothing to run, nothing to record.
+        return Ok(LaunchReport {
+            warnings: checked.warnings,
+            vouts: Vec::new(),
+            over_nothing: true,
+        });
+    }
     for output in &outputs {
         output.mark_initialized();
         for warning in &checked.warnings {
@@ -74,6 +82,7 @@ pub(super) fn launch_ir(
     Ok(LaunchReport {
         warnings: checked.warnings,
         vouts: Vec::new(),
+        over_nothing: false,
     })
 }
 

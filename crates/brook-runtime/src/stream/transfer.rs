@@ -55,6 +55,9 @@ impl RawStream {
             self.record_error(e.code(), &e.to_string());
             return Err(e);
         }
+        if bytes.is_empty() {
+            return Ok(()); // an empty view: nothing to copy, no device involved
+        }
         let data = match crate::host_memory::copy_of("Stream Read", BError::Read, bytes) {
             Ok(data) => data,
             Err(e) => {
@@ -93,6 +96,9 @@ impl RawStream {
         if let Err(e) = self.check_host("Stream Read", element, len) {
             self.record_error(e.code(), &e.to_string());
             return Err(e);
+        }
+        if len == 0 {
+            return Ok(()); // an empty view: nothing to pin or copy
         }
         let stream = self.clone();
         let host = HostMemory(ptr as usize, len);
@@ -133,6 +139,9 @@ impl RawStream {
         if let Err(e) = self.check_host("Stream Write", element, len) {
             self.record_error(e.code(), &e.to_string());
             return Err(e);
+        }
+        if len == 0 {
+            return Ok(()); // an empty view: nothing to pin or copy
         }
         if !self.is_initialized() {
             self.record_warning(
@@ -291,6 +300,9 @@ impl RawStream {
             self.record_error(e.code(), &e.to_string());
             return result;
         }
+        if self.is_empty() {
+            return Ok(()); // an empty view: nothing to copy, no device involved
+        }
         if !source.is_initialized() {
             self.record_warning("Stream Assign: Uninitialized input stream: its elements are zero");
         }
@@ -396,6 +408,9 @@ impl RawStream {
     }
 
     fn download_unprofiled(&self) -> Result<Vec<u8>, RuntimeError> {
+        if self.is_empty() {
+            return Ok(Vec::new()); // an empty view: no device involved
+        }
         let size = self.element().size();
         let mut out = crate::host_memory::zeroed("Stream Write", BError::Write, self.len() * size)?;
         let runs = self.addressing().runs(self.shape());

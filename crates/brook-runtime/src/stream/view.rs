@@ -35,9 +35,11 @@ impl RawStream {
         }
         let start: Vec<usize> = start_x_first.iter().rev().copied().collect();
         let end: Vec<usize> = end_x_first.iter().rev().copied().collect();
-        if let Some(axis) = (0..rank).find(|&a| start[a] >= end[a]) {
+        // `start == end` on an axis is an empty view (seed 003 section 8 refuses only a start
+        // past the end): every operation on it does nothing.
+        if let Some(axis) = (0..rank).find(|&a| start[a] > end[a]) {
             return Err(domain_error(format!(
-                "Domain Operator: Start point is more than end point, failed to create domain stream: start {:?}, end {:?} (fastest axis first; the end is exclusive, so each end must exceed its start; axis {} fails)",
+                "Domain Operator: Start point is more than end point, failed to create domain stream: start {:?}, end {:?} (fastest axis first; the end is exclusive, so each end must be at least its start; axis {} fails)",
                 start_x_first,
                 end_x_first,
                 rank - 1 - axis
