@@ -1,5 +1,5 @@
-//! `.brh` headers: `#include "name.brh"` in a `.br` file (or in another header) is replaced by
-//! the header's text, so the kernels, structs and host code it holds are part of the program, as
+//! `.brh` headers: `#include "name.brh"` (or BrookGPU's `"name.brhi"`) in a `.br` file (or in
+//! another header) is replaced by the header's text, so the kernels, structs and host code it holds are part of the program, as
 //! with BrookGPU's and Brook+'s brcc. The header is found next to the file that includes it.
 //! Each header is expanded once (a second include of it is dropped, as an include guard would).
 //! The [`SourceFile`] keeps where every line came from, so diagnostics name the header and its
@@ -64,7 +64,8 @@ pub fn expand_headers(
     ))
 }
 
-/// The header named by `#include "x.brh"` on this line, if it is one.
+/// The header named by `#include "x.brh"` (or BrookGPU's `"x.brhi"`) on this line, if it is
+/// one.
 fn header_name(line: &str) -> Option<&str> {
     let rest = line.trim_start().strip_prefix('#')?.trim_start();
     let rest = rest.strip_prefix("include")?.trim_start();
@@ -72,7 +73,8 @@ fn header_name(line: &str) -> Option<&str> {
     let (name, after) = rest.split_once('"')?;
     let after = after.trim();
     let comment_only = after.is_empty() || after.starts_with("//") || after.starts_with("/*");
-    (name.ends_with(".brh") && comment_only).then_some(name)
+    let brook_header = name.ends_with(".brh") || name.ends_with(".brhi");
+    (brook_header && comment_only).then_some(name)
 }
 
 struct Expansion<'r, 'a> {
@@ -177,6 +179,15 @@ mod tests {
         assert_eq!(at("kernel"), ("dir/k.brh".into(), 2));
         assert_eq!(at("float m"), ("dir/m.brh".into(), 2));
         assert_eq!(at("int x"), ("dir/main.br".into(), 4));
+    }
+
+    #[test]
+    fn brookgpu_kernel_headers_are_expanded_too() {
+        let mut read = reader(&[("h.brhi", "kernel float twice(float x) { return 2.0f * x; }\n")]);
+        let file = expand_headers("p.br", "#include \"h.brhi\"\nint x;\n", &mut read)
+            .expect("expands");
+        assert!(file.text().starts_with("kernel float twice"), "{}", file.text());
+        assert_eq!(header_name("#include \"a.h\""), None);
     }
 
     #[test]
