@@ -183,10 +183,17 @@ mod tests {
 
     #[test]
     fn brookgpu_kernel_headers_are_expanded_too() {
-        let mut read = reader(&[("h.brhi", "kernel float twice(float x) { return 2.0f * x; }\n")]);
-        let file = expand_headers("p.br", "#include \"h.brhi\"\nint x;\n", &mut read)
-            .expect("expands");
-        assert!(file.text().starts_with("kernel float twice"), "{}", file.text());
+        let mut read = reader(&[(
+            "h.brhi",
+            "kernel float twice(float x) { return 2.0f * x; }\n",
+        )]);
+        let file =
+            expand_headers("p.br", "#include \"h.brhi\"\nint x;\n", &mut read).expect("expands");
+        assert!(
+            file.text().starts_with("kernel float twice"),
+            "{}",
+            file.text()
+        );
         assert_eq!(header_name("#include \"a.h\""), None);
     }
 
