@@ -543,27 +543,40 @@ inline void* brmalloc(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
 inline void brfree(void* memory) { std::free(memory); }
 
 namespace detail {
-inline void print_value(float v) { std::printf("%g", v); }
-inline void print_value(double v) { std::printf("%g", v); }
-inline void print_value(int32_t v) { std::printf("%d", v); }
-inline void print_value(uint32_t v) { std::printf("%u", v); }
-inline void print_value(int8_t v) { std::printf("%d", v); }
-inline void print_value(uint8_t v) { std::printf("%u", v); }
-inline void print_value(int16_t v) { std::printf("%d", v); }
-inline void print_value(uint16_t v) { std::printf("%u", v); }
-inline void print_value(bool v) { std::printf("%d", v ? 1 : 0); }
+/// One component as BrookGPU's runtime printed it (`SEMANTICS.md`, "Dialects"): `%3.2f`, a
+/// finite value of magnitude below 1e-6 as `0.00`, NaN as `NaN`, infinities as `inf`.
+inline void print_component(double x) {
+    if (x != x) std::printf("NaN");
+    else if (x > 1.7976931348623157e308 || x < -1.7976931348623157e308) std::printf("inf");
+    else if (std::fabs(x) < .000001) std::printf("0.00");
+    else std::printf("%3.2f", x);
+}
+/// A scalar element: its component and a space.
+template <class S>
+typename std::enable_if<std::is_arithmetic<S>::value>::type print_value(S v) {
+    print_component(static_cast<double>(v));
+    std::printf(" ");
+}
+/// A struct element: its bytes in hexadecimal, as stored (its fields are the runtime's).
+template <class S>
+typename std::enable_if<!std::is_arithmetic<S>::value>::type print_value(const S& v) {
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&v);
+    std::printf("{");
+    for (size_t i = 0; i < sizeof(S); i++) std::printf(i ? " %02x" : "%02x", bytes[i]);
+    std::printf("}");
+}
 #define BROOK_PRINT_VECTORS(P)                                                                 \
     inline void print_value(const P##2& v) {                                                   \
-        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
+        std::printf("{"); print_component(v.x); std::printf(", "); print_component(v.y);       \
         std::printf("}");                                                                      \
     }                                                                                          \
     inline void print_value(const P##3& v) {                                                   \
-        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
-        std::printf(", "); print_value(v.z); std::printf("}");                                 \
+        std::printf("{"); print_component(v.x); std::printf(", "); print_component(v.y);       \
+        std::printf(", "); print_component(v.z); std::printf("}");                             \
     }                                                                                          \
     inline void print_value(const P##4& v) {                                                   \
-        std::printf("{"); print_value(v.x); std::printf(", "); print_value(v.y);               \
-        std::printf(", "); print_value(v.z); std::printf(", "); print_value(v.w);              \
+        std::printf("{"); print_component(v.x); std::printf(", "); print_component(v.y);       \
+        std::printf(", "); print_component(v.z); std::printf(", "); print_component(v.w);      \
         std::printf("}");                                                                      \
     }
 BROOK_PRINT_VECTORS(float)
@@ -575,19 +588,15 @@ BROOK_PRINT_VECTORS(uchar)
 BROOK_PRINT_VECTORS(short)
 BROOK_PRINT_VECTORS(ushort)
 #undef BROOK_PRINT_VECTORS
-/// A struct element: its bytes in hexadecimal, as stored.
-template <class T> void print_value(const T& v) {
-    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&v);
-    std::printf("{");
-    for (size_t i = 0; i < sizeof(T); i++) std::printf(i ? " %02x" : "%02x", bytes[i]);
-    std::printf("}");
-}
 } // namespace detail
 
-/// BrookGPU `streamPrint(s)`: the stream's elements on stdout, one line per row (the fastest
-/// axis), elements separated by spaces; with `flatten`, all on one line. A stream in error
-/// prints its error instead.
+/// BrookGPU `streamPrint(s)`: the stream's elements on stdout as BrookGPU's runtime printed
+/// them (`SEMANTICS.md`, "Dialects"): a scalar as `%3.2f` and a space, a vector as `{a, b}`,
+/// a newline after every row of the fastest axis. `flatten` is accepted and, as in the last
+/// BrookGPU release, changes nothing. A stream in error prints its error instead. (Struct
+/// elements print their bytes in hexadecimal: the C++ side does not know their fields.)
 template <class T> void streamPrint(const Stream<T>& s, bool flatten = false) {
+    (void)flatten;
     size_t count = 1;
     for (unsigned int axis = 0; axis < s.rank(); axis++) count *= s.dim(axis);
     unsigned int row = s.rank() ? s.dim(0) : 1;
@@ -600,8 +609,7 @@ template <class T> void streamPrint(const Stream<T>& s, bool flatten = false) {
     }
     for (size_t i = 0; i < count; i++) {
         detail::print_value(elements[i]);
-        bool end_of_row = !flatten && row && (i + 1) % row == 0;
-        std::printf(end_of_row || i + 1 == count ? "\n" : " ");
+        if (row && (i + 1) % row == 0) std::printf("\n");
     }
 }
 
