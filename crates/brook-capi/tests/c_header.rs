@@ -180,23 +180,30 @@ fn the_c_header_declares_exactly_what_the_library_exports() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// The C compiler: `$CC`, else the first of `cc`, `gcc`, `clang` that runs.
-fn c_compiler() -> Option<String> {
-    let candidates = std::env::var("CC")
-        .ok()
-        .into_iter()
-        .chain(["cc", "gcc", "clang"].map(String::from));
-    candidates.into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
+/// Builds `examples/c/sum.c` with `compiler` (`language`: its flags before the file) against
+/// the static library into `program`, which must succeed.
+fn build_example(compiler: &str, language: &[&str], library: &Path, program: &Path) {
+    let compiled = Command::new(compiler)
+        .args(language)
+        .arg("-I")
+        .arg(repo().join("include"))
+        .arg(repo().join("examples/c/sum.c"))
+        .args(["-x", "none"])
+        .arg(library)
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
+        .arg(program)
+        .output()
+        .expect("run the compiler");
+    assert!(
+        compiled.status.success(),
+        "{compiler} {language:?} failed on examples/c/sum.c:\n{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
 }
 
 #[test]
 fn a_c99_program_uses_the_header() {
-    let Some(cc) = c_compiler() else {
+    let Some(cc) = cxx::first_that_runs("CC", &["cc", "gcc", "clang"]) else {
         println!("c_header: no C compiler ($CC, cc, gcc, clang): the C example is not built");
         return;
     };
@@ -207,20 +214,16 @@ fn a_c99_program_uses_the_header() {
         .expect("target/<profile>");
     let library = cxx::static_library(profile);
     let program = std::env::temp_dir().join(format!("brook-c-sum-{}", std::process::id()));
-    let compiled = Command::new(&cc)
-        .args(["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I"])
-        .arg(repo().join("include"))
-        .arg(repo().join("examples/c/sum.c"))
-        .arg(&library)
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
-        .arg(&program)
-        .output()
-        .expect("run the C compiler");
-    assert!(
-        compiled.status.success(),
-        "{cc} failed on examples/c/sum.c:\n{}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
+    let c99 = [
+        "-x",
+        "c",
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-pedantic",
+        "-Werror",
+    ];
+    build_example(&cc, &c99, &library, &program);
     let expected =
         std::fs::read_to_string(repo().join("examples/c/sum.expected")).expect("expected");
     for runtime in cxx::runtimes() {
@@ -246,20 +249,11 @@ fn a_c99_program_uses_the_header() {
         println!("c_header: no C++ compiler: the header is not built as C++");
         return;
     };
-    let compiled = Command::new(&cxx)
-        .args(["-x", "c++", "-std=c++11", "-Wall", "-Werror", "-I"])
-        .arg(repo().join("include"))
-        .arg(repo().join("examples/c/sum.c"))
-        .args(["-x", "none"])
-        .arg(&library)
-        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-o"])
-        .arg(&program)
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        compiled.status.success(),
-        "{cxx} failed on examples/c/sum.c as C++:\n{}",
-        String::from_utf8_lossy(&compiled.stderr)
+    build_example(
+        &cxx,
+        &["-x", "c++", "-std=c++11", "-Wall", "-Werror"],
+        &library,
+        &program,
     );
     let run = Command::new(&program).output().expect("run the C++ build");
     assert_eq!(String::from_utf8_lossy(&run.stdout), expected);

@@ -7,10 +7,16 @@ use std::process::Command;
 
 /// The C++ compiler: `$CXX`, else the first of `c++`, `g++`, `clang++` that runs.
 pub fn compiler() -> Option<String> {
-    let candidates = std::env::var("CXX")
+    first_that_runs("CXX", &["c++", "g++", "clang++"])
+}
+
+/// The program the environment variable `variable` names, else the first of `names` that
+/// runs (`--version` succeeds).
+pub fn first_that_runs(variable: &str, names: &[&str]) -> Option<String> {
+    let candidates = std::env::var(variable)
         .ok()
         .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from));
+        .chain(names.iter().map(|n| n.to_string()));
     candidates.into_iter().find(|c| {
         Command::new(c)
             .arg("--version")
