@@ -219,6 +219,16 @@ impl Emitter {
         r
     }
 
+    /// A new register holding the integer literal `bits` of a kernel (a `B32` or `B64`
+    /// class), loaded from `.const` memory so that the JIT does not know its value
+    /// ([`super::literals`]); the lowering still does ([`Emitter::int_bits`]).
+    pub fn int_literal(&mut self, class: Class, bits: u64) -> Reg {
+        let r = self.reg(class);
+        self.op(super::literals::load_int(r, class == Class::B64, bits));
+        self.immediates.insert(r.to_string(), bits);
+        r
+    }
+
     /// The bits of the float immediate `r` holds, if it holds one. The lowering folds float
     /// arithmetic on immediates itself, exactly (IEEE, round to nearest even), rather than
     /// leaving constant expressions to the JIT, which folds some with more precision than

@@ -301,16 +301,30 @@ unsafe impl Send for Function {}
 // SAFETY: as above.
 unsafe impl Sync for Function {}
 
+/// `BROOK_JIT_LEVEL`, when it is a level the JIT takes (0 to 4).
+fn jit_level() -> Option<u32> {
+    std::env::var("BROOK_JIT_LEVEL")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|level| *level <= 4)
+}
+
 /// JIT-compiles PTX text to a GPU binary (cubin) for the current context's device; a compile
 /// failure returns the JIT's log.
 pub fn compile_ptx(ptx: &str) -> Result<Vec<u8>, String> {
     let text = std::ffi::CString::new(ptx).map_err(|_| "PTX text with a NUL byte".to_string())?;
     let mut log = vec![0u8; 16384];
-    let mut options = [
+    let mut options = vec![
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
     ];
-    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    let mut values = vec![log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    // `BROOK_JIT_LEVEL=0..4`: the JIT's optimisation level, to tell a JIT bug from a Brook one
+    // (with `BROOK_CACHE_DIR=off`: the disk cache keys on the PTX alone).
+    if let Some(level) = jit_level() {
+        options.push(sys::CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
+        values.push(level as usize as *mut c_void);
+    }
     let mut state = std::ptr::null_mut();
     let failed = |code, log: &[u8]| {
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());

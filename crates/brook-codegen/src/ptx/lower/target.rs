@@ -48,7 +48,7 @@ impl<'a> Target<'a> for Lower<'a> {
                 .e
                 .mov_imm(Class::F32, format!("0f{:08X}", lit.bits as u32)),
             ScalarKind::F64 => self.e.mov_imm(Class::F64, format!("0d{:016X}", lit.bits)),
-            ScalarKind::I64 | ScalarKind::U64 => self.e.mov_imm(Class::B64, lit.bits),
+            ScalarKind::I64 | ScalarKind::U64 => self.e.int_literal(Class::B64, lit.bits),
             k => {
                 // Narrow kinds are held extended from their width.
                 let bits = 8 * k.size();
@@ -58,7 +58,7 @@ impl<'a> Target<'a> for Lower<'a> {
                 } else {
                     raw as u32
                 };
-                self.e.mov_imm(Class::B32, value)
+                self.e.int_literal(Class::B32, u64::from(value))
             }
         }
     }
