@@ -445,7 +445,9 @@ pub enum ExprKind {
         left: Handle<Expr>,
         right: Handle<Expr>,
     },
-    /// `cond ? accept : reject` with a bool scalar condition.
+    /// `cond ? accept : reject`. With a bool scalar condition the value of one arm; with a bool
+    /// vector of the arms' width (BrookGPU's Cg form) each component comes from the arm its
+    /// condition component picks. Arms are pure, so a backend may evaluate both.
     Select {
         cond: Handle<Expr>,
         accept: Handle<Expr>,

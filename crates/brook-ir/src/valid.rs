@@ -368,11 +368,20 @@ impl KernelValidator<'_> {
                 accept,
                 reject,
             } => {
-                if !self.ty(*cond).is_bool_scalar() {
-                    return ty_err("select condition must be a bool scalar".into());
-                }
                 if self.ty(*accept) != self.ty(*reject) {
                     return ty_err("select arms have different types".into());
+                }
+                let per_component = match (self.value(*cond), self.value(*accept)) {
+                    (Some(c), Some(a)) => {
+                        c.kind == ScalarKind::Bool && c.width > 1 && c.width == a.width
+                    }
+                    _ => false,
+                };
+                if !self.ty(*cond).is_bool_scalar() && !per_component {
+                    return ty_err(
+                        "select condition must be a bool scalar or a bool vector of the arms' width"
+                            .into(),
+                    );
                 }
                 Ok(self.ty(*accept).clone())
             }
@@ -801,6 +810,63 @@ mod tests {
         let mut exprs = Arena::new();
         let one = literal(&mut exprs, Literal::f32(1.0));
         assert_eq!(check_module(&kernel(exprs, store_output(one))), Ok(()));
+    }
+
+    /// `(cond ? (1, 2) : (3, 4)).x` with a condition of `width` bools.
+    fn vector_select(width: usize) -> Module {
+        let mut exprs = Arena::new();
+        let compose = |exprs: &mut Arena<Expr>, parts: Vec<Handle<Expr>>, kind| {
+            let ty = Type::Value(ValueType::vector(kind, parts.len() as u8));
+            exprs.append(
+                Expr {
+                    kind: ExprKind::Compose(parts),
+                    ty,
+                },
+                SourceSpan::default(),
+            )
+        };
+        let bools = (0..width)
+            .map(|i| literal(&mut exprs, Literal::bool(i % 2 == 0)))
+            .collect();
+        let cond = compose(&mut exprs, bools, ScalarKind::Bool);
+        let pair = |exprs: &mut Arena<Expr>, a: f32, b: f32| {
+            let parts = vec![
+                literal(exprs, Literal::f32(a)),
+                literal(exprs, Literal::f32(b)),
+            ];
+            compose(exprs, parts, ScalarKind::F32)
+        };
+        let accept = pair(&mut exprs, 1.0, 2.0);
+        let reject = pair(&mut exprs, 3.0, 4.0);
+        let select = exprs.append(
+            Expr {
+                kind: ExprKind::Select {
+                    cond,
+                    accept,
+                    reject,
+                },
+                ty: Type::Value(ValueType::vector(ScalarKind::F32, 2)),
+            },
+            SourceSpan::default(),
+        );
+        let x = exprs.append(
+            Expr {
+                kind: ExprKind::Component {
+                    base: select,
+                    index: 0,
+                },
+                ty: Type::Value(ValueType::scalar(ScalarKind::F32)),
+            },
+            SourceSpan::default(),
+        );
+        kernel(exprs, store_output(x))
+    }
+
+    #[test]
+    fn a_select_takes_a_bool_vector_of_its_arms_width_only() {
+        assert_eq!(check_module(&vector_select(2)), Ok(()));
+        let err = check_module(&vector_select(3)).expect_err("bool3 condition, float2 arms");
+        assert!(matches!(err.problem, Problem::Type(_)), "{err}");
     }
 
     #[test]

@@ -201,14 +201,20 @@ pub trait ExprWalk<'ir>: Target<'ir> + Sized {
                 accept,
                 reject,
             } => {
-                let c = self.scalar(*cond)?;
+                // One condition for every leaf, or (BrookGPU's vector form) one a component.
+                let c = self.expr(*cond)?;
+                if c.is_empty() {
+                    return Err(self.unsupported(*cond, "a condition without a value".into()));
+                }
                 let a = self.expr(*accept)?;
                 let r = self.expr(*reject)?;
                 let kinds = crate::leaves::leaves(self.module(), ty);
+                let conds = (0..a.len()).map(|i| c[if c.len() == 1 { 0 } else { i }]);
                 a.into_iter()
                     .zip(r)
                     .zip(kinds)
-                    .map(|((x, y), leaf)| self.select(leaf.kind, c, x, y))
+                    .zip(conds)
+                    .map(|(((x, y), leaf), c)| self.select(leaf.kind, c, x, y))
                     .collect()
             }
             ExprKind::Convert(a) => {

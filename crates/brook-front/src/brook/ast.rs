@@ -36,6 +36,9 @@ pub struct Program {
     /// argument naming none of them is declared nowhere. `None` when a header of the user's
     /// own is included (it may declare anything).
     pub host_words: Option<HashSet<String>>,
+    /// Host code's uses of BrookGPU features only its graphics backends had (`write_query`,
+    /// `write_mask`): the name and where.
+    pub graphics_only: Vec<(String, Span)>,
 }
 
 #[derive(Clone, Debug)]

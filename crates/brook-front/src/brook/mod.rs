@@ -38,6 +38,11 @@ pub struct CheckOptions {
     pub dialect: Dialect,
 }
 
+/// BrookGPU's host types that only its OpenGL and DirectX backends had (occlusion queries and
+/// write masks over the depth buffer): named in host code, they get a diagnostic
+/// ([`crate::diagnostic::Code::GraphicsOnly`]) rather than a C++ compile error.
+pub const GRAPHICS_ONLY_HOST: [&str; 2] = ["write_query", "write_mask"];
+
 /// The language rules a file is checked with (`SEMANTICS.md`, "Dialects").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Dialect {

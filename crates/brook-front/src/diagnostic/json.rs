@@ -25,7 +25,8 @@ pub struct Record<'a> {
     pub label: Option<&'a str>,
     /// Notes, each with its place where it has one.
     pub notes: Vec<(Option<Span>, &'a str)>,
-    pub help: Option<&'a str>,
+    /// The help lines, one a line (`None` without any).
+    pub help: Option<String>,
     /// The message as a terminal shows it (plain text).
     pub rendered: String,
 }
@@ -53,7 +54,7 @@ impl Record<'_> {
             })
             .collect();
         object.insert("notes".into(), Value::Array(notes));
-        object.insert("help".into(), self.help.into());
+        object.insert("help".into(), self.help.clone().into());
         object.insert("rendered".into(), self.rendered.as_str().into());
         Value::Object(object)
     }
@@ -98,7 +99,7 @@ impl Diagnostic {
                 .iter()
                 .map(|n| (n.span, n.message.as_str()))
                 .collect(),
-            help: self.help.as_deref(),
+            help: (!self.help.is_empty()).then(|| self.help.join("\n")),
             rendered: self.render(file),
         }
         .to_json()

@@ -52,6 +52,7 @@ codes! {
     StreamInitializer = 204,
     StreamDimensionType = 205,
     UnsupportedStatement = 206,
+    GraphicsOnly = 207,
     UnsupportedType = 301,
     VectorWidth = 302,
     StreamElementType = 303,
@@ -179,11 +180,15 @@ pub struct Diagnostic {
     /// Short text written under the underlined source.
     pub label: Option<String>,
     pub notes: Vec<Note>,
-    pub help: Option<String>,
+    /// Suggestions, each written as a `help:` line.
+    pub help: Vec<String>,
     /// A mismatch that strong type checking reports and an implicit conversion resolves: a
     /// level-1 warning shown under strong checking (as Brook+ brcc did), an error under `-x`.
     pub strong_typing: bool,
 }
+
+/// The help line of a Brook+ error whose construct the BrookGPU dialect accepts.
+pub const BROOKGPU_ACCEPTS: &str = "BrookGPU accepts this: compile with -g";
 
 /// The note the first strong-typing warning of a file carries.
 pub const STRONG_TYPING_NOTE: &str = "To disable strong type checking, use -a";
@@ -198,7 +203,7 @@ impl Diagnostic {
             span,
             label: None,
             notes: Vec::new(),
-            help: None,
+            help: Vec::new(),
             strong_typing: false,
         }
     }
@@ -228,8 +233,13 @@ impl Diagnostic {
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help.push(help.into());
         self
+    }
+
+    /// With the help line saying that the BrookGPU dialect accepts what Brook+ refuses here.
+    pub fn with_brookgpu_help(self) -> Self {
+        self.with_help(BROOKGPU_ACCEPTS)
     }
 
     pub fn with_note(mut self, span: Option<Span>, message: impl Into<String>) -> Self {
@@ -275,7 +285,7 @@ impl Diagnostic {
             .filter(|note| note.span.is_none())
             .map(|note| Footer::Note(&note.message))
             .collect();
-        footers.extend(self.help.as_deref().map(Footer::Help));
+        footers.extend(self.help.iter().map(|h| Footer::Help(h)));
         let excerpt = Excerpt {
             label: self.label.as_deref(),
             footers: &footers,

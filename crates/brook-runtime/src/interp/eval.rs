@@ -177,11 +177,22 @@ impl Eval<'_, '_> {
                 accept,
                 reject,
             } => {
-                if self.num(*cond).lanes[0] != 0 {
-                    self.eval(*accept)
-                } else {
-                    self.eval(*reject)
+                let c = self.num(*cond);
+                if c.ty.width == 1 {
+                    return if c.lanes[0] != 0 {
+                        self.eval(*accept)
+                    } else {
+                        self.eval(*reject)
+                    };
                 }
+                // A vector condition (BrookGPU's Cg form) picks each component.
+                let (mut a, r) = (self.num(*accept), self.num(*reject));
+                for (i, lane) in a.lanes.iter_mut().enumerate().take(usize::from(c.ty.width)) {
+                    if c.lanes[i] == 0 {
+                        *lane = r.lanes[i];
+                    }
+                }
+                Value::Num(a)
             }
             ExprKind::Convert(a) => {
                 let kind = expr.ty.value().map_or(ScalarKind::I32, |v| v.kind);

@@ -4,6 +4,7 @@
 use super::ops::ConvContext;
 use super::{Checker, ParamRole, Type, VarKind};
 use crate::brook::ast::{BinaryOp, Expr, ExprKind, Ident, TypeSpec, UnaryOp};
+use crate::brook::Dialect;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 use brook_ir::{ScalarKind, ValueType};
@@ -77,7 +78,7 @@ impl Checker<'_> {
                 self.binary_type(*op, left, &lt, right, &rt)
             }
             ExprKind::Assign(op, target, value) => self.assignment(*op, target, value, e),
-            ExprKind::Ternary(cond, then, otherwise) => self.ternary(cond, then, otherwise),
+            ExprKind::Ternary(cond, then, otherwise) => self.ternary(cond, then, otherwise, e),
             ExprKind::Comma(first, second) => {
                 self.expr(first);
                 self.expr(second)
@@ -108,6 +109,17 @@ impl Checker<'_> {
         // the body, as the C++ compiler would read the name.
         if let Some(expansion) = self.info.constants.expansion(ident.id).cloned() {
             return self.expr(&expansion);
+        }
+        if name == "discard" {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::GraphicsOnly,
+                    span,
+                    "`discard` is not supported: BrookGPU's OpenGL and DirectX backends dropped an output element this way (a fragment kill); Brook's devices write every output element",
+                )
+                .with_help("write the kept elements with a `vout` stream (`push`), or write the old value (an input of the previous values) where the element is to be kept"),
+            );
+            return Type::Error;
         }
         let help = if self.kernel_index.contains_key(name) {
             format!("`{name}` is a kernel: call it as `{name}(...)`")
@@ -168,21 +180,27 @@ impl Checker<'_> {
     /// Checks that a condition is a scalar (seed 003, section 6.3.8).
     pub fn condition(&mut self, cond: &Expr) {
         let ty = self.expr(cond);
-        match ty {
+        self.condition_type(cond, &ty, false);
+    }
+
+    /// Reports a condition of type `ty` that is not a scalar; `brookgpu_accepts`: the BrookGPU
+    /// dialect would take it (the condition of `?:`).
+    fn condition_type(&mut self, cond: &Expr, ty: &Type, brookgpu_accepts: bool) {
+        match ty.clone() {
             Type::Error => {}
             Type::Value(v) if v.width == 1 => {}
             Type::Value(v) if self.strong() => {
-                self.diags.push(
-                    Diagnostic::error(
-                        Code::Condition,
-                        cond.span,
-                        "conditional expression must be a scalar data type",
-                    )
-                    .with_label(format!("this condition is a {v}"))
-                    .with_help(
-                        "test one component (`c.x`), or pass -a to let the x component decide",
-                    ),
-                );
+                let mut error = Diagnostic::error(
+                    Code::Condition,
+                    cond.span,
+                    "conditional expression must be a scalar data type",
+                )
+                .with_label(format!("this condition is a {v}"))
+                .with_help("test one component (`c.x`), or pass -a to let the x component decide");
+                if brookgpu_accepts {
+                    error = error.with_brookgpu_help();
+                }
+                self.diags.push(error);
             }
             Type::Value(v) => {
                 self.diags.push(Diagnostic::warning(
@@ -236,10 +254,17 @@ impl Checker<'_> {
         target_type
     }
 
-    fn ternary(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Type {
-        self.condition(cond);
+    fn ternary(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr, whole: &Expr) -> Type {
+        let cond_type = self.expr(cond);
         let a = self.expr(then);
         let b = self.expr(otherwise);
+        let brookgpu = self.options.dialect == Dialect::BrookGpu;
+        match cond_type.as_value() {
+            Some(c) if c.width > 1 && brookgpu => {
+                return self.component_select(c.width, (then, &a), (otherwise, &b), whole);
+            }
+            _ => self.condition_type(cond, &cond_type, true),
+        }
         if a == b || a.is_error() || b.is_error() {
             return if a.is_error() { b } else { a };
         }
@@ -275,6 +300,47 @@ impl Checker<'_> {
         }
     }
 
+    /// BrookGPU's Cg form of `c ? a : b` with a vector condition of `width` components: each
+    /// component from the arm its condition component picks; an arm is a vector of that width
+    /// or a scalar (broadcast). The result is a vector of the arms' common kind.
+    fn component_select(
+        &mut self,
+        width: u8,
+        (then, a): (&Expr, &Type),
+        (otherwise, b): (&Expr, &Type),
+        whole: &Expr,
+    ) -> Type {
+        if a.is_error() || b.is_error() {
+            return Type::Error;
+        }
+        let fits = |t: &Type| t.as_value().filter(|v| v.width == 1 || v.width == width);
+        let (Some(x), Some(y)) = (fits(a), fits(b)) else {
+            let (an, bn) = (self.type_name(a), self.type_name(b));
+            self.diags.push(
+                Diagnostic::error(
+                    Code::TernaryMismatch,
+                    then.span.to(otherwise.span),
+                    format!("a condition of {width} components selects per component: each arm must be a scalar or have {width} components"),
+                )
+                .with_label(format!("{an} and {bn}")),
+            );
+            return Type::Error;
+        };
+        let kind = if x.kind.promotion_rank() >= y.kind.promotion_rank() {
+            x.kind
+        } else {
+            y.kind
+        };
+        let common = Type::Value(ValueType::vector(kind, width));
+        for (arm, ty) in [(then, a), (otherwise, b)] {
+            if *ty != common {
+                self.convert_quietly(arm, &common);
+            }
+        }
+        self.info.component_selects.insert(whole.id);
+        common
+    }
+
     fn cast(&mut self, spec: &TypeSpec, operand: &Expr, span: Span) -> Type {
         let target = self.resolve_type(spec);
         let from = self.expr(operand);
@@ -288,14 +354,22 @@ impl Checker<'_> {
                 );
                 return Type::Error;
             }
+            // Cg's casts, in the BrookGPU dialect: the leading components, or a scalar repeated.
+            (Type::Value(f), Type::Value(t))
+                if f.width != t.width
+                    && (f.width == 1 || t.width < f.width)
+                    && self.options.dialect == Dialect::BrookGpu => {}
             (Type::Value(f), Type::Value(t)) if f.width != t.width => {
                 let message = "explicit casting required to have same no of components";
+                let cg_cast = f.width == 1 || t.width < f.width;
                 if self.strong() {
-                    self.diags.push(
-                        Diagnostic::error(Code::CastComponents, span, message)
-                            .with_label(format!("casting {f} to {t}"))
-                            .with_help("use a swizzle or a constructor to change the number of components, or pass -a"),
-                    );
+                    let mut error = Diagnostic::error(Code::CastComponents, span, message)
+                        .with_label(format!("casting {f} to {t}"))
+                        .with_help("use a swizzle or a constructor to change the number of components, or pass -a");
+                    if cg_cast {
+                        error = error.with_brookgpu_help();
+                    }
+                    self.diags.push(error);
                 } else {
                     self.diags
                         .push(Diagnostic::warning(Code::CastComponents, 1, span, message));

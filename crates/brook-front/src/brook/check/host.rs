@@ -4,6 +4,7 @@ use super::ConstSize;
 use super::{Checker, ParamRole, Type};
 use crate::brook::ast::{Expr, ExprKind, HostArg, HostCall, HostScope, Item, Program, StreamDecl};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Span;
 use brook_ir::reduce_order::{declared_reduction_tile, ReduceShapeError};
 use brook_ir::ScalarKind;
 use std::collections::{HashMap, HashSet};
@@ -57,6 +58,9 @@ impl Checker<'_> {
                     });
             }
         }
+        for (name, span) in &program.graphics_only {
+            self.graphics_only_host(name, *span);
+        }
         for item in &program.items {
             let Item::Host(host) = item else { continue };
             for call in &host.calls {
@@ -64,6 +68,29 @@ impl Checker<'_> {
                 self.host_call(call, &streams);
             }
         }
+    }
+
+    /// BrookGPU's occlusion query or write mask in host code: not supported, and why.
+    fn graphics_only_host(&mut self, name: &str, span: Span) {
+        let (what, help) = if name == "write_query" {
+            (
+                "BrookGPU's occlusion query (`write_query`) counted the elements a kernel wrote on its OpenGL and DirectX backends",
+                "count with a reduction instead: a kernel that writes 1 or 0 per element, summed by a reduce kernel",
+            )
+        } else {
+            (
+                "BrookGPU's write mask (`write_mask`) kept a kernel from writing masked elements through the depth buffer of its OpenGL and DirectX backends",
+                "select in the kernel instead (`out = keep ? value : old;` with `old` the previous values as an input), or write the kept elements with a `vout` stream",
+            )
+        };
+        self.diags.push(
+            Diagnostic::error(
+                Code::GraphicsOnly,
+                span,
+                format!("`{name}` is not supported: {what}; Brook's devices (CPU, GPUs through CUDA) have no such unit"),
+            )
+            .with_help(help),
+        );
     }
 
     /// A kernel call's or stream operator's arguments are there (`k(a, )` has an empty one)

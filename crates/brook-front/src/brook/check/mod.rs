@@ -101,6 +101,9 @@ pub struct ProgramInfo {
     pub expr_types: Vec<Option<Type>>,
     /// Implicit conversions allowed by `-a`: the expression is converted to the type.
     pub conversions: Vec<(ExprId, Type)>,
+    /// The `?:` expressions whose vector condition selects per component (BrookGPU's Cg
+    /// form, `-g` only); elsewhere a vector condition's x component decides (`-a`).
+    pub component_selects: std::collections::HashSet<ExprId>,
     /// Struct names, their aliases and typedef names, with the types they stand for.
     pub type_names: HashMap<String, Type>,
     /// The file's object-like macros, for array sizes and other integer constants, and the

@@ -188,11 +188,15 @@ impl Checker<'_> {
         let written = q.out.is_some() || q.reduce.is_some() || q.vout.is_some();
         let const_allowed = self.options.dialect == Dialect::BrookGpu && !written;
         if let Some(span) = q.const_.filter(|_| !const_allowed) {
-            self.diags.error(
+            let mut error = Diagnostic::error(
                 Code::QualifierPlacement,
                 span,
                 "Nothing special to use const qualifier for kernel parameters. It is a reserved usage",
             );
+            if !written {
+                error = error.with_brookgpu_help();
+            }
+            self.diags.push(error);
         }
         for span in [q.volatile, q.restrict].into_iter().flatten() {
             self.diags.error(

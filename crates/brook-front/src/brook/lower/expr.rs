@@ -380,6 +380,9 @@ impl KernelLowerer<'_> {
         reject: &ast::Expr,
         whole: &ast::Expr,
     ) -> Lowered<Handle<Expr>> {
+        if self.shared.info.component_selects.contains(&whole.id) {
+            return self.component_select(cond, accept, reject, whole);
+        }
         let c = self.condition(cond)?;
         let (a_block, a) = self.in_block(|this| this.expr(accept))?;
         let (r_block, r) = self.in_block(|this| this.expr(reject))?;
@@ -418,6 +421,41 @@ impl KernelLowerer<'_> {
             whole.span,
         );
         Ok(self.append(ExprKind::Load(Place::local(local)), ty, whole.span))
+    }
+
+    /// `c ? a : b` with a vector condition, BrookGPU's Cg form: both arms are evaluated (in
+    /// order, after the condition) and each component comes from the arm its condition
+    /// component picks. The checker has converted the arms to the result's type.
+    fn component_select(
+        &mut self,
+        cond: &ast::Expr,
+        accept: &ast::Expr,
+        reject: &ast::Expr,
+        whole: &ast::Expr,
+    ) -> Lowered<Handle<Expr>> {
+        let c = self.expr(cond)?;
+        let width = self.value_type(c, cond.span)?.width;
+        let mut c = self.truth_value(c, width, cond.span)?;
+        let (a_block, mut a) = self.in_block(|this| this.expr(accept))?;
+        let (r_block, r) = self.in_block(|this| this.expr(reject))?;
+        if !(a_block.is_empty() && r_block.is_empty()) {
+            // The arms' statements (inlined calls) run after the condition is taken, and the
+            // second arm's after the first arm's value.
+            c = self.capture("select_condition", c, cond.span);
+            self.emit_block(a_block);
+            a = self.capture("select_accept", a, accept.span);
+            self.emit_block(r_block);
+        }
+        let ty = self.ty(a).clone();
+        Ok(self.append(
+            ExprKind::Select {
+                cond: c,
+                accept: a,
+                reject: r,
+            },
+            ty,
+            whole.span,
+        ))
     }
 
     fn construct(&mut self, args: &[ast::Expr], e: &ast::Expr) -> Lowered<Handle<Expr>> {

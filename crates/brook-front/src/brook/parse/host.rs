@@ -72,6 +72,26 @@ impl Parser<'_, '_> {
         Some(words)
     }
 
+    /// The first use in host code of each of BrookGPU's occlusion queries and write masks
+    /// ([`crate::brook::GRAPHICS_ONLY_HOST`]).
+    pub(super) fn graphics_only(&self, items: &[Item]) -> Vec<(String, Span)> {
+        let mut found = Vec::new();
+        for item in items {
+            let Item::Host(host) = item else { continue };
+            for token in &self.tokens[host.tokens.clone()] {
+                let text = self.text_of(*token);
+                let first = !found.iter().any(|(name, _)| name == text);
+                if token.kind == TokenKind::Ident
+                    && first
+                    && crate::brook::GRAPHICS_ONLY_HOST.contains(&text)
+                {
+                    found.push((text.to_string(), token.span));
+                }
+            }
+        }
+        found
+    }
+
     fn scan_host(&mut self, host: &mut HostItem, functions: &mut Vec<Ident>) {
         self.pos = host.tokens.start;
         let end = host.tokens.end;

@@ -73,9 +73,11 @@ pub fn parse(
     let mut items = parser.items();
     let host_functions = parser.scan_host_items(&mut items);
     let host_words = parser.host_words(&items);
+    let graphics_only = parser.graphics_only(&items);
     let macro_expansions = std::mem::take(&mut parser.macro_expansions);
     Program {
         host_words,
+        graphics_only,
         items,
         expr_count: parser.next_expr,
         host_functions,

@@ -37,7 +37,7 @@ fn the_drafts_undeclared_i2_is_reported_with_a_suggestion() {
     let checked = checked(text);
     assert_eq!(codes(text), [(Code::LoomUndeclared, 5)]);
     assert_eq!(
-        checked.diagnostics[0].help.as_deref(),
+        checked.diagnostics[0].help.first().map(String::as_str),
         Some("did you mean `i`?")
     );
 }
