@@ -637,32 +637,65 @@ template <class K> OpRef op_of(const K& kernel) {
     return r;
 }
 
-/// A host array (`float table[1024]`, `float grid[32][32]`) as a temporary 1-D stream of its
-/// elements, written back when done.
+/// The extents of a host array type, x first (`float g[R][C]` gives {C, R}).
+template <class A, unsigned K = 0, bool More = (K < std::rank<A>::value)> struct Extents {
+    static void fill(unsigned int* x_first) {
+        x_first[std::rank<A>::value - 1 - K] = static_cast<unsigned int>(std::extent<A, K>::value);
+        Extents<A, K + 1>::fill(x_first);
+    }
+};
+template <class A, unsigned K> struct Extents<A, K, false> {
+    static void fill(unsigned int*) {}
+};
+
+/// A host array (`float table[1024]`, `float grid[32][32]`) as a temporary stream of its
+/// elements and its shape (a 2-D array is a 2-D stream: a `float2` index is (column, row)),
+/// written back when done. An array whose element type is not `T` is one row of `T`s.
 template <class T, class A> struct ArrayStream {
-    enum { count = sizeof(A) / sizeof(T) };
+    enum { count = sizeof(A) / sizeof(T), rank = std::rank<A>::value };
     A& array;
     Stream<T> stream;
     explicit ArrayStream(A& a) : array(a), stream(make()) { stream.read(&array); }
     void write_back() { stream.write(&array); }
     static Stream<T> make() {
-        unsigned int dims[1] = {static_cast<unsigned int>(count)};
-        return Stream<T>(1, dims);
+        unsigned int dims[4] = {static_cast<unsigned int>(count), 1, 1, 1};
+        bool shaped = rank >= 1 && rank <= 4 &&
+                      sizeof(typename std::remove_all_extents<A>::type) == sizeof(T);
+        if (shaped) Extents<A>::fill(dims);
+        return Stream<T>(static_cast<unsigned short>(shaped ? rank : 1), dims);
     }
+};
+
+/// An index stream of the stream operators: a stream, or an iterator's values in a stream of
+/// their own for the call (`brk_stream_of_iter`).
+struct IndexStream {
+    BrkStream* owned;
+    const BrkStream* handle;
+    explicit IndexStream(const BrkStream* s) : owned(NULL), handle(s) {}
+    explicit IndexStream(const BrkIter* i) : owned(brk_stream_of_iter(i)), handle(owned) {}
+    ~IndexStream() {
+        if (owned) brk_stream_free(owned);
+    }
+
+  private:
+    IndexStream(const IndexStream&);
+    IndexStream& operator=(const IndexStream&);
 };
 } // namespace detail
 
 /// `streamScatterOp(s, index, array, op)`: for each element i of `s`, in order,
-/// `array[index[i]] = op(s[i], array[index[i]])` (index: linear offsets). `array` is a stream
-/// or a host array.
-template <class T, class I, class Op>
-int streamScatterOp(const Stream<T>& s, const Stream<I>& index, const Stream<T>& array, const Op& op) {
+/// `array[index[i]] = op(s[i], array[index[i]])`. `index` is a stream or an iterator: scalars
+/// are linear offsets, vectors one coordinate per axis (`float2(column, row)`). `array` is a
+/// stream or a host array (of its shape).
+template <class T, class Ix, class Op>
+int streamScatterOp(const Stream<T>& s, const Ix& index, const Stream<T>& array, const Op& op) {
     detail::OpRef r = detail::op_of(op);
-    return brk_scatter_op(s.handle(), index.handle(), array.handle(), r.code, r.program, r.kernel);
+    detail::IndexStream ix(index.handle());
+    return brk_scatter_op(s.handle(), ix.handle, array.handle(), r.code, r.program, r.kernel);
 }
-template <class T, class I, class A, class Op>
+template <class T, class Ix, class A, class Op>
 typename std::enable_if<std::is_array<A>::value, int>::type
-streamScatterOp(const Stream<T>& s, const Stream<I>& index, A& array, const Op& op) {
+streamScatterOp(const Stream<T>& s, const Ix& index, A& array, const Op& op) {
     detail::ArrayStream<T, A> target(array);
     int code = streamScatterOp(s, index, target.stream, op);
     target.write_back();
@@ -670,15 +703,17 @@ streamScatterOp(const Stream<T>& s, const Stream<I>& index, A& array, const Op& 
 }
 
 /// `streamGatherOp(t, index, array, op)`: for each element i of `t`, in order,
-/// `t[i] = array[index[i]]`, then `op` updates that array element.
-template <class T, class I, class Op>
-int streamGatherOp(const Stream<T>& t, const Stream<I>& index, const Stream<T>& array, const Op& op) {
+/// `t[i] = array[index[i]]`, then `op` updates that array element (`index` and `array` as for
+/// streamScatterOp).
+template <class T, class Ix, class Op>
+int streamGatherOp(const Stream<T>& t, const Ix& index, const Stream<T>& array, const Op& op) {
     detail::OpRef r = detail::op_of(op);
-    return brk_gather_op(t.handle(), index.handle(), array.handle(), r.code, r.program, r.kernel);
+    detail::IndexStream ix(index.handle());
+    return brk_gather_op(t.handle(), ix.handle, array.handle(), r.code, r.program, r.kernel);
 }
-template <class T, class I, class A, class Op>
+template <class T, class Ix, class A, class Op>
 typename std::enable_if<std::is_array<A>::value, int>::type
-streamGatherOp(const Stream<T>& t, const Stream<I>& index, A& array, const Op& op) {
+streamGatherOp(const Stream<T>& t, const Ix& index, A& array, const Op& op) {
     detail::ArrayStream<T, A> source(array);
     int code = streamGatherOp(t, index, source.stream, op);
     source.write_back();

@@ -48,6 +48,7 @@ void brk_iter_free(BrkIter* iter);
 BrkStream* brk_stream_new(const char* type_name, uint32_t rank, const uint32_t* dims);
 BrkStream* brk_stream_new_at(const char* type_name, uint32_t rank, const uint32_t* dims,
                              const char* site);
+BrkStream* brk_stream_of_iter(const BrkIter* iter);
 BrkStream* brk_stream_share(const BrkStream* stream);
 void brk_stream_free(BrkStream* stream);
 uint32_t brk_stream_rank(const BrkStream* stream);

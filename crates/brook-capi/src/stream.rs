@@ -5,6 +5,7 @@
 //! operation records another error, as Brook+ describes. Positions and dimensions are x-first
 //! (fastest axis first), as in the Brook+ C++ API.
 
+use crate::iter::BrkIter;
 use crate::{guard, names, text};
 use brook_runtime::element::ElementType;
 use brook_runtime::{BError, PendingWrite, RawStream};
@@ -228,6 +229,35 @@ pub unsafe extern "C" fn brk_stream_new_at(
         let device = brook_runtime::current_device();
         let raw = RawStream::new(&device, element.clone(), &slowest_first)
             .map_err(|e| (BError::Declaration, format!("{operation}: {e}")));
+        BrkStream::new(raw, Some(element))
+    })
+}
+
+/// A new stream on the current device holding an iterator's values, row-major (the stream
+/// operators take an iterator as their index stream this way). Never null: a bad iterator gives
+/// a stream in error (`BR_ERROR_INVALID_PARAMATER`, with the iterator's reason).
+///
+/// # Safety
+/// `iter` is null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn brk_stream_of_iter(iter: *const BrkIter) -> *mut BrkStream {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: null or a live handle.
+        let iter = match unsafe { iter.as_ref() }.map(|i| &i.iter) {
+            Some(Ok(iter)) => iter.clone(),
+            Some(Err(reason)) => {
+                return BrkStream::new(Err((BError::InvalidParameter, reason.clone())), None)
+            }
+            None => {
+                let reason = "Iterator Stream: no iterator".to_string();
+                return BrkStream::new(Err((BError::InvalidParameter, reason)), None);
+            }
+        };
+        let element = iter.element();
+        let device = brook_runtime::current_device();
+        let raw = RawStream::new(&device, element.clone(), iter.shape())
+            .and_then(|raw| raw.read_bytes(&element, &iter.to_bytes()).map(|()| raw))
+            .map_err(|e| (BError::InvalidParameter, format!("Iterator Stream: {e}")));
         BrkStream::new(raw, Some(element))
     })
 }

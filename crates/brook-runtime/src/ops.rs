@@ -2,9 +2,10 @@
 //!
 //! `scatter_op(s, index, array, op)` does `array[index[i]] = op(s[i], array[index[i]])` for each
 //! `i` in row-major order; `gather_op(t, index, array, op)` does `t[i] = array[index[i]]` and
-//! then replaces `array[index[i]]` by `op` applied to it (fetch-and-op). An index is a linear
-//! offset into the array (C row-major); a float index rounds as `(int)(x + 0.5)`; out-of-range
-//! indices are skipped. The operations run in order, one element at a time, on the host
+//! then replaces `array[index[i]]` by `op` applied to it (fetch-and-op). A scalar index is a
+//! linear offset into the array (C row-major); a vector index has one coordinate per axis, `x`
+//! the fastest (`float2(column, row)`, as BrookGPU's gathers); a float rounds as
+//! `(int)(x + 0.5)`; out-of-range indices are skipped. The operations run in order, one element at a time, on the host
 //! (through the interpreter's [`crate::interp::combine`] and [`crate::interp::apply_map`] for
 //! kernel operators), so duplicate indices give the same result on every device.
 
@@ -51,43 +52,67 @@ fn invalid(message: String) -> RuntimeError {
     }
 }
 
-/// The linear array offsets of an index stream (`None` where out of range).
+/// The linear array offsets of an index stream (`None` where out of range). A scalar index is
+/// a linear offset; a vector index gives one coordinate per axis of the array, `x` the
+/// fastest axis (the column of a 2-D array), `y` the next, as kernel gathers read them; extra
+/// components are ignored, and a coordinate out of its axis skips the element.
 fn offsets(
     index: &RawStream,
-    array_len: usize,
+    array_shape: &[usize],
     operation: &str,
 ) -> Result<Vec<Option<usize>>, RuntimeError> {
     let ElementType::Value(ty) = index.element() else {
         return Err(invalid(format!(
-            "{operation}: the index stream must hold scalars, not {}",
+            "{operation}: the index stream must hold scalars or vectors, not {}",
             index.element()
         )));
     };
-    if ty.width != 1 {
+    let width = usize::from(ty.width);
+    let rank = array_shape.len().max(1);
+    if width > 1 && width < rank {
         return Err(invalid(format!(
-            "{operation}: the index stream must hold scalars (linear offsets), not {}",
-            index.element()
+            "{operation}: an index of {width} components addresses at most {width} axes, but the array has {rank} ({array_shape:?}); use a scalar (linear offset) or one component per axis"
         )));
     }
     let bytes = index.contents("streamScatterOp/streamGatherOp")?;
     let size = ty.kind.size() as usize;
+    let len: usize = array_shape.iter().product();
     Ok(bytes
-        .chunks(size)
-        .map(|b| {
-            let mut raw = [0u8; 8];
-            raw[..size].copy_from_slice(b);
-            let bits = u64::from_le_bytes(raw);
-            let i: i64 = match ty.kind {
-                ScalarKind::F32 => (f32::from_bits(bits as u32) + 0.5) as i64,
-                ScalarKind::F64 => (f64::from_bits(bits) + 0.5) as i64,
-                ScalarKind::I8 => bits as i8 as i64,
-                ScalarKind::I16 => bits as i16 as i64,
-                ScalarKind::I32 => bits as i32 as i64,
-                _ => bits as i64,
-            };
-            usize::try_from(i).ok().filter(|&i| i < array_len)
+        .chunks(size * width)
+        .map(|element| {
+            let coordinate = |k: usize| coordinate(ty.kind, &element[k * size..(k + 1) * size]);
+            if width == 1 {
+                return usize::try_from(coordinate(0)).ok().filter(|&i| i < len);
+            }
+            // Component k addresses axis `rank - 1 - k` (x the fastest).
+            let mut offset = 0usize;
+            let mut stride = 1usize;
+            for k in 0..rank {
+                let axis_len = array_shape[rank - 1 - k];
+                let c = usize::try_from(coordinate(k))
+                    .ok()
+                    .filter(|&c| c < axis_len)?;
+                offset += c * stride;
+                stride *= axis_len;
+            }
+            Some(offset)
         })
         .collect())
+}
+
+/// One index component as an integer: a float rounds as `(int)(x + 0.5)`.
+fn coordinate(kind: ScalarKind, b: &[u8]) -> i64 {
+    let mut raw = [0u8; 8];
+    raw[..b.len()].copy_from_slice(b);
+    let bits = u64::from_le_bytes(raw);
+    match kind {
+        ScalarKind::F32 => (f32::from_bits(bits as u32) + 0.5) as i64,
+        ScalarKind::F64 => (f64::from_bits(bits) + 0.5) as i64,
+        ScalarKind::I8 => bits as i8 as i64,
+        ScalarKind::I16 => bits as i16 as i64,
+        ScalarKind::I32 => bits as i32 as i64,
+        _ => bits as i64,
+    }
 }
 
 fn check_same(
@@ -144,7 +169,7 @@ fn scatter(
     const OPERATION: &str = "streamScatterOp";
     check_same(s, array, "the data stream and the array", OPERATION)?;
     check_count(s, index, OPERATION)?;
-    let offsets = offsets(index, array.len(), OPERATION)?;
+    let offsets = offsets(index, array.shape(), OPERATION)?;
     let data = s.contents(OPERATION)?;
     let mut target = array.contents(OPERATION)?;
     let size = array.element().size();
@@ -187,7 +212,7 @@ fn gather(
     const OPERATION: &str = "streamGatherOp";
     check_same(t, array, "the result stream and the array", OPERATION)?;
     check_count(t, index, OPERATION)?;
-    let offsets = offsets(index, array.len(), OPERATION)?;
+    let offsets = offsets(index, array.shape(), OPERATION)?;
     let mut source = array.contents(OPERATION)?;
     let mut fetched = t.contents(OPERATION)?;
     let size = array.element().size();

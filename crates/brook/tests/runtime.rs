@@ -298,6 +298,50 @@ fn scatter_and_gather_ops_from_rust() {
 }
 
 #[test]
+fn stream_ops_take_vector_indices_one_coordinate_per_axis() {
+    let program = program();
+    let sum = program.kernel("sum").expect("sum");
+    for device in Device::all() {
+        // A 2x3 array; (column, row) indices: (2, 1) twice, (0, 0), a row out of range.
+        let array = Stream::from_slice(&device, &[2, 3], &[0.0f32, 1.0, 2.0, 10.0, 11.0, 12.0])
+            .expect("array");
+        let where_ = [[2.0f32, 1.0], [0.0, 0.0], [2.0, 1.0], [1.0, 2.0]];
+        let index = Stream::from_slice(&device, &[4], &where_).expect("index");
+        let s = Stream::from_slice(&device, &[4], &[1.0f32, 2.0, 3.0, 4.0]).expect("s");
+        brook::scatter_op(&s, &index, &array, brook::ScatterOp::Reduce(&sum)).expect("scatter");
+        assert_eq!(
+            array.to_vec().expect("array"),
+            vec![2.0, 1.0, 2.0, 10.0, 11.0, 16.0],
+            "on {}",
+            device.info()
+        );
+        let t = Stream::from_slice(&device, &[4], &[-1.0f32; 4]).expect("t");
+        brook::gather_op(&t, &index, &array, brook::GatherOp::Inc).expect("gather");
+        assert_eq!(
+            t.to_vec().expect("t"),
+            vec![16.0, 2.0, 17.0, -1.0],
+            "on {}",
+            device.info()
+        );
+        assert_eq!(
+            array.to_vec().expect("array"),
+            vec![3.0, 1.0, 2.0, 10.0, 11.0, 18.0],
+            "on {}",
+            device.info()
+        );
+        // A float2 index cannot address a 3-D array.
+        let cube = Stream::<f32>::new(&device, &[2, 2, 2]).expect("cube");
+        let err = brook::gather_op(&t, &index, &cube, brook::GatherOp::Fetch)
+            .expect_err("2 components, 3 axes");
+        assert!(
+            err.to_string()
+                .contains("an index of 2 components addresses at most 2 axes, but the array has 3"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn views_are_read_and_written_in_place_on_every_device() {
     for device in Device::all() {
         let data: Vec<f32> = (0..30).map(|i| i as f32).collect();
