@@ -190,42 +190,41 @@ struct Declared {
 };
 static const Declared declared = Declared();
 
-class stream; // BrookGPU's untyped stream (brookgpu.hpp)
-class iter;   // BrookGPU's untyped iterator (brookgpu.hpp)
+class iter; // BrookGPU's untyped iterator (brookgpu.hpp)
+} // namespace brook
+
+#include "untyped_stream.hpp"
+
+namespace brook {
 
 /// A stream of `T` on the calling thread's device (Brook+ `brook::Stream<T>`). Copies share
-/// the stream, as Brook+ stream objects do.
-template <class T> class Stream {
+/// the stream, as Brook+ stream objects do. It is a BrookGPU `brook::stream` (its base), so it
+/// goes wherever BrookGPU code takes `brook::stream&`.
+template <class T> class Stream : public stream {
   public:
     /// The stream a BrookGPU `brook::stream` names (shared).
-    Stream(const stream& untyped);
+    Stream(const stream& untyped) : stream(untyped) {}
     /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
-    Stream(Declared at, std::initializer_list<unsigned int> slowest_first) : handle_(NULL) {
+    Stream(Declared at, std::initializer_list<unsigned int> slowest_first) {
         declare(at, detail::TypeName<T>::get(), slowest_first);
     }
     /// The same for an element type described for the runtime (a struct of the program:
     /// `"struct pair{a:float;b:float2}"`).
     Stream(Declared at, const char* description,
-           std::initializer_list<unsigned int> slowest_first)
-        : handle_(NULL) {
+           std::initializer_list<unsigned int> slowest_first) {
         declare(at, description, slowest_first);
     }
     Stream(unsigned short rank, unsigned int* dimensions)
-        : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
+        : stream(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions), Adopt()) {}
     /// The interoperability constructor: no interoperability type exists in this
     /// implementation, so the stream is made as usual and `setProperty` reports that.
     Stream(unsigned short rank, unsigned int* dimensions, const char* /*type*/)
-        : handle_(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions)) {}
-    Stream(const Stream& other) : handle_(brk_stream_share(other.handle_)) {}
+        : stream(brk_stream_new(detail::TypeName<T>::get(), rank, dimensions), Adopt()) {}
+    Stream(const Stream& other) : stream(other) {}
     Stream& operator=(const Stream& other) {
-        if (this != &other) {
-            BrkStream* shared = brk_stream_share(other.handle_);
-            brk_stream_free(handle_);
-            handle_ = shared;
-        }
+        stream::operator=(other);
         return *this;
     }
-    ~Stream() { brk_stream_free(handle_); }
 
     void read(const void* ptr, const char* flags = NULL) { brk_stream_read(handle_, ptr, flags); }
     void write(void* ptr, const char* flags = NULL) const {
@@ -246,11 +245,7 @@ template <class T> class Stream {
     /// For generated code: the runtime's handle.
     BrkStream* handle() const { return handle_; }
     /// Exchanges the streams two objects name (BrookGPU `streamSwap`).
-    void swap(Stream& other) {
-        BrkStream* mine = handle_;
-        handle_ = other.handle_;
-        other.handle_ = mine;
-    }
+    void swap(Stream& other) { stream::swap(other); }
     unsigned int rank() const { return brk_stream_rank(handle_); }
     unsigned int dim(unsigned int axis) const { return brk_stream_dim(handle_, axis); }
 
@@ -286,7 +281,7 @@ template <class T> class Stream {
     }
 
   private:
-    explicit Stream(BrkStream* handle) : handle_(handle) {}
+    explicit Stream(BrkStream* handle) : stream(handle, Adopt()) {}
     Stream<T> domain_n(unsigned int* start, unsigned int* end, size_t count) const {
         return Stream<T>(brk_stream_domain_n(handle_, start, end, count));
     }
@@ -301,7 +296,6 @@ template <class T> class Stream {
         if (at.file) std::snprintf(where, sizeof where, "%s:%u", at.file, at.line);
         handle_ = brk_stream_new_at(type_name, rank, x_first, at.file ? where : NULL);
     }
-    BrkStream* handle_;
 };
 
 /// An iterator stream (`iter float2 s<4, 4> = iter(float2(0, 0), float2(4, 10));`): values

@@ -95,6 +95,9 @@ pub struct Args {
     /// `-g` / `--brookgpu`: the BrookGPU dialect (Cg/C conversions without warnings,
     /// read-write aliasing permitted).
     pub brookgpu: bool,
+    /// Not a flag: `build`/`run -g` of several `.br` files sets it to the kernels more than
+    /// one of them defines (`cpp::Options::defined_in_other_files`).
+    pub defined_in_other_files: Vec<String>,
     pub warning_level: Option<u8>,
     pub warnings_as_errors: bool,
     pub no_constant_buffers: bool,

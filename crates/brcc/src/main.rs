@@ -93,6 +93,10 @@ fn program(args: &Args) -> ExitCode {
         eprintln!("brcc: the first file is the host program (.br or C++); the .loom files it runs follow it: `brcc build host.cpp kernel.loom -o EXE`");
         return ExitCode::from(2);
     }
+    let args = &Args {
+        defined_in_other_files: kernels_defined_twice(args),
+        ..args.clone()
+    };
     let Generated {
         path,
         cpp,
@@ -178,6 +182,44 @@ fn program(args: &Args) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// `build`/`run -g` of several `.br` files: the kernels that more than one of them defines
+/// (their BrookGPU functions must be local to each file, or the link finds two definitions).
+/// A file that cannot be read or compiled counts for nothing here; its own generation says why.
+fn kernels_defined_twice(args: &Args) -> Vec<String> {
+    let files: Vec<&String> = args
+        .file
+        .iter()
+        .chain(&args.more_files)
+        .filter(|f| f.ends_with(".br"))
+        .collect();
+    let building = matches!(args.command, Command::Build | Command::Run);
+    if !args.brookgpu || !building || files.len() < 2 {
+        return Vec::new();
+    }
+    let mut files_defining: std::collections::BTreeMap<String, usize> = Default::default();
+    for file in files {
+        let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
+        let Ok(text) = read(file) else { continue };
+        let mut read_header = read;
+        let Ok(source) = brook_front::brook::include::expand_headers(file, &text, &mut read_header)
+        else {
+            continue;
+        };
+        if let Some(Ok(module)) = compile_source(source, &options(args)).module {
+            let names: std::collections::BTreeSet<String> =
+                module.kernels.into_iter().map(|k| k.name).collect();
+            for name in names {
+                *files_defining.entry(name).or_default() += 1;
+            }
+        }
+    }
+    files_defining
+        .into_iter()
+        .filter(|(_, files)| *files > 1)
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// The files `build` and `run` compile: the first `.br` file's C++, the C++ of each further
@@ -308,6 +350,7 @@ fn generate(args: &Args) -> Result<Generated, ExitCode> {
         compile_flags: args.meaning_flags(),
         extern_c: args.extern_c,
         untyped_stream_params: args.brookgpu,
+        defined_in_other_files: args.defined_in_other_files.clone(),
         targets: args
             .targets
             .iter()

@@ -9,13 +9,28 @@
 //! earlier BrookGPU releases declared them.
 
 use super::kernels::spellings;
+
+/// The linkage of a kernel's BrookGPU functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    /// Callable from other files of the program (hand-written C++ declaring the kernel).
+    External,
+    /// Local to the file: another `.br` file of the same program defines a kernel of the same
+    /// name (each file's calls launch its own kernel; `brcc build a.br b.br -g`).
+    Internal,
+}
 use brook_ir::{source_params, Kernel, Module, ParamRole, SourceParam};
 
 /// The BrookGPU-signature functions of `kernel` launching `object` (`object` is `None` for a
 /// kernel only declared here: the functions are declared, another file defines them), or
 /// nothing for a kernel BrookGPU could not call so (`vout` outputs, or a parameter type with no
 /// C++ spelling).
-pub fn functions(module: &Module, kernel: &Kernel, object: Option<&str>) -> String {
+pub fn functions(
+    module: &Module,
+    kernel: &Kernel,
+    object: Option<&str>,
+    linkage: Linkage,
+) -> String {
     let Some(variants) = signatures(module, kernel) else {
         return String::new();
     };
@@ -35,7 +50,15 @@ pub fn functions(module: &Module, kernel: &Kernel, object: Option<&str>) -> Stri
                 Some(object) => format!(" {{ {object}({}); }}", args.join(", ")),
                 None => ";".to_string(),
             };
-            format!(" void {}({}){body}", kernel.name, params.join(", "))
+            let storage = match (linkage, object) {
+                (Linkage::Internal, Some(_)) => " static",
+                _ => "",
+            };
+            format!(
+                "{storage} void {}({}){body}",
+                kernel.name,
+                params.join(", ")
+            )
         })
         .collect()
 }

@@ -172,12 +172,12 @@ fn sized(dims: &[Option<u32>]) -> Option<Vec<u32>> {
 /// namespace), so files that declare the same kernel never share its member functions. With
 /// `brookgpu` (`brcc -g`) the object is named apart and the kernel also gets BrookGPU's
 /// functions ([`super::brookgpu`]): defined where the kernel is, declared where it is only
-/// declared.
+/// declared, with the linkage given.
 pub fn kernel_object(
     module: &Module,
     kernel: &Kernel,
     definition: Definition,
-    brookgpu: bool,
+    brookgpu: Option<super::brookgpu::Linkage>,
 ) -> Result<String, String> {
     let mut as_stream = Vec::new();
     let mut as_host = Vec::new();
@@ -215,7 +215,7 @@ pub fn kernel_object(
         body.push(' ');
         body.push_str(&operator(kernel, &as_host));
     }
-    let object = reserved::object_name(&kernel.name, brookgpu);
+    let object = reserved::object_name(&kernel.name, brookgpu.is_some());
     let program = match definition {
         Definition::Here => "return brook_program_();".to_string(),
         Definition::Elsewhere => format!(
@@ -234,9 +234,11 @@ pub fn kernel_object(
             code.push_str(&forwarding_function(&kernel.name, &object, &as_host));
         }
     }
-    if brookgpu && spelling != KernelSpelling::Renamed {
+    if let Some(linkage) = brookgpu.filter(|_| spelling != KernelSpelling::Renamed) {
         let defined = (definition == Definition::Here).then_some(object.as_str());
-        code.push_str(&super::brookgpu::functions(module, kernel, defined));
+        code.push_str(&super::brookgpu::functions(
+            module, kernel, defined, linkage,
+        ));
     }
     Ok(code)
 }

@@ -40,6 +40,9 @@ pub struct Options {
     /// `-p`: the device types the program prefers, in order (`cpu`, `cuda`); `BRT_RUNTIME`
     /// still wins.
     pub targets: Vec<&'static str>,
+    /// `build`/`run` with `-g`: the kernels another `.br` file of the program also defines;
+    /// their BrookGPU functions are local to the file ([`brookgpu::Linkage::Internal`]).
+    pub defined_in_other_files: Vec<String>,
 }
 
 /// Why a program cannot be written as C++.
@@ -58,6 +61,8 @@ struct Kernels<'a> {
     elsewhere: &'a [brook_ir::Kernel],
     /// `brcc -g`: objects named apart, BrookGPU's kernel functions beside them.
     brookgpu: bool,
+    /// The kernels whose BrookGPU functions are local to the file.
+    file_local: &'a [String],
 }
 
 /// The module's kernels by name; the first of a name where several share it.
@@ -84,6 +89,7 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
         by_name: kernels_by_name(module),
         elsewhere: &elsewhere,
         brookgpu: options.untyped_stream_params,
+        file_local: &options.defined_in_other_files,
     };
     for item in &checked.program.items {
         match item {
@@ -95,8 +101,12 @@ pub fn generate(checked: &Checked, module: &Module, options: &Options) -> Result
                 for param in &host.stream_params {
                     let (start, end) = (param.span.start as usize, param.span.end as usize);
                     let (ty, _) = element_spelling(text, module, &checked.info, &param.ty)?;
-                    let code = if param.pointer {
-                        format!("::brook::Stream<{ty} >* {}", param.name.name)
+                    let code = if param.pointers > 0 {
+                        let stars = "*".repeat(usize::from(param.pointers));
+                        let array = param
+                            .array
+                            .map_or("", |a| &text[a.start as usize..a.end as usize]);
+                        format!("::brook::Stream<{ty} >{stars} {}{array}", param.name.name)
                     } else if options.untyped_stream_params {
                         format!("::brook::stream {}", param.name.name)
                     } else {
@@ -323,12 +333,18 @@ fn kernel_replacement(
         });
     let code = match found {
         Some((ir, definition)) if first => {
-            kernels::kernel_object(kernels.module, ir, definition, kernels.brookgpu).map_err(
-                |message| GenError {
+            let linkage = if kernels.file_local.iter().any(|k| k == name) {
+                brookgpu::Linkage::Internal
+            } else {
+                brookgpu::Linkage::External
+            };
+            let brookgpu = kernels.brookgpu.then_some(linkage);
+            kernels::kernel_object(kernels.module, ir, definition, brookgpu).map_err(|message| {
+                GenError {
                     span: kernel.span,
                     message,
-                },
-            )?
+                }
+            })?
         }
         _ => String::new(),
     };
@@ -544,7 +560,7 @@ pub fn generate_header(
         }
         if let Some(ir) = by_name.get(kernel.name.name.as_str()) {
             let object =
-                kernels::kernel_object(module, ir, Definition::Here, false).map_err(|message| {
+                kernels::kernel_object(module, ir, Definition::Here, None).map_err(|message| {
                     GenError {
                         span: kernel.span,
                         message,

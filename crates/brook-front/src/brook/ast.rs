@@ -386,12 +386,18 @@ pub struct HostItem {
 pub struct StreamParam {
     pub ty: TypeSpec,
     pub name: Ident,
-    pub pointer: bool,
+    /// Pointer levels: `float (*out)<>` 1, `float (**streams)<>` 2 (BrookGPU's host
+    /// libraries passed streams so); 0 for `float a<>`.
+    pub pointers: u8,
+    /// An array of stream pointers, `float (*ptrs[3])<>`: the `[3]`.
+    pub array: Option<Span>,
     /// The whole parameter, replaced in the generated C++.
     pub span: Span,
     pub scope: HostScope,
 }
 
+/// (A `StreamParam` is also a host variable of stream pointers, `float (*ptrs[3])<>;`.)
+///
 /// A host stream declaration: `float a<10, 10>;`, `float4 s<n>;`,
 /// `iter float2 s<4, 4> = iter(float2(0, 0), float2(4, 10));`.
 #[derive(Clone, Debug)]

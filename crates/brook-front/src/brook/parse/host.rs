@@ -103,6 +103,8 @@ impl Parser<'_, '_> {
             let before = self.pos;
             if statement_start && self.at_stream_declaration() {
                 self.stream_declarations(host);
+            } else if statement_start && self.at_stream_pointer_declaration() {
+                self.stream_pointer_declaration(host);
             } else if statement_start && self.at_unnamed_stream() {
                 let span = self.peek().span.to(self.nth(1).span);
                 self.report(
@@ -237,8 +239,8 @@ impl Parser<'_, '_> {
         }
     }
 
-    /// `[const] [out] TYPE name<...>` or `TYPE (*name)<...>`, ending at `,` or `)`; with the
-    /// place of `out`, if written.
+    /// `[const] [out] TYPE name<...>`, `TYPE (*name)<...>` or `TYPE (**name)<...>`, ending at
+    /// `,` or `)`; with the place of `out`, if written.
     fn stream_param(
         &mut self,
         scope: crate::brook::ast::HostScope,
@@ -246,28 +248,86 @@ impl Parser<'_, '_> {
         let start = self.peek().span;
         self.eat_ident("const");
         let out = self.eat_ident("out");
+        let param = self.stream_declarator(start, scope)?;
+        if !(self.at(Punct::Comma) || self.at(Punct::RParen)) {
+            return Err(super::Failed);
+        }
+        Ok((param, out))
+    }
+
+    /// At the start of a host statement: `TYPE (*name...)<` declares stream pointers.
+    fn at_stream_pointer_declaration(&mut self) -> bool {
+        let shape = self.token_starts_type(0)
+            && self.nth(1).is_punct(Punct::LParen)
+            && self.nth(2).is_punct(Punct::Star);
+        if !shape {
+            return false;
+        }
+        let saved = self.pos;
+        let declares = self
+            .speculate(|p| {
+                let start = p.peek().span;
+                p.stream_declarator(start, Vec::new())?;
+                if p.at(Punct::Semi) {
+                    Ok(())
+                } else {
+                    Err(super::Failed)
+                }
+            })
+            .is_some();
+        self.pos = saved;
+        declares
+    }
+
+    /// `float (*ptrs[3])<>;`: host variables of stream pointers (BrookGPU's libraries kept
+    /// streams so), declared as C++ `Stream<float>* ptrs[3];`.
+    fn stream_pointer_declaration(&mut self, host: &mut HostItem) {
+        let start = self.peek().span;
+        match self.stream_declarator(start, self.host_scope.clone()) {
+            Ok(param) if self.eat(Punct::Semi).is_some() => host.stream_params.push(param),
+            _ => self.recover_to_statement_end(),
+        }
+    }
+
+    /// `TYPE name<...>` or `TYPE (*...name[N])<...>`: one stream or stream-pointer declarator.
+    fn stream_declarator(
+        &mut self,
+        start: crate::source::Span,
+        scope: crate::brook::ast::HostScope,
+    ) -> PResult<StreamParam> {
         let ty = self.type_spec()?;
-        let pointer = self.at(Punct::LParen) && self.nth(1).is_punct(Punct::Star);
-        let name = if pointer {
-            self.bump();
-            self.bump();
+        let (mut pointers, mut array) = (0u8, None);
+        let name = if self.eat(Punct::LParen).is_some() {
+            while self.eat(Punct::Star).is_some() {
+                pointers = pointers.saturating_add(1);
+            }
+            if pointers == 0 {
+                return Err(super::Failed);
+            }
             let name = self.ident("a stream name")?;
+            if self.at(Punct::LBracket) {
+                let open = self.peek().span;
+                for _ in 0..self.skip_brackets(0) {
+                    self.bump();
+                }
+                array = Some(self.span_from(open));
+            }
             self.expect(Punct::RParen)?;
             name
         } else {
             self.ident("a stream name")?
         };
-        if self.stream_dims()?.is_none() || !(self.at(Punct::Comma) || self.at(Punct::RParen)) {
+        if self.stream_dims()?.is_none() {
             return Err(super::Failed);
         }
-        let param = StreamParam {
+        Ok(StreamParam {
             ty,
             name,
-            pointer,
+            pointers,
+            array,
             span: self.span_from(start),
             scope,
-        };
-        Ok((param, out))
+        })
     }
 
     /// An `out` stream parameter of a host function: only kernels write streams through

@@ -105,7 +105,7 @@ impl Parser<'_, '_> {
 
     /// The token index after the `[...]` groups starting `ahead` tokens on (`ahead` itself
     /// when none starts there).
-    fn skip_brackets(&self, mut ahead: usize) -> usize {
+    pub(super) fn skip_brackets(&self, mut ahead: usize) -> usize {
         let mut depth = 0usize;
         loop {
             let token = self.nth(ahead);
