@@ -90,6 +90,62 @@ BROOK_VECTORS(int16_t, short)
 BROOK_VECTORS(uint16_t, ushort)
 
 namespace detail {
+/// BrookGPU's unsigned normalized storage: an integer is the stored value itself; a float `v`
+/// stores `(T)(clamp(v, 0, 1) * MAX + (ROUND ? 0.5 : 0))` (NaN stores 0), as a kernel's
+/// output stores it.
+template <class T, int MAX, int ROUND> struct Unorm {
+    static T of(float v) {
+        float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;
+        return static_cast<T>(c * static_cast<float>(MAX) + (ROUND ? 0.5f : 0.0f));
+    }
+    static T of(double v) { return of(static_cast<float>(v)); }
+    template <class I> static T of(I stored) { return static_cast<T>(stored); }
+};
+} // namespace detail
+
+// BrookGPU's `fixed` (one unsigned byte a component) and `shortfixed` (one unsigned short):
+// stored unsigned normalized, read by kernels as `stored / max`. `fixed(0.5f)` stores 127,
+// `fixed((unsigned char)200)` and `fixed(200)` store 200; `.x .y .z .w` are the stored values.
+#define BROOK_UNORM_OF(T, MAX, ROUND, v) ::brook::detail::Unorm<T, MAX, ROUND>::of(v)
+#define BROOK_UNORM_TYPES(T, N, MAX, ROUND)                                                   \
+    struct N {                                                                                 \
+        T x;                                                                                   \
+        N() : x(0) {}                                                                          \
+        template <class A> N(A v) : x(BROOK_UNORM_OF(T, MAX, ROUND, v)) {}                     \
+        float value() const { return static_cast<float>(x) / static_cast<float>(MAX); }        \
+    };                                                                                         \
+    struct N##2 {                                                                              \
+        T x, y;                                                                                \
+        N##2() : x(0), y(0) {}                                                                 \
+        template <class A> explicit N##2(A v)                                                  \
+            : x(BROOK_UNORM_OF(T, MAX, ROUND, v)), y(x) {}                                     \
+        template <class A, class B>                                                            \
+        N##2(A x_, B y_) : x(BROOK_UNORM_OF(T, MAX, ROUND, x_)), y(BROOK_UNORM_OF(T, MAX, ROUND, y_)) {} \
+    };                                                                                         \
+    struct N##3 {                                                                              \
+        T x, y, z;                                                                             \
+        N##3() : x(0), y(0), z(0) {}                                                           \
+        template <class A> explicit N##3(A v)                                                  \
+            : x(BROOK_UNORM_OF(T, MAX, ROUND, v)), y(x), z(x) {}                               \
+        template <class A, class B, class C>                                                   \
+        N##3(A x_, B y_, C z_)                                                                 \
+            : x(BROOK_UNORM_OF(T, MAX, ROUND, x_)), y(BROOK_UNORM_OF(T, MAX, ROUND, y_)),      \
+              z(BROOK_UNORM_OF(T, MAX, ROUND, z_)) {}                                          \
+    };                                                                                         \
+    struct N##4 {                                                                              \
+        T x, y, z, w;                                                                          \
+        N##4() : x(0), y(0), z(0), w(0) {}                                                     \
+        template <class A> explicit N##4(A v)                                                  \
+            : x(BROOK_UNORM_OF(T, MAX, ROUND, v)), y(x), z(x), w(x) {}                         \
+        template <class A, class B, class C, class D>                                          \
+        N##4(A x_, B y_, C z_, D w_)                                                           \
+            : x(BROOK_UNORM_OF(T, MAX, ROUND, x_)), y(BROOK_UNORM_OF(T, MAX, ROUND, y_)),      \
+              z(BROOK_UNORM_OF(T, MAX, ROUND, z_)), w(BROOK_UNORM_OF(T, MAX, ROUND, w_)) {}    \
+    };
+BROOK_UNORM_TYPES(uint8_t, fixed, 255, 0)
+BROOK_UNORM_TYPES(uint16_t, shortfixed, 65535, 1)
+
+namespace detail {
 /// The Brook name of a host element type. A struct of a `.br` file gets its `get` defined by
 /// that file's generated C++ (and header), emitted even where unused, so a C++ file that sees
 /// only the struct (a BrookGPU host: `stream::create<Particle>(n)`) links to it.
@@ -117,6 +173,9 @@ BROOK_TYPE_NAME(char, "char")
 BROOK_TYPE_NAMES(uint8_t, uchar, "uchar")
 BROOK_TYPE_NAMES(int16_t, short, "short")
 BROOK_TYPE_NAMES(uint16_t, ushort, "ushort")
+// A fixed stream is stored as its bytes: a kernel's fixed parameter is a uchar one in the IR.
+BROOK_TYPE_NAMES(fixed, fixed, "uchar")
+BROOK_TYPE_NAMES(shortfixed, shortfixed, "ushort")
 } // namespace detail
 
 /// A device (seed 001 section 1.16): `getType()` is "cpu", "interp" or "cuda" ("group" for the
@@ -848,6 +907,9 @@ using brook::char2; using brook::char3; using brook::char4;
 using brook::uchar2; using brook::uchar3; using brook::uchar4;
 using brook::short2; using brook::short3; using brook::short4;
 using brook::ushort2; using brook::ushort3; using brook::ushort4;
+using brook::fixed; using brook::fixed2; using brook::fixed3; using brook::fixed4;
+using brook::shortfixed; using brook::shortfixed2; using brook::shortfixed3;
+using brook::shortfixed4;
 #endif
 
 #endif

@@ -31,8 +31,13 @@ pub fn cpp_value_type(v: ValueType) -> String {
 
 /// The C++ element type of a declaration's type, if it is a value type.
 pub fn cpp_type_of_spec(spec: &TypeSpec) -> Option<String> {
-    match &spec.kind {
-        TypeSpecKind::Value(v) => Some(cpp_value_type(*v)),
+    match (&spec.kind, spec.unorm) {
+        // BrookGPU's host types of the same names (brook.hpp), stored unsigned normalized.
+        (TypeSpecKind::Value(v), Some(unorm)) if v.width > 1 => {
+            Some(format!("::brook::{}{}", unorm.name(), v.width))
+        }
+        (TypeSpecKind::Value(_), Some(unorm)) => Some(format!("::brook::{}", unorm.name())),
+        (TypeSpecKind::Value(v), None) => Some(cpp_value_type(*v)),
         _ => None,
     }
 }

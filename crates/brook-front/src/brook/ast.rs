@@ -54,6 +54,53 @@ pub enum Item {
 pub struct TypeSpec {
     pub kind: TypeSpecKind,
     pub span: Span,
+    /// BrookGPU's `fixed` or `shortfixed` types (`kind` is the `float` type they compute as):
+    /// stored unsigned normalized.
+    pub unorm: Option<Unorm>,
+}
+
+/// BrookGPU's unsigned normalized storage (`SEMANTICS.md`, "Dialects"): a component is one
+/// `unsigned char` (`fixed`) or `unsigned short` (`shortfixed`) holding `value * max`; kernels
+/// compute with the `float` `stored / max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unorm {
+    Fixed,
+    ShortFixed,
+}
+
+impl Unorm {
+    /// The type word (`fixed`, `shortfixed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Unorm::Fixed => "fixed",
+            Unorm::ShortFixed => "shortfixed",
+        }
+    }
+
+    /// The storage's scalar kind.
+    pub fn storage(self) -> brook_ir::ScalarKind {
+        match self {
+            Unorm::Fixed => brook_ir::ScalarKind::U8,
+            Unorm::ShortFixed => brook_ir::ScalarKind::U16,
+        }
+    }
+
+    /// The stored value of 1.0.
+    pub fn max(self) -> f32 {
+        match self {
+            Unorm::Fixed => 255.0,
+            Unorm::ShortFixed => 65535.0,
+        }
+    }
+
+    /// What a store adds before truncating (BrookGPU's host constructors: `fixed` truncates,
+    /// `shortfixed` rounds).
+    pub fn rounding(self) -> f32 {
+        match self {
+            Unorm::Fixed => 0.0,
+            Unorm::ShortFixed => 0.5,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -59,6 +59,8 @@ pub struct ParamInfo {
     pub role: ParamRole,
     /// Dimensions written between `< >` (empty for `<>`), for stream parameters.
     pub stream_rank: usize,
+    /// `fixed`/`shortfixed` elements: stored unsigned normalized, computed as `ty`'s floats.
+    pub unorm: Option<crate::brook::ast::Unorm>,
     pub span: Span,
 }
 
@@ -231,6 +233,17 @@ impl Checker<'_> {
                     Code::DuplicateName,
                     field.name.span,
                     format!("Variable name Duplicated: field `{}`", field.name.name),
+                );
+            }
+            if let Some(unorm) = field.ty.unorm {
+                let name = unorm.name();
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::StreamElementType,
+                        field.ty.span,
+                        format!("`{name}` storage is not supported in a struct (field `{}`): only input and output streams and gather arrays store {name} values", field.name.name),
+                    )
+                    .with_help("declare the field `float`, or keep the fixed values in a stream of their own"),
                 );
             }
             if ty == Type::Void {

@@ -103,6 +103,22 @@ impl Checker<'_> {
         };
         if kind == KernelKind::Reduce {
             self.reduction_signature(kernel, &mut params);
+            let unorm = |p: &&ParamInfo| p.unorm.is_some() && p.role != ParamRole::Reduce;
+            for param in params.iter().filter(unorm) {
+                // The reduction's leaves are its input elements themselves.
+                self.diags.push(
+                    Diagnostic::error(
+                        Code::StreamElementType,
+                        param.span,
+                        format!(
+                            "`{}` storage is not supported in a reduce kernel (`{}`): a reduction combines its input elements as they are stored",
+                            param.unorm.map_or("fixed", |u| u.name()),
+                            param.name
+                        ),
+                    )
+                    .with_help("reduce a `float` stream: convert the fixed stream with a kernel first"),
+                );
+            }
             if let Some(vout) = params
                 .iter()
                 .find(|p| matches!(p.role, ParamRole::Vout { .. }))
@@ -172,13 +188,40 @@ impl Checker<'_> {
             },
             _ => elem,
         };
+        let unorm = param.ty.unorm;
+        if let Some(unorm) = unorm {
+            self.unorm_param(unorm, &role, param);
+        }
         ParamInfo {
             name: param.name.name.clone(),
             ty,
             role,
             stream_rank,
+            unorm,
             span: param.span,
         }
+    }
+
+    /// `fixed`/`shortfixed` storage is read by input streams and gathers and written by
+    /// outputs; other parameters take the computed `float` types.
+    fn unorm_param(&mut self, unorm: crate::brook::ast::Unorm, role: &ParamRole, param: &Param) {
+        let what = match role {
+            ParamRole::Input | ParamRole::Output | ParamRole::Gather { .. } => return,
+            ParamRole::Constant => "a value parameter",
+            ParamRole::Iterator => "an iterator",
+            ParamRole::Reduce => "a reduction",
+            ParamRole::Scatter { .. } => "a scatter array",
+            ParamRole::Vout { .. } => "a vout stream",
+        };
+        let name = unorm.name();
+        self.diags.push(
+            Diagnostic::error(
+                Code::StreamElementType,
+                param.ty.span,
+                format!("`{name}` storage is not supported for {what} (`{}`): only input and output streams and gather arrays store {name} values", param.name.name),
+            )
+            .with_help("declare the parameter `float` (the type a kernel computes fixed values in)"),
+        );
     }
 
     fn param_qualifiers(&mut self, param: &Param) {

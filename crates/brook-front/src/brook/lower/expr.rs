@@ -534,7 +534,14 @@ impl KernelLowerer<'_> {
                 };
                 let indices = self.array_indices(&indices, rank)?;
                 let ty = self.b.params[param.0 as usize].ty.clone();
-                Ok(self.append(ExprKind::Gather { param, indices }, ty, e.span))
+                let element = self.append(ExprKind::Gather { param, indices }, ty, e.span);
+                match self.unorm_gathers.get(&param).copied() {
+                    Some(unorm) => {
+                        let computed = self.checked_type(e)?;
+                        self.unorm_value(element, unorm, &computed, e.span)
+                    }
+                    None => Ok(element),
+                }
             }
             _ => {
                 let place = self.place(e)?;

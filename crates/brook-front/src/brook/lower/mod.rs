@@ -17,6 +17,7 @@ mod call;
 mod expr;
 mod place;
 mod stmt;
+mod unorm;
 mod vout;
 
 use crate::brook::ast::{self, ExprId, Item, Program};
@@ -195,6 +196,10 @@ struct KernelLowerer<'a> {
     frames: Vec<InlineFrame>,
     group_size: Option<[u32; 3]>,
     vouts: Vec<vout::VoutState>,
+    /// `fixed`/`shortfixed` outputs, stored back where the kernel ends or returns.
+    unorm_outputs: Vec<unorm::UnormOutput>,
+    /// `fixed`/`shortfixed` gather arrays: their elements are converted where read.
+    unorm_gathers: HashMap<ParamId, ast::Unorm>,
 }
 
 impl<'a> KernelLowerer<'a> {
@@ -206,6 +211,8 @@ impl<'a> KernelLowerer<'a> {
             frames: Vec::new(),
             group_size: None,
             vouts: Vec::new(),
+            unorm_outputs: Vec::new(),
+            unorm_gathers: HashMap::new(),
         }
     }
 
@@ -237,18 +244,36 @@ impl<'a> KernelLowerer<'a> {
                 check::Type::Array { elem, .. } => elem.as_ref(),
                 ty => ty,
             };
+            let computed = ir_type(elem, param.span)?;
+            let ty = match param.unorm {
+                Some(unorm) => Self::unorm_storage(unorm, &computed),
+                None => computed.clone(),
+            };
             self.b.params.push(Param {
                 name: param.name.clone(),
-                ty: ir_type(elem, param.span)?,
+                ty,
                 role,
                 span: source_span(param.span),
             });
-            self.bind(&param.name, binding);
+            match (param.unorm, binding) {
+                (Some(unorm), Binding::Input(id)) => {
+                    self.bind_unorm_input(&param.name, id, unorm, &computed, param.span)?
+                }
+                (Some(unorm), Binding::Output(id)) => {
+                    self.bind_unorm_output(&param.name, id, unorm, &computed, param.span)?
+                }
+                (Some(unorm), binding @ Binding::Gather(id)) => {
+                    self.unorm_gathers.insert(id, unorm);
+                    self.bind(&param.name, binding);
+                }
+                (_, binding) => self.bind(&param.name, binding),
+            }
         }
         self.vout_params();
         if let Some(body) = &ast.body {
             self.block_items(&body.stmts)?;
         }
+        self.store_unorm_outputs(info.span);
         let kind = match info.kind {
             KernelKind::Map => brook_ir::KernelKind::Map,
             KernelKind::Reduce => brook_ir::KernelKind::Reduce,

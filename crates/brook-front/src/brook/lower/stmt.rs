@@ -160,6 +160,7 @@ impl KernelLowerer<'_> {
 
     fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span) -> Lowered<()> {
         if self.frames.is_empty() {
+            self.store_unorm_outputs(span);
             self.emit(Stmt::Return, span);
             return Ok(());
         }

@@ -1,12 +1,12 @@
 //! Types and qualifiers as written: `float4`, `unsigned int`, `struct pair`, `out`, `const`.
 
 use super::{PResult, Parser};
-use crate::brook::ast::{Qualifiers, TypeSpec, TypeSpecKind};
+use crate::brook::ast::{Qualifiers, TypeSpec, TypeSpecKind, Unorm};
 use crate::brook::token::{Punct, TokenKind};
 use brook_ir::{ScalarKind, ValueType};
 
-/// The built-in type a name spells (`float4`, `uchar`, `long2`), if any. BrookGPU's
-/// reduced-precision `fixed` and `shortfixed` (Cg types) are computed as `float`.
+/// The built-in type a name spells (`float4`, `uchar`, `long2`), if any. BrookGPU's `fixed`
+/// and `shortfixed` compute as `float` (their storage is `TypeSpec::unorm`).
 pub fn builtin_type(text: &str) -> Option<TypeSpecKind> {
     const BASES: [(&str, Option<ScalarKind>); 13] = [
         ("shortfixed", Some(ScalarKind::F32)),
@@ -157,6 +157,11 @@ impl Parser<'_, '_> {
             return Err(self.expected("a type"));
         }
         let text = self.text_of(first).to_string();
+        let unorm = match text.as_str() {
+            t if t.starts_with("shortfixed") => Some(Unorm::ShortFixed),
+            t if t.starts_with("fixed") => Some(Unorm::Fixed),
+            _ => None,
+        };
         let kind = match text.as_str() {
             "void" => {
                 self.bump();
@@ -186,9 +191,11 @@ impl Parser<'_, '_> {
                 }
             }
         };
+        let unorm = unorm.filter(|_| matches!(kind, TypeSpecKind::Value(_)));
         Ok(TypeSpec {
             kind,
             span: self.span_from(first.span),
+            unorm,
         })
     }
 
