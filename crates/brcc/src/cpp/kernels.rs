@@ -37,6 +37,8 @@ pub fn cpp_type_of_spec(spec: &TypeSpec) -> Option<String> {
             Some(format!("::brook::{}{}", unorm.name(), v.width))
         }
         (TypeSpecKind::Value(_), Some(unorm)) => Some(format!("::brook::{}", unorm.name())),
+        // A typedef of one (`typedef fixed4 color;`): the C++ typedef of the same name.
+        (TypeSpecKind::Named(name), Some(_)) => Some(name.clone()),
         (TypeSpecKind::Value(v), None) => Some(cpp_value_type(*v)),
         _ => None,
     }

@@ -271,6 +271,9 @@ impl Parser<'_, '_> {
         let name = self.ident("a type name")?;
         self.expect(Punct::Semi)?;
         self.type_names.insert(name.name.clone());
+        if let Some(unorm) = ty.unorm {
+            self.unorm_typedefs.insert(name.name.clone(), unorm);
+        }
         Ok(Item::Typedef(Typedef {
             name,
             ty,

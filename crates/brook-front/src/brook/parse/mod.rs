@@ -64,6 +64,7 @@ pub fn parse(
         depth: 0,
         chain: 0,
         type_names: HashSet::new(),
+        unorm_typedefs: HashMap::new(),
         kernel_names: HashSet::new(),
         host_scope: Vec::new(),
         next_scope: 0,
@@ -198,6 +199,8 @@ pub(crate) struct Parser<'a, 'd> {
     chain: u32,
     /// Struct and typedef names seen so far: they start declarations and casts.
     type_names: HashSet<String>,
+    /// Typedef names of `fixed`/`shortfixed` types (`typedef fixed4 color;`): their storage.
+    unorm_typedefs: HashMap<String, crate::brook::ast::Unorm>,
     /// Names of kernels and reduce functions: calls to them are found in host code.
     kernel_names: HashSet<String>,
     /// While scanning host code: the blocks open at the current token.

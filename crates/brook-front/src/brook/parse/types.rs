@@ -160,7 +160,7 @@ impl Parser<'_, '_> {
         let unorm = match text.as_str() {
             t if t.starts_with("shortfixed") => Some(Unorm::ShortFixed),
             t if t.starts_with("fixed") => Some(Unorm::Fixed),
-            _ => None,
+            t => self.unorm_typedefs.get(t).copied(),
         };
         let kind = match text.as_str() {
             "void" => {
@@ -191,7 +191,8 @@ impl Parser<'_, '_> {
                 }
             }
         };
-        let unorm = unorm.filter(|_| matches!(kind, TypeSpecKind::Value(_)));
+        let unorm =
+            unorm.filter(|_| matches!(kind, TypeSpecKind::Value(_) | TypeSpecKind::Named(_)));
         Ok(TypeSpec {
             kind,
             span: self.span_from(first.span),
