@@ -398,7 +398,9 @@ impl Diagnostics {
     pub fn push(&mut self, mut diagnostic: Diagnostic) {
         if diagnostic.strong_typing {
             if self.policy.as_errors {
+                // Only Brook+ reports these conversions; BrookGPU makes them silently.
                 diagnostic.severity = Severity::Error;
+                diagnostic = diagnostic.with_brookgpu_help();
             }
         } else if diagnostic.severity == Severity::Warning {
             match self.policy.severity_for(diagnostic.level) {
