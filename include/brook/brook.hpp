@@ -146,6 +146,26 @@ BROOK_UNORM_TYPES(uint8_t, fixed, 255, 0)
 BROOK_UNORM_TYPES(uint16_t, shortfixed, 65535, 1)
 
 namespace detail {
+/// The type whose bytes a stream of `T` holds: `T`, or for the fixed types the unsigned
+/// integers they are stored as (a `fixed4` stream goes where a `uchar4` one is taken).
+template <class T> struct Storage {
+    typedef T type;
+};
+#define BROOK_STORAGE(T, S)                                                                    \
+    template <> struct Storage<T> {                                                            \
+        typedef S type;                                                                        \
+    };
+BROOK_STORAGE(fixed, uint8_t)
+BROOK_STORAGE(fixed2, uchar2)
+BROOK_STORAGE(fixed3, uchar3)
+BROOK_STORAGE(fixed4, uchar4)
+BROOK_STORAGE(shortfixed, uint16_t)
+BROOK_STORAGE(shortfixed2, ushort2)
+BROOK_STORAGE(shortfixed3, ushort3)
+BROOK_STORAGE(shortfixed4, ushort4)
+} // namespace detail
+
+namespace detail {
 /// The Brook name of a host element type. A struct of a `.br` file gets its `get` defined by
 /// that file's generated C++ (and header), emitted even where unused, so a C++ file that sees
 /// only the struct (a BrookGPU host: `stream::create<Particle>(n)`) links to it.
@@ -263,6 +283,13 @@ template <class T> class Stream : public stream {
   public:
     /// The stream a BrookGPU `brook::stream` names (shared).
     Stream(const stream& untyped) : stream(untyped) {}
+    /// A typed stream of another element type is not this one (a compile error, as before
+    /// `Stream<T>` had the untyped base), unless both store the same bytes (`fixed4`, `uchar4`).
+    template <class U>
+    Stream(const Stream<U>&,
+           typename std::enable_if<!std::is_same<typename detail::Storage<U>::type,
+                                                 typename detail::Storage<T>::type>::value,
+                                   int>::type = 0) = delete;
     /// A declaration's dimensions, slowest first (`float a<rows, columns>`).
     Stream(Declared at, std::initializer_list<unsigned int> slowest_first) {
         declare(at, detail::TypeName<T>::get(), slowest_first);

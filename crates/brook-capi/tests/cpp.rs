@@ -80,3 +80,53 @@ fn device_groups_from_cpp() {
 fn loom_kernels_from_cpp() {
     run_program("loom_api");
 }
+
+/// `Stream<T>` derives from the untyped `brook::stream`, so typed streams bind to
+/// `brook::stream&`; a typed stream of another element type must still not compile as a
+/// `Stream<T>` (only one that stores the same bytes: `fixed4` as `uchar4`).
+#[test]
+fn typed_streams_of_other_elements_do_not_convert() {
+    let Some(cxx) = compiler() else {
+        println!("cpp: no C++ compiler ($CXX, c++, g++, clang++): C++ API not tested");
+        return;
+    };
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
+    let program = "#include <brook/brook.hpp>\n\
+        void typed(const brook::Stream<int>&) {}\n\
+        void bytes(const brook::Stream<uchar4>&) {}\n\
+        void untyped(brook::stream&) {}\n\
+        int main() {\n\
+            unsigned int d[1] = {4};\n\
+            brook::Stream<float> a(1, d);\n\
+            brook::Stream<fixed4> b(1, d);\n\
+            brook::stream u = a;\n\
+            untyped(a); bytes(b); typed(u);\n\
+        #ifdef MISMATCH\n\
+            typed(a);\n\
+        #endif\n\
+            return 0;\n\
+        }\n";
+    let source = std::env::temp_dir().join(format!("brook-cpp-typed-{}.cpp", std::process::id()));
+    std::fs::write(&source, program).expect("write the program");
+    let syntax = |define: Option<&str>| {
+        Command::new(&cxx)
+            .args(["-std=c++11", "-fsyntax-only", "-I"])
+            .arg(&include)
+            .args(define)
+            .arg(&source)
+            .output()
+            .expect("run the C++ compiler")
+    };
+    let fine = syntax(None);
+    assert!(
+        fine.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fine.stderr)
+    );
+    let mismatch = syntax(Some("-DMISMATCH"));
+    assert!(
+        !mismatch.status.success(),
+        "a Stream<float> was taken as a Stream<int>"
+    );
+    let _ = std::fs::remove_file(&source);
+}
