@@ -387,16 +387,7 @@ impl KernelLowerer<'_> {
         let (a_block, a) = self.in_block(|this| this.expr(accept))?;
         let (r_block, r) = self.in_block(|this| this.expr(reject))?;
         if a_block.is_empty() && r_block.is_empty() {
-            let ty = self.ty(a).clone();
-            return Ok(self.append(
-                ExprKind::Select {
-                    cond: c,
-                    accept: a,
-                    reject: r,
-                },
-                ty,
-                whole.span,
-            ));
+            return Ok(self.select(c, a, r, whole.span));
         }
         let ty = self.ty(a).clone();
         let local = self.new_local("select", ty.clone(), whole.span);
@@ -442,20 +433,31 @@ impl KernelLowerer<'_> {
             // The arms' statements (inlined calls) run after the condition is taken, and the
             // second arm's after the first arm's value.
             c = self.capture("select_condition", c, cond.span);
-            self.emit_block(a_block);
+            self.splice(a_block);
             a = self.capture("select_accept", a, accept.span);
-            self.emit_block(r_block);
+            self.splice(r_block);
         }
-        let ty = self.ty(a).clone();
-        Ok(self.append(
+        Ok(self.select(c, a, r, whole.span))
+    }
+
+    /// `cond ? accept : reject` of the arms' type (a bool scalar or a bool vector condition).
+    fn select(
+        &mut self,
+        cond: Handle<Expr>,
+        accept: Handle<Expr>,
+        reject: Handle<Expr>,
+        span: Span,
+    ) -> Handle<Expr> {
+        let ty = self.ty(accept).clone();
+        self.append(
             ExprKind::Select {
-                cond: c,
-                accept: a,
-                reject: r,
+                cond,
+                accept,
+                reject,
             },
             ty,
-            whole.span,
-        ))
+            span,
+        )
     }
 
     fn construct(&mut self, args: &[ast::Expr], e: &ast::Expr) -> Lowered<Handle<Expr>> {

@@ -305,13 +305,6 @@ impl<'a> KernelLowerer<'a> {
         self.b.emit(stmt, source_span(span));
     }
 
-    /// Appends the statements of `block` (made by [`Self::in_block`]) where lowering stands.
-    fn emit_block(&mut self, block: Block) {
-        for statement in block.0 {
-            self.b.emit(statement.stmt, statement.span);
-        }
-    }
-
     /// Runs `f` with statements going to a new block, and returns that block.
     fn in_block<T>(&mut self, f: impl FnOnce(&mut Self) -> Lowered<T>) -> Lowered<(Block, T)> {
         self.b.open_block();

@@ -119,16 +119,7 @@ impl KernelLowerer<'_> {
             );
         };
         let as_float = self.append(ExprKind::Convert(stored), computed.clone(), span);
-        let max = self.float_splat(unorm.max(), *v, span);
-        Ok(self.append(
-            ExprKind::Binary {
-                op: BinaryOp::Div,
-                left: as_float,
-                right: max,
-            },
-            computed.clone(),
-            span,
-        ))
+        Ok(self.with_constant(BinaryOp::Div, as_float, unorm.max(), *v, span))
     }
 
     /// Stores every unsigned normalized output's local into its stream (at the kernel's end
@@ -141,26 +132,9 @@ impl KernelLowerer<'_> {
                 computed.clone(),
                 span,
             );
-            let max = self.float_splat(out.unorm.max(), out.computed, span);
-            let scaled = self.append(
-                ExprKind::Binary {
-                    op: BinaryOp::Mul,
-                    left: value,
-                    right: max,
-                },
-                computed.clone(),
-                span,
-            );
-            let rounding = self.float_splat(out.unorm.rounding(), out.computed, span);
-            let rounded = self.append(
-                ExprKind::Binary {
-                    op: BinaryOp::Add,
-                    left: scaled,
-                    right: rounding,
-                },
-                computed,
-                span,
-            );
+            let v = out.computed;
+            let scaled = self.with_constant(BinaryOp::Mul, value, out.unorm.max(), v, span);
+            let rounded = self.with_constant(BinaryOp::Add, scaled, out.unorm.rounding(), v, span);
             let stored_type = self.b.params[out.param.0 as usize].ty.clone();
             let stored = self.append(ExprKind::Convert(rounded), stored_type, span);
             self.emit(
@@ -176,9 +150,17 @@ impl KernelLowerer<'_> {
         }
     }
 
-    /// The `float` (or `floatN`) of `value` in every component.
-    fn float_splat(&mut self, value: f32, v: ValueType, span: Span) -> Handle<Expr> {
-        let scalar = self.literal(Literal::f32(value), span);
-        self.splat(scalar, v.width, span)
+    /// `left op constant`, the float `constant` in every component of `v`.
+    fn with_constant(
+        &mut self,
+        op: BinaryOp,
+        left: Handle<Expr>,
+        constant: f32,
+        v: ValueType,
+        span: Span,
+    ) -> Handle<Expr> {
+        let scalar = self.literal(Literal::f32(constant), span);
+        let right = self.splat(scalar, v.width, span);
+        self.append(ExprKind::Binary { op, left, right }, Type::Value(v), span)
     }
 }
