@@ -224,6 +224,34 @@ fn emit_ptx_prints_one_module_per_kernel() {
 }
 
 #[test]
+fn a_heavy_reduction_writes_its_combine_step_a_few_times() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/conformance/reduce_heavy_combine.case");
+    let case = std::fs::read_to_string(case).unwrap();
+    let source = case
+        .split("source:\n")
+        .nth(1)
+        .and_then(|rest| rest.split("run ").next())
+        .unwrap();
+    let heavy = temp_file("heavy.br", source);
+    let out = brcc(&[&heavy, "--emit", "ptx"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches(".entry").count(), 1, "the serial entry alone");
+    assert!(text.contains(".local"), "its stack lives in local memory");
+    assert!(
+        text.lines().count() < 2_000,
+        "{} lines",
+        text.lines().count()
+    );
+    let light = temp_file(
+        "light.br",
+        "reduce void sum(float a<>, reduce float r<>) { r += a; }\n",
+    );
+    let out = brcc(&[&light, "--emit", "ptx"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".entry brook_warp"));
+}
+
+#[test]
 fn generated_cpp_keeps_lines_and_marks_functions_extern_c_with_e() {
     let source = "#include <stdio.h>\n\
                   kernel void twice(float a<>, out float b<>)\n{\n    b = a + a;\n}\n\

@@ -162,6 +162,11 @@ impl Emitter {
         self.text.push_str(";\n");
     }
 
+    /// Lines written so far (instructions and labels).
+    pub fn lines(&self) -> usize {
+        self.text.matches('\n').count()
+    }
+
     pub fn label(&mut self) -> Label {
         self.labels += 1;
         Label(self.labels)

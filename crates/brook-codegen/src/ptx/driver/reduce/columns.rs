@@ -15,7 +15,7 @@
 
 use super::common::{
     combine, finish_stack_onto, insert, mode_bit, share, slot_count, unravel_fresh, write_result,
-    Pass, Reduction, Scratch, Share, Written, BATCH,
+    Pass, Reduction, Scratch, Share, Slots, Written, BATCH,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
@@ -121,7 +121,13 @@ pub(super) fn emit(
             level = up;
         }
         let skip = BATCH.trailing_zeros() as usize;
-        insert(lower, r, &level[0], &stack[skip..], batches)?;
+        insert(
+            lower,
+            r,
+            &level[0],
+            &Slots::Vars(stack[skip..].to_vec()),
+            batches,
+        )?;
     }
     lower.e.mov(n, next);
     lower.e.bra(batch_head);
@@ -132,7 +138,7 @@ pub(super) fn emit(
     lower.e.bra_if(finished, done);
     let row = walk.load_rows(lower, 1, class).remove(0);
     for (c, stack) in slots.iter().enumerate() {
-        insert(lower, r, &[row[c]], stack, n)?;
+        insert(lower, r, &[row[c]], &Slots::Vars(stack.clone()), n)?;
     }
     lower.e.op(format!("add.u64 {n}, {n}, 1"));
     lower.e.bra(single_head);
@@ -142,7 +148,7 @@ pub(super) fn emit(
         let has = lower.e.reg(Class::Pred);
         let no = lower.pred_const(false);
         lower.e.mov(has, no);
-        finish_stack_onto(lower, r, stack, count, &result, has)?;
+        finish_stack_onto(lower, r, &Slots::Vars(stack.clone()), count, &result, has)?;
         // Target `t + c` lies `c` further along the last axis.
         let mut pos = tpos.clone();
         if let Some(last) = pos.last_mut() {

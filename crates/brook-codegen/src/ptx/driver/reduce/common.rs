@@ -8,7 +8,7 @@ use crate::ptx::lower::{Binding, Lower, StreamRef};
 use crate::CompileError;
 use brook_ir::Type;
 
-use crate::lower::counter::Slots;
+pub(super) use crate::lower::counter::Slots;
 pub(super) use crate::lower::counter::{slot_count, LEVELS, MAX_PIECE};
 
 /// Leaves a serial thread loads together (a power of two).
@@ -23,6 +23,47 @@ pub(super) struct Reduction {
     pub target: usize,
     pub ty: Type,
     pub value_size: u32,
+    /// The combine step is long ([`HEAVY_COMBINE_LINES`]): the entries write it out a few
+    /// times, not once per level of unrolled stacks and trees.
+    pub heavy: bool,
+}
+
+/// PTX lines of one combine step above which a reduction is heavy. An unrolled serial entry
+/// writes the step out about 75 times (two stacks of 23 levels, a batch tree), the warp entry
+/// as often again; a step of 600 lines made 67,000 lines that the driver's JIT compiled for
+/// minutes. A heavy reduction has the serial entry alone, its stack in local memory walked by
+/// one loop (three copies of the step), which costs little next to the step itself.
+pub(super) const HEAVY_COMBINE_LINES: usize = 160;
+
+/// The slots of a counter stack of `slot_count(LEVELS)` levels: registers, or cells of
+/// `.local` memory when the reduction is heavy.
+pub(super) fn stack_slots(lower: &mut Lower<'_>, r: &Reduction) -> Slots<Reg, Reg> {
+    let layout = crate::leaves::leaves(lower.module, &r.ty);
+    let levels = slot_count(LEVELS);
+    if !r.heavy {
+        let vars = (0..levels)
+            .map(|_| {
+                layout
+                    .iter()
+                    .map(|l| lower.e.reg(Class::of(l.kind)))
+                    .collect()
+            })
+            .collect();
+        return Slots::Vars(vars);
+    }
+    let size = r.value_size.next_multiple_of(8).max(8);
+    let name = lower.e.memory(false, size * levels as u32, 16);
+    let raw = lower.e.mov_imm(Class::B64, &name);
+    let base = lower
+        .e
+        .compute(Class::B64, |reg| format!("cvta.local.u64 {reg}, {raw}"));
+    Slots::Memory {
+        base,
+        size,
+        levels,
+        ty: r.ty.clone(),
+        layout,
+    }
 }
 
 /// The pass parameters the entry has loaded (shared by the faster paths).
@@ -324,12 +365,11 @@ pub(super) fn insert(
     lower: &mut Lower<'_>,
     r: &Reduction,
     value: &[Reg],
-    slots: &[Vec<Reg>],
+    slots: &Slots<Reg, Reg>,
     n: Reg,
 ) -> Result<(), CompileError> {
-    let slots = Slots::Vars(slots.to_vec());
     let mut combine = combine_fresh(r);
-    crate::lower::counter::insert(lower, &slots, 0, n, value.to_vec(), &mut combine)
+    crate::lower::counter::insert(lower, slots, 0, n, value.to_vec(), &mut combine)
 }
 
 /// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
@@ -337,10 +377,10 @@ pub(super) fn insert(
 pub(super) fn finish_stack(
     lower: &mut Lower<'_>,
     r: &Reduction,
-    slots: &[Vec<Reg>],
+    slots: &Slots<Reg, Reg>,
     count: Reg,
 ) -> Result<Vec<Reg>, CompileError> {
-    let result: Vec<Reg> = slots[0].iter().map(|s| lower.e.reg(s.class)).collect();
+    let result = fresh_value(lower, r);
     let has = lower.e.reg(Class::Pred);
     let no = lower.pred_const(false);
     lower.e.mov(has, no);
@@ -354,12 +394,11 @@ pub(super) fn finish_stack(
 pub(super) fn finish_stack_onto(
     lower: &mut Lower<'_>,
     r: &Reduction,
-    slots: &[Vec<Reg>],
+    slots: &Slots<Reg, Reg>,
     count: Reg,
     result: &[Reg],
     has: Reg,
 ) -> Result<(), CompileError> {
-    let slots = Slots::Vars(slots.to_vec());
     let mut combine = combine_fresh(r);
-    crate::lower::counter::finish_onto(lower, &slots, count, result, has, &mut combine)
+    crate::lower::counter::finish_onto(lower, slots, count, result, has, &mut combine)
 }

@@ -37,7 +37,7 @@ use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{bind_params, Lower};
 use crate::CompileError;
 use brook_ir::{Kernel, Module, ParamRole};
-use common::{input_source, Pass, Reduction, Source, MAX_PIECE};
+use common::{input_source, Pass, Reduction, Source, HEAVY_COMBINE_LINES, MAX_PIECE};
 
 /// The entry of the warp path.
 const WARP_ENTRY: &str = "brook_warp";
@@ -129,29 +129,33 @@ pub fn build(
         });
     };
     let ty = kernel.params[target].ty.clone();
-    let r = Reduction {
+    let mut r = Reduction {
         input,
         target,
         value_size: module.layout(&ty).size,
         ty,
+        heavy: false,
     };
+    r.heavy = combine_lines(module, kernel, variant, layout, &r)? > HEAVY_COMBINE_LINES;
     let stream_input = !variant
         .inputs
         .get(input)
         .copied()
         .flatten()
         .is_some_and(|m| m.is_iterator());
+    // A heavy reduction has no faster paths: each writes its combine step out many times.
+    let fast = stream_input && !r.heavy;
     let mut chosen = vec![(Path::Serial, ENTRY)];
-    if stream_input {
+    if fast {
         chosen.push((Path::Warp, WARP_ENTRY));
     }
-    if stream_input && columns::applies(module, kernel, &r) {
+    if fast && columns::applies(module, kernel, &r) {
         chosen.push((Path::Columns, COLUMNS_ENTRY));
     }
     if variant.scan {
         chosen.push((Path::Scan, SCAN_ENTRY));
         // Its group table uses acquire and release accesses (sm_70 on).
-        if stream_input && sm >= 70 {
+        if fast && sm >= 70 {
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
             // Its tiles' bytes are copied into shared memory as they are: a reduction's input
             // has its target's type (the checker's BR0315). `cp.async`: sm_80 on.
@@ -205,6 +209,27 @@ pub fn build(
         value_size: r.value_size,
         entries,
     })
+}
+
+/// PTX lines of one combine step of reduction `r` (written alone, as the entries write it).
+fn combine_lines(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    layout: &BlockLayout,
+    r: &Reduction,
+) -> Result<usize, CompileError> {
+    let mut lower = Lower::new(module, kernel);
+    lower.place_locals(false);
+    bind_params(&mut lower, layout, variant);
+    let (left, right) = (
+        common::fresh_value(&mut lower, r),
+        common::fresh_value(&mut lower, r),
+    );
+    let dest = common::fresh_value(&mut lower, r);
+    let before = lower.e.lines();
+    common::combine(&mut lower, r, &dest, &left, &right)?;
+    Ok(lower.e.lines() - before)
 }
 
 fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {

@@ -3,15 +3,15 @@
 //! gives exactly the canonical tree of the piece. Threads are numbered target-fastest, so
 //! neighbouring threads read neighbouring targets (columns of a matrix lie side by side).
 //! Leaves are loaded in batches of [`BATCH`] while they last (their loads are in flight
-//! together), each batch an aligned subtree inserted above the levels it fills.
+//! together), each batch an aligned subtree inserted above the levels it fills. A heavy
+//! reduction (a long combine step) loads one leaf at a time into a stack in local memory.
 
 use super::common::{
-    advance, combine, finish_stack, global_thread, insert, slot_count, unravel_fresh, write_result,
-    Pass, Reduction, Scratch, Share, Source, Written, BATCH, LEVELS,
+    advance, combine, finish_stack, fresh_value, global_thread, insert, stack_slots, unravel_fresh,
+    write_result, Pass, Reduction, Scratch, Share, Slots, Source, Written, BATCH,
 };
 use crate::abi::BlockLayout;
-use crate::leaves::leaves;
-use crate::ptx::emit::{Class, Reg};
+use crate::ptx::emit::{Class, Label, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;
 
@@ -58,19 +58,8 @@ pub(super) fn emit(
             .e
             .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {bit}, 0"))
     };
-    let leaf_leaves = leaves(lower.module, &r.ty);
-    let value: Vec<Reg> = leaf_leaves
-        .iter()
-        .map(|l| lower.e.reg(Class::of(l.kind)))
-        .collect();
-    let slots: Vec<Vec<Reg>> = (0..slot_count(LEVELS))
-        .map(|_| {
-            leaf_leaves
-                .iter()
-                .map(|l| lower.e.reg(Class::of(l.kind)))
-                .collect()
-        })
-        .collect();
+    let value = fresh_value(lower, r);
+    let slots = stack_slots(lower, r);
     // Position of the current leaf inside the tile (input leaves only).
     let lpos: Vec<Reg> = (0..rank).map(|_| lower.e.reg(Class::B64)).collect();
     let first = unravel_fresh(lower, lo, tile);
@@ -89,47 +78,17 @@ pub(super) fn emit(
         lpos: &lpos,
         source,
     };
-    // Batches of BATCH leaves while they last: their loads are independent (in flight
-    // together), and each batch is an aligned subtree inserted above the levels it fills.
-    let (batch_head, single_head, done) = (lower.e.label(), lower.e.label(), lower.e.label());
-    lower.e.at(batch_head);
-    let next = lower
-        .e
-        .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {BATCH}"));
-    let short = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.gt.u64 {reg}, {next}, {count}")
-    });
-    lower.e.bra_if(short, single_head);
-    let mut level: Vec<Vec<Reg>> = Vec::with_capacity(BATCH as usize);
-    for k in 0..BATCH {
-        let at = lower
-            .e
-            .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {k}"));
-        let v: Vec<Reg> = value.iter().map(|v| lower.e.reg(v.class)).collect();
-        load_serial_leaf(lower, r, &leaf_source, at, &v);
-        level.push(v);
+    let (single_head, done) = (lower.e.label(), lower.e.label());
+    if let Slots::Vars(vars) = &slots {
+        batches(
+            lower,
+            r,
+            &leaf_source,
+            (n, count),
+            &vars[BATCH.trailing_zeros() as usize..],
+            single_head,
+        )?;
     }
-    while level.len() > 1 {
-        let mut up = Vec::with_capacity(level.len() / 2);
-        for pair in level.chunks(2) {
-            let out: Vec<Reg> = pair[0].iter().map(|v| lower.e.reg(v.class)).collect();
-            combine(lower, r, &out, &pair[0], &pair[1])?;
-            up.push(out);
-        }
-        level = up;
-    }
-    let batches = lower.e.compute(Class::B64, |reg| {
-        format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
-    });
-    insert(
-        lower,
-        r,
-        &level[0],
-        &slots[BATCH.trailing_zeros() as usize..],
-        batches,
-    )?;
-    lower.e.mov(n, next);
-    lower.e.bra(batch_head);
     // The rest, one leaf at a time.
     lower.e.at(single_head);
     let finished = lower.e.compute(Class::Pred, |reg| {
@@ -151,6 +110,54 @@ pub(super) fn emit(
         scratch: Scratch::TargetMajor { pieces },
     };
     write_result(lower, r, layout, rank, &written, &result);
+    Ok(())
+}
+
+/// Leaves in batches of [`BATCH`] while they last (unless the reduction is heavy): their
+/// loads are independent (in flight together), and each batch is an aligned subtree inserted
+/// into the stack `upper` of the levels above the ones it fills. Leaves `n` as the first leaf
+/// left over and goes on at `single_head`.
+fn batches(
+    lower: &mut Lower<'_>,
+    r: &Reduction,
+    leaf_source: &SerialLeaves<'_>,
+    (n, count): (Reg, Reg),
+    upper: &[Vec<Reg>],
+    single_head: Label,
+) -> Result<(), CompileError> {
+    let batch_head = lower.e.label();
+    lower.e.at(batch_head);
+    let next = lower
+        .e
+        .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {BATCH}"));
+    let short = lower.e.compute(Class::Pred, |reg| {
+        format!("setp.gt.u64 {reg}, {next}, {count}")
+    });
+    lower.e.bra_if(short, single_head);
+    let mut level: Vec<Vec<Reg>> = Vec::with_capacity(BATCH as usize);
+    for k in 0..BATCH {
+        let at = lower
+            .e
+            .compute(Class::B64, |reg| format!("add.u64 {reg}, {n}, {k}"));
+        let v = fresh_value(lower, r);
+        load_serial_leaf(lower, r, leaf_source, at, &v);
+        level.push(v);
+    }
+    while level.len() > 1 {
+        let mut up = Vec::with_capacity(level.len() / 2);
+        for pair in level.chunks(2) {
+            let out: Vec<Reg> = pair[0].iter().map(|v| lower.e.reg(v.class)).collect();
+            combine(lower, r, &out, &pair[0], &pair[1])?;
+            up.push(out);
+        }
+        level = up;
+    }
+    let batches = lower.e.compute(Class::B64, |reg| {
+        format!("shr.u64 {reg}, {n}, {}", BATCH.trailing_zeros())
+    });
+    insert(lower, r, &level[0], &Slots::Vars(upper.to_vec()), batches)?;
+    lower.e.mov(n, next);
+    lower.e.bra(batch_head);
     Ok(())
 }
 

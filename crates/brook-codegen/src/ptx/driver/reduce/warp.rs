@@ -13,7 +13,7 @@
 
 use super::common::{
     combine, finish_stack_onto, fresh_value, global_thread, insert, mode_bit, unravel_fresh,
-    write_result, Pass, Reduction, Scratch, Share, Written,
+    write_result, Pass, Reduction, Scratch, Share, Slots, Written,
 };
 use crate::abi::BlockLayout;
 use crate::leaves::leaves;
@@ -71,7 +71,7 @@ pub fn emit(
             .map(|l| lower.e.reg(Class::of(l.kind)))
             .collect()
     };
-    let slots: Vec<Vec<Reg>> = (0..LEVELS).map(|_| fresh(lower)).collect();
+    let slots = Slots::Vars((0..LEVELS).map(|_| fresh(lower)).collect());
     let tail = fresh(lower);
     let has_tail = lower.e.reg(Class::Pred);
     let no = lower.pred_const(false);
