@@ -18,6 +18,7 @@ pub mod leaves;
 pub mod lower;
 pub mod mathlib;
 pub mod ptx;
+pub mod spirv;
 #[cfg(test)]
 mod test_kernels;
 

@@ -44,6 +44,7 @@ pub mod queue;
 pub mod reduce_plan;
 pub mod registry;
 pub mod stream;
+pub mod vulkan;
 
 pub use buffer::Buffer;
 pub use device::{Device, DeviceInfo, DeviceKind, Marker};

@@ -1,0 +1,31 @@
+//! The SPIR-V dialect: compute modules for Vulkan devices, built in memory with `rspirv`.
+//!
+//! Every module has the same shape ([`shell::Shell`]): SPIR-V 1.5 (Vulkan 1.2), the
+//! `PhysicalStorageBuffer64` addressing model, so a kernel reads and writes memory through
+//! 64-bit device addresses as the PTX dialect does (no descriptor sets; nothing bounds a
+//! stream by `maxStorageBufferRange`), and its parameters in a push-constant block of 64-bit
+//! words. Float operations carry `NoContraction`: the driver may not fuse or reassociate them.
+//!
+//! So far the dialect holds the shell and the device probe ([`probe`]) that the runtime runs
+//! when it opens a Vulkan device, to learn what the device really does with subnormal floats.
+
+pub mod probe;
+pub mod shell;
+pub mod validate;
+
+/// A module's code: SPIR-V words, ready for `vkCreateShaderModule`.
+#[derive(Clone, Debug)]
+pub struct SpirvModule {
+    pub words: Vec<u32>,
+    /// The entry point's name.
+    pub entry: &'static str,
+    /// Bytes of the push-constant block.
+    pub push_bytes: u32,
+}
+
+impl SpirvModule {
+    /// The module as bytes (little-endian words), as `spirv-val` reads a file.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}

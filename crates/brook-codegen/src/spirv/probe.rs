@@ -1,0 +1,162 @@
+//! The device probe: what a Vulkan device does with subnormal floats, which Vulkan lets a
+//! device flush unless it promises otherwise (`shaderDenormPreserveFloat32`, which lavapipe
+//! and NVIDIA's driver both leave false).
+//!
+//! One invocation reads its operands from memory (so no compiler can fold them) and writes
+//! three results per float type:
+//! - `MIN_NORMAL * 0.5`: a subnormal *result* (flushed to zero or kept);
+//! - `SUBNORMAL * 1.0`: a subnormal *input* to a multiplication;
+//! - `SUBNORMAL + 0.0`: a subnormal input to an addition.
+//!
+//! Memory: `src` holds, per type, `[MIN_NORMAL, 0.5, SUBNORMAL, 1.0, 0.0]`; `dst` gets the
+//! three results. Push constants: word 0 `src`, word 1 `dst`.
+
+use super::shell::{Scalar, Shell};
+use super::SpirvModule;
+use rspirv::spirv::Capability;
+
+/// The operands, per float type, as [`operands_f32`] and [`operands_f64`] lay them out.
+pub const OPERANDS: usize = 5;
+/// The results per float type.
+pub const RESULTS: usize = 3;
+
+/// `f32` operands: the smallest normal, 0.5, a subnormal (2^-140), 1.0, 0.0.
+pub fn operands_f32() -> [f32; OPERANDS] {
+    [f32::MIN_POSITIVE, 0.5, f32::from_bits(1 << 9), 1.0, 0.0]
+}
+
+/// `f64` operands: as [`operands_f32`] (the subnormal is 2^-1064).
+pub fn operands_f64() -> [f64; OPERANDS] {
+    [f64::MIN_POSITIVE, 0.5, f64::from_bits(1 << 10), 1.0, 0.0]
+}
+
+/// The probe for `f32` and, when `f64` holds, also `f64` (its operands follow the `f32`
+/// ones in `src` at byte 32, its results the `f32` ones in `dst` at byte 16).
+pub fn module(f64: bool) -> SpirvModule {
+    let extra: &[Capability] = if f64 { &[Capability::Float64] } else { &[] };
+    let mut s = Shell::new(2, [1, 1, 1], extra);
+    let src = s.push_word(0);
+    let dst = s.push_word(1);
+    probe_type(&mut s, Scalar::F32, src, dst);
+    if f64 {
+        let at = s.const_u64(32);
+        let src64 = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
+        let at = s.const_u64(16);
+        let dst64 = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
+        probe_type(&mut s, Scalar::F64, src64, dst64);
+    }
+    s.finish()
+}
+
+fn probe_type(s: &mut Shell, ty: Scalar, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {
+    let operand = |s: &mut Shell, k: u64| {
+        let index = s.const_u64(k);
+        let addr = s.address(src, index, ty.bytes());
+        s.load(ty, addr)
+    };
+    let [min_normal, half, subnormal, one, zero] = [0, 1, 2, 3, 4].map(|k| operand(s, k));
+    let t = s.ty(ty);
+    let results = [
+        s.b.f_mul(t, None, min_normal, half).expect("in a block"),
+        s.b.f_mul(t, None, subnormal, one).expect("in a block"),
+        s.b.f_add(t, None, subnormal, zero).expect("in a block"),
+    ];
+    for (k, r) in results.into_iter().enumerate() {
+        let r = s.exact(r);
+        let index = s.const_u64(k as u64);
+        let addr = s.address(dst, index, ty.bytes());
+        s.store(ty, addr, r);
+    }
+}
+
+/// What a device does with subnormals of one float type, from the probe's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subnormals {
+    /// Every result exact: subnormal inputs and results kept, as IEEE 754 and the
+    /// interpreter have them.
+    Preserved,
+    /// Subnormal results become zero (and subnormal inputs are read as zero).
+    Flushed,
+    /// Some other mix (the three results' exactness, in probe order).
+    Mixed([bool; RESULTS]),
+}
+
+impl Subnormals {
+    /// Judges the three results of one type: `exact[k]` says whether result `k` was right.
+    pub fn from_exactness(exact: [bool; RESULTS]) -> Subnormals {
+        match exact {
+            [true, true, true] => Subnormals::Preserved,
+            [false, false, false] => Subnormals::Flushed,
+            mixed => Subnormals::Mixed(mixed),
+        }
+    }
+
+    /// The `f32` verdict from the results' bits.
+    pub fn judge_f32(results: [f32; RESULTS]) -> Subnormals {
+        let [min_normal, half, subnormal, _, _] = operands_f32();
+        let want = [min_normal * half, subnormal, subnormal];
+        Subnormals::from_exactness(std::array::from_fn(|k| {
+            results[k].to_bits() == want[k].to_bits()
+        }))
+    }
+
+    /// The `f64` verdict from the results' bits.
+    pub fn judge_f64(results: [f64; RESULTS]) -> Subnormals {
+        let [min_normal, half, subnormal, _, _] = operands_f64();
+        let want = [min_normal * half, subnormal, subnormal];
+        Subnormals::from_exactness(std::array::from_fn(|k| {
+            results[k].to_bits() == want[k].to_bits()
+        }))
+    }
+}
+
+impl std::fmt::Display for Subnormals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Subnormals::Preserved => f.write_str("preserved"),
+            Subnormals::Flushed => f.write_str("flushed to zero"),
+            Subnormals::Mixed([result, mul, add]) => write!(
+                f,
+                "mixed (a subnormal result {}, a subnormal times 1 {}, plus 0 {})",
+                kept(*result),
+                kept(*mul),
+                kept(*add)
+            ),
+        }
+    }
+}
+
+fn kept(exact: bool) -> &'static str {
+    if exact {
+        "kept"
+    } else {
+        "flushed"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operands_are_what_the_probe_needs() {
+        let [min, half, sub, _, _] = operands_f32();
+        assert!((min * half).is_subnormal() && sub.is_subnormal());
+        let [min, half, sub, _, _] = operands_f64();
+        assert!((min * half).is_subnormal() && sub.is_subnormal());
+        assert_eq!(Subnormals::judge_f32([0.0, 0.0, 0.0]), Subnormals::Flushed);
+        let [min, half, sub, _, _] = operands_f32();
+        assert_eq!(
+            Subnormals::judge_f32([min * half, sub, sub]),
+            Subnormals::Preserved
+        );
+    }
+
+    /// The module validates (`spirv-val`, where it is installed; CI installs it).
+    #[test]
+    fn the_probe_validates() {
+        for f64 in [false, true] {
+            crate::spirv::validate::check(&module(f64), "probe");
+        }
+    }
+}

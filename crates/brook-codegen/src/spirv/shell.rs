@@ -1,0 +1,235 @@
+//! The frame every SPIR-V module of Brook shares: header, capabilities, memory model, the
+//! push-constant block of 64-bit words, the entry point and its workgroup size, and typed
+//! loads and stores through device addresses.
+
+use super::SpirvModule;
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{
+    AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
+    FunctionControl, MemoryAccess, MemoryModel, StorageClass, Word,
+};
+
+/// The entry point's name in every module.
+pub const ENTRY: &str = "main";
+
+/// A compute module being written: its one function is open, in its first block.
+pub struct Shell {
+    pub b: Builder,
+    push: Word,
+    push_words: u32,
+    u64_ty: Word,
+    interface: Vec<Word>,
+    entry: Word,
+    local_size: [u32; 3],
+}
+
+/// Scalar types a probe or kernel stores through an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    F32,
+    F64,
+    U32,
+    U64,
+}
+
+impl Scalar {
+    pub fn bytes(self) -> u32 {
+        match self {
+            Scalar::F32 | Scalar::U32 => 4,
+            Scalar::F64 | Scalar::U64 => 8,
+        }
+    }
+}
+
+impl Shell {
+    /// A module whose push-constant block holds `push_words` 64-bit words, with the
+    /// capabilities `extra` beside the ones every module has (`Shader`, `Int64`,
+    /// `PhysicalStorageBufferAddresses`).
+    pub fn new(push_words: u32, local_size: [u32; 3], extra: &[Capability]) -> Shell {
+        let mut b = Builder::new();
+        b.set_version(1, 5);
+        for cap in [
+            Capability::Shader,
+            Capability::Int64,
+            Capability::PhysicalStorageBufferAddresses,
+        ]
+        .iter()
+        .chain(extra)
+        {
+            b.capability(*cap);
+        }
+        b.memory_model(
+            AddressingModel::PhysicalStorageBuffer64,
+            MemoryModel::GLSL450,
+        );
+        let u64_ty = b.type_int(64, 0);
+        let u32_ty = b_u32(&mut b);
+        let words = b.constant_bit32(u32_ty, push_words.max(1));
+        let array = b.type_array(u64_ty, words);
+        b.decorate(array, Decoration::ArrayStride, [Operand::LiteralBit32(8)]);
+        let block = b.type_struct([array]);
+        b.decorate(block, Decoration::Block, []);
+        b.member_decorate(block, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        let block_ptr = b.type_pointer(None, StorageClass::PushConstant, block);
+        let push = b.variable(block_ptr, None, StorageClass::PushConstant, None);
+        let void = b.type_void();
+        let fn_ty = b.type_function(void, []);
+        let entry = b
+            .begin_function(void, None, FunctionControl::NONE, fn_ty)
+            .expect("no function is open");
+        b.begin_block(None).expect("the function has no open block");
+        Shell {
+            b,
+            push,
+            push_words,
+            u64_ty,
+            interface: vec![push],
+            entry,
+            local_size,
+        }
+    }
+
+    pub fn u32_ty(&mut self) -> Word {
+        b_u32(&mut self.b)
+    }
+
+    pub fn u64_ty(&self) -> Word {
+        self.u64_ty
+    }
+
+    pub fn ty(&mut self, s: Scalar) -> Word {
+        match s {
+            Scalar::F32 => self.b.type_float(32),
+            Scalar::F64 => self.b.type_float(64),
+            Scalar::U32 => self.u32_ty(),
+            Scalar::U64 => self.u64_ty,
+        }
+    }
+
+    pub fn const_u32(&mut self, v: u32) -> Word {
+        let t = self.u32_ty();
+        self.b.constant_bit32(t, v)
+    }
+
+    pub fn const_u64(&mut self, v: u64) -> Word {
+        let t = self.u64_ty;
+        self.b.constant_bit64(t, v)
+    }
+
+    /// Push-constant word `k`.
+    pub fn push_word(&mut self, k: u32) -> Word {
+        let ptr_ty = self
+            .b
+            .type_pointer(None, StorageClass::PushConstant, self.u64_ty);
+        let zero = self.const_u32(0);
+        let index = self.const_u32(k);
+        let ptr = self
+            .b
+            .access_chain(ptr_ty, None, self.push, [zero, index])
+            .expect("in a block");
+        self.b
+            .load(self.u64_ty, None, ptr, None, [])
+            .expect("in a block")
+    }
+
+    /// The invocation's global index along x (`GlobalInvocationId.x`) as a `u64`.
+    pub fn global_x(&mut self) -> Word {
+        let u32_ty = self.u32_ty();
+        let v3 = self.b.type_vector(u32_ty, 3);
+        let ptr_ty = self.b.type_pointer(None, StorageClass::Input, v3);
+        let var = self.b.variable(ptr_ty, None, StorageClass::Input, None);
+        self.b.decorate(
+            var,
+            Decoration::BuiltIn,
+            [Operand::BuiltIn(BuiltIn::GlobalInvocationId)],
+        );
+        self.interface.push(var);
+        let all = self.b.load(v3, None, var, None, []).expect("in a block");
+        let x = self
+            .b
+            .composite_extract(u32_ty, None, all, [0])
+            .expect("in a block");
+        self.b.u_convert(self.u64_ty, None, x).expect("in a block")
+    }
+
+    /// `base + index * size`, a `u64` address.
+    pub fn address(&mut self, base: Word, index: Word, size: u32) -> Word {
+        let size = self.const_u64(u64::from(size));
+        let offset = self
+            .b
+            .i_mul(self.u64_ty, None, index, size)
+            .expect("in a block");
+        self.b
+            .i_add(self.u64_ty, None, base, offset)
+            .expect("in a block")
+    }
+
+    fn pointer(&mut self, s: Scalar, addr: Word) -> Word {
+        let ty = self.ty(s);
+        let ptr_ty = self
+            .b
+            .type_pointer(None, StorageClass::PhysicalStorageBuffer, ty);
+        self.b
+            .convert_u_to_ptr(ptr_ty, None, addr)
+            .expect("in a block")
+    }
+
+    /// The scalar at `addr` (aligned to its size).
+    pub fn load(&mut self, s: Scalar, addr: Word) -> Word {
+        let ptr = self.pointer(s, addr);
+        let ty = self.ty(s);
+        self.b
+            .load(
+                ty,
+                None,
+                ptr,
+                Some(MemoryAccess::ALIGNED),
+                [Operand::LiteralBit32(s.bytes())],
+            )
+            .expect("in a block")
+    }
+
+    /// Stores `value` at `addr` (aligned to its size).
+    pub fn store(&mut self, s: Scalar, addr: Word, value: Word) {
+        let ptr = self.pointer(s, addr);
+        self.b
+            .store(
+                ptr,
+                value,
+                Some(MemoryAccess::ALIGNED),
+                [Operand::LiteralBit32(s.bytes())],
+            )
+            .expect("in a block");
+    }
+
+    /// Marks a float operation's result as not to be contracted with others.
+    pub fn exact(&mut self, result: Word) -> Word {
+        self.b.decorate(result, Decoration::NoContraction, []);
+        result
+    }
+
+    /// Closes the function and writes the module.
+    pub fn finish(mut self) -> SpirvModule {
+        self.b.ret().expect("in a block");
+        self.b.end_function().expect("in a function");
+        self.b.entry_point(
+            ExecutionModel::GLCompute,
+            self.entry,
+            ENTRY,
+            self.interface.clone(),
+        );
+        let [x, y, z] = self.local_size;
+        self.b
+            .execution_mode(self.entry, ExecutionMode::LocalSize, [x, y, z]);
+        use rspirv::binary::Assemble;
+        SpirvModule {
+            words: self.b.module().assemble(),
+            entry: ENTRY,
+            push_bytes: 8 * self.push_words,
+        }
+    }
+}
+
+fn b_u32(b: &mut Builder) -> Word {
+    b.type_int(32, 0)
+}
