@@ -15,6 +15,7 @@
 
 pub mod consts;
 mod exp_log;
+pub mod fma;
 mod inverse;
 pub mod native;
 mod trig;

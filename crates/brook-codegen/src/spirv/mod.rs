@@ -9,6 +9,7 @@
 //! So far the dialect holds the shell and the device probe ([`probe`]) that the runtime runs
 //! when it opens a Vulkan device, to learn what the device really does with subnormal floats.
 
+pub mod libm;
 pub mod probe;
 pub mod shell;
 pub mod validate;

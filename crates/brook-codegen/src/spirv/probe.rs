@@ -8,8 +8,13 @@
 //! - `SUBNORMAL * 1.0`: a subnormal *input* to a multiplication;
 //! - `SUBNORMAL + 0.0`: a subnormal input to an addition.
 //!
-//! Memory: `src` holds, per type, `[MIN_NORMAL, 0.5, SUBNORMAL, 1.0, 0.0]`; `dst` gets the
-//! three results. Push constants: word 0 `src`, word 1 `dst`.
+//! With `double`s it also checks that `Fma` (GLSL.std.450) is fused, as the math library needs:
+//! `fma(1 + 2^-30, 1 - 2^-30, -1)` is `-2^-60` fused and 0 when the product is rounded first.
+//!
+//! Memory: `src` holds, per type, `[MIN_NORMAL, 0.5, SUBNORMAL, 1.0, 0.0]` (`f32` at byte 0,
+//! `f64` at byte 32), then the three `fma` operands at byte [`FMA_OPERANDS_AT`]; `dst` gets the
+//! three results per type (`f32` at 0, `f64` at 16) and the `fma` at byte [`FMA_RESULT_AT`].
+//! Push constants: word 0 `src`, word 1 `dst`.
 
 use super::shell::{Scalar, Shell};
 use super::SpirvModule;
@@ -19,6 +24,24 @@ use rspirv::spirv::Capability;
 pub const OPERANDS: usize = 5;
 /// The results per float type.
 pub const RESULTS: usize = 3;
+
+/// Where the `fma` operands start in `src` and its result lies in `dst`.
+pub const FMA_OPERANDS_AT: u64 = 72;
+pub const FMA_RESULT_AT: u64 = 40;
+/// Bytes of the probe's `src` and `dst`.
+pub const SRC_BYTES: u64 = FMA_OPERANDS_AT + 24;
+pub const DST_BYTES: u64 = FMA_RESULT_AT + 8;
+
+/// The `fma` operands: its result is `-2^-60` when fused.
+pub fn fma_operands() -> [f64; 3] {
+    let e = 2f64.powi(-30);
+    [1.0 + e, 1.0 - e, -1.0]
+}
+
+/// Whether the probe's `fma` result shows a fused operation.
+pub fn fma_fused(result: f64) -> bool {
+    result == -(2f64.powi(-60))
+}
 
 /// `f32` operands: the smallest normal, 0.5, a subnormal (2^-140), 1.0, 0.0.
 pub fn operands_f32() -> [f32; OPERANDS] {
@@ -44,6 +67,7 @@ pub fn module(f64: bool) -> SpirvModule {
         let at = s.const_u64(16);
         let dst64 = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
         probe_type(&mut s, Scalar::F64, src64, dst64);
+        probe_fma(&mut s, src, dst);
     }
     s.finish()
 }
@@ -67,6 +91,24 @@ fn probe_type(s: &mut Shell, ty: Scalar, src: rspirv::spirv::Word, dst: rspirv::
         let addr = s.address(dst, index, ty.bytes());
         s.store(ty, addr, r);
     }
+}
+
+fn probe_fma(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {
+    let [a, b, c] = [0, 1, 2].map(|k| {
+        let at = s.const_u64(FMA_OPERANDS_AT + 8 * k);
+        let addr = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
+        s.load(Scalar::F64, addr)
+    });
+    let t = s.ty(Scalar::F64);
+    let glsl = s.glsl();
+    let operands = [a, b, c].map(rspirv::dr::Operand::IdRef);
+    let r =
+        s.b.ext_inst(t, None, glsl, super::libm::GLSL_FMA, operands)
+            .expect("in a block");
+    let r = s.exact(r);
+    let at = s.const_u64(FMA_RESULT_AT);
+    let addr = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
+    s.store(Scalar::F64, addr, r);
 }
 
 /// What a device does with subnormals of one float type, from the probe's results.
@@ -144,6 +186,8 @@ mod tests {
         assert!((min * half).is_subnormal() && sub.is_subnormal());
         let [min, half, sub, _, _] = operands_f64();
         assert!((min * half).is_subnormal() && sub.is_subnormal());
+        let [a, b, c] = fma_operands();
+        assert!(fma_fused(a.mul_add(b, c)) && !fma_fused(a * b + c));
         assert_eq!(Subnormals::judge_f32([0.0, 0.0, 0.0]), Subnormals::Flushed);
         let [min, half, sub, _, _] = operands_f32();
         assert_eq!(

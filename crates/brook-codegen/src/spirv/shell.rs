@@ -21,6 +21,7 @@ pub struct Shell {
     interface: Vec<Word>,
     entry: Word,
     local_size: [u32; 3],
+    glsl: Option<Word>,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -86,6 +87,7 @@ impl Shell {
             interface: vec![push],
             entry,
             local_size,
+            glsl: None,
         }
     }
 
@@ -134,22 +136,57 @@ impl Shell {
 
     /// The invocation's global index along x (`GlobalInvocationId.x`) as a `u64`.
     pub fn global_x(&mut self) -> Word {
+        self.builtin_x(BuiltIn::GlobalInvocationId)
+    }
+
+    /// The workgroup's index along x (`WorkgroupId.x`) as a `u64`.
+    pub fn workgroup_x(&mut self) -> Word {
+        self.builtin_x(BuiltIn::WorkgroupId)
+    }
+
+    fn builtin_x(&mut self, builtin: BuiltIn) -> Word {
         let u32_ty = self.u32_ty();
         let v3 = self.b.type_vector(u32_ty, 3);
         let ptr_ty = self.b.type_pointer(None, StorageClass::Input, v3);
-        let var = self.b.variable(ptr_ty, None, StorageClass::Input, None);
-        self.b.decorate(
-            var,
-            Decoration::BuiltIn,
-            [Operand::BuiltIn(BuiltIn::GlobalInvocationId)],
-        );
-        self.interface.push(var);
+        let var = self.global_variable(ptr_ty, StorageClass::Input, None);
+        self.b
+            .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
         let all = self.b.load(v3, None, var, None, []).expect("in a block");
         let x = self
             .b
             .composite_extract(u32_ty, None, all, [0])
             .expect("in a block");
         self.b.u_convert(self.u64_ty, None, x).expect("in a block")
+    }
+
+    /// The `GLSL.std.450` extended instruction set (imported once).
+    pub fn glsl(&mut self) -> Word {
+        if let Some(set) = self.glsl {
+            return set;
+        }
+        let set = self.b.ext_inst_import("GLSL.std.450");
+        self.glsl = Some(set);
+        set
+    }
+
+    /// A module-scope variable (written among the globals whatever block is open), added to
+    /// the entry point's interface (SPIR-V 1.4 on lists every global it reaches).
+    pub fn global_variable(
+        &mut self,
+        pointer_ty: Word,
+        storage: StorageClass,
+        init: Option<Word>,
+    ) -> Word {
+        let (function, block) = (self.b.selected_function(), self.b.selected_block());
+        self.b.select_block(None).expect("deselecting");
+        self.b.select_function(None).expect("deselecting");
+        let var = self.b.variable(pointer_ty, None, storage, init);
+        self.b
+            .select_function(function)
+            .expect("the function was open");
+        self.b.select_block(block).expect("the block was open");
+        self.interface.push(var);
+        var
     }
 
     /// `base + index * size`, a `u64` address.

@@ -44,6 +44,8 @@ pub struct GpuInfo {
     /// `double` where the device has none).
     pub subnormals_f32: Option<Subnormals>,
     pub subnormals_f64: Option<Subnormals>,
+    /// Whether `Fma` on `double`s is fused, as the probe found (`None` without doubles).
+    pub fma_fused: Option<bool>,
     /// Why Brook cannot use the device, if it cannot.
     pub unusable: Option<String>,
 }
@@ -65,6 +67,9 @@ impl std::fmt::Display for GpuInfo {
         }
         if let Some(s) = self.subnormals_f64 {
             write!(f, ", double subnormals {s}")?;
+        }
+        if let Some(fused) = self.fma_fused {
+            write!(f, ", fma {}", if fused { "fused" } else { "not fused" })?;
         }
         if let Some(why) = &self.unusable {
             write!(f, ": not usable: {why}")?;
@@ -139,6 +144,7 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
         compute_queue,
         subnormals_f32: None,
         subnormals_f64: None,
+        fma_fused: None,
         unusable: None,
     };
     info.unusable = missing(&info, p.api_version);

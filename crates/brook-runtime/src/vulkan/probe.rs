@@ -3,7 +3,7 @@
 
 use super::context::Context;
 use super::info::GpuInfo;
-use brook_codegen::spirv::probe::{self, Subnormals, OPERANDS, RESULTS};
+use brook_codegen::spirv::probe::{self, Subnormals};
 use std::sync::Arc;
 
 /// Probes `context`'s device; a probe that fails leaves the verdicts unset and says why in
@@ -15,8 +15,8 @@ pub fn subnormals(context: &Arc<Context>, info: &mut GpuInfo) {
 }
 
 fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
-    let mut src = context.buffer(32 + 8 * OPERANDS as u64)?;
-    let dst = context.buffer(16 + 8 * RESULTS as u64)?;
+    let mut src = context.buffer(probe::SRC_BYTES)?;
+    let dst = context.buffer(probe::DST_BYTES)?;
     {
         let bytes = src.bytes_mut();
         for (k, v) in probe::operands_f32().iter().enumerate() {
@@ -24,6 +24,10 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
         }
         for (k, v) in probe::operands_f64().iter().enumerate() {
             bytes[32 + 8 * k..40 + 8 * k].copy_from_slice(&v.to_le_bytes());
+        }
+        let at = probe::FMA_OPERANDS_AT as usize;
+        for (k, v) in probe::fma_operands().iter().enumerate() {
+            bytes[at + 8 * k..at + 8 * k + 8].copy_from_slice(&v.to_le_bytes());
         }
     }
     let module = probe::module(info.float64);
@@ -37,6 +41,9 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
     if info.float64 {
         let f64_at = |k: usize| f64::from_le_bytes(out[16 + 8 * k..24 + 8 * k].try_into().unwrap());
         info.subnormals_f64 = Some(Subnormals::judge_f64(std::array::from_fn(f64_at)));
+        let at = probe::FMA_RESULT_AT as usize;
+        let fma = f64::from_le_bytes(out[at..at + 8].try_into().unwrap());
+        info.fma_fused = Some(probe::fma_fused(fma));
     }
     Ok(())
 }
