@@ -1,7 +1,8 @@
 //! The compiled-module cache on disk: the GPU binary the driver made from a module's PTX, so a
 //! later process skips the JIT.
 //!
-//! An entry is named by a hash of the PTX text, the compute capability and the driver version,
+//! An entry is named by a hash of the PTX text, the compute capability, the driver version and
+//! the JIT's optimisation level (`BROOK_JIT_LEVEL`, when set),
 //! and holds the PTX text itself (compared in full on a hit, so a hash collision can only cost
 //! a miss) followed by the binary. Entries are written to a temporary file and renamed into
 //! place, so concurrent processes never read half an entry. Anything wrong with an entry (an
@@ -41,7 +42,7 @@ pub fn load(
     let Some(dir) = directory() else {
         return driver::load_ptx(ptx, entries, handles);
     };
-    let path = dir.join(entry_name(ptx, sm, driver::driver_version()));
+    let path = dir.join(entry_name(ptx, sm, driver::driver_version(), driver::jit_level()));
     if let Some(image) = read_entry(&path, ptx) {
         if let Ok(module) = driver::load_image(&image, entries, handles) {
             return Ok(module);
@@ -53,9 +54,13 @@ pub fn load(
     Ok(module)
 }
 
-/// `<hash>.cubin` for a PTX text on a compute capability and driver version.
-fn entry_name(ptx: &str, sm: u32, driver: i32) -> String {
-    let key = format!("sm_{sm} driver {driver}\n{ptx}");
+/// `<hash>.cubin` for a PTX text on a compute capability and driver version, compiled at the
+/// JIT level `jit` (`None`: the driver's default).
+fn entry_name(ptx: &str, sm: u32, driver: i32, jit: Option<u32>) -> String {
+    let key = match jit {
+        None => format!("sm_{sm} driver {driver}\n{ptx}"),
+        Some(level) => format!("sm_{sm} driver {driver} jit {level}\n{ptx}"),
+    };
     format!(
         "{:016x}{:016x}.cubin",
         fnv1a(key.as_bytes(), 0xcbf2_9ce4_8422_2325),
@@ -106,7 +111,7 @@ mod tests {
     #[test]
     fn entries_round_trip_and_reject_other_texts() {
         let dir = std::env::temp_dir().join(format!("brook-cache-test-{}", std::process::id()));
-        let path = dir.join(entry_name("ptx text", 90, 12080));
+        let path = dir.join(entry_name("ptx text", 90, 12080, None));
         write_entry(&dir, &path, "ptx text", b"binary").expect("write");
         assert_eq!(
             read_entry(&path, "ptx text").as_deref(),
@@ -115,8 +120,9 @@ mod tests {
         assert_eq!(read_entry(&path, "other text"), None);
         std::fs::write(&path, b"garbage").expect("corrupt");
         assert_eq!(read_entry(&path, "ptx text"), None);
-        assert_ne!(entry_name("a", 90, 1), entry_name("a", 89, 1));
-        assert_ne!(entry_name("a", 90, 1), entry_name("a", 90, 2));
+        assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 89, 1, None));
+        assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 90, 2, None));
+        assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 90, 1, Some(0)));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

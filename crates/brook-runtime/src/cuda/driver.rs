@@ -302,7 +302,7 @@ unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
 
 /// `BROOK_JIT_LEVEL`, when it is a level the JIT takes (0 to 4).
-fn jit_level() -> Option<u32> {
+pub fn jit_level() -> Option<u32> {
     std::env::var("BROOK_JIT_LEVEL")
         .ok()
         .and_then(|v| v.trim().parse().ok())
@@ -320,7 +320,7 @@ pub fn compile_ptx(ptx: &str) -> Result<Vec<u8>, String> {
     ];
     let mut values = vec![log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
     // `BROOK_JIT_LEVEL=0..4`: the JIT's optimisation level, to tell a JIT bug from a Brook one
-    // (with `BROOK_CACHE_DIR=off`: the disk cache keys on the PTX alone).
+    // (the disk cache keys on it too).
     if let Some(level) = jit_level() {
         options.push(sys::CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
         values.push(level as usize as *mut c_void);
