@@ -14,6 +14,7 @@
 //! Error bounds, measured by this module's tests against glibc: see docs/GUIDE.md.
 
 pub mod consts;
+pub mod exact;
 mod exp_log;
 pub mod fma;
 mod inverse;

@@ -4,8 +4,8 @@
 //! Vulkan makes `OpFAdd`, `OpFSub` and `OpFMul` correctly rounded; every float result carries
 //! `NoContraction`. `Fma` (GLSL.std.450) is used where the device probe found it fused
 //! (`probe::fma_fused`); elsewhere (Mesa's lavapipe) `mathlib::fma::emulated` computes the fused
-//! result from rounded operations. Division and square root are the driver's `OpFDiv` and `Sqrt`, which
-//! Vulkan does not promise to round correctly for `double`: the tests compare every function
+//! result from rounded operations. Division and square root, which Vulkan does not promise to
+//! round correctly for `double`, come from `mathlib::exact`. The tests compare every function
 //! with the host's evaluation bit for bit on the devices they run on.
 
 use super::shell::{Scalar, Shell};
@@ -22,7 +22,6 @@ pub const GLSL_FMA: u32 = glsl::FMA;
 mod glsl {
     pub const ROUND_EVEN: u32 = 2;
     pub const FABS: u32 = 4;
-    pub const SQRT: u32 = 31;
     pub const FIND_U_MSB: u32 = 75;
     pub const FMA: u32 = 50;
 }
@@ -192,7 +191,7 @@ impl Arith for SpirvArith<'_> {
         float_op!(self, f_mul, a, b)
     }
     fn div(&mut self, a: Word, b: Word) -> Word {
-        float_op!(self, f_div, a, b)
+        crate::mathlib::exact::div(self, a, b)
     }
     fn fma(&mut self, a: Word, b: Word, c: Word) -> Word {
         if !self.fused_fma {
@@ -202,8 +201,7 @@ impl Arith for SpirvArith<'_> {
         self.exact(r)
     }
     fn sqrt(&mut self, a: Word) -> Word {
-        let r = self.ext(self.f64_ty, glsl::SQRT, &[a]);
-        self.exact(r)
+        crate::mathlib::exact::sqrt(self, a)
     }
     fn neg(&mut self, a: Word) -> Word {
         float_op!(self, f_negate, a)

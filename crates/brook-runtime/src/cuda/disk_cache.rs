@@ -42,7 +42,12 @@ pub fn load(
     let Some(dir) = directory() else {
         return driver::load_ptx(ptx, entries, handles);
     };
-    let path = dir.join(entry_name(ptx, sm, driver::driver_version(), driver::jit_level()));
+    let path = dir.join(entry_name(
+        ptx,
+        sm,
+        driver::driver_version(),
+        driver::jit_level(),
+    ));
     if let Some(image) = read_entry(&path, ptx) {
         if let Ok(module) = driver::load_image(&image, entries, handles) {
             return Ok(module);
@@ -122,7 +127,10 @@ mod tests {
         assert_eq!(read_entry(&path, "ptx text"), None);
         assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 89, 1, None));
         assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 90, 2, None));
-        assert_ne!(entry_name("a", 90, 1, None), entry_name("a", 90, 1, Some(0)));
+        assert_ne!(
+            entry_name("a", 90, 1, None),
+            entry_name("a", 90, 1, Some(0))
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
