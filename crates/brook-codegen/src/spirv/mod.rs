@@ -11,6 +11,7 @@
 
 pub mod libm;
 pub mod probe;
+pub mod scalar;
 pub mod shell;
 pub mod validate;
 

@@ -22,6 +22,9 @@ pub struct Shell {
     entry: Word,
     local_size: [u32; 3],
     glsl: Option<Word>,
+    /// The device's `Fma` on doubles is fused (else the math library emulates it).
+    pub fused_fma: bool,
+    capabilities: Vec<Capability>,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -49,15 +52,17 @@ impl Shell {
     pub fn new(push_words: u32, local_size: [u32; 3], extra: &[Capability]) -> Shell {
         let mut b = Builder::new();
         b.set_version(1, 5);
-        for cap in [
+        let capabilities: Vec<Capability> = [
             Capability::Shader,
             Capability::Int64,
             Capability::PhysicalStorageBufferAddresses,
         ]
         .iter()
         .chain(extra)
-        {
-            b.capability(*cap);
+        .copied()
+        .collect();
+        for &cap in &capabilities {
+            b.capability(cap);
         }
         b.memory_model(
             AddressingModel::PhysicalStorageBuffer64,
@@ -88,6 +93,8 @@ impl Shell {
             entry,
             local_size,
             glsl: None,
+            fused_fma: false,
+            capabilities,
         }
     }
 
@@ -201,8 +208,7 @@ impl Shell {
             .expect("in a block")
     }
 
-    fn pointer(&mut self, s: Scalar, addr: Word) -> Word {
-        let ty = self.ty(s);
+    fn pointer(&mut self, ty: Word, addr: Word) -> Word {
         let ptr_ty = self
             .b
             .type_pointer(None, StorageClass::PhysicalStorageBuffer, ty);
@@ -213,30 +219,51 @@ impl Shell {
 
     /// The scalar at `addr` (aligned to its size).
     pub fn load(&mut self, s: Scalar, addr: Word) -> Word {
-        let ptr = self.pointer(s, addr);
         let ty = self.ty(s);
+        self.load_typed(ty, s.bytes(), addr)
+    }
+
+    /// Stores `value` at `addr` (aligned to its size).
+    pub fn store(&mut self, s: Scalar, addr: Word, value: Word) {
+        let ty = self.ty(s);
+        self.store_typed(ty, s.bytes(), addr, value);
+    }
+
+    /// A value of type `ty` at `addr`, aligned to `align` bytes.
+    pub fn load_typed(&mut self, ty: Word, align: u32, addr: Word) -> Word {
+        let ptr = self.pointer(ty, addr);
         self.b
             .load(
                 ty,
                 None,
                 ptr,
                 Some(MemoryAccess::ALIGNED),
-                [Operand::LiteralBit32(s.bytes())],
+                [Operand::LiteralBit32(align)],
             )
             .expect("in a block")
     }
 
-    /// Stores `value` at `addr` (aligned to its size).
-    pub fn store(&mut self, s: Scalar, addr: Word, value: Word) {
-        let ptr = self.pointer(s, addr);
+    /// Stores `value` of type `ty` at `addr`, aligned to `align` bytes.
+    pub fn store_typed(&mut self, ty: Word, align: u32, addr: Word, value: Word) {
+        let ptr = self.pointer(ty, addr);
         self.b
             .store(
                 ptr,
                 value,
                 Some(MemoryAccess::ALIGNED),
-                [Operand::LiteralBit32(s.bytes())],
+                [Operand::LiteralBit32(align)],
             )
             .expect("in a block");
+    }
+
+    /// Declares capabilities the module's code needs (each once).
+    pub fn require(&mut self, capabilities: &[Capability]) {
+        for &c in capabilities {
+            if !self.capabilities.contains(&c) {
+                self.capabilities.push(c);
+                self.b.capability(c);
+            }
+        }
     }
 
     /// Marks a float operation's result as not to be contracted with others.

@@ -9,10 +9,10 @@
 mod bind;
 mod eval;
 mod exec;
-mod ops;
+pub(crate) mod ops;
 mod reduce;
 mod single;
-mod value;
+pub(crate) mod value;
 
 pub use single::{apply_map, combine};
 

@@ -16,6 +16,8 @@ pub mod context;
 pub mod info;
 pub mod instance;
 pub mod probe;
+#[cfg(test)]
+mod scalar_tests;
 
 pub use context::{Buffer, Context};
 pub use info::{GpuInfo, GpuKind};
