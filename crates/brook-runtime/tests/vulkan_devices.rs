@@ -29,6 +29,9 @@ fn list_devices() {
         if gpu.info.promises_denorm_preserve.0 {
             assert_eq!(f32, Subnormals::Preserved, "the driver promised");
         }
+        if gpu.info.signed_zero_inf_nan.0 {
+            assert_eq!(gpu.info.signed_zero_kept, Some(true), "0.0 * -1.0 is -0.0");
+        }
         assert!(gpu.info.subgroup_size >= 1 && gpu.info.max_group_invocations >= 128);
     }
 }

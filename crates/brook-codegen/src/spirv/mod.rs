@@ -9,6 +9,8 @@
 //! So far the dialect holds the shell and the device probe ([`probe`]) that the runtime runs
 //! when it opens a Vulkan device, to learn what the device really does with subnormal floats.
 
+pub mod flow;
+pub mod fmod;
 pub mod libm;
 pub mod probe;
 pub mod scalar;

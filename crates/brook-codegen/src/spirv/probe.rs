@@ -8,6 +8,8 @@
 //! - `SUBNORMAL * 1.0`: a subnormal *input* to a multiplication;
 //! - `SUBNORMAL + 0.0`: a subnormal input to an addition.
 //!
+//! It checks that `0.0 * -1.0` with a literal zero stays `-0.0` (a compiler allowed to
+//! ignore signed zeros folds it to `+0.0`: lavapipe does unless the module asks it not to).
 //! With `double`s it also checks that `Fma` (GLSL.std.450) is fused, as the math library needs:
 //! `fma(1 + 2^-30, 1 - 2^-30, -1)` is `-2^-60` fused and 0 when the product is rounded first.
 //!
@@ -30,7 +32,9 @@ pub const FMA_OPERANDS_AT: u64 = 72;
 pub const FMA_RESULT_AT: u64 = 40;
 /// Bytes of the probe's `src` and `dst`.
 pub const SRC_BYTES: u64 = FMA_OPERANDS_AT + 24;
-pub const DST_BYTES: u64 = FMA_RESULT_AT + 8;
+/// Where the signed-zero probe's `float` result lies in `dst`.
+pub const SIGNED_ZERO_AT: u64 = FMA_RESULT_AT + 8;
+pub const DST_BYTES: u64 = SIGNED_ZERO_AT + 8;
 
 /// The `fma` operands: its result is `-2^-60` when fused.
 pub fn fma_operands() -> [f64; 3] {
@@ -55,12 +59,16 @@ pub fn operands_f64() -> [f64; OPERANDS] {
 
 /// The probe for `f32` and, when `f64` holds, also `f64` (its operands follow the `f32`
 /// ones in `src` at byte 32, its results the `f32` ones in `dst` at byte 16).
-pub fn module(f64: bool) -> SpirvModule {
+/// `preserve`: the module asks to keep signed zeros (`SignedZeroInfNanPreserve`), as kernels
+/// do on the device.
+pub fn module(f64: bool, preserve: (bool, bool)) -> SpirvModule {
     let extra: &[Capability] = if f64 { &[Capability::Float64] } else { &[] };
     let mut s = Shell::new(2, [1, 1, 1], extra);
+    s.preserve_signed_zero = preserve;
     let src = s.push_word(0);
     let dst = s.push_word(1);
     probe_type(&mut s, Scalar::F32, src, dst);
+    probe_signed_zero(&mut s, src, dst);
     if f64 {
         let at = s.const_u64(32);
         let src64 = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
@@ -91,6 +99,22 @@ fn probe_type(s: &mut Shell, ty: Scalar, src: rspirv::spirv::Word, dst: rspirv::
         let addr = s.address(dst, index, ty.bytes());
         s.store(ty, addr, r);
     }
+}
+
+/// `0.0 * x` for the operand `-1.0` (at byte 12 of `src`): -0 unless the compiler folds the
+/// product to +0; written at byte [`SIGNED_ZERO_AT`] of `dst`.
+fn probe_signed_zero(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {
+    let t = s.ty(Scalar::F32);
+    let at = s.const_u64(12);
+    let addr = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
+    let one = s.load(Scalar::F32, addr);
+    let minus_one = s.b.f_negate(t, None, one).expect("in a block");
+    let zero = s.b.constant_bit32(t, 0);
+    let product = s.b.f_mul(t, None, zero, minus_one).expect("in a block");
+    let product = s.exact(product);
+    let at = s.const_u64(SIGNED_ZERO_AT);
+    let addr = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
+    s.store(Scalar::F32, addr, product);
 }
 
 fn probe_fma(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {
@@ -200,7 +224,9 @@ mod tests {
     #[test]
     fn the_probe_validates() {
         for f64 in [false, true] {
-            crate::spirv::validate::check(&module(f64), "probe");
+            for preserve in [(false, false), (true, f64)] {
+                crate::spirv::validate::check(&module(f64, preserve), "probe");
+            }
         }
     }
 }

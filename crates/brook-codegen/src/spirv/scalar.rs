@@ -10,7 +10,8 @@
 //! after every operation that can leave the range), as in PTX's registers; the others in
 //! their own types. Float division is `mathlib::exact::div` (Vulkan's `OpFDiv` may be off by
 //! 2.5 ulps); a `float` quotient is the `double` quotient of the widened operands rounded
-//! once more, which is the correctly rounded `float` quotient (53 >= 2 * 24 + 2).
+//! once more, which is the correctly rounded `float` quotient (53 >= 2 * 24 + 2). Float
+//! remainders are exact ([`Shell::fmod_f64`]).
 
 use super::libm::SpirvArith;
 use super::shell::Shell;
@@ -115,7 +116,7 @@ impl Shell {
         }
     }
 
-    /// `a op b`; `None` for a float remainder, which this dialect does not compute yet.
+    /// `a op b` (`None` for an operator the IR does not allow on the kind).
     pub fn binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Word, b: Word) -> Option<Word> {
         if op.is_comparison() {
             return Some(self.compare(op, kind, a, b));
@@ -197,6 +198,7 @@ impl Shell {
             BinaryOp::Sub => op!(self, f_sub, t, a, b),
             BinaryOp::Mul => op!(self, f_mul, t, a, b),
             BinaryOp::Div => return Some(self.float_div(kind, a, b)),
+            BinaryOp::Rem => return Some(self.float_rem(kind, a, b)),
             _ => return None,
         };
         Some(self.exact(r))
@@ -224,6 +226,21 @@ impl Shell {
         } else {
             q
         }
+    }
+
+    /// The exact remainder ([`Shell::fmod_f64`]; a `float`'s through `double`, exactly).
+    fn float_rem(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
+        if kind == ScalarKind::F64 {
+            return self.fmod_f64(a, b);
+        }
+        let f64_ty = self.b.type_float(64);
+        let (x, y) = (
+            op!(self, f_convert, f64_ty, a),
+            op!(self, f_convert, f64_ty, b),
+        );
+        let r = self.fmod_f64(x, y);
+        let f32_ty = self.b.type_float(32);
+        op!(self, f_convert, f32_ty, r)
     }
 
     fn int_binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Word, b: Word) -> Word {

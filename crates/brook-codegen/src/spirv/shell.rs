@@ -24,6 +24,9 @@ pub struct Shell {
     glsl: Option<Word>,
     /// The device's `Fma` on doubles is fused (else the math library emulates it).
     pub fused_fma: bool,
+    /// Ask the device to keep signed zeros, infinities and NaNs in `float` and `double`
+    /// operations (`shaderSignedZeroInfNanPreserveFloat32`/`64`: only where it offers it).
+    pub preserve_signed_zero: (bool, bool),
     capabilities: Vec<Capability>,
 }
 
@@ -94,6 +97,7 @@ impl Shell {
             local_size,
             glsl: None,
             fused_fma: false,
+            preserve_signed_zero: (false, false),
             capabilities,
         }
     }
@@ -285,6 +289,21 @@ impl Shell {
         let [x, y, z] = self.local_size;
         self.b
             .execution_mode(self.entry, ExecutionMode::LocalSize, [x, y, z]);
+        // Signed zeros, infinities and NaNs kept exactly (no `0 * x` folded to +0), where the
+        // device offers it.
+        let widths = [
+            (self.preserve_signed_zero.0, 32),
+            (self.preserve_signed_zero.1, 64),
+        ];
+        if widths.iter().any(|(on, _)| *on) {
+            self.b.capability(Capability::SignedZeroInfNanPreserve);
+        }
+        for (on, width) in widths {
+            if on {
+                self.b
+                    .execution_mode(self.entry, ExecutionMode::SignedZeroInfNanPreserve, [width]);
+            }
+        }
         use rspirv::binary::Assemble;
         SpirvModule {
             words: self.b.module().assemble(),

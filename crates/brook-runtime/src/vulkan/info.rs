@@ -33,6 +33,12 @@ pub struct GpuInfo {
     pub buffer_device_address: bool,
     /// The driver's promises about `float`/`double` subnormals (`shaderDenormPreserve*`).
     pub promises_denorm_preserve: (bool, bool),
+    /// Whether kernels may ask to keep signed zeros, infinities and NaNs exactly
+    /// (`shaderSignedZeroInfNanPreserveFloat32`/`64`); Brook's kernels do where they may.
+    pub signed_zero_inf_nan: (bool, bool),
+    /// Whether `0.0 * -1.0` stays `-0.0` in a kernel written as Brook writes them, as the
+    /// probe found (`None` until probed).
+    pub signed_zero_kept: Option<bool>,
     pub max_storage_buffer_range: u32,
     pub max_shared_memory: u32,
     pub max_group_invocations: u32,
@@ -67,6 +73,9 @@ impl std::fmt::Display for GpuInfo {
         }
         if let Some(s) = self.subnormals_f64 {
             write!(f, ", double subnormals {s}")?;
+        }
+        if let Some(kept) = self.signed_zero_kept {
+            write!(f, ", signed zeros {}", if kept { "kept" } else { "lost" })?;
         }
         if let Some(fused) = self.fma_fused {
             write!(f, ", fma {}", if fused { "fused" } else { "not fused" })?;
@@ -136,6 +145,11 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
             v12.shader_denorm_preserve_float32 == vk::TRUE,
             v12.shader_denorm_preserve_float64 == vk::TRUE,
         ),
+        signed_zero_inf_nan: (
+            v12.shader_signed_zero_inf_nan_preserve_float32 == vk::TRUE,
+            v12.shader_signed_zero_inf_nan_preserve_float64 == vk::TRUE,
+        ),
+        signed_zero_kept: None,
         max_storage_buffer_range: limits.max_storage_buffer_range,
         max_shared_memory: limits.max_compute_shared_memory_size,
         max_group_invocations: limits.max_compute_work_group_invocations,

@@ -30,7 +30,11 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
             bytes[at + 8 * k..at + 8 * k + 8].copy_from_slice(&v.to_le_bytes());
         }
     }
-    let module = probe::module(info.float64);
+    let preserve = (
+        info.signed_zero_inf_nan.0,
+        info.signed_zero_inf_nan.1 && info.float64,
+    );
+    let module = probe::module(info.float64, preserve);
     let mut push = Vec::with_capacity(16);
     push.extend_from_slice(&src.address().to_le_bytes());
     push.extend_from_slice(&dst.address().to_le_bytes());
@@ -38,6 +42,9 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
     let out = dst.bytes();
     let f32_at = |k: usize| f32::from_le_bytes(out[4 * k..4 * k + 4].try_into().unwrap());
     info.subnormals_f32 = Some(Subnormals::judge_f32(std::array::from_fn(f32_at)));
+    let at = probe::SIGNED_ZERO_AT as usize;
+    let product = f32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+    info.signed_zero_kept = Some(product.to_bits() == (-0.0f32).to_bits());
     if info.float64 {
         let f64_at = |k: usize| f64::from_le_bytes(out[16 + 8 * k..24 + 8 * k].try_into().unwrap());
         info.subnormals_f64 = Some(Subnormals::judge_f64(std::array::from_fn(f64_at)));

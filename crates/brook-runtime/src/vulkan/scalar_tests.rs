@@ -50,7 +50,7 @@ const BINARY: [BinaryOp; 18] = [
     BinaryOp::Ge,
 ];
 
-/// The operations the IR allows on `kind` (float remainders aside: not in the dialect yet).
+/// The operations the IR allows on `kind`.
 fn operations(kind: ScalarKind) -> Vec<Operation> {
     let mut out = Vec::new();
     for op in [UnaryOp::Neg, UnaryOp::Not, UnaryOp::BitNot] {
@@ -68,8 +68,6 @@ fn operations(kind: ScalarKind) -> Vec<Operation> {
             kind == ScalarKind::Bool
         } else if op.is_integer_only() {
             kind.is_integer()
-        } else if kind.is_float() && op == BinaryOp::Rem {
-            false
         } else {
             op == BinaryOp::Eq || op == BinaryOp::Ne || kind != ScalarKind::Bool
         };
@@ -186,9 +184,16 @@ fn lane_of(s: &mut Shell, kind: ScalarKind, v: Word) -> Word {
 
 /// The module: invocation `i` (a workgroup each) reads pair `i` (`a` at word 0's array, `b`
 /// at word 1's, in `kind`'s width) and writes operation `j`'s lane at `dst + 8 (j n + i)`.
-fn module(kind: ScalarKind, ops: &[Operation], n: u64) -> brook_codegen::spirv::SpirvModule {
+fn module(
+    kind: ScalarKind,
+    ops: &[Operation],
+    n: u64,
+    info: &super::GpuInfo,
+) -> brook_codegen::spirv::SpirvModule {
     let extra: &[Capability] = &[Capability::Float64];
     let mut s = Shell::new(3, [1, 1, 1], extra);
+    s.fused_fma = info.fma_fused == Some(true);
+    s.preserve_signed_zero = info.signed_zero_inf_nan;
     let (src_a, src_b, dst) = (s.push_word(0), s.push_word(1), s.push_word(2));
     let i = s.workgroup_x();
     let size = kind.size();
@@ -233,7 +238,7 @@ fn is_nan(kind: ScalarKind, lane: u64) -> bool {
     }
 }
 
-fn check_kind(context: &Arc<Context>, kind: ScalarKind) -> Vec<String> {
+fn check_kind(context: &Arc<Context>, info: &super::GpuInfo, kind: ScalarKind) -> Vec<String> {
     let vals = values(kind);
     let pairs: Vec<(u64, u64)> = vals
         .iter()
@@ -256,7 +261,7 @@ fn check_kind(context: &Arc<Context>, kind: ScalarKind) -> Vec<String> {
     for w in [src_a.address(), src_b.address(), dst.address()] {
         push.extend_from_slice(&w.to_le_bytes());
     }
-    let module = module(kind, &ops, n);
+    let module = module(kind, &ops, n, info);
     brook_codegen::spirv::validate::check(&module, &format!("{kind:?} operations"));
     context.run(&module, &push, [n as u32, 1, 1]).unwrap();
     let out = dst.bytes();
@@ -296,7 +301,7 @@ fn scalar_operations_match_the_interpreter() {
         };
         let mut wrong = Vec::new();
         for kind in ScalarKind::ALL {
-            wrong.extend(check_kind(context, kind));
+            wrong.extend(check_kind(context, &gpu.info, kind));
         }
         assert!(
             wrong.is_empty(),
