@@ -291,11 +291,23 @@ impl Shell {
             unsafe_divisor = op!(self, logical_or, bool_ty, by_zero, both);
         }
         let divisor = op!(self, select, t, unsafe_divisor, one, b);
-        let r = match (op, kind.is_signed()) {
-            (BinaryOp::Div, true) => op!(self, s_div, t, a, divisor),
-            (BinaryOp::Div, false) => op!(self, u_div, t, a, divisor),
-            (_, true) => op!(self, s_rem, t, a, divisor),
-            (_, false) => op!(self, u_mod, t, a, divisor),
+        let r = if kind.is_signed() {
+            // The signed remainder is `a - (a / b) b`, not `OpSRem`: NVIDIA's Vulkan driver
+            // (580.159) narrows `OpSRem` of a `char` loaded and sign-extended to an 8-bit
+            // *unsigned* remainder (`-1 % 2` gave 1).
+            let q = op!(self, s_div, t, a, divisor);
+            match op {
+                BinaryOp::Div => q,
+                _ => {
+                    let back = op!(self, i_mul, t, q, divisor);
+                    op!(self, i_sub, t, a, back)
+                }
+            }
+        } else {
+            match op {
+                BinaryOp::Div => op!(self, u_div, t, a, divisor),
+                _ => op!(self, u_mod, t, a, divisor),
+            }
         };
         // MIN / 1 is MIN, as the wrapped quotient; MIN % 1 is 0, as the remainder.
         let r = op!(self, select, t, by_zero, zero, r);
