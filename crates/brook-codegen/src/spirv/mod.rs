@@ -6,8 +6,12 @@
 //! stream by `maxStorageBufferRange`), and its parameters in a push-constant block of 64-bit
 //! words. Float operations carry `NoContraction`: the driver may not fuse or reassociate them.
 //!
-//! So far the dialect holds the shell and the device probe ([`probe`]) that the runtime runs
-//! when it opens a Vulkan device, to learn what the device really does with subnormal floats.
+//! What is here (issue 52, in progress): the shell; Brook's scalar operations ([`scalar`],
+//! with exact float remainders in [`fmod`]); structured control flow and function variables
+//! ([`flow`]); the math library ([`libm`], over `crate::mathlib`, with division, square root
+//! and, where the device's is not fused, `fma` computed exactly); the probe the runtime runs
+//! when it opens a device ([`probe`]); and the validator's check ([`validate`]). The lowering of
+//! kernel bodies (`crate::lower::Target`) and the drivers come next.
 
 pub mod flow;
 pub mod fmod;

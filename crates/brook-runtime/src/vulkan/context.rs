@@ -10,7 +10,8 @@ use std::time::Duration;
 
 /// A logical device with its compute queue.
 pub struct Context {
-    vulkan: Arc<Vulkan>,
+    /// The instance, kept alive as long as a device made from it.
+    _vulkan: Arc<Vulkan>,
     pub device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
     /// The queue and the one command buffer recorded for it, used one submission at a time.
@@ -67,7 +68,7 @@ impl Context {
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
         match Submitter::new(&device, family) {
             Ok(queue) => Ok(Context {
-                vulkan: vulkan.clone(),
+                _vulkan: vulkan.clone(),
                 device,
                 memory,
                 queue: Mutex::new(queue),
@@ -167,7 +168,6 @@ impl Drop for Context {
             self.device.destroy_command_pool(s.pool, None);
             self.device.destroy_device(None);
         }
-        let _ = &self.vulkan;
     }
 }
 
