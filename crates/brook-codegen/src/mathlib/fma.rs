@@ -46,7 +46,7 @@ fn exact_product<A: Arith>(a: &mut A, x: A::F, y: A::F) -> Dd<A::F> {
 
 /// `p + q` rounded to odd: the nearest sum, moved one unit toward the exact sum when it is
 /// inexact and its last significand bit is even.
-fn add_round_to_odd<A: Arith>(a: &mut A, p: A::F, q: A::F) -> A::F {
+pub(crate) fn add_round_to_odd<A: Arith>(a: &mut A, p: A::F, q: A::F) -> A::F {
     let Dd { hi: s, lo: e } = two_sum(a, p, q);
     let bits = a.to_bits(s);
     let one = a.int(1);
@@ -78,6 +78,12 @@ pub fn emulated<A: Arith>(a: &mut A, x: A::F, y: A::F, z: A::F) -> A::F {
     let t = two_sum(a, z, u.hi);
     let tail = add_round_to_odd(a, t.lo, u.lo);
     let fused = a.add(t.hi, tail);
+    // A zero result is exact (the product is then exact too): the plain sum has its sign
+    // (-0 * y + -0 is -0; the steps above would give +0).
+    let sum_plain = a.add(u.hi, z);
+    let zero_f = a.num(0.0);
+    let fused_zero = a.cmp(Cmp::Eq, fused, zero_f);
+    let fused = a.select(fused_zero, sum_plain, fused);
     // Outside the domain: the product rounded, then the sum; an infinite `z` wins over a
     // product that overflowed (the exact product is finite).
     let sum = a.add(u.hi, z);
@@ -164,6 +170,11 @@ mod tests {
         for (x, y, z) in [
             (0.0, 5.0, -0.0),
             (-0.0, 5.0, 0.0),
+            (-0.0, 5.0, -0.0),
+            (3.0, -0.0, -0.0),
+            (-0.0, -5.0, -0.0),
+            (2.0, 3.0, -6.0),
+            (-2.0, 3.0, 6.0),
             (f64::INFINITY, 2.0, 1.0),
             (f64::INFINITY, 0.0, 1.0),
             (1.0, 1.0, f64::NAN),

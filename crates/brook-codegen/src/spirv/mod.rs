@@ -7,7 +7,7 @@
 //! words. Float operations carry `NoContraction`: the driver may not fuse or reassociate them.
 //!
 //! What is here (issue 52, in progress): the shell; Brook's scalar operations ([`scalar`],
-//! with exact float remainders in [`fmod`]); structured control flow and function variables
+//! with exact float remainders in [`fmod`]; the exact intrinsics in [`math`]); structured control flow and function variables
 //! ([`flow`]); the math library ([`libm`], over `crate::mathlib`, with division, square root
 //! and, where the device's is not fused, `fma` computed exactly); the probe the runtime runs
 //! when it opens a device ([`probe`]); and the validator's check ([`validate`]). The lowering of
@@ -16,6 +16,7 @@
 pub mod flow;
 pub mod fmod;
 pub mod libm;
+pub mod math;
 pub mod probe;
 pub mod scalar;
 pub mod shell;

@@ -1,6 +1,6 @@
-//! Brook's scalar operations as SPIR-V (`brook_codegen::spirv::scalar`) against the reference
-//! interpreter's, bit for bit, on every Vulkan device: every kind, every operator the IR
-//! allows on it, every conversion, over all pairs of each kind's awkward values (zeros,
+//! Brook's scalar operations as SPIR-V (`brook_codegen::spirv::scalar`, `::math`) against the
+//! reference interpreter's, bit for bit, on every Vulkan device: every kind, every operator the
+//! IR allows on it, every conversion, the exact intrinsics on scalars, over all pairs of each kind's awkward values (zeros,
 //! extremes, the signed minimum and -1, NaNs, infinities, subnormals). On a device whose
 //! probe found that it flushes `float` subnormals (NVIDIA's Vulkan driver does), differences
 //! that involve one are counted apart and printed, not hidden.
@@ -10,7 +10,7 @@ use crate::interp::ops;
 use crate::interp::value::{normalize, Num};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::shell::Shell;
-use brook_ir::{BinaryOp, ScalarKind, UnaryOp, ValueType};
+use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
 use rspirv::spirv::{Capability, Word};
 use std::sync::Arc;
 
@@ -20,6 +20,8 @@ enum Operation {
     Unary(UnaryOp),
     Binary(BinaryOp),
     Convert(ScalarKind),
+    /// An exact intrinsic of this many arguments (`a`, `b`, then `a` again).
+    Math(MathFun, usize),
 }
 
 impl Operation {
@@ -27,6 +29,9 @@ impl Operation {
         match self {
             Operation::Binary(op) if op.is_comparison() => ScalarKind::Bool,
             Operation::Convert(to) => to,
+            Operation::Math(MathFun::IsNan | MathFun::IsInf | MathFun::IsFinite, _) => {
+                ScalarKind::Bool
+            }
             _ => kind,
         }
     }
@@ -79,6 +84,37 @@ fn operations(kind: ScalarKind) -> Vec<Operation> {
         }
     }
     out.extend(ScalarKind::ALL.iter().map(|&to| Operation::Convert(to)));
+    let integer = [
+        (MathFun::Abs, 1),
+        (MathFun::Max, 2),
+        (MathFun::Min, 2),
+        (MathFun::Clamp, 3),
+        (MathFun::Sign, 1),
+    ];
+    let float = [
+        (MathFun::Ceil, 1),
+        (MathFun::Floor, 1),
+        (MathFun::Sqrt, 1),
+        (MathFun::Rsqrt, 1),
+        (MathFun::Round, 1),
+        (MathFun::Frac, 1),
+        (MathFun::Fmod, 2),
+        (MathFun::Lerp, 3),
+        (MathFun::Fma, 3),
+        (MathFun::IsNan, 1),
+        (MathFun::IsInf, 1),
+        (MathFun::IsFinite, 1),
+        (MathFun::Dot, 2),
+        (MathFun::Length, 1),
+        (MathFun::Distance, 2),
+        (MathFun::Normalize, 1),
+    ];
+    if kind.is_integer() || kind.is_float() {
+        out.extend(integer.iter().map(|&(f, n)| Operation::Math(f, n)));
+    }
+    if kind.is_float() {
+        out.extend(float.iter().map(|&(f, n)| Operation::Math(f, n)));
+    }
     out
 }
 
@@ -209,6 +245,10 @@ fn module(
             Operation::Unary(u) => s.unary(u, kind, a),
             Operation::Binary(o) => s.binary(o, kind, a, b).expect("tested operations exist"),
             Operation::Convert(to) => s.convert(kind, to, a),
+            Operation::Math(fun, n) => {
+                let args: Vec<Vec<Word>> = [a, b, a][..n].iter().map(|&v| vec![v]).collect();
+                s.exact_math(fun, kind, &args).expect("an exact intrinsic")[0]
+            }
         };
         let lane = lane_of(&mut s, op.result_kind(kind), r);
         let base = s.const_u64(j as u64 * n);
@@ -229,6 +269,7 @@ fn expected(kind: ScalarKind, op: Operation, a: u64, b: u64) -> u64 {
         Operation::Unary(u) => ops::unary(u, &num(a)),
         Operation::Binary(o) => ops::binary(o, &num(a), &num(b)),
         Operation::Convert(to) => ops::convert(&num(a), to),
+        Operation::Math(fun, n) => ops::math(fun, &[num(a), num(b), num(a)][..n]),
     };
     r.lanes[0]
 }
