@@ -13,6 +13,8 @@ pub enum BackendKind {
     Cpu,
     /// PTX for NVIDIA GPUs ([`crate::ptx`]).
     Ptx,
+    /// SPIR-V for Vulkan devices ([`crate::spirv`]).
+    Spirv,
 }
 
 impl fmt::Display for BackendKind {
@@ -20,6 +22,7 @@ impl fmt::Display for BackendKind {
         f.write_str(match self {
             BackendKind::Cpu => "the CPU",
             BackendKind::Ptx => "CUDA (PTX)",
+            BackendKind::Spirv => "Vulkan (SPIR-V)",
         })
     }
 }

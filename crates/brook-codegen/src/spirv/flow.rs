@@ -21,6 +21,10 @@ pub struct LoopFrame {
     header: Word,
     continuing: Word,
     merge: Word,
+    /// A `bool` variable: a `break` in the continuing part sets it, and the back edge leaves
+    /// the loop when it holds (SPIR-V lets a continue construct leave its loop only from the
+    /// back-edge block).
+    leave: Word,
 }
 
 impl Shell {
@@ -53,8 +57,30 @@ impl Shell {
 
     /// Ends the open block with a branch to `to` and opens a fresh one that nothing reaches.
     fn jump(&mut self, to: Word) {
-        self.b.branch(to).expect("in a block");
+        self.branch_out(to);
+        self.begin_dead_block();
+    }
+
+    /// Ends the open block with a branch to `to`, or with `OpUnreachable` when nothing
+    /// reaches it (a block that follows a jump belongs to no construct, so it may not branch
+    /// into one).
+    fn branch_out(&mut self, to: Word) {
+        if self.in_dead_block {
+            self.b.unreachable().expect("in a block");
+        } else {
+            self.b.branch(to).expect("in a block");
+        }
+    }
+
+    fn begin_dead_block(&mut self) {
         self.b.begin_block(None).expect("in a function");
+        self.in_dead_block = true;
+    }
+
+    /// Opens the block `label`, which the structure reaches.
+    fn begin_live_block(&mut self, label: Word) {
+        self.b.begin_block(Some(label)).expect("in a function");
+        self.in_dead_block = false;
     }
 
     /// Branches on `cond`; goes on in the accepting arm.
@@ -66,70 +92,83 @@ impl Shell {
         self.b
             .branch_conditional(cond, accept, reject, [])
             .expect("in a block");
-        self.b.begin_block(Some(accept)).expect("in a function");
+        self.begin_live_block(accept);
         IfFrame { merge, reject }
     }
 
     /// Leaves the accepting arm; goes on in the rejecting arm.
     pub fn begin_else(&mut self, frame: &IfFrame) {
-        self.b.branch(frame.merge).expect("in a block");
-        self.b
-            .begin_block(Some(frame.reject))
-            .expect("in a function");
+        self.branch_out(frame.merge);
+        self.begin_live_block(frame.reject);
     }
 
     /// Leaves the rejecting arm; goes on after the `if`. (An `if` without `begin_else` gets
     /// an empty rejecting arm.)
     pub fn end_if(&mut self, frame: IfFrame) {
-        self.b.branch(frame.merge).expect("in a block");
+        self.branch_out(frame.merge);
         let f = self.b.selected_function().expect("in a function");
         let reject_written = self.b.module_ref().functions[f]
             .blocks
             .iter()
             .any(|b| b.label_id() == Some(frame.reject));
         if !reject_written {
-            self.b
-                .begin_block(Some(frame.reject))
-                .expect("in a function");
+            self.begin_live_block(frame.reject);
             self.b.branch(frame.merge).expect("in a block");
         }
-        self.b
-            .begin_block(Some(frame.merge))
-            .expect("in a function");
+        self.begin_live_block(frame.merge);
     }
 
     /// Starts a loop; goes on in its body.
     pub fn begin_loop(&mut self) -> LoopFrame {
         let (header, body, continuing, merge) =
             (self.b.id(), self.b.id(), self.b.id(), self.b.id());
-        self.b.branch(header).expect("in a block");
-        self.b.begin_block(Some(header)).expect("in a function");
+        let bool_ty = self.b.type_bool();
+        let leave = self.function_variable(bool_ty);
+        let no = self.b.constant_false(bool_ty);
+        self.write(leave, no);
+        self.branch_out(header);
+        self.begin_live_block(header);
         self.b
             .loop_merge(merge, continuing, LoopControl::NONE, [])
             .expect("in a block");
         self.b.branch(body).expect("in a block");
-        self.b.begin_block(Some(body)).expect("in a function");
+        self.begin_live_block(body);
         LoopFrame {
             header,
             continuing,
             merge,
+            leave,
         }
     }
 
     /// Leaves the body for the continuing part (where `continue` goes too).
     pub fn begin_continuing(&mut self, frame: LoopFrame) {
-        self.b.branch(frame.continuing).expect("in a block");
-        self.b
-            .begin_block(Some(frame.continuing))
-            .expect("in a function");
+        self.branch_out(frame.continuing);
+        self.begin_live_block(frame.continuing);
     }
 
-    /// Leaves the continuing part (back to the header); goes on after the loop.
+    /// Leaves the continuing part (back to the header, or out when a `break` in it set the
+    /// loop's flag); goes on after the loop.
     pub fn end_loop(&mut self, frame: LoopFrame) {
-        self.b.branch(frame.header).expect("in a block");
-        self.b
-            .begin_block(Some(frame.merge))
-            .expect("in a function");
+        if self.in_dead_block {
+            self.b.unreachable().expect("in a block");
+        } else {
+            let bool_ty = self.b.type_bool();
+            let leave = self.read(bool_ty, frame.leave);
+            self.b
+                .branch_conditional(leave, frame.merge, frame.header, [])
+                .expect("in a block");
+        }
+        self.begin_live_block(frame.merge);
+    }
+
+    /// A `break` in the loop's continuing part: sets the flag the back edge reads. Nothing
+    /// may follow it in the continuing part but the ends of the `if`s around it (the
+    /// drivers check: [`continuing_breaks_last`]).
+    pub fn break_from_continuing(&mut self, frame: LoopFrame) {
+        let bool_ty = self.b.type_bool();
+        let yes = self.b.constant_true(bool_ty);
+        self.write(frame.leave, yes);
     }
 
     pub fn jump_break(&mut self, frame: LoopFrame) {
@@ -142,7 +181,46 @@ impl Shell {
 
     /// Ends the invocation.
     pub fn jump_return(&mut self) {
-        self.b.ret().expect("in a block");
-        self.b.begin_block(None).expect("in a function");
+        if self.in_dead_block {
+            self.b.unreachable().expect("in a block");
+        } else {
+            self.b.ret().expect("in a block");
+        }
+        self.begin_dead_block();
     }
+}
+
+/// Whether every `break` in a loop's continuing part ends it: the last statement of the part,
+/// or the last statement of an arm of the part's last `if` (as `for` and `do`-`while`
+/// conditions lower), so a `break` there can set a flag that the back edge reads.
+pub fn continuing_breaks_last(block: &brook_ir::Block) -> bool {
+    use brook_ir::Stmt;
+    fn ok_block(block: &brook_ir::Block, in_continuing: bool) -> bool {
+        let n = block.0.len();
+        block.0.iter().enumerate().all(|(i, s)| {
+            let last = i + 1 == n;
+            match &s.stmt {
+                Stmt::Break => !in_continuing || last,
+                Stmt::If { accept, reject, .. } => {
+                    if in_continuing && !last && (has_break(accept) || has_break(reject)) {
+                        return false;
+                    }
+                    ok_block(accept, in_continuing) && ok_block(reject, in_continuing)
+                }
+                Stmt::Loop { body, continuing } => {
+                    ok_block(body, false) && ok_block(continuing, true)
+                }
+                _ => true,
+            }
+        })
+    }
+    /// A `break` of the enclosing loop (not of a nested one).
+    fn has_break(block: &brook_ir::Block) -> bool {
+        block.0.iter().any(|s| match &s.stmt {
+            Stmt::Break => true,
+            Stmt::If { accept, reject, .. } => has_break(accept) || has_break(reject),
+            _ => false,
+        })
+    }
+    ok_block(block, false)
 }

@@ -10,12 +10,16 @@
 //! with exact float remainders in [`fmod`]; the exact intrinsics in [`math`]); structured control flow and function variables
 //! ([`flow`]); the math library ([`libm`], over `crate::mathlib`, with division, square root
 //! and, where the device's is not fused, `fma` computed exactly); the probe the runtime runs
-//! when it opens a device ([`probe`]); and the validator's check ([`validate`]). The lowering of
-//! kernel bodies (`crate::lower::Target`) and the drivers come next.
+//! when it opens a device ([`probe`]); the validator's check ([`validate`]); the lowering of
+//! kernel bodies ([`lower`], the dialect's `crate::lower::Target`) and the map driver
+//! ([`map`]). Reductions, scans and thread groups (the GPU strategies written once for PTX
+//! and SPIR-V) come next.
 
 pub mod flow;
 pub mod fmod;
 pub mod libm;
+pub mod lower;
+pub mod map;
 pub mod math;
 pub mod probe;
 pub mod scalar;

@@ -28,6 +28,9 @@ pub struct Shell {
     /// operations (`shaderSignedZeroInfNanPreserveFloat32`/`64`: only where it offers it).
     pub preserve_signed_zero: (bool, bool),
     capabilities: Vec<Capability>,
+    builtins: Vec<(BuiltIn, Word)>,
+    /// The open block follows a jump: nothing reaches it ([`crate::spirv::flow`]).
+    pub(crate) in_dead_block: bool,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -99,6 +102,8 @@ impl Shell {
             fused_fma: false,
             preserve_signed_zero: (false, false),
             capabilities,
+            builtins: Vec::new(),
+            in_dead_block: false,
         }
     }
 
@@ -147,25 +152,34 @@ impl Shell {
 
     /// The invocation's global index along x (`GlobalInvocationId.x`) as a `u64`.
     pub fn global_x(&mut self) -> Word {
-        self.builtin_x(BuiltIn::GlobalInvocationId)
+        self.builtin_u64(BuiltIn::GlobalInvocationId, 0)
     }
 
     /// The workgroup's index along x (`WorkgroupId.x`) as a `u64`.
     pub fn workgroup_x(&mut self) -> Word {
-        self.builtin_x(BuiltIn::WorkgroupId)
+        self.builtin_u64(BuiltIn::WorkgroupId, 0)
     }
 
-    fn builtin_x(&mut self, builtin: BuiltIn) -> Word {
+    /// Component `component` of a `uvec3` built-in as a `u64` (each built-in's variable is
+    /// declared once).
+    pub fn builtin_u64(&mut self, builtin: BuiltIn, component: u32) -> Word {
         let u32_ty = self.u32_ty();
         let v3 = self.b.type_vector(u32_ty, 3);
-        let ptr_ty = self.b.type_pointer(None, StorageClass::Input, v3);
-        let var = self.global_variable(ptr_ty, StorageClass::Input, None);
-        self.b
-            .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
+        let var = match self.builtins.iter().find(|(b, _)| *b == builtin) {
+            Some(&(_, var)) => var,
+            None => {
+                let ptr_ty = self.b.type_pointer(None, StorageClass::Input, v3);
+                let var = self.global_variable(ptr_ty, StorageClass::Input, None);
+                self.b
+                    .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
+                self.builtins.push((builtin, var));
+                var
+            }
+        };
         let all = self.b.load(v3, None, var, None, []).expect("in a block");
         let x = self
             .b
-            .composite_extract(u32_ty, None, all, [0])
+            .composite_extract(u32_ty, None, all, [component])
             .expect("in a block");
         self.b.u_convert(self.u64_ty, None, x).expect("in a block")
     }
@@ -278,7 +292,11 @@ impl Shell {
 
     /// Closes the function and writes the module.
     pub fn finish(mut self) -> SpirvModule {
-        self.b.ret().expect("in a block");
+        if self.in_dead_block {
+            self.b.unreachable().expect("in a block");
+        } else {
+            self.b.ret().expect("in a block");
+        }
         self.b.end_function().expect("in a function");
         self.b.entry_point(
             ExecutionModel::GLCompute,

@@ -1,0 +1,526 @@
+//! The SPIR-V dialect's [`Target`]: the shared lowering's primitive operations on a
+//! [`Shell`]. Values are SSA ids; variables are function variables (the driver's own and the
+//! kernel's locals, a variable per leaf); local arrays live in the invocation's frame of
+//! scratch memory, reached by device address like streams; the parameter block is read
+//! through its device address (push-constant word 0). Index leaves are `u64`s.
+
+use super::flow::{IfFrame, LoopFrame};
+use super::shell::Shell;
+use crate::leaves::{has_array, leaves};
+use crate::lower::{Binding, Memory, Root, StreamRef, Target};
+use crate::CompileError;
+use brook_ir::{
+    BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
+    UnaryOp,
+};
+use rspirv::spirv::Word;
+use std::collections::HashMap;
+
+/// Where a kernel local lives.
+#[derive(Clone, Debug)]
+pub enum LocalStore {
+    /// A function variable per leaf.
+    Vars(Vec<Word>),
+    /// In the invocation's scratch frame at this address (arrays), in C layout.
+    Memory { addr: Word },
+}
+
+/// The lowering state of one entry point.
+pub struct Lower<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a Kernel,
+    pub s: Shell,
+    pub bindings: Vec<Binding<Word, Word>>,
+    pub locals: Vec<LocalStore>,
+    /// The parameter block's address.
+    pub block: Word,
+    /// The domain's extents and the current position (slowest first), `u64`s.
+    pub domain: Vec<Word>,
+    pub pos: Vec<Word>,
+    /// Each variable's value type.
+    var_types: HashMap<Word, Word>,
+    memo: HashMap<Handle<Expr>, Vec<Word>>,
+    bounds: brook_ir::footprint::IndexBounds<'a>,
+    induction: crate::lower::induction::Induction<Word, Word>,
+    /// The code being written cannot run (it follows a jump).
+    dead: bool,
+    /// The loops (by header) whose continuing part is being written.
+    continuing: Vec<Word>,
+    /// A construct the dialect cannot write, found while lowering (reported at the end).
+    pub problem: Option<CompileError>,
+}
+
+/// An `if` and whether the code before it was reachable.
+pub struct If {
+    frame: IfFrame,
+    live: bool,
+}
+
+/// A loop, whether the code before it was reachable, and its number.
+#[derive(Clone, Copy, Debug)]
+pub struct Loop {
+    frame: LoopFrame,
+    live: bool,
+    id: Word,
+}
+
+impl<'a> Lower<'a> {
+    pub fn new(module: &'a Module, kernel: &'a Kernel, s: Shell, block: Word) -> Self {
+        Lower {
+            module,
+            kernel,
+            s,
+            bindings: vec![Binding::Unbound; kernel.params.len()],
+            locals: Vec::new(),
+            block,
+            domain: Vec::new(),
+            pos: Vec::new(),
+            var_types: HashMap::new(),
+            memo: HashMap::new(),
+            bounds: brook_ir::footprint::IndexBounds::new(kernel),
+            induction: Default::default(),
+            dead: false,
+            continuing: Vec::new(),
+            problem: None,
+        }
+    }
+
+    /// Lowers the kernel body where the shell stands.
+    pub fn body(&mut self) -> Result<(), CompileError> {
+        let body = &self.kernel.body;
+        crate::lower::stmt::block(self, body, None)?;
+        match self.problem.take() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// A variable holding values of type `ty`.
+    pub fn variable(&mut self, ty: Word) -> Word {
+        let var = self.s.function_variable(ty);
+        self.var_types.insert(var, ty);
+        var
+    }
+
+    /// Places every local: a variable per leaf, or (arrays) `bytes` of the frame at
+    /// `frame`, returning the frame's size.
+    pub fn place_locals(&mut self, frame: Word) -> u32 {
+        let mut stores = Vec::new();
+        let mut used = 0u32;
+        for (_, local) in self.kernel.locals.iter() {
+            if has_array(self.module, &local.ty) {
+                let layout = self.module.layout(&local.ty);
+                let at = used.next_multiple_of(16);
+                used = at + layout.size.max(1);
+                let offset = self.s.const_u64(u64::from(at));
+                let u64_ty = self.s.u64_ty();
+                let addr = self
+                    .s
+                    .b
+                    .i_add(u64_ty, None, frame, offset)
+                    .expect("in a block");
+                stores.push(LocalStore::Memory { addr });
+            } else {
+                let vars = leaves(self.module, &local.ty)
+                    .iter()
+                    .map(|leaf| {
+                        let ty = self.s.container(leaf.kind);
+                        self.variable(ty)
+                    })
+                    .collect();
+                stores.push(LocalStore::Vars(vars));
+            }
+        }
+        self.locals = stores;
+        used.next_multiple_of(16)
+    }
+
+    /// Zeroes every local held in variables (at the start of the instance).
+    pub fn zero_locals(&mut self) {
+        for (h, local) in self.kernel.locals.iter() {
+            if let LocalStore::Vars(vars) = self.locals[h.index()].clone() {
+                let values = leaves(self.module, &local.ty);
+                for (var, leaf) in vars.iter().zip(values) {
+                    let zero = self.s.literal(leaf.kind, 0);
+                    self.s.write(*var, zero);
+                }
+            }
+        }
+    }
+
+    fn u64_op(&mut self, op: BinaryOp, a: Word, b: Word) -> Word {
+        self.s
+            .binary(op, ScalarKind::U64, a, b)
+            .expect("index arithmetic uses integer operators")
+    }
+
+    fn load_leaves(&mut self, layout: &[crate::leaves::Leaf], addr: Word) -> Vec<Word> {
+        layout
+            .iter()
+            .map(|leaf| {
+                let at = self.leaf_address(addr, leaf.offset);
+                self.s.load_kind(leaf.kind, at)
+            })
+            .collect()
+    }
+
+    fn leaf_address(&mut self, addr: Word, offset: u32) -> Word {
+        if offset == 0 {
+            return addr;
+        }
+        let off = self.s.const_u64(u64::from(offset));
+        self.u64_op(BinaryOp::Add, addr, off)
+    }
+}
+
+impl<'a> Target<'a> for Lower<'a> {
+    type Leaf = Word;
+    type Var = Word;
+    type Error = CompileError;
+
+    fn module(&self) -> &'a Module {
+        self.module
+    }
+
+    fn kernel(&self) -> &'a Kernel {
+        self.kernel
+    }
+
+    fn memo(&mut self) -> &mut HashMap<Handle<Expr>, Vec<Word>> {
+        &mut self.memo
+    }
+
+    fn unsupported(&self, h: Handle<Expr>, what: String) -> CompileError {
+        CompileError::Unsupported {
+            backend: crate::BackendKind::Spirv,
+            kernel: self.kernel.name.clone(),
+            span: self.kernel.exprs.span(h),
+            construct: what,
+        }
+    }
+
+    fn induction(&mut self) -> &mut crate::lower::induction::Induction<Word, Word> {
+        &mut self.induction
+    }
+
+    fn literal(&mut self, lit: Literal) -> Word {
+        self.s.literal(lit.kind, lit.bits)
+    }
+
+    fn zeros(&mut self, ty: &Type) -> Vec<Word> {
+        leaves(self.module, ty)
+            .into_iter()
+            .map(|leaf| self.s.literal(leaf.kind, 0))
+            .collect()
+    }
+
+    fn unary(&mut self, op: UnaryOp, kind: ScalarKind, v: Word) -> Word {
+        self.s.unary(op, kind, v)
+    }
+
+    fn binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Word, b: Word) -> Word {
+        match self.s.binary(op, kind, a, b) {
+            Some(r) => r,
+            None => {
+                // The validator admits no such operator; keep going with a value of the kind.
+                self.problem.get_or_insert(CompileError::Unsupported {
+                    backend: crate::BackendKind::Spirv,
+                    kernel: self.kernel.name.clone(),
+                    span: self.kernel.span,
+                    construct: format!("`{}` on {kind:?}", op.symbol()),
+                });
+                a
+            }
+        }
+    }
+
+    fn select(&mut self, kind: ScalarKind, c: Word, a: Word, b: Word) -> Word {
+        self.s.select(kind, c, a, b)
+    }
+
+    fn convert(&mut self, from: ScalarKind, to: ScalarKind, v: Word) -> Word {
+        self.s.convert(from, to, v)
+    }
+
+    type Helper = crate::mathlib::Fun;
+
+    fn math_helper(&self, fun: MathFun, _double: bool) -> Option<crate::mathlib::Fun> {
+        crate::mathlib::Fun::ALL
+            .into_iter()
+            .find(|f| MathFun::from_name(f.name()) == Some(fun))
+    }
+
+    fn call_math_helper(
+        &mut self,
+        helper: crate::mathlib::Fun,
+        kind: ScalarKind,
+        lane: &[Word],
+    ) -> Word {
+        self.s.transcendental(helper, kind, lane)
+    }
+
+    fn exact_math(&mut self, fun: MathFun, kind: ScalarKind, args: &[Vec<Word>]) -> Vec<Word> {
+        match self.s.exact_math(fun, kind, args) {
+            Some(r) => r,
+            None => {
+                self.problem.get_or_insert(CompileError::Unsupported {
+                    backend: crate::BackendKind::Spirv,
+                    kernel: self.kernel.name.clone(),
+                    span: self.kernel.span,
+                    construct: format!("the intrinsic {fun:?}"),
+                });
+                args[0].clone()
+            }
+        }
+    }
+
+    /// Floats by `floor(f + 0.25)` (saturating, NaN 0), integers extended, `ulong`s above the
+    /// `long` range saturated.
+    fn to_index(&mut self, kind: ScalarKind, v: Word) -> Word {
+        match kind {
+            ScalarKind::F32 | ScalarKind::F64 => {
+                let quarter = if kind == ScalarKind::F32 {
+                    u64::from(0.25f32.to_bits())
+                } else {
+                    0.25f64.to_bits()
+                };
+                let quarter = self.s.literal(kind, quarter);
+                let shifted = self
+                    .s
+                    .binary(BinaryOp::Add, kind, v, quarter)
+                    .expect("float add");
+                let floor = self
+                    .s
+                    .exact_math(MathFun::Floor, kind, &[vec![shifted]])
+                    .expect("floor is exact")[0];
+                self.s.convert(kind, ScalarKind::I64, floor)
+            }
+            ScalarKind::U64 => {
+                let zero = self.s.literal(ScalarKind::I64, 0);
+                let negative = self
+                    .s
+                    .binary(BinaryOp::Lt, ScalarKind::I64, v, zero)
+                    .expect("compare");
+                let max = self.s.literal(ScalarKind::I64, i64::MAX as u64);
+                self.s.select(ScalarKind::U64, negative, max, v)
+            }
+            k => self.s.convert(k, ScalarKind::I64, v),
+        }
+    }
+
+    fn index_constant(&mut self, value: u64) -> Word {
+        self.s.const_u64(value)
+    }
+
+    fn clamp_index(&mut self, i: Word, extent: Word) -> Word {
+        let zero = self.s.const_u64(0);
+        let one = self.s.const_u64(1);
+        let negative = self
+            .s
+            .binary(BinaryOp::Lt, ScalarKind::I64, i, zero)
+            .expect("compare");
+        let low = self.s.select(ScalarKind::U64, negative, zero, i);
+        let last = self.u64_op(BinaryOp::Sub, extent, one);
+        let above = self
+            .s
+            .binary(BinaryOp::Gt, ScalarKind::U64, low, last)
+            .expect("compare");
+        self.s.select(ScalarKind::U64, above, last, low)
+    }
+
+    fn mul_index(&mut self, a: Word, b: Word) -> Word {
+        self.u64_op(BinaryOp::Mul, a, b)
+    }
+
+    fn div_index(&mut self, a: Word, b: Word) -> Word {
+        let t = self.s.u64_ty();
+        self.s.b.u_div(t, None, a, b).expect("in a block")
+    }
+
+    fn element_index(&mut self, offset: Word, at: &[Word], pitch: &[Word]) -> Word {
+        let mut sum = offset;
+        for (&i, &p) in at.iter().zip(pitch) {
+            let term = self.u64_op(BinaryOp::Mul, i, p);
+            sum = self.u64_op(BinaryOp::Add, sum, term);
+        }
+        sum
+    }
+
+    fn element_address(&mut self, base: Word, index: Word, size: u32) -> Word {
+        self.s.address(base, index, size)
+    }
+
+    fn index_within(&mut self, h: Handle<Expr>, len: u32) -> bool {
+        self.bounds.within(h, len)
+    }
+
+    fn block_u64(&mut self, at: u32) -> Word {
+        let addr = self.leaf_address(self.block, at);
+        self.s.load_kind(ScalarKind::U64, addr)
+    }
+
+    fn block_scalar(&mut self, kind: ScalarKind, at: u32) -> Word {
+        let addr = self.leaf_address(self.block, at);
+        self.s.load_kind(kind, addr)
+    }
+
+    /// A variable holding the element's address at the position the driver set, written now
+    /// (one instance per invocation).
+    fn element_variable(&mut self, stream: &StreamRef<Word>) -> Word {
+        let pos = self.pos.clone();
+        let index = self.element_index(stream.offset, &pos, &stream.pitch);
+        let addr = self.s.address(stream.base, index, stream.size);
+        let t = self.s.u64_ty();
+        let var = self.variable(t);
+        self.s.write(var, addr);
+        var
+    }
+
+    fn binding(&self, p: ParamId) -> Binding<Word, Word> {
+        self.bindings[p.0 as usize].clone()
+    }
+
+    fn position(&mut self) -> Vec<Word> {
+        self.pos.clone()
+    }
+
+    fn domain(&self) -> Vec<Word> {
+        self.domain.clone()
+    }
+
+    fn instance_in_group(&mut self) -> Vec<Word> {
+        vec![self.s.literal(ScalarKind::I32, 0); 4]
+    }
+
+    fn temporary(&mut self, kind: ScalarKind) -> Word {
+        let ty = self.s.container(kind);
+        let var = self.variable(ty);
+        let zero = self.s.literal(kind, 0);
+        self.s.write(var, zero);
+        var
+    }
+
+    fn read_var(&mut self, var: Word) -> Word {
+        let ty = self.var_types[&var];
+        self.s.read(ty, var)
+    }
+
+    /// A load is already a copy.
+    fn snapshot_var(&mut self, var: Word) -> Word {
+        self.read_var(var)
+    }
+
+    fn write_var(&mut self, var: Word, value: Word) {
+        self.s.write(var, value);
+    }
+
+    fn local(&self, l: Handle<Local>) -> Root<Word, Word> {
+        match &self.locals[l.index()] {
+            LocalStore::Vars(vars) => Root::Vars(vars.clone()),
+            LocalStore::Memory { addr } => Root::Memory {
+                addr: *addr,
+                offset: 0,
+                space: crate::lower::Space::Local,
+            },
+        }
+    }
+
+    fn load_element(&mut self, ty: &Type, addr: Word) -> Vec<Word> {
+        let layout = leaves(self.module, ty);
+        self.load_leaves(&layout, addr)
+    }
+
+    fn load_memory(&mut self, at: &Memory<Word>) -> Vec<Word> {
+        self.load_leaves(&at.layout, at.addr)
+    }
+
+    fn store_memory(&mut self, at: &Memory<Word>, values: &[Word]) {
+        for (leaf, &v) in at.layout.iter().zip(values) {
+            let addr = self.leaf_address(at.addr, leaf.offset);
+            self.s.store_kind(leaf.kind, addr, v);
+        }
+    }
+
+    type If = If;
+    type Loop = Loop;
+    type Guard = If;
+
+    fn begin_if(&mut self, cond: Word) -> If {
+        If {
+            frame: self.s.begin_if(cond),
+            live: !self.dead,
+        }
+    }
+
+    fn begin_else(&mut self, frame: &If) {
+        self.s.begin_else(&frame.frame);
+        self.dead = !frame.live;
+    }
+
+    fn end_if(&mut self, frame: If) {
+        self.s.end_if(frame.frame);
+        self.dead = !frame.live;
+    }
+
+    fn begin_loop(&mut self) -> Loop {
+        Loop {
+            frame: self.s.begin_loop(),
+            live: !self.dead,
+            id: self.s.b.id(),
+        }
+    }
+
+    fn begin_continuing(&mut self, frame: Loop) {
+        self.s.begin_continuing(frame.frame);
+        self.dead = !frame.live;
+        self.continuing.push(frame.id);
+    }
+
+    fn end_loop(&mut self, frame: Loop) {
+        self.continuing.retain(|&id| id != frame.id);
+        self.s.end_loop(frame.frame);
+        self.dead = !frame.live;
+    }
+
+    /// In the loop's continuing part: the loop's flag (nothing follows, the driver checked);
+    /// elsewhere a branch to the loop's end.
+    fn jump_break(&mut self, frame: Loop) {
+        if self.continuing.contains(&frame.id) {
+            self.s.break_from_continuing(frame.frame);
+        } else {
+            self.s.jump_break(frame.frame);
+        }
+        self.dead = true;
+    }
+
+    fn jump_continue(&mut self, frame: Loop) {
+        self.s.jump_continue(frame.frame);
+        self.dead = true;
+    }
+
+    fn jump_return(&mut self) {
+        self.s.jump_return();
+        self.dead = true;
+    }
+
+    fn barrier(&mut self) {
+        self.problem.get_or_insert(CompileError::Unsupported {
+            backend: crate::BackendKind::Spirv,
+            kernel: self.kernel.name.clone(),
+            span: self.kernel.span,
+            construct: "a thread-group barrier (thread groups on Vulkan come later)".into(),
+        });
+    }
+
+    fn is_unreachable(&self) -> bool {
+        self.dead
+    }
+
+    fn begin_guard(&mut self, flag: Word) -> If {
+        self.begin_if(flag)
+    }
+
+    fn end_guard(&mut self, guard: If) {
+        self.end_if(guard);
+    }
+}

@@ -1,0 +1,150 @@
+//! Map kernels without thread groups as SPIR-V: one invocation per instance of the execution
+//! region, in workgroups of [`GROUP`] invocations laid out in two dimensions (a dispatch has
+//! at most 65,535 workgroups along an axis), the body lowered once by the shared lowering.
+//!
+//! Push constants: word 0 the parameter block's address ([`crate::abi`]), word 1 the scratch
+//! memory of local arrays (a frame of [`SpirvMap::frame_bytes`] per instance, by the instance's
+//! linear index), word 2 the dispatch's width in invocations (workgroups along x times
+//! [`GROUP`]).
+
+use super::lower::Lower;
+use super::shell::Shell;
+use super::SpirvModule;
+use crate::abi::{header, BlockLayout, Variant};
+use crate::leaves::has_array;
+use crate::lower::{bind_params, Target};
+use crate::CompileError;
+use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
+use rspirv::spirv::{BuiltIn, Capability};
+
+/// Invocations per workgroup.
+pub const GROUP: u32 = 64;
+
+/// What the device offers that the module may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// `shaderFloat64`.
+    pub float64: bool,
+    /// The device's `Fma` on doubles is fused.
+    pub fused_fma: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat32`/`64`.
+    pub preserve_signed_zero: (bool, bool),
+}
+
+/// A map kernel's module and the scratch memory each instance needs.
+#[derive(Clone, Debug)]
+pub struct SpirvMap {
+    pub module: SpirvModule,
+    pub frame_bytes: u32,
+}
+
+/// Writes map kernel `kernel` of `module` (no thread group) for a launch of `variant`.
+pub fn compile(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+) -> Result<SpirvMap, CompileError> {
+    if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {
+        return Err(CompileError::Unsupported {
+            backend: crate::BackendKind::Spirv,
+            kernel: kernel.name.clone(),
+            span: kernel.span,
+            construct: "reductions and thread groups (Vulkan runs map kernels so far)".into(),
+        });
+    }
+    let prepared = crate::lower::prepared_kernel(kernel, |_| false);
+    let kernel: &Kernel = &prepared;
+    if !super::flow::continuing_breaks_last(&kernel.body) {
+        return Err(CompileError::Unsupported {
+            backend: crate::BackendKind::Spirv,
+            kernel: kernel.name.clone(),
+            span: kernel.span,
+            construct: "a `break` with statements after it in a loop's continuing part".into(),
+        });
+    }
+    let layout = BlockLayout::new(module, kernel);
+    let extra: &[Capability] = if options.float64 {
+        &[Capability::Float64]
+    } else {
+        &[]
+    };
+    let mut s = Shell::new(3, [GROUP, 1, 1], extra);
+    s.fused_fma = options.fused_fma;
+    s.preserve_signed_zero = options.preserve_signed_zero;
+    let block = s.push_word(0);
+    let scratch = s.push_word(1);
+    let width = s.push_word(2);
+    let x = s.builtin_u64(BuiltIn::GlobalInvocationId, 0);
+    let y = s.builtin_u64(BuiltIn::GlobalInvocationId, 1);
+    let mut lower = Lower::new(module, kernel, s, block);
+    let rank = variant.rank;
+    // The instance: linear = y * width + x; past the region's end, nothing.
+    let rows = lower.mul_index(y, width);
+    let linear = lower
+        .s
+        .binary(BinaryOp::Add, ScalarKind::U64, rows, x)
+        .expect("add");
+    lower.domain = crate::lower::binding::axes(&mut lower, header::DOMAIN, rank);
+    let origin = crate::lower::binding::axes(&mut lower, header::REGION_ORIGIN, rank);
+    let size = crate::lower::binding::axes(&mut lower, header::REGION_SIZE, rank);
+    let mut total = lower.index_constant(1);
+    for &n in &size {
+        total = lower.mul_index(total, n);
+    }
+    let outside = lower
+        .s
+        .binary(BinaryOp::Ge, ScalarKind::U64, linear, total)
+        .expect("compare");
+    let leave = lower.begin_if(outside);
+    lower.jump_return();
+    lower.end_if(leave);
+    lower.pos = unravel(&mut lower, linear, &size, &origin);
+    let bytes = frame_bytes(module, kernel);
+    let frame = lower.s.address(scratch, linear, bytes.max(16));
+    lower.place_locals(frame);
+    lower.bindings = bind_params(&mut lower, &layout, variant);
+    lower.zero_locals();
+    lower.body()?;
+    Ok(SpirvMap {
+        module: lower.s.finish(),
+        frame_bytes: bytes,
+    })
+}
+
+/// `linear` unravelled row-major in a box of `size`, plus `origin` (slowest first).
+fn unravel(
+    lower: &mut Lower<'_>,
+    linear: rspirv::spirv::Word,
+    size: &[rspirv::spirv::Word],
+    origin: &[rspirv::spirv::Word],
+) -> Vec<rspirv::spirv::Word> {
+    let mut pos = vec![linear; size.len()];
+    let mut rest = linear;
+    for k in (0..size.len()).rev() {
+        let p = if k == 0 {
+            rest
+        } else {
+            let t = lower.s.u64_ty();
+            let p = lower.s.b.u_mod(t, None, rest, size[k]).expect("in a block");
+            rest = lower.div_index(rest, size[k]);
+            p
+        };
+        pos[k] = lower
+            .s
+            .binary(BinaryOp::Add, ScalarKind::U64, p, origin[k])
+            .expect("add");
+    }
+    pos
+}
+
+/// Bytes of scratch memory an instance's local arrays take (each at a multiple of 16).
+pub fn frame_bytes(module: &Module, kernel: &Kernel) -> u32 {
+    let mut used = 0u32;
+    for (_, local) in kernel.locals.iter() {
+        if has_array(module, &local.ty) {
+            used = used.next_multiple_of(16) + module.layout(&local.ty).size.max(1);
+        }
+    }
+    used.next_multiple_of(16)
+}
