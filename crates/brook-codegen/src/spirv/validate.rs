@@ -7,11 +7,9 @@ use std::process::Command;
 /// The validator's verdict on `module` for Vulkan 1.2 (with scalar block layout, as Brook's
 /// element layouts are C's): `None` when `spirv-val` is not installed.
 pub fn spirv_val(module: &SpirvModule) -> Option<Result<(), String>> {
-    let dir = std::env::temp_dir().join(format!("brook-spirv-val-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("module{n}.spv"));
+    let path = std::env::temp_dir().join(format!("brook-spirv-val-{}-{n}.spv", std::process::id()));
     std::fs::write(&path, module.bytes()).ok()?;
     let out = Command::new("spirv-val")
         .args(["--target-env", "vulkan1.2", "--scalar-block-layout"])
