@@ -148,6 +148,17 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// Notes a construct the dialect cannot write (the first is reported when the body is
+    /// done; lowering goes on with a stand-in value).
+    fn refuse(&mut self, construct: String) {
+        self.problem.get_or_insert(CompileError::Unsupported {
+            backend: crate::BackendKind::Spirv,
+            kernel: self.kernel.name.clone(),
+            span: self.kernel.span,
+            construct,
+        });
+    }
+
     fn u64_op(&mut self, op: BinaryOp, a: Word, b: Word) -> Word {
         self.s
             .binary(op, ScalarKind::U64, a, b)
@@ -223,12 +234,7 @@ impl<'a> Target<'a> for Lower<'a> {
             Some(r) => r,
             None => {
                 // The validator admits no such operator; keep going with a value of the kind.
-                self.problem.get_or_insert(CompileError::Unsupported {
-                    backend: crate::BackendKind::Spirv,
-                    kernel: self.kernel.name.clone(),
-                    span: self.kernel.span,
-                    construct: format!("`{}` on {kind:?}", op.symbol()),
-                });
+                self.refuse(format!("`{}` on {kind:?}", op.symbol()));
                 a
             }
         }
@@ -263,12 +269,7 @@ impl<'a> Target<'a> for Lower<'a> {
         match self.s.exact_math(fun, kind, args) {
             Some(r) => r,
             None => {
-                self.problem.get_or_insert(CompileError::Unsupported {
-                    backend: crate::BackendKind::Spirv,
-                    kernel: self.kernel.name.clone(),
-                    span: self.kernel.span,
-                    construct: format!("the intrinsic {fun:?}"),
-                });
+                self.refuse(format!("the intrinsic {fun:?}"));
                 args[0].clone()
             }
         }
@@ -504,12 +505,7 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn barrier(&mut self) {
-        self.problem.get_or_insert(CompileError::Unsupported {
-            backend: crate::BackendKind::Spirv,
-            kernel: self.kernel.name.clone(),
-            span: self.kernel.span,
-            construct: "a thread-group barrier (thread groups on Vulkan come later)".into(),
-        });
+        self.refuse("a thread-group barrier (thread groups on Vulkan come later)".into());
     }
 
     fn is_unreachable(&self) -> bool {
