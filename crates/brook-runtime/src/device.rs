@@ -24,6 +24,8 @@ pub enum DeviceKind {
     Cpu,
     /// An NVIDIA GPU.
     Cuda,
+    /// A Vulkan device (any vendor's GPU, or lavapipe on the CPU).
+    Vulkan,
     /// Several devices used as one, each stream split among them ([`crate::group`]).
     Group,
 }
@@ -36,6 +38,7 @@ impl DeviceKind {
             DeviceKind::Interp => "interp",
             DeviceKind::Cpu => "cpu",
             DeviceKind::Cuda => "cuda",
+            DeviceKind::Vulkan => "vulkan",
             DeviceKind::Group => "group",
         }
     }

@@ -5,7 +5,7 @@
 //! Push constants: word 0 the parameter block's address ([`crate::abi`]), word 1 the scratch
 //! memory of local arrays (a frame of [`SpirvMap::frame_bytes`] per instance, by the instance's
 //! linear index), word 2 the dispatch's width in invocations (workgroups along x times
-//! [`GROUP`]).
+//! [`GROUP`]; its top bit, always 0, hides float literals from the driver's folding).
 
 use super::lower::Lower;
 use super::shell::Shell;
@@ -75,6 +75,15 @@ pub fn compile(
     let block = s.push_word(0);
     let scratch = s.push_word(1);
     let width = s.push_word(2);
+    // The width is below 2^63, so its top bit is a zero the compiler cannot see.
+    let sixty_three = s.const_u64(63);
+    let u64_ty = s.u64_ty();
+    let zero64 =
+        s.b.shift_right_logical(u64_ty, None, width, sixty_three)
+            .expect("in a block");
+    let u32_ty = s.u32_ty();
+    let zero32 = s.b.u_convert(u32_ty, None, zero64).expect("in a block");
+    s.opaque_zero = Some((zero32, zero64));
     let x = s.builtin_u64(BuiltIn::GlobalInvocationId, 0);
     let y = s.builtin_u64(BuiltIn::GlobalInvocationId, 1);
     let mut lower = Lower::new(module, kernel, s, block);

@@ -42,6 +42,9 @@ impl Shell {
         match kind {
             ScalarKind::Bool if bits != 0 => self.b.constant_true(ty),
             ScalarKind::Bool => self.b.constant_false(ty),
+            ScalarKind::F32 | ScalarKind::F64 if self.opaque_zero.is_some() => {
+                self.opaque_float(kind, bits)
+            }
             ScalarKind::F64 | ScalarKind::I64 | ScalarKind::U64 => self.b.constant_bit64(ty, bits),
             ScalarKind::F32 => self.b.constant_bit32(ty, bits as u32),
             k => {
@@ -55,6 +58,24 @@ impl Shell {
                 self.b.constant_bit32(ty, value)
             }
         }
+    }
+
+    /// A float literal the driver's compiler cannot see through: its bits xor-ed with a zero
+    /// it cannot prove ([`Shell::opaque_zero`]). Mesa's lavapipe folds `x * 0.0` to `+0.0`
+    /// (and NaN times zero to zero) even when the module asks to keep signed zeros and NaNs.
+    fn opaque_float(&mut self, kind: ScalarKind, bits: u64) -> Word {
+        let (zero32, zero64) = self.opaque_zero.expect("set by the driver");
+        let ty = self.container(kind);
+        let mixed = if kind == ScalarKind::F32 {
+            let t = self.u32_ty();
+            let c = self.b.constant_bit32(t, bits as u32);
+            op!(self, bitwise_xor, t, c, zero32)
+        } else {
+            let t = self.u64_ty();
+            let c = self.b.constant_bit64(t, bits);
+            op!(self, bitwise_xor, t, c, zero64)
+        };
+        op!(self, bitcast, ty, mixed)
     }
 
     /// A narrow integer held in 32 bits brought back to its kind's range.
@@ -348,7 +369,14 @@ impl Shell {
         let t = self.container(to);
         let v = match (wide_from, wide_to) {
             (true, false) => op!(self, u_convert, t, v),
-            (false, true) if from.is_signed() => op!(self, s_convert, t, v),
+            (false, true) if from.is_signed() => {
+                // Sign extension by shifts, not `OpSConvert`: lavapipe's compiled
+                // `OpSConvert` then `OpSLessThan` took a negative `int` index for a large one.
+                let wide = op!(self, u_convert, t, v);
+                let by = self.literal(ScalarKind::U64, 32);
+                let up = op!(self, shift_left_logical, t, wide, by);
+                op!(self, shift_right_arithmetic, t, up, by)
+            }
             (false, true) => op!(self, u_convert, t, v),
             _ => v,
         };

@@ -29,6 +29,10 @@ pub struct Shell {
     pub preserve_signed_zero: (bool, bool),
     capabilities: Vec<Capability>,
     builtins: Vec<(BuiltIn, Word)>,
+    /// A zero (`u32`, `u64`) the driver's compiler cannot prove, computed from a push
+    /// constant, that float literals are mixed with (see `Shell::literal`); `None`: plain
+    /// constants.
+    pub opaque_zero: Option<(Word, Word)>,
     /// The open block follows a jump: nothing reaches it ([`crate::spirv::flow`]).
     pub(crate) in_dead_block: bool,
 }
@@ -104,6 +108,7 @@ impl Shell {
             capabilities,
             builtins: Vec::new(),
             in_dead_block: false,
+            opaque_zero: None,
         }
     }
 

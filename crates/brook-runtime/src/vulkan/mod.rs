@@ -13,6 +13,7 @@
 //! programs come with the SPIR-V lowering (issue 52).
 
 pub mod context;
+pub mod device;
 pub mod info;
 pub mod instance;
 pub mod probe;
@@ -20,6 +21,7 @@ pub mod probe;
 mod scalar_tests;
 
 pub use context::{Buffer, Context};
+pub use device::device;
 pub use info::{GpuInfo, GpuKind};
 
 use std::sync::{Arc, OnceLock};

@@ -1,0 +1,68 @@
+//! The conformance cases whose kernels are all map kernels without thread groups, run on every
+//! Vulkan device (lavapipe in CI) beside the interpreter: the same outputs bit for bit, the
+//! same errors. A step of issue 52 (reductions, scans and thread groups are not on Vulkan yet,
+//! so their cases are left to the full suite); where there is no Vulkan device, it says so.
+
+use brook::Device;
+use brook_check::{case, exec};
+use brook_ir::KernelKind;
+
+#[test]
+fn map_cases_agree_on_vulkan() {
+    let vulkan: Vec<Device> = match brook_runtime::vulkan::gpus() {
+        Ok(gpus) => (0..gpus.len())
+            .filter_map(|k| brook_runtime::vulkan::device(k).ok())
+            .map(Device::from_raw)
+            .collect(),
+        Err(why) => {
+            eprintln!("no Vulkan devices ({why}): the map cases were not run on Vulkan");
+            return;
+        }
+    };
+    if vulkan.is_empty() {
+        eprintln!("no usable Vulkan device: the map cases were not run on Vulkan");
+        return;
+    }
+    let (mut cases, mut runs, mut failures) = (0, 0, Vec::new());
+    for path in exec::case_files() {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
+        let text = std::fs::read_to_string(&path).expect("read case");
+        let Ok(case) = case::parse(&text) else {
+            continue;
+        };
+        let Ok(program) = exec::compile(&name, &case) else {
+            continue;
+        };
+        let maps_only = program
+            .module()
+            .kernels
+            .iter()
+            .all(|k| k.kind == KernelKind::Map && k.group_size.is_none());
+        if !maps_only || case.loom {
+            continue;
+        }
+        cases += 1;
+        let mut devices = vec![Device::interp()];
+        devices.extend(vulkan.iter().cloned());
+        runs += case.runs.len() * vulkan.len();
+        let (found, _) = exec::judge(&case, &program, &devices);
+        for f in found {
+            let line = case.runs[f.run].line;
+            failures.push(format!("{name}:{line} on {}: {}", f.device, f.message));
+        }
+    }
+    println!(
+        "conformance_vulkan_maps: {cases} cases, {runs} runs on {} Vulkan devices",
+        vulkan.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures[..failures.len().min(40)].join("\n")
+    );
+}
