@@ -25,6 +25,18 @@ pub fn case_files() -> Vec<PathBuf> {
     files
 }
 
+/// Every case of the suite that parses and compiles: its file name, the case and its program
+/// (for tests that look at the suite's kernels; [`run_suite`] reports the ones that do not).
+pub fn compiled_cases() -> impl Iterator<Item = (String, Case, Program)> {
+    case_files().into_iter().filter_map(|path| {
+        let name = path.file_name()?.to_str()?.to_string();
+        let text = std::fs::read_to_string(&path).expect("read case");
+        let case = crate::case::parse(&text).ok()?;
+        let program = compile(&name, &case).ok()?;
+        Some((name, case, program))
+    })
+}
+
 /// The case's program: Brook with its flags, or a LOOM kernel compiled for its grid.
 pub fn compile(name: &str, case: &Case) -> Result<Program, String> {
     if !case.loom {

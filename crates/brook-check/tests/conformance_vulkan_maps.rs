@@ -4,7 +4,7 @@
 //! so their cases are left to the full suite); where there is no Vulkan device, it says so.
 
 use brook::Device;
-use brook_check::{case, exec};
+use brook_check::exec;
 use brook_ir::KernelKind;
 
 #[test]
@@ -24,19 +24,7 @@ fn map_cases_agree_on_vulkan() {
         return;
     }
     let (mut cases, mut runs, mut failures) = (0, 0, Vec::new());
-    for path in exec::case_files() {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let text = std::fs::read_to_string(&path).expect("read case");
-        let Ok(case) = case::parse(&text) else {
-            continue;
-        };
-        let Ok(program) = exec::compile(&name, &case) else {
-            continue;
-        };
+    for (name, case, program) in exec::compiled_cases() {
         let maps_only = program
             .module()
             .kernels

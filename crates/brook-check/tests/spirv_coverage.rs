@@ -3,7 +3,7 @@
 //! what it cannot yet write. A step of issue 52: the Vulkan device runs what this writes; the
 //! test prints how many kernels compile and which constructs stop the others.
 
-use brook_check::{case, exec};
+use brook_check::exec;
 use brook_codegen::abi::Variant;
 use brook_codegen::spirv::{map, validate};
 use brook_ir::KernelKind;
@@ -18,19 +18,7 @@ fn map_kernels_are_valid_spirv() {
         fused_fma: false,
         preserve_signed_zero: (true, true),
     };
-    for path in exec::case_files() {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let text = std::fs::read_to_string(&path).expect("read case");
-        let Ok(case) = case::parse(&text) else {
-            continue;
-        };
-        let Ok(program) = exec::compile(&name, &case) else {
-            continue;
-        };
+    for (name, _, program) in exec::compiled_cases() {
         let module = program.module();
         for kernel in &module.kernels {
             if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {

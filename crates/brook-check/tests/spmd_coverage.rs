@@ -5,7 +5,7 @@
 //! (`group_gangs.case`) must run in gangs too. On a host without SIMD gangs
 //! (`BROOK_SPMD=off`, or no SSE4.1/NEON) it checks that every kernel runs one at a time.
 
-use brook_check::{case, exec};
+use brook_check::exec;
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu;
 use brook_ir::KernelKind;
@@ -16,19 +16,7 @@ fn planned_gangs_compile() {
     let mut in_gangs = 0;
     let mut groups_in_gangs = 0;
     let mut failures = Vec::new();
-    for path in exec::case_files() {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("?")
-            .to_string();
-        let text = std::fs::read_to_string(&path).expect("read case");
-        let Ok(case) = case::parse(&text) else {
-            continue;
-        };
-        let Ok(program) = exec::compile(&name, &case) else {
-            continue;
-        };
+    for (name, _, program) in exec::compiled_cases() {
         let module = program.module();
         for (index, kernel) in module.kernels.iter().enumerate() {
             if !matches!(kernel.kind, KernelKind::Map | KernelKind::Reduce) {

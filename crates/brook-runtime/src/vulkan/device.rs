@@ -144,7 +144,12 @@ impl Device for VulkanDevice {
     }
 
     fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
-        let mut staged = vec![0u8; from.len()];
+        // Through the host: the spans may share a buffer (and its lock).
+        let mut staged = crate::host_memory::zeroed(
+            "copying on a Vulkan device",
+            crate::error::BError::Kernel,
+            from.len(),
+        )?;
         self.download(from, &mut staged)?;
         self.upload(to, &staged)
     }
