@@ -8,23 +8,12 @@
 //! round correctly for `double`, come from `mathlib::exact`. The tests compare every function
 //! with the host's evaluation bit for bit on the devices they run on.
 
-use super::shell::{Scalar, Shell};
+use super::shell::{glsl, Scalar, Shell};
 use super::SpirvModule;
 use crate::mathlib::{consts::TWO_OVER_PI_WORDS, Arith, Cmp, Fun};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, StorageClass, Word};
 use std::collections::HashMap;
-
-/// GLSL.std.450's `Fma` (the probe uses it too).
-pub const GLSL_FMA: u32 = glsl::FMA;
-
-/// GLSL.std.450 instruction numbers used here.
-mod glsl {
-    pub const ROUND_EVEN: u32 = 2;
-    pub const FABS: u32 = 4;
-    pub const FIND_U_MSB: u32 = 75;
-    pub const FMA: u32 = 50;
-}
 
 /// Writes the library's operations into `shell`'s open block.
 pub struct SpirvArith<'s> {

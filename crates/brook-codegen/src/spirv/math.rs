@@ -6,18 +6,10 @@
 //! from zero. Sign bits are set with integer operations, never by a multiplication by zero.
 
 use super::libm::SpirvArith;
-use super::shell::Shell;
+use super::shell::{glsl, Shell};
 use brook_ir::{BinaryOp, MathFun, ScalarKind};
 use rspirv::dr::Operand;
 use rspirv::spirv::Word;
-
-/// GLSL.std.450 instruction numbers used here.
-mod glsl {
-    pub const TRUNC: u32 = 3;
-    pub const FABS: u32 = 4;
-    pub const FLOOR: u32 = 8;
-    pub const CEIL: u32 = 9;
-}
 
 macro_rules! op {
     ($s:expr, $method:ident, $ty:expr, $($arg:expr),+) => {

@@ -127,7 +127,7 @@ fn probe_fma(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) 
     let glsl = s.glsl();
     let operands = [a, b, c].map(rspirv::dr::Operand::IdRef);
     let r =
-        s.b.ext_inst(t, None, glsl, super::libm::GLSL_FMA, operands)
+        s.b.ext_inst(t, None, glsl, super::shell::glsl::FMA, operands)
             .expect("in a block");
     let r = s.exact(r);
     let at = s.const_u64(FMA_RESULT_AT);

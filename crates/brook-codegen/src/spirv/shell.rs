@@ -9,6 +9,17 @@ use rspirv::spirv::{
     FunctionControl, MemoryAccess, MemoryModel, StorageClass, Word,
 };
 
+/// The `GLSL.std.450` instructions the dialect uses (their numbers in that set).
+pub mod glsl {
+    pub const ROUND_EVEN: u32 = 2;
+    pub const TRUNC: u32 = 3;
+    pub const FABS: u32 = 4;
+    pub const FLOOR: u32 = 8;
+    pub const CEIL: u32 = 9;
+    pub const FMA: u32 = 50;
+    pub const FIND_U_MSB: u32 = 75;
+}
+
 /// The entry point's name in every module.
 pub const ENTRY: &str = "main";
 
