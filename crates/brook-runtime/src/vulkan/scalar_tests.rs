@@ -14,6 +14,9 @@ use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
 use rspirv::spirv::{Capability, Word};
 use std::sync::Arc;
 
+/// Operations written into one module.
+const OPS_PER_MODULE: usize = 8;
+
 /// What one slot of the output computes.
 #[derive(Clone, Copy, Debug)]
 enum Operation {
@@ -332,9 +335,18 @@ fn check_kind(
     for w in [src_a.address(), src_b.address(), dst.address()] {
         push.extend_from_slice(&w.to_le_bytes());
     }
-    let module = module(kind, &ops, n, info);
-    brook_codegen::spirv::validate::check(&module, &format!("{kind:?} operations"));
-    context.run(&module, &push, [n as u32, 1, 1]).unwrap();
+    // A module per few operations: NVIDIA's driver refused (VK_ERROR_UNKNOWN) one module
+    // holding every float operation and intrinsic at once.
+    for (c, chunk) in ops.chunks(OPS_PER_MODULE).enumerate() {
+        let module = module(kind, chunk, n, info);
+        brook_codegen::spirv::validate::check(&module, &format!("{kind:?} operations"));
+        let mut push = push.clone();
+        let at = dst.address() + 8 * n * (c * OPS_PER_MODULE) as u64;
+        push[16..24].copy_from_slice(&at.to_le_bytes());
+        if let Err(e) = context.run(&module, &push, [n as u32, 1, 1]) {
+            panic!("{kind:?} operations {chunk:?}: {e}");
+        }
+    }
     let out = dst.bytes();
     let (mut wrong, mut flushed) = (Vec::new(), 0);
     for (j, &op) in ops.iter().enumerate() {
