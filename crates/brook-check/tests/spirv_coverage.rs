@@ -1,16 +1,16 @@
-//! Every map kernel of the conformance suite (no thread group), written as SPIR-V for a 1-D
-//! and a 2-D launch, is a valid module (`spirv-val`, where installed; CI installs it) or names
+//! Every map and reduction kernel of the conformance suite (no thread group), written as
+//! SPIR-V for a 1-D and a 2-D launch (a reduction's serial and scan entries), is a valid module (`spirv-val`, where installed; CI installs it) or names
 //! what it cannot yet write. A step of issue 52: the Vulkan device runs what this writes; the
 //! test prints how many kernels compile and which constructs stop the others.
 
 use brook_check::exec;
 use brook_codegen::abi::Variant;
-use brook_codegen::spirv::{map, validate};
+use brook_codegen::spirv::{map, reduce, validate, SpirvModule};
 use brook_ir::KernelKind;
 use std::collections::BTreeMap;
 
 #[test]
-fn map_kernels_are_valid_spirv() {
+fn kernels_are_valid_spirv() {
     let (mut compiled, mut invalid) = (0, Vec::new());
     let mut refused: BTreeMap<String, usize> = BTreeMap::new();
     let options = map::Options {
@@ -21,19 +21,29 @@ fn map_kernels_are_valid_spirv() {
     for (name, _, program) in exec::compiled_cases() {
         let module = program.module();
         for kernel in &module.kernels {
-            if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {
+            if kernel.group_size.is_some() {
                 continue;
             }
             for rank in 1..=2 {
-                let variant = Variant::plain(kernel, rank);
-                match map::compile(module, kernel, &variant, &options) {
-                    Ok(m) => {
+                let mut variant = Variant::plain(kernel, rank);
+                variant.scan = kernel.kind == KernelKind::Reduce;
+                let modules: Result<Vec<SpirvModule>, _> = match kernel.kind {
+                    KernelKind::Map => {
+                        map::compile(module, kernel, &variant, &options).map(|m| vec![m.module])
+                    }
+                    KernelKind::Reduce => reduce::compile(module, kernel, &variant, &options)
+                        .map(|r| r.entries.into_iter().map(|(_, m)| m).collect()),
+                };
+                match modules {
+                    Ok(modules) => {
                         compiled += 1;
-                        if let Some(Err(message)) = validate::spirv_val(&m.module) {
-                            invalid.push(format!(
-                                "{name}: `{}` (rank {rank}):\n{message}",
-                                kernel.name
-                            ));
+                        for m in &modules {
+                            if let Some(Err(message)) = validate::spirv_val(m) {
+                                invalid.push(format!(
+                                    "{name}: `{}` (rank {rank}):\n{message}",
+                                    kernel.name
+                                ));
+                            }
                         }
                     }
                     Err(e) => *refused.entry(e.to_string()).or_default() += 1,
@@ -41,7 +51,7 @@ fn map_kernels_are_valid_spirv() {
             }
         }
     }
-    println!("spirv_coverage: {compiled} map kernel variants written as SPIR-V");
+    println!("spirv_coverage: {compiled} kernel variants written as SPIR-V");
     for (why, n) in &refused {
         println!("  not yet ({n}): {why}");
     }

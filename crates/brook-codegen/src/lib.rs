@@ -14,6 +14,7 @@
 pub mod abi;
 pub mod contract;
 pub mod cpu;
+pub mod gpu;
 pub mod leaves;
 pub mod lower;
 pub mod mathlib;

@@ -18,6 +18,7 @@
 //! - [`launch`](mod@launch): argument checking, binding and queueing of kernel launches;
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp`;
 //! - [`reduce_plan`]: the passes of a reduction on a compiled device, planned as data;
+//! - [`passes`]: reductions and scans run as passes on any GPU device;
 //! - [`group`]: device groups: several devices used as one, streams split into row blocks;
 //! - [`cpu`]: the CPU device: kernels compiled to native code (Cranelift), run on all cores;
 //! - [`interp`]: the reference interpreter devices;
@@ -38,6 +39,7 @@ pub mod kernel_cache;
 pub mod launch;
 pub mod log;
 pub mod ops;
+pub mod passes;
 pub mod plan;
 pub mod profile;
 pub mod queue;

@@ -179,12 +179,12 @@ impl Shell {
         self.jump(frame.continuing);
     }
 
-    /// Ends the invocation.
+    /// Ends the invocation (in a helper function: returns from it).
     pub fn jump_return(&mut self) {
         if self.in_dead_block {
             self.b.unreachable().expect("in a block");
         } else {
-            self.b.ret().expect("in a block");
+            self.return_here();
         }
         self.begin_dead_block();
     }

@@ -21,8 +21,9 @@ use std::collections::HashMap;
 pub enum LocalStore {
     /// A function variable per leaf.
     Vars(Vec<Word>),
-    /// In the invocation's scratch frame at this address (arrays), in C layout.
-    Memory { addr: Word },
+    /// In the invocation's scratch frame at this address (arrays), in C layout, `size` bytes
+    /// (the frame keeps the next local 16 bytes on).
+    Memory { addr: Word, size: u32 },
 }
 
 /// The lowering state of one entry point.
@@ -48,6 +49,10 @@ pub struct Lower<'a> {
     continuing: Vec<Word>,
     /// A construct the dialect cannot write, found while lowering (reported at the end).
     pub problem: Option<CompileError>,
+    /// The invocation's index in the dispatch (pass entries: [`crate::gpu::Gpu`]).
+    pub thread: Option<Word>,
+    /// The combine function a reduction entry calls, once declared ([`super::reduce`]).
+    pub combine: Option<super::reduce::CombineFn>,
 }
 
 /// An `if` and whether the code before it was reachable.
@@ -82,6 +87,8 @@ impl<'a> Lower<'a> {
             dead: false,
             continuing: Vec::new(),
             problem: None,
+            thread: None,
+            combine: None,
         }
     }
 
@@ -119,7 +126,10 @@ impl<'a> Lower<'a> {
                     .b
                     .i_add(u64_ty, None, frame, offset)
                     .expect("in a block");
-                stores.push(LocalStore::Memory { addr });
+                stores.push(LocalStore::Memory {
+                    addr,
+                    size: layout.size,
+                });
             } else {
                 let vars = leaves(self.module, &local.ty)
                     .iter()
@@ -135,17 +145,49 @@ impl<'a> Lower<'a> {
         used.next_multiple_of(16)
     }
 
-    /// Zeroes every local held in variables (at the start of the instance).
+    /// Zeroes every local (at the start of the instance, and of each combine step).
     pub fn zero_locals(&mut self) {
         for (h, local) in self.kernel.locals.iter() {
-            if let LocalStore::Vars(vars) = self.locals[h.index()].clone() {
-                let values = leaves(self.module, &local.ty);
-                for (var, leaf) in vars.iter().zip(values) {
-                    let zero = self.s.literal(leaf.kind, 0);
-                    self.s.write(*var, zero);
+            match self.locals[h.index()].clone() {
+                LocalStore::Vars(vars) => {
+                    let values = leaves(self.module, &local.ty);
+                    for (var, leaf) in vars.iter().zip(values) {
+                        let zero = self.s.literal(leaf.kind, 0);
+                        self.s.write(*var, zero);
+                    }
                 }
+                LocalStore::Memory { addr, size } => self.zero_memory(addr, size),
             }
         }
+    }
+
+    /// Zeroes `size` bytes (rounded up to words) at `addr`: word by word when they are few,
+    /// else in a loop.
+    fn zero_memory(&mut self, addr: Word, size: u32) {
+        let words = size.div_ceil(4);
+        let zero = self.s.const_u32(0);
+        if words <= 16 {
+            for at in 0..words {
+                let cell = self.leaf_address(addr, 4 * at);
+                self.s.store(super::shell::Scalar::U32, cell, zero);
+            }
+            return;
+        }
+        let counter = self.temporary(ScalarKind::U64);
+        let frame = self.begin_loop();
+        let at = self.read_var(counter);
+        let end = self.index_constant(u64::from(words));
+        let done = self.u64_op(BinaryOp::Ge, at, end);
+        let stop = self.begin_if(done);
+        self.jump_break(frame);
+        self.end_if(stop);
+        let cell = self.s.address(addr, at, 4);
+        self.s.store(super::shell::Scalar::U32, cell, zero);
+        let one = self.index_constant(1);
+        let next = self.u64_op(BinaryOp::Add, at, one);
+        self.write_var(counter, next);
+        self.begin_continuing(frame);
+        self.end_loop(frame);
     }
 
     /// Notes a construct the dialect cannot write (the first is reported when the body is
@@ -418,7 +460,7 @@ impl<'a> Target<'a> for Lower<'a> {
     fn local(&self, l: Handle<Local>) -> Root<Word, Word> {
         match &self.locals[l.index()] {
             LocalStore::Vars(vars) => Root::Vars(vars.clone()),
-            LocalStore::Memory { addr } => Root::Memory {
+            LocalStore::Memory { addr, .. } => Root::Memory {
                 addr: *addr,
                 offset: 0,
                 space: crate::lower::Space::Local,

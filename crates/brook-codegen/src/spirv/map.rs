@@ -46,54 +46,22 @@ pub fn compile(
     options: &Options,
 ) -> Result<SpirvMap, CompileError> {
     if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {
-        return Err(CompileError::Unsupported {
-            backend: crate::BackendKind::Spirv,
-            kernel: kernel.name.clone(),
-            span: kernel.span,
-            construct: "reductions and thread groups (Vulkan runs map kernels so far)".into(),
-        });
+        return Err(unsupported(
+            kernel,
+            "thread groups (Vulkan runs maps and reductions so far)",
+        ));
     }
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
-    if !super::flow::continuing_breaks_last(&kernel.body) {
-        return Err(CompileError::Unsupported {
-            backend: crate::BackendKind::Spirv,
-            kernel: kernel.name.clone(),
-            span: kernel.span,
-            construct: "a `break` with statements after it in a loop's continuing part".into(),
-        });
-    }
+    check_structure(kernel)?;
     let layout = BlockLayout::new(module, kernel);
-    let extra: &[Capability] = if options.float64 {
-        &[Capability::Float64]
-    } else {
-        &[]
-    };
-    let mut s = Shell::new(3, [GROUP, 1, 1], extra);
-    s.fused_fma = options.fused_fma;
-    s.preserve_signed_zero = options.preserve_signed_zero;
+    let mut s = shell(options, 3);
     let block = s.push_word(0);
     let scratch = s.push_word(1);
-    let width = s.push_word(2);
-    // The width is below 2^63, so its top bit is a zero the compiler cannot see.
-    let sixty_three = s.const_u64(63);
-    let u64_ty = s.u64_ty();
-    let zero64 =
-        s.b.shift_right_logical(u64_ty, None, width, sixty_three)
-            .expect("in a block");
-    let u32_ty = s.u32_ty();
-    let zero32 = s.b.u_convert(u32_ty, None, zero64).expect("in a block");
-    s.opaque_zero = Some((zero32, zero64));
-    let x = s.builtin_u64(BuiltIn::GlobalInvocationId, 0);
-    let y = s.builtin_u64(BuiltIn::GlobalInvocationId, 1);
+    let linear = linear_invocation(&mut s);
     let mut lower = Lower::new(module, kernel, s, block);
     let rank = variant.rank;
-    // The instance: linear = y * width + x; past the region's end, nothing.
-    let rows = lower.mul_index(y, width);
-    let linear = lower
-        .s
-        .binary(BinaryOp::Add, ScalarKind::U64, rows, x)
-        .expect("add");
+    // Past the region's end, nothing.
     lower.domain = crate::lower::binding::axes(&mut lower, header::DOMAIN, rank);
     let origin = crate::lower::binding::axes(&mut lower, header::REGION_ORIGIN, rank);
     let size = crate::lower::binding::axes(&mut lower, header::REGION_SIZE, rank);
@@ -119,6 +87,70 @@ pub fn compile(
         module: lower.s.finish(),
         frame_bytes: bytes,
     })
+}
+
+/// The dialect's error for a construct of `kernel` it cannot write.
+pub fn unsupported(kernel: &Kernel, construct: &str) -> CompileError {
+    CompileError::Unsupported {
+        backend: crate::BackendKind::Spirv,
+        kernel: kernel.name.clone(),
+        span: kernel.span,
+        construct: construct.into(),
+    }
+}
+
+/// Refuses a body the structured control flow cannot write
+/// ([`super::flow::continuing_breaks_last`]).
+pub fn check_structure(kernel: &Kernel) -> Result<(), CompileError> {
+    if super::flow::continuing_breaks_last(&kernel.body) {
+        return Ok(());
+    }
+    Err(unsupported(
+        kernel,
+        "a `break` with statements after it in a loop's continuing part",
+    ))
+}
+
+/// A module's shell for a device with `options`, its push-constant block `push_words` words
+/// (word 2 the dispatch's width, whose top bit hides float literals from the driver).
+pub fn shell(options: &Options, push_words: u32) -> Shell {
+    let extra: &[Capability] = if options.float64 {
+        &[Capability::Float64]
+    } else {
+        &[]
+    };
+    let mut s = Shell::new(push_words, [GROUP, 1, 1], extra);
+    s.fused_fma = options.fused_fma;
+    s.preserve_signed_zero = options.preserve_signed_zero;
+    opaque_zero(&mut s);
+    s
+}
+
+/// Sets the shell's opaque zero ([`Shell::opaque_zero`]) for the function being written (each
+/// function computes its own): the dispatch's width is below 2^63, so its top bit is a zero
+/// the driver's compiler cannot see.
+pub fn opaque_zero(s: &mut Shell) {
+    let width = s.push_word(2);
+    let sixty_three = s.const_u64(63);
+    let u64_ty = s.u64_ty();
+    let zero64 =
+        s.b.shift_right_logical(u64_ty, None, width, sixty_three)
+            .expect("in a block");
+    let u32_ty = s.u32_ty();
+    let zero32 = s.b.u_convert(u32_ty, None, zero64).expect("in a block");
+    s.opaque_zero = Some((zero32, zero64));
+}
+
+/// The invocation's index in the dispatch (`y * width + x`, width in push word 2), a `u64`.
+pub fn linear_invocation(s: &mut Shell) -> rspirv::spirv::Word {
+    let width = s.push_word(2);
+    let x = s.builtin_u64(BuiltIn::GlobalInvocationId, 0);
+    let y = s.builtin_u64(BuiltIn::GlobalInvocationId, 1);
+    let rows = s
+        .binary(BinaryOp::Mul, ScalarKind::U64, y, width)
+        .expect("integer multiply");
+    s.binary(BinaryOp::Add, ScalarKind::U64, rows, x)
+        .expect("integer add")
 }
 
 /// `linear` unravelled row-major in a box of `size`, plus `origin` (slowest first).

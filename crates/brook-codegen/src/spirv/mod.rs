@@ -22,6 +22,7 @@ pub mod lower;
 pub mod map;
 pub mod math;
 pub mod probe;
+pub mod reduce;
 pub mod scalar;
 pub mod shell;
 pub mod validate;

@@ -46,6 +46,9 @@ pub struct Shell {
     pub opaque_zero: Option<(Word, Word)>,
     /// The open block follows a jump: nothing reaches it ([`crate::spirv::flow`]).
     pub(crate) in_dead_block: bool,
+    /// In a helper function that returns a value: its type and the variables (with their
+    /// types) whose values it returns, as one composite; `None` in the entry point.
+    pub returns: Option<(Word, Vec<(Word, Word)>)>,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -120,6 +123,7 @@ impl Shell {
             builtins: Vec::new(),
             in_dead_block: false,
             opaque_zero: None,
+            returns: None,
         }
     }
 
@@ -306,14 +310,59 @@ impl Shell {
         result
     }
 
-    /// Closes the function and writes the module.
-    pub fn finish(mut self) -> SpirvModule {
+    /// Ends the open block with the function's return (of [`Shell::returns`]'s value in a
+    /// helper function).
+    pub fn return_here(&mut self) {
+        match self.returns.clone() {
+            Some((ty, vars)) => {
+                let values: Vec<Word> = vars
+                    .iter()
+                    .map(|&(var, var_ty)| self.read(var_ty, var))
+                    .collect();
+                let value = self
+                    .b
+                    .composite_construct(ty, None, values)
+                    .expect("in a block");
+                self.b.ret_value(value).expect("in a block");
+            }
+            None => self.b.ret().expect("in a block"),
+        }
+    }
+
+    /// Closes the open function: its last block returns (or is unreachable after a jump).
+    pub fn close_function(&mut self) {
         if self.in_dead_block {
             self.b.unreachable().expect("in a block");
         } else {
-            self.b.ret().expect("in a block");
+            self.return_here();
         }
         self.b.end_function().expect("in a function");
+        self.in_dead_block = false;
+        self.returns = None;
+    }
+
+    /// Opens helper function `id` returning `ret_ty` with parameters of `params` types, in its
+    /// first block; its parameters' ids.
+    pub fn begin_helper(&mut self, id: Word, ret_ty: Word, params: &[Word]) -> Vec<Word> {
+        let fn_ty = self.b.type_function(ret_ty, params.to_vec());
+        self.b
+            .begin_function(ret_ty, Some(id), FunctionControl::NONE, fn_ty)
+            .expect("no function is open");
+        let ids = params
+            .iter()
+            .map(|&ty| self.b.function_parameter(ty).expect("in a function"))
+            .collect();
+        self.b
+            .begin_block(None)
+            .expect("the function has no open block");
+        ids
+    }
+
+    /// Closes the open function, if any, and writes the module.
+    pub fn finish(mut self) -> SpirvModule {
+        if self.b.selected_function().is_some() {
+            self.close_function();
+        }
         self.b.entry_point(
             ExecutionModel::GLCompute,
             self.entry,

@@ -420,23 +420,15 @@ impl CudaDevice {
             ),
             EntryKind::Reduce { value_size, .. } => {
                 let entries = run::ReduceEntries::new(&loaded.ptx, &loaded.module.functions);
+                let passes = run::CudaPasses {
+                    entries: &entries,
+                    handles: &self.handles,
+                    properties: &self.properties,
+                    block: params.as_ptr(),
+                };
                 match &launch.scan {
-                    Some(plan) => scan::run_scan(
-                        &entries,
-                        &self.handles,
-                        launch,
-                        params.as_ptr(),
-                        value_size,
-                        plan,
-                    ),
-                    None => run::run_reduction(
-                        &entries,
-                        &self.handles,
-                        &self.properties,
-                        launch,
-                        params.as_ptr(),
-                        value_size,
-                    ),
+                    Some(plan) => scan::run_scan(&passes, launch, value_size, plan),
+                    None => crate::passes::reduce::run(&passes, launch, value_size),
                 }
             }
         }

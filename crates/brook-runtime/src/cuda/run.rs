@@ -3,12 +3,9 @@
 use super::buffer::CudaBuffer;
 use super::driver::{launch, Function, Handles, Properties};
 use crate::error::{DeviceLimit, LaunchProblem, Limit};
-use crate::plan::{Bound, LaunchPlan};
-use crate::reduce_plan::{self, Capabilities, Layout};
-use crate::stream::addressing::Addressing;
-use brook_codegen::abi::{ReduceEntry, ReduceShape};
+use crate::passes::{PassArgs, PassRunner};
+use brook_codegen::abi::ReduceEntry;
 use brook_codegen::ptx::{EntryKind, PtxKernel};
-use brook_ir::ParamRole;
 use std::ffi::c_void;
 
 /// Threads per block of map and reduction launches.
@@ -81,77 +78,6 @@ pub fn run_groups(
 }
 
 /// A reduction's input, when it is a stream: its bound shape and addressing.
-fn stream_input(launch: &LaunchPlan) -> Option<(&[usize], &Addressing)> {
-    let input = launch
-        .kernel()
-        .params
-        .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator))?;
-    match &launch.args[input] {
-        Bound::Stream {
-            shape, addressing, ..
-        } => Some((shape, addressing)),
-        _ => None,
-    }
-}
-
-/// Whether each target's tile of the (stream) input lies consecutively in its buffer, in the
-/// tile's row-major order (see [`tiles_are_contiguous`]).
-pub(super) fn tile_is_contiguous(launch: &LaunchPlan, tile: &[usize]) -> bool {
-    stream_input(launch)
-        .is_some_and(|(shape, addressing)| tiles_are_contiguous(shape, addressing, tile))
-}
-
-/// Whether each tile of a stream of `shape` lies consecutively in its buffer, in the tile's
-/// row-major order: the tile is 1 on the outer axes, then one partial axis, then whole dense
-/// axes.
-pub(super) fn tiles_are_contiguous(
-    shape: &[usize],
-    addressing: &Addressing,
-    tile: &[usize],
-) -> bool {
-    let Some(first) = tile.iter().position(|&t| t > 1) else {
-        return true;
-    };
-    let mut dense = 1;
-    for axis in (first..tile.len()).rev() {
-        if addressing.pitches[axis] != dense || (axis > first && tile[axis] != shape[axis]) {
-            return false;
-        }
-        dense *= shape[axis];
-    }
-    true
-}
-
-/// Whether the column entry can read the input: neighbouring targets' tiles lie side by side
-/// (groups of four targets along the last axis, each tile one element wide there, with unit
-/// pitch), each target's leaves are evenly spaced in memory, and every row of four leaves is
-/// 16-byte aligned (buffers are, so the view's offset and pitches must be multiples of 4).
-fn tiles_side_by_side(launch: &LaunchPlan, tile: &[usize]) -> bool {
-    let Some((shape, addressing)) = stream_input(launch) else {
-        return false;
-    };
-    let pitches = &addressing.pitches;
-    let Some(last) = pitches.len().checked_sub(1) else {
-        return false;
-    };
-    let aligned = addressing.offset % 4 == 0
-        && (0..last).all(|axis| shape[axis] <= 1 || pitches[axis] % 4 == 0);
-    launch.domain.last().is_some_and(|&d| d % 4 == 0)
-        && tile.last() == Some(&1)
-        && pitches[last] == 1
-        && aligned
-        && leaves_evenly_spaced(tile, pitches)
-}
-
-/// Whether a tile's leaves, in row-major order, lie a fixed number of elements apart: each
-/// axis longer than one element steps exactly over the whole of the next such axis.
-fn leaves_evenly_spaced(tile: &[usize], pitches: &[usize]) -> bool {
-    let long: Vec<usize> = (0..tile.len()).filter(|&axis| tile[axis] > 1).collect();
-    long.windows(2)
-        .all(|w| pitches[w[0]] == tile[w[1]] * pitches[w[1]])
-}
-
 /// A reduction module's loaded entries, with what each declares.
 pub struct ReduceEntries<'a> {
     ptx: &'a PtxKernel,
@@ -165,21 +91,10 @@ impl<'a> ReduceEntries<'a> {
     }
 
     /// The entries the module declares, in the order their functions were loaded.
-    fn declared(&self) -> &'a [ReduceEntry] {
+    pub(super) fn declared(&self) -> &'a [ReduceEntry] {
         match &self.ptx.entry {
             EntryKind::Reduce { entries, .. } => entries,
             _ => &[],
-        }
-    }
-
-    /// The reduction's capabilities on a GPU that keeps `parallelism` threads busy.
-    fn capabilities(&self, parallelism: u64) -> Capabilities<'a> {
-        Capabilities {
-            parallelism,
-            pieces_per_worker: 1,
-            serial_min_piece: SERIAL_MIN_PIECE,
-            serial_whole: SERIAL_WHOLE,
-            entries: self.declared(),
         }
     }
 
@@ -189,27 +104,12 @@ impl<'a> ReduceEntries<'a> {
         self.functions.get(index)
     }
 
-    /// The declared entry of a shape, if the module has one.
-    pub(super) fn entry(&self, shape: ReduceShape) -> Option<ReduceEntry> {
-        self.declared().iter().copied().find(|e| e.shape == shape)
-    }
-
     /// [`Self::function`], or the launch's error when the module lacks it.
     pub(super) fn loaded(&self, name: &str) -> Result<&'a Function, LaunchProblem> {
         self.function(name).ok_or_else(|| {
             LaunchProblem::NotSupported(format!("the reduction module has no entry `{name}`"))
         })
     }
-}
-
-/// The parameters every pass entry (reductions' and the scan's) takes after the block.
-pub(super) struct PassArgs {
-    pub src: u64,
-    pub dst: u64,
-    pub leaves: u64,
-    pub piece: u64,
-    pub pieces: u64,
-    pub mode: u32,
 }
 
 /// Launches a pass entry on `threads` threads in blocks of [`BLOCK`]: the block, `args`, then
@@ -242,80 +142,53 @@ pub(super) fn launch_pass(
     .map_err(LaunchProblem::Execution)
 }
 
-/// The fewest leaves a GPU thread's serial piece gets.
-const SERIAL_MIN_PIECE: u64 = 32;
-/// Leaves per target that one thread reduces in a final pass without further splitting.
-const SERIAL_WHOLE: u64 = 1024;
-
-/// Runs a reduction in the passes [`reduce_plan::plan`] gives (see
-/// `brook_codegen::ptx`'s reduction driver).
-pub fn run_reduction(
-    entries: &ReduceEntries<'_>,
-    handles: &Handles,
-    properties: &Properties,
-    launch_info: &LaunchPlan,
-    block: *const u8,
-    value_size: u32,
-) -> Result<(), LaunchProblem> {
-    let targets: u64 = launch_info.domain.iter().product::<usize>() as u64;
-    let tile: u64 = launch_info
-        .reduction_tile
-        .as_ref()
-        .map_or(0, |t| t.iter().product::<usize>() as u64);
-    if targets == 0 || tile == 0 {
-        return Ok(());
-    }
-    let caps = entries.capabilities(u64::from(properties.multiprocessors.max(1)) * 2048);
-    let tile_shape = launch_info.reduction_tile.as_deref().unwrap_or(&[]);
-    let first = Layout {
-        contiguous: tile_is_contiguous(launch_info, tile_shape),
-        side_by_side: tiles_side_by_side(launch_info, tile_shape),
-    };
-    let mut source: Option<CudaBuffer> = None;
-    for pass in reduce_plan::plan(tile, targets, &caps, first) {
-        let last = pass.pieces == 1;
-        let target_out = if last {
-            None
-        } else {
-            // Every element of the scratch array is written by this pass before the next reads.
-            let bytes = (pass.pieces * targets) as usize * value_size as usize;
-            Some(CudaBuffer::uninit(*handles, bytes).map_err(LaunchProblem::Execution)?)
-        };
-        let args = PassArgs {
-            src: source.as_ref().map_or(0, CudaBuffer::ptr),
-            dst: target_out.as_ref().map_or(0, CudaBuffer::ptr),
-            leaves: pass.leaves,
-            piece: pass.piece,
-            pieces: pass.pieces,
-            mode: u32::from(source.is_some()) | if last { 2 } else { 0 },
-        };
-        let function = entries.loaded(pass.entry.name)?;
-        let threads = match pass.entry.shape {
-            ReduceShape::Warp => targets * pass.pieces * 32,
-            ReduceShape::Columns => targets / 4 * pass.pieces,
-            ReduceShape::Serial | ReduceShape::Scan | ReduceShape::ScanTiles => {
-                targets * pass.pieces
-            }
-        };
-        launch_pass(function, handles, block, threads, args, &mut [])?;
-        // The previous scratch array is freed after this pass on the stream.
-        source = target_out;
-    }
-    Ok(())
+/// A reduction or scan launch's passes on the GPU ([`crate::passes`]).
+pub struct CudaPasses<'a> {
+    pub entries: &'a ReduceEntries<'a>,
+    pub handles: &'a Handles,
+    pub properties: &'a Properties,
+    pub block: *const u8,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl PassRunner for CudaPasses<'_> {
+    type Scratch = CudaBuffer;
 
-    #[test]
-    fn leaves_are_evenly_spaced_when_each_long_axis_steps_over_the_next() {
-        // A whole [16, 12, 64] stream summed over its two outer axes: one stride of 64.
-        assert!(leaves_evenly_spaced(&[16, 12, 1], &[768, 64, 1]));
-        // Rows of a [16, 11] view of it: a gap after every 11 rows.
-        assert!(!leaves_evenly_spaced(&[16, 11, 1], &[768, 64, 1]));
-        // Axes of one element do not count.
-        assert!(leaves_evenly_spaced(&[16, 1, 1], &[768, 64, 1]));
-        assert!(leaves_evenly_spaced(&[1, 1, 1], &[768, 64, 1]));
+    fn entries(&self) -> &[ReduceEntry] {
+        self.entries.declared()
+    }
+
+    fn parallelism(&self) -> u64 {
+        u64::from(self.properties.multiprocessors.max(1)) * 2048
+    }
+
+    fn scratch(&self, bytes: u64) -> Result<CudaBuffer, LaunchProblem> {
+        CudaBuffer::uninit(*self.handles, bytes as usize).map_err(LaunchProblem::Execution)
+    }
+
+    fn upload(&self, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {
+        super::scan::upload(self.handles, bytes)
+    }
+
+    fn address(&self, scratch: &CudaBuffer) -> u64 {
+        scratch.ptr()
+    }
+
+    fn run_pass(
+        &self,
+        entry: &ReduceEntry,
+        threads: u64,
+        args: PassArgs,
+        extra: &[u64],
+    ) -> Result<(), LaunchProblem> {
+        let function = self.entries.loaded(entry.name)?;
+        let mut extra = extra.to_vec();
+        launch_pass(
+            function,
+            self.handles,
+            self.block,
+            threads,
+            args,
+            &mut extra,
+        )
     }
 }

@@ -7,17 +7,14 @@
 //! are larger (`scan_ahead_tile_leaves`) and each block asks for `scan_ahead_stage_bytes` of
 //! dynamic shared memory.
 //!
-//! Otherwise the scan runs in levels. A level scans `rows` rows of `leaves` leaves in aligned
-//! pieces of [`PIECE`] leaves, one thread per piece (the module's scan entry). When a row has more than one piece, a
-//! reduction pass first writes every piece's total (`[row][piece]`), the next level scans the
-//! totals exclusively (from the initial value, if any) into the pieces' prefixes, and then
-//! this level's pieces are scanned from them. Every piece is an aligned block of its row, so
-//! the result is the canonical scan (see `scan_order`, "Why this order").
+//! Otherwise the scan runs in levels, as on every GPU ([`crate::passes::scan`]).
 
 use super::buffer::CudaBuffer;
 use super::driver::{check, launch, launch_with_shared, Function, Handles};
-use super::run::{blocks, launch_pass, tiles_are_contiguous, PassArgs, ReduceEntries};
+use super::run::{blocks, CudaPasses};
 use crate::error::LaunchProblem;
+use crate::passes::layout::tiles_are_contiguous;
+use crate::passes::PassRunner;
 use crate::plan::{Bound, LaunchPlan, ScanPlan};
 use brook_codegen::abi::ReduceShape;
 use brook_codegen::ptx::{
@@ -29,59 +26,26 @@ use brook_ir::ParamRole;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
-/// Leaves per piece: a thread's serial scan, and a warp's reduction of one chunk.
-const PIECE: u64 = 256;
-
-/// Where a level's leaves come from and its prefixes go: the launch's streams (the first
-/// level) or scratch arrays (`[row][leaf]`).
-#[derive(Clone, Copy)]
-struct Level {
-    leaves: u64,
-    src: u64,
-    dst: u64,
-    /// The first level: the input stream in, the output stream out.
-    streams: bool,
-    exclusive: bool,
-}
-
-/// One scan launch's entries and rows.
-struct Scan<'a> {
-    entries: &'a ReduceEntries<'a>,
-    handles: &'a Handles,
-    block: *const u8,
-    value_size: u64,
-    rows: u64,
-    /// The initial value on the device, or 0.
-    init: u64,
-    /// The first level's leaves lie consecutively, row after row.
-    contiguous: bool,
-}
-
 /// Runs a scan launch.
 pub fn run_scan(
-    entries: &ReduceEntries<'_>,
-    handles: &Handles,
+    passes: &CudaPasses<'_>,
     plan: &LaunchPlan,
-    block: *const u8,
     value_size: u32,
     scan: &ScanPlan,
 ) -> Result<(), LaunchProblem> {
+    let (entries, handles, block) = (passes.entries, passes.handles, passes.block);
     let rows = plan.domain.iter().product::<usize>() as u64;
-    let leaves = plan
-        .reduction_tile
-        .as_ref()
-        .map_or(0, |t| t.iter().product::<usize>() as u64);
-    if rows == 0 || leaves == 0 {
+    let tile = plan.reduction_tile.as_deref().unwrap_or(&[]);
+    let leaves = tile.iter().product::<usize>() as u64;
+    if rows == 0 || leaves == 0 || plan.reduction_tile.is_none() {
         return Ok(());
     }
-    let init = match &scan.init {
-        Some(bytes) => Some(upload(handles, bytes)?),
-        None => None,
-    };
-    let tile = plan.reduction_tile.as_deref().unwrap_or(&[]);
-    let init_ptr = init.as_ref().map_or(0, CudaBuffer::ptr);
-    if let Some(entry) = entries.entry(ReduceShape::ScanTiles) {
+    if let Some(entry) = passes.entry(ReduceShape::ScanTiles) {
         if rows_are_contiguous(plan, tile) {
+            let init = match &scan.init {
+                Some(bytes) => Some(upload(handles, bytes)?),
+                None => None,
+            };
             let one_pass = OnePass {
                 function: entries.loaded(entry.name)?,
                 ahead: entries.loaded(SCAN_TILES_AHEAD_ENTRY).ok(),
@@ -89,105 +53,13 @@ pub fn run_scan(
                 block,
                 value_size: u64::from(value_size),
             };
+            let init_ptr = init.as_ref().map_or(0, CudaBuffer::ptr);
             if let Some(done) = one_pass.run(rows, leaves, scan, init_ptr) {
                 return done;
             }
         }
     }
-    let s = Scan {
-        entries,
-        handles,
-        block,
-        value_size: u64::from(value_size),
-        rows,
-        init: init_ptr,
-        contiguous: super::run::tile_is_contiguous(plan, tile),
-    };
-    s.level(Level {
-        leaves,
-        src: 0,
-        dst: 0,
-        streams: true,
-        exclusive: scan.kind == ScanKind::Exclusive,
-    })
-    // `init` is freed in stream order after the launches that read it.
-}
-
-impl Scan<'_> {
-    fn level(&self, level: Level) -> Result<(), LaunchProblem> {
-        let pieces = level.leaves.div_ceil(PIECE);
-        if pieces == 1 {
-            return self.scan_pieces(level, 0, pieces);
-        }
-        let bytes = (self.rows * pieces * self.value_size) as usize;
-        let scratch = || CudaBuffer::uninit(*self.handles, bytes).map_err(LaunchProblem::Execution);
-        let (totals, prefixes) = (scratch()?, scratch()?);
-        self.totals(level, pieces, totals.ptr())?;
-        self.level(Level {
-            leaves: pieces,
-            src: totals.ptr(),
-            dst: prefixes.ptr(),
-            streams: false,
-            exclusive: true,
-        })?;
-        self.scan_pieces(level, prefixes.ptr(), pieces)
-    }
-
-    /// Every piece's total, by a reduction pass (a warp per piece where the leaves are
-    /// consecutive).
-    fn totals(&self, level: Level, pieces: u64, dst: u64) -> Result<(), LaunchProblem> {
-        let warp = self
-            .entries
-            .entry(ReduceShape::Warp)
-            .filter(|_| !level.streams || self.contiguous);
-        let entry = match warp {
-            Some(warp) => warp,
-            None => self.entries.entry(ReduceShape::Serial).ok_or_else(|| {
-                LaunchProblem::NotSupported("the reduction module has no serial entry".into())
-            })?,
-        };
-        let function = self.entries.loaded(entry.name)?;
-        let threads = match entry.shape {
-            ReduceShape::Warp => self.rows * pieces * 32,
-            _ => self.rows * pieces,
-        };
-        let args = PassArgs {
-            src: level.src,
-            dst,
-            leaves: level.leaves,
-            piece: PIECE,
-            pieces,
-            mode: u32::from(!level.streams),
-        };
-        launch_pass(function, self.handles, self.block, threads, args, &mut [])
-    }
-
-    /// Scans every piece from its prefix (`pre[row][piece]` after each row's first).
-    fn scan_pieces(&self, level: Level, pre: u64, pieces: u64) -> Result<(), LaunchProblem> {
-        let entry = self.entries.entry(ReduceShape::Scan).ok_or_else(|| {
-            LaunchProblem::NotSupported("the reduction module has no scan entry".into())
-        })?;
-        let function = self.entries.loaded(entry.name)?;
-        let args = PassArgs {
-            src: level.src,
-            dst: level.dst,
-            leaves: level.leaves,
-            piece: PIECE,
-            pieces,
-            mode: u32::from(!level.streams)
-                | if level.streams { 2 } else { 0 }
-                | if level.exclusive { 4 } else { 0 },
-        };
-        let threads = self.rows * pieces;
-        launch_pass(
-            function,
-            self.handles,
-            self.block,
-            threads,
-            args,
-            &mut [pre, self.init],
-        )
-    }
+    crate::passes::scan::run(passes, plan, value_size, scan)
 }
 
 /// Whether every row of the input and of the output lies consecutively in memory.
@@ -313,7 +185,7 @@ impl OnePass<'_> {
 }
 
 /// `bytes` in a new device buffer, copied in stream order.
-fn upload(handles: &Handles, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {
+pub(super) fn upload(handles: &Handles, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {
     let buffer = CudaBuffer::uninit(*handles, bytes.len()).map_err(LaunchProblem::Execution)?;
     // SAFETY: the buffer holds `bytes.len()` bytes; from pageable memory the call returns
     // once the bytes are staged.

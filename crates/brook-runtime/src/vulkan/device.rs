@@ -1,7 +1,8 @@
 //! A Vulkan device as a Brook [`Device`]: buffers in host-visible memory reached by device
-//! address, map kernels written by `brook_codegen::spirv::map` and run one launch at a time
-//! (each waited for). Not yet in the registry's list (reductions, scans and thread groups come
-//! first: a launch of one is a `LaunchProblem` naming it); made by [`device`].
+//! address; map kernels written by `brook_codegen::spirv::map`, reductions and scans by
+//! `brook_codegen::spirv::reduce` and run in passes ([`crate::passes`]); one dispatch at a
+//! time, each waited for. Not yet in the registry's list (thread groups come first: a launch
+//! of one is a `LaunchProblem` naming it); made by [`device`].
 
 use super::context::{Buffer as VkBuffer, Context};
 use super::Gpu;
@@ -9,10 +10,14 @@ use crate::buffer::{Buffer, Span};
 use crate::device::{Device, DeviceInfo, DeviceKind};
 use crate::error::{LaunchProblem, RuntimeError};
 use crate::kernel_cache::KernelCache;
+use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
-use brook_codegen::abi::BlockLayout;
+use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
+use brook_codegen::spirv::reduce::{self, SpirvReduce};
+use brook_codegen::spirv::SpirvModule;
+use brook_ir::KernelKind;
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
@@ -53,7 +58,13 @@ pub struct VulkanDevice {
     queue: Queue,
     context: Arc<Context>,
     options: map::Options,
-    cache: KernelCache<SpirvMap>,
+    cache: KernelCache<Compiled>,
+}
+
+/// A kernel's modules.
+enum Compiled {
+    Map(SpirvMap),
+    Reduce(SpirvReduce),
 }
 
 /// A Vulkan buffer as a Brook buffer (bytes written through the mapping, under a lock).
@@ -101,14 +112,62 @@ impl VulkanDevice {
         Ok(f(&mut bytes[span.offset()..span.offset() + span.len()]))
     }
 
-    fn compiled(&self, launch: &LaunchPlan) -> Result<Arc<SpirvMap>, LaunchProblem> {
+    fn compiled(&self, launch: &LaunchPlan) -> Result<Arc<Compiled>, LaunchProblem> {
         let variant = block::variant(launch);
         self.cache
             .get_or_make(&launch.module, launch.kernel, &variant, || {
-                let module = launch.module.module();
-                map::compile(module, launch.kernel(), &variant, &self.options)
-                    .map_err(|e| LaunchProblem::compile(launch.module.module(), e))
+                let (module, kernel) = (launch.module.module(), launch.kernel());
+                let compiled = match kernel.kind {
+                    KernelKind::Map => {
+                        map::compile(module, kernel, &variant, &self.options).map(Compiled::Map)
+                    }
+                    KernelKind::Reduce => reduce::compile(module, kernel, &variant, &self.options)
+                        .map(Compiled::Reduce),
+                };
+                compiled.map_err(|e| LaunchProblem::compile(module, e))
             })
+    }
+
+    fn execution(&self, e: String) -> LaunchProblem {
+        LaunchProblem::Execution(format!("{}: {e}", self.info))
+    }
+
+    /// Runs `module` on `threads` invocations (64 to a workgroup, the workgroups in rows of
+    /// up to 65,535) with push words `block`, a scratch frame of `frame_bytes` per invocation,
+    /// the dispatch's width, then `words`.
+    fn dispatch(
+        &self,
+        module: &SpirvModule,
+        threads: u64,
+        (block, frame_bytes): (u64, u32),
+        words: &[u64],
+    ) -> Result<(), LaunchProblem> {
+        if threads == 0 {
+            return Ok(());
+        }
+        let groups = threads.div_ceil(u64::from(GROUP));
+        let x = groups.min(65_535);
+        let y = groups.div_ceil(x);
+        if y > 65_535 {
+            return Err(self.execution(format!(
+                "{threads} invocations are more than one dispatch runs"
+            )));
+        }
+        // Kernels without local arrays never read their frames.
+        let frames = if frame_bytes == 0 {
+            16
+        } else {
+            threads * u64::from(frame_bytes)
+        };
+        let scratch = self.context.buffer(frames).map_err(|e| self.execution(e))?;
+        let width = x * u64::from(GROUP);
+        let mut push = Vec::with_capacity(8 * (3 + words.len()));
+        for word in [block, scratch.address(), width].iter().chain(words) {
+            push.extend_from_slice(&word.to_le_bytes());
+        }
+        self.context
+            .run(module, &push, [x as u32, y as u32, 1])
+            .map_err(|e| self.execution(e))
     }
 }
 
@@ -159,40 +218,105 @@ impl Device for VulkanDevice {
         let layout = BlockLayout::new(launch.module.module(), launch.kernel());
         let params =
             block::param_block(launch, &layout, &address_of).map_err(LaunchProblem::Execution)?;
-        let execution = |e: String| LaunchProblem::Execution(format!("{}: {e}", self.info));
         let mut block_buffer = self
             .context
             .buffer(layout.size() as u64)
-            .map_err(execution)?;
+            .map_err(|e| self.execution(e))?;
         // SAFETY: the block holds `layout.size()` bytes.
         let block_bytes = unsafe { std::slice::from_raw_parts(params.as_ptr(), layout.size()) };
         block_buffer.bytes_mut()[..layout.size()].copy_from_slice(block_bytes);
-        let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
-        if total == 0 {
-            return Ok(());
+        let block = block_buffer.address();
+        match compiled.as_ref() {
+            Compiled::Map(m) => {
+                let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
+                self.dispatch(&m.module, total, (block, m.frame_bytes), &[])
+            }
+            Compiled::Reduce(r) => {
+                let passes = VulkanPasses {
+                    device: self,
+                    reduce: r,
+                    declared: r.entries.iter().map(|(e, _)| *e).collect(),
+                    block,
+                };
+                match &launch.scan {
+                    Some(scan) => crate::passes::scan::run(&passes, launch, r.value_size, scan),
+                    None => crate::passes::reduce::run(&passes, launch, r.value_size),
+                }
+            }
         }
-        let scratch_bytes = total * u64::from(compiled.frame_bytes.max(16));
-        let scratch = self.context.buffer(scratch_bytes).map_err(execution)?;
-        // Workgroups: up to 65,535 along x, rows of them along y.
-        let groups = total.div_ceil(u64::from(GROUP));
-        let x = groups.min(65_535);
-        let y = groups.div_ceil(x);
-        if y > 65_535 {
-            return Err(execution(format!(
-                "{total} instances are more than one dispatch runs"
-            )));
-        }
-        let width = x * u64::from(GROUP);
-        let mut push = Vec::with_capacity(24);
-        for word in [block_buffer.address(), scratch.address(), width] {
-            push.extend_from_slice(&word.to_le_bytes());
-        }
-        self.context
-            .run(&compiled.module, &push, [x as u32, y as u32, 1])
-            .map_err(execution)
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {
         Ok(())
+    }
+}
+
+/// Threads a Vulkan device is taken to keep busy at once when a reduction plans its pieces
+/// (Vulkan does not say; about a mid-sized GPU's).
+const PARALLELISM: u64 = 1 << 16;
+
+/// A reduction or scan launch's passes on a Vulkan device.
+struct VulkanPasses<'a> {
+    device: &'a VulkanDevice,
+    reduce: &'a SpirvReduce,
+    declared: Vec<ReduceEntry>,
+    block: u64,
+}
+
+impl PassRunner for VulkanPasses<'_> {
+    type Scratch = VkBuffer;
+
+    fn entries(&self) -> &[ReduceEntry] {
+        &self.declared
+    }
+
+    fn parallelism(&self) -> u64 {
+        PARALLELISM
+    }
+
+    fn scratch(&self, bytes: u64) -> Result<VkBuffer, LaunchProblem> {
+        let d = self.device;
+        d.context.buffer(bytes.max(4)).map_err(|e| d.execution(e))
+    }
+
+    fn upload(&self, bytes: &[u8]) -> Result<VkBuffer, LaunchProblem> {
+        let mut buffer = self.scratch(bytes.len() as u64)?;
+        buffer.bytes_mut()[..bytes.len()].copy_from_slice(bytes);
+        Ok(buffer)
+    }
+
+    fn address(&self, scratch: &VkBuffer) -> u64 {
+        scratch.address()
+    }
+
+    fn run_pass(
+        &self,
+        entry: &ReduceEntry,
+        threads: u64,
+        args: PassArgs,
+        extra: &[u64],
+    ) -> Result<(), LaunchProblem> {
+        let (_, module) = self
+            .reduce
+            .entries
+            .iter()
+            .find(|(e, _)| e.shape == entry.shape)
+            .ok_or_else(|| {
+                LaunchProblem::NotSupported(format!(
+                    "the reduction module has no {:?} entry",
+                    entry.shape
+                ))
+            })?;
+        let mut words = vec![
+            args.src,
+            args.dst,
+            args.leaves,
+            args.piece,
+            args.pieces,
+            u64::from(args.mode),
+        ];
+        words.extend_from_slice(extra);
+        let frame = (self.block, self.reduce.frame_bytes);
+        self.device.dispatch(module, threads, frame, &words)
     }
 }

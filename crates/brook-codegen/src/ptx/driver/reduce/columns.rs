@@ -14,10 +14,11 @@
 //! spaced in memory, and every row of four targets' leaves is 16-byte aligned.
 
 use super::common::{
-    combine, finish_stack_onto, insert, mode_bit, share, slot_count, unravel_fresh, write_result,
-    Pass, Reduction, Scratch, Share, Slots, Written, BATCH,
+    combine, finish_stack_onto, insert, mode_bit, slot_count, unravel, write_result, Pass,
+    Reduction, Scratch, Share, Slots, Written, BATCH,
 };
 use crate::abi::BlockLayout;
+use crate::gpu::reduce::share;
 use crate::leaves::leaves;
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
@@ -67,17 +68,9 @@ pub(super) fn emit(
         piece_index: j,
         lo,
         count,
-    } = share(
-        lower,
-        g,
-        quads,
-        p.pieces,
-        p.piece,
-        p.leaves_per_target,
-        p.ret,
-    );
+    } = share(lower, g, quads, (p.pieces, p.piece), p.leaves_per_target);
     let t = u64_op(lower, |reg| format!("shl.b64 {reg}, {q}, 2"));
-    let tpos = unravel_fresh(lower, t, &p.domain);
+    let tpos = unravel(lower, t, &p.domain);
     let to_target = mode_bit(lower, p.mode, 2);
     let class = Class::of(leaves(lower.module, &r.ty)[0].kind);
     let slots: Vec<Vec<Vec<Reg>>> = (0..WIDTH)
@@ -166,7 +159,8 @@ pub(super) fn emit(
         };
         write_result(lower, r, layout, pos.len(), &written, &result);
     }
-    lower.e.bra(p.ret);
+    let ret = lower.ret;
+    lower.e.bra(ret);
     Ok(())
 }
 
@@ -234,7 +228,7 @@ impl Walk {
         tile: &[Reg],
         lo: Reg,
     ) -> (Reg, Reg) {
-        let first = unravel_fresh(lower, lo, tile);
+        let first = unravel(lower, lo, tile);
         let pos: Vec<Reg> = (0..tpos.len())
             .map(|k| {
                 let (tp, tl, lp) = (tpos[k], tile[k], first[k]);

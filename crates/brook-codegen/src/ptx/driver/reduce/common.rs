@@ -4,29 +4,18 @@
 
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::{Class, Reg};
-use crate::ptx::lower::{Binding, Lower, StreamRef};
+use crate::ptx::lower::{Binding, Lower};
 use crate::CompileError;
-use brook_ir::Type;
 
+pub(super) use crate::gpu::reduce::{mode_bit, target_ref, unravel, Reduction, Share, BATCH};
 pub(super) use crate::lower::counter::Slots;
-pub(super) use crate::lower::counter::{slot_count, LEVELS, MAX_PIECE};
+pub(super) use crate::lower::counter::{slot_count, MAX_PIECE};
 
-/// Leaves a serial thread loads together (a power of two).
-pub(super) const BATCH: u64 = 8;
+/// A pass's parameters, loaded ([`crate::gpu::reduce::Pass`]).
+pub(super) type Pass = crate::gpu::reduce::Pass<Reg>;
 
 /// Where a thread's leaves come from when they are the kernel's input.
 pub(super) type Source = crate::lower::binding::Source<Reg>;
-
-/// The reduction's input and target parameters and its value.
-pub(super) struct Reduction {
-    pub input: usize,
-    pub target: usize,
-    pub ty: Type,
-    pub value_size: u32,
-    /// The combine step is long ([`HEAVY_COMBINE_LINES`]): the entries write it out a few
-    /// times, not once per level of unrolled stacks and trees.
-    pub heavy: bool,
-}
 
 /// PTX lines of one combine step above which a reduction is heavy. An unrolled serial entry
 /// writes the step out about 75 times (two stacks of 23 levels, a batch tree), the warp entry
@@ -34,122 +23,6 @@ pub(super) struct Reduction {
 /// minutes. A heavy reduction has the serial entry alone, its stack in local memory walked by
 /// one loop (three copies of the step), which costs little next to the step itself.
 pub(super) const HEAVY_COMBINE_LINES: usize = 160;
-
-/// The slots of a counter stack of `slot_count(LEVELS)` levels: registers, or cells of
-/// `.local` memory when the reduction is heavy.
-pub(super) fn stack_slots(lower: &mut Lower<'_>, r: &Reduction) -> Slots<Reg, Reg> {
-    let layout = crate::leaves::leaves(lower.module, &r.ty);
-    let levels = slot_count(LEVELS);
-    if !r.heavy {
-        let vars = (0..levels)
-            .map(|_| {
-                layout
-                    .iter()
-                    .map(|l| lower.e.reg(Class::of(l.kind)))
-                    .collect()
-            })
-            .collect();
-        return Slots::Vars(vars);
-    }
-    let size = r.value_size.next_multiple_of(8).max(8);
-    let name = lower.e.memory(false, size * levels as u32, 16);
-    let raw = lower.e.mov_imm(Class::B64, &name);
-    let base = lower
-        .e
-        .compute(Class::B64, |reg| format!("cvta.local.u64 {reg}, {raw}"));
-    Slots::Memory {
-        base,
-        size,
-        levels,
-        ty: r.ty.clone(),
-        layout,
-    }
-}
-
-/// The pass parameters the entry has loaded (shared by the faster paths).
-pub(super) struct Pass {
-    pub src: Reg,
-    pub dst: Reg,
-    pub leaves_per_target: Reg,
-    pub piece: Reg,
-    pub pieces: Reg,
-    pub mode: Reg,
-    pub targets: Reg,
-    pub domain: Vec<Reg>,
-    pub tile: Vec<Reg>,
-    pub ret: crate::ptx::emit::Label,
-}
-
-/// A worker's share of a pass.
-pub(super) struct Share {
-    /// The target (or group of targets) it reduces.
-    pub unit: Reg,
-    /// Which piece of the unit's leaves, and where that piece starts and how long it is.
-    pub piece_index: Reg,
-    pub lo: Reg,
-    pub count: Reg,
-}
-
-/// Worker `worker` of `units * pieces` takes unit `worker % units`, piece `worker / units`;
-/// workers past the end leave (to `ret`).
-pub(super) fn share(
-    lower: &mut Lower<'_>,
-    worker: Reg,
-    units: Reg,
-    pieces: Reg,
-    piece: Reg,
-    leaves_per_target: Reg,
-    ret: crate::ptx::emit::Label,
-) -> Share {
-    let op =
-        |lower: &mut Lower<'_>, text: &dyn Fn(Reg) -> String| lower.e.compute(Class::B64, text);
-    let workers = op(lower, &|reg| format!("mul.lo.u64 {reg}, {units}, {pieces}"));
-    let outside = lower.e.compute(Class::Pred, |reg| {
-        format!("setp.ge.u64 {reg}, {worker}, {workers}")
-    });
-    lower.e.bra_if(outside, ret);
-    let unit = op(lower, &|reg| format!("rem.u64 {reg}, {worker}, {units}"));
-    let piece_index = op(lower, &|reg| format!("div.u64 {reg}, {worker}, {units}"));
-    let lo = op(lower, &|reg| {
-        format!("mul.lo.u64 {reg}, {piece_index}, {piece}")
-    });
-    let end = op(lower, &|reg| format!("add.u64 {reg}, {lo}, {piece}"));
-    let hi = op(lower, &|reg| {
-        format!("min.u64 {reg}, {end}, {leaves_per_target}")
-    });
-    let count = op(lower, &|reg| format!("sub.u64 {reg}, {hi}, {lo}"));
-    Share {
-        unit,
-        piece_index,
-        lo,
-        count,
-    }
-}
-
-/// The thread's index in the whole grid (`%ctaid.x * %ntid.x + %tid.x`).
-pub(super) fn global_thread(lower: &mut Lower<'_>) -> Reg {
-    let ctaid = crate::ptx::driver::special(lower, "%ctaid.x");
-    let ntid = crate::ptx::driver::special(lower, "%ntid.x");
-    let tid = crate::ptx::driver::special(lower, "%tid.x");
-    lower.e.compute(Class::B64, |reg| {
-        format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
-    })
-}
-
-impl Pass {
-    /// [`share`] of this pass for worker `worker`.
-    pub(super) fn share(&self, lower: &mut Lower<'_>, worker: Reg) -> Share {
-        share(
-            lower,
-            worker,
-            self.targets,
-            self.pieces,
-            self.piece,
-            self.leaves_per_target,
-            self.ret,
-        )
-    }
-}
 
 /// Fresh registers for one value of the reduction's type.
 pub(super) fn fresh_value(lower: &mut Lower<'_>, r: &Reduction) -> Vec<Reg> {
@@ -173,15 +46,6 @@ pub(super) struct Held {
     pub has: Reg,
 }
 
-impl Held {
-    pub(super) fn fresh(lower: &mut Lower<'_>, r: &Reduction) -> Held {
-        Held {
-            value: fresh_value(lower, r),
-            has: lower.e.reg(Class::Pred),
-        }
-    }
-}
-
 /// `dest = held ∘ right` when `held` is there, else `right`.
 pub(super) fn combine_after(
     lower: &mut Lower<'_>,
@@ -198,16 +62,6 @@ pub(super) fn combine_after(
     copy_into(lower, dest, right);
     lower.e.at(done);
     Ok(())
-}
-
-/// Whether `bit` of the `mode` parameter is set.
-pub(super) fn mode_bit(lower: &mut Lower<'_>, mode: Reg, bit: u32) -> Reg {
-    let b = lower
-        .e
-        .compute(Class::B32, |reg| format!("and.b32 {reg}, {mode}, {bit}"));
-    lower
-        .e
-        .compute(Class::Pred, |reg| format!("setp.ne.u32 {reg}, {b}, 0"))
 }
 
 /// Where a piece's value goes.
@@ -262,40 +116,6 @@ pub(super) fn write_result(
     lower.e.at(written);
 }
 
-/// `linear` unravelled row-major in a box of `size` (fresh registers, slowest first).
-pub(super) fn unravel_fresh(lower: &mut Lower<'_>, linear: Reg, size: &[Reg]) -> Vec<Reg> {
-    let pos: Vec<Reg> = (0..size.len()).map(|_| lower.e.reg(Class::B64)).collect();
-    let zero: Vec<Reg> = (0..size.len()).map(|_| lower.u64_imm(0)).collect();
-    crate::ptx::driver::unravel(lower, &pos, linear, size, &zero);
-    pos
-}
-
-/// Moves a position one step in row-major order inside a box of `size` (branch-free carry).
-pub(super) fn advance(lower: &mut Lower<'_>, pos: &[Reg], size: &[Reg]) {
-    let Some(last) = pos.len().checked_sub(1) else {
-        return;
-    };
-    let mut carry: Option<Reg> = None;
-    for k in (0..=last).rev() {
-        let p = pos[k];
-        let step = match carry {
-            None => lower.u64_imm(1),
-            Some(c) => lower
-                .e
-                .compute(Class::B64, |reg| format!("selp.u64 {reg}, 1, 0, {c}")),
-        };
-        lower.e.op(format!("add.u64 {p}, {p}, {step}"));
-        let s = size[k];
-        let wrapped = lower
-            .e
-            .compute(Class::Pred, |reg| format!("setp.eq.u64 {reg}, {p}, {s}"));
-        if k > 0 {
-            lower.e.op(format!("@{wrapped} mov.u64 {p}, 0"));
-        }
-        carry = Some(wrapped);
-    }
-}
-
 pub(super) fn input_source(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -303,16 +123,6 @@ pub(super) fn input_source(
     variant: &Variant,
 ) -> Source {
     crate::lower::binding::reduction_source(lower, r.input, layout, variant)
-}
-
-pub(super) fn target_ref(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    layout: &BlockLayout,
-    rank: usize,
-) -> StreamRef {
-    let at = layout.param_offset(r.target);
-    crate::lower::binding::stream_ref(lower, at, rank, r.value_size)
 }
 
 /// `dest = combine(left, right)`: the kernel body with the accumulator `dest` starting as
@@ -372,24 +182,8 @@ pub(super) fn insert(
     crate::lower::counter::insert(lower, slots, 0, n, value.to_vec(), &mut combine)
 }
 
-/// Combines the stack's subtrees, lowest level first (each on the right of the older ones):
-/// the canonical value of `count` leaves.
-pub(super) fn finish_stack(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    slots: &Slots<Reg, Reg>,
-    count: Reg,
-) -> Result<Vec<Reg>, CompileError> {
-    let result = fresh_value(lower, r);
-    let has = lower.e.reg(Class::Pred);
-    let no = lower.pred_const(false);
-    lower.e.mov(has, no);
-    finish_stack_onto(lower, r, slots, count, &result, has)?;
-    Ok(result)
-}
-
-/// [`finish_stack`] onto `result`, a value right of every subtree of the stack when `has`
-/// holds (else `result` is empty). Leaves the value in `result`
+/// Folds the stack's subtrees onto `result`, a value right of every subtree of the stack
+/// when `has` holds (else `result` is empty). Leaves the value in `result`
 /// ([`crate::lower::counter::finish_onto`]).
 pub(super) fn finish_stack_onto(
     lower: &mut Lower<'_>,

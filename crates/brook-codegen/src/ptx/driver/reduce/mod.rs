@@ -26,17 +26,17 @@
 
 mod columns;
 mod common;
-mod scan;
+mod gpu;
 mod scan_tiles;
-mod serial;
 mod warp;
 
 use super::{entry_text, ENTRY};
-use crate::abi::{header, BlockLayout, ReduceEntry, ReduceShape, Variant};
-use crate::ptx::emit::{Class, Reg};
+use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
+use crate::gpu::reduce::{scan, serial};
+use crate::gpu::PassParam;
 use crate::ptx::lower::{bind_params, Lower};
 use crate::CompileError;
-use brook_ir::{Kernel, Module, ParamRole};
+use brook_ir::{Kernel, Module};
 use common::{input_source, Pass, Reduction, Source, HEAVY_COMBINE_LINES, MAX_PIECE};
 
 /// The entry of the warp path.
@@ -112,30 +112,8 @@ pub fn build(
     layout: &BlockLayout,
     sm: u32,
 ) -> Result<Built, CompileError> {
-    let input = kernel
-        .params
-        .iter()
-        .position(|p| matches!(p.role, ParamRole::Input | ParamRole::Iterator));
-    let target = kernel
-        .params
-        .iter()
-        .position(|p| p.role == ParamRole::Reduce);
-    let (Some(input), Some(target)) = (input, target) else {
-        return Err(CompileError::Unsupported {
-            backend: crate::BackendKind::Ptx,
-            kernel: kernel.name.clone(),
-            span: kernel.span,
-            construct: "a reduction without one input and one reduction target".into(),
-        });
-    };
-    let ty = kernel.params[target].ty.clone();
-    let mut r = Reduction {
-        input,
-        target,
-        value_size: module.layout(&ty).size,
-        ty,
-        heavy: false,
-    };
+    let mut r = Reduction::of(module, kernel, crate::BackendKind::Ptx)?;
+    let input = r.input;
     r.heavy = combine_lines(module, kernel, variant, layout, &r)? > HEAVY_COMBINE_LINES;
     let stream_input = !variant
         .inputs
@@ -180,10 +158,12 @@ pub fn build(
                 helpers.push(h);
             }
         }
-        let mut extra = ",\n\t.param .u64 src, .param .u64 dst, .param .u64 leaves, .param .u64 piece, .param .u64 pieces, .param .u32 mode".to_string();
-        if path == Path::Scan {
-            extra.push_str(", .param .u64 pre, .param .u64 init");
-        }
+        let params: &[PassParam] = if path == Path::Scan {
+            &PassParam::SCAN
+        } else {
+            &PassParam::REDUCE
+        };
+        let mut extra = format!(",\n\t{}", &gpu::param_declarations(params)[2..]);
         if path.is_one_pass_scan() {
             extra = scan_tiles::PARAMS.to_string();
         }
@@ -232,11 +212,6 @@ fn combine_lines(
     Ok(lower.e.lines() - before)
 }
 
-fn extra_u64(lower: &mut Lower<'_>, name: &str) -> Reg {
-    lower
-        .e
-        .compute(Class::B64, |r| format!("ld.param.u64 {r}, [{name}]"))
-}
 fn emit(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -267,42 +242,11 @@ fn emit(
         lower.e.op("ret");
         return Ok(());
     }
-    let domain = lower.param_axes(header::DOMAIN, rank);
-    let tile = lower.param_axes(header::TILE, rank);
-    let src = extra_u64(lower, "src");
-    let dst = extra_u64(lower, "dst");
-    let leaves_per_target = extra_u64(lower, "leaves");
-    let piece = extra_u64(lower, "piece");
-    let pieces = extra_u64(lower, "pieces");
-    let mode = lower
-        .e
-        .compute(Class::B32, |reg| format!("ld.param.u32 {reg}, [mode]"));
-    let mut targets = lower.u64_imm(1);
-    for &d in &domain {
-        targets = lower.e.compute(Class::B64, |reg| {
-            format!("mul.lo.u64 {reg}, {targets}, {d}")
-        });
-    }
     let ret = lower.ret;
-    let pass = Pass {
-        src,
-        dst,
-        leaves_per_target,
-        piece,
-        pieces,
-        mode,
-        targets,
-        domain,
-        tile,
-        ret,
-    };
+    let pass = Pass::load(lower, rank);
     let source = input_source(lower, r, layout, variant);
     match (&source, path) {
-        (_, Path::Scan) => {
-            let pre = extra_u64(lower, "pre");
-            let init = extra_u64(lower, "init");
-            scan::emit(lower, r, layout, &pass, &source, (pre, init))?
-        }
+        (_, Path::Scan) => scan::emit(lower, r, layout, &pass, &source)?,
         (Source::Stream(stream), Path::Warp) => warp::emit(lower, r, layout, &pass, stream)?,
         (Source::Stream(stream), Path::Columns) => columns::emit(lower, r, layout, &pass, stream)?,
         _ => serial::emit(lower, r, layout, &pass, &source)?,

@@ -12,10 +12,11 @@
 //! writes the result. No combine ever runs on a missing leaf.
 
 use super::common::{
-    combine, finish_stack_onto, fresh_value, global_thread, insert, mode_bit, unravel_fresh,
-    write_result, Pass, Reduction, Scratch, Share, Slots, Written,
+    combine, finish_stack_onto, fresh_value, insert, mode_bit, unravel, write_result, Pass,
+    Reduction, Scratch, Share, Slots, Written,
 };
 use crate::abi::BlockLayout;
+use crate::gpu::Gpu;
 use crate::leaves::leaves;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
@@ -51,7 +52,7 @@ pub fn emit(
     input: &StreamRef,
 ) -> Result<(), CompileError> {
     let rank = p.domain.len();
-    let g = global_thread(lower);
+    let g = lower.global_thread();
     let lane = u64_op(lower, |reg| format!("and.b64 {reg}, {g}, 31"));
     let warp = u64_op(lower, |reg| format!("shr.u64 {reg}, {g}, 5"));
     let Share {
@@ -60,7 +61,7 @@ pub fn emit(
         lo,
         count,
     } = p.share(lower, warp);
-    let tpos = unravel_fresh(lower, t, &p.domain);
+    let tpos = unravel(lower, t, &p.domain);
     let from_scratch = mode_bit(lower, p.mode, 1);
     let to_target = mode_bit(lower, p.mode, 2);
     let source = leaves_of_piece(lower, r, p, input, (&tpos, t, lo), from_scratch);
@@ -110,7 +111,8 @@ pub fn emit(
     let not_first = lower
         .e
         .compute(Class::Pred, |reg| format!("setp.ne.u64 {reg}, {lane}, 0"));
-    lower.e.bra_if(not_first, p.ret);
+    let ret = lower.ret;
+    lower.e.bra_if(not_first, ret);
     let written = Written {
         to_target,
         dst: p.dst,
@@ -120,7 +122,7 @@ pub fn emit(
         scratch: Scratch::TargetMajor { pieces: p.pieces },
     };
     write_result(lower, r, layout, rank, &written, &tail);
-    lower.e.bra(p.ret);
+    lower.e.bra(ret);
     Ok(())
 }
 

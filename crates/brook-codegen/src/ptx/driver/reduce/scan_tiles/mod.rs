@@ -47,7 +47,7 @@
 //! round trip to L2 instead of two; larger values are in `values`), `ticket` (a zeroed
 //! counter).
 
-use super::common::{mode_bit, target_ref, unravel_fresh, Reduction};
+use super::common::{mode_bit, target_ref, unravel, Reduction};
 use super::warp::{u64_op, Leaves, RUN};
 use crate::abi::{header, BlockLayout};
 use crate::ptx::driver::special;
@@ -402,7 +402,7 @@ impl TileGeometry<'_> {
         let start = u64_op(lower, |reg| format!("mul.lo.u64 {reg}, {j}, {tile_len}"));
         let rest = u64_op(lower, |reg| format!("sub.u64 {reg}, {leaves}, {start}"));
         let valid = u64_op(lower, |reg| format!("min.u64 {reg}, {rest}, {tile_len}"));
-        let tpos = unravel_fresh(lower, row, self.domain);
+        let tpos = unravel(lower, row, self.domain);
         let first = tpos
             .iter()
             .zip(self.tile_shape)

@@ -1,0 +1,81 @@
+//! The GPU strategies, written once for every GPU dialect over [`Gpu`]: the primitives a
+//! dialect offers beside the kernel-body operations of [`crate::lower::Target`] (the
+//! invocation's place in the launch, a pass entry's parameters, the reduction's combine
+//! step, where a counter stack lives).
+//!
+//! - [`reduce`]: the reduction and scan passes every GPU dialect has (the serial path and the
+//!   multi-pass scan), in the canonical order of `brook_ir::reduce_order`.
+//!
+//! PTX ([`crate::ptx`]) and SPIR-V ([`crate::spirv`]) implement [`Gpu`]; a dialect's own
+//! faster paths (PTX's warp and column reductions, its one-pass scan) stay beside it.
+
+pub mod reduce;
+
+use crate::lower::counter::Slots;
+use crate::lower::Target;
+use reduce::Reduction;
+
+/// The parameters a pass entry (a reduction's or a scan's) takes beside the parameter
+/// block; see [`reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassParam {
+    /// The previous pass's values (a device address; 0 in the first pass).
+    Src,
+    /// Where this pass writes its values when it is not the last.
+    Dst,
+    /// Leaves per target in this pass.
+    Leaves,
+    /// Leaves per worker, a power of two.
+    Piece,
+    /// Pieces per target.
+    Pieces,
+    /// Bit 0: leaves come from `Src`; bit 1: results go to the targets; bit 2 (scans): the
+    /// scan is exclusive. A `u32`.
+    Mode,
+    /// A scan's exclusive prefixes of its pieces (`[row][piece]`).
+    Pre,
+    /// An exclusive scan's initial value (a device address; 0 when it has none).
+    Init,
+}
+
+impl PassParam {
+    /// The parameters of a reduction pass, in the order the runtime passes them.
+    pub const REDUCE: [PassParam; 6] = [
+        PassParam::Src,
+        PassParam::Dst,
+        PassParam::Leaves,
+        PassParam::Piece,
+        PassParam::Pieces,
+        PassParam::Mode,
+    ];
+    /// A scan pass's: the reduction's, then `Pre` and `Init`.
+    pub const SCAN: [PassParam; 8] = [
+        PassParam::Src,
+        PassParam::Dst,
+        PassParam::Leaves,
+        PassParam::Piece,
+        PassParam::Pieces,
+        PassParam::Mode,
+        PassParam::Pre,
+        PassParam::Init,
+    ];
+}
+
+/// What a GPU dialect offers the strategies. Index values are `u64` leaves.
+pub trait Gpu<'ir>: Target<'ir> {
+    /// The invocation's index in the launch, numbered across the whole grid (a `u64`).
+    fn global_thread(&mut self) -> Self::Leaf;
+    /// A pass parameter (`u64`; [`PassParam::Mode`] a `u32`).
+    fn pass_param(&mut self, p: PassParam) -> Self::Leaf;
+    /// One combine step of reduction `r`: the kernel body with the accumulator starting as
+    /// `left` and the input bound to `right`; the accumulator's final value.
+    fn combine_step(
+        &mut self,
+        r: &Reduction,
+        left: &[Self::Leaf],
+        right: &[Self::Leaf],
+    ) -> Result<Vec<Self::Leaf>, Self::Error>;
+    /// The slots of a counter stack of `levels` levels of `r`'s values: variables, or (a
+    /// dialect's choice, for a heavy reduction) memory.
+    fn stack_slots(&mut self, r: &Reduction, levels: usize) -> Slots<Self::Leaf, Self::Var>;
+}

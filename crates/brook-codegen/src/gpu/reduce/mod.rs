@@ -1,0 +1,314 @@
+//! Reductions and scans in passes, written once over [`Gpu`].
+//!
+//! A pass reduces each target's leaves in aligned power-of-two pieces and writes each piece's
+//! value to a dense scratch array (`[target][piece]`) or, when a target has one piece, the
+//! target element; the next pass reduces the scratch array's pieces the same way. Because
+//! every piece is an aligned power-of-two subtree, combining pieces canonically gives the
+//! canonical result. The runtime plans the passes (`brook_runtime::reduce_plan`) from the
+//! entries a module declares ([`crate::abi::ReduceEntry`]).
+//!
+//! - [`serial`]: a thread per piece, any layout (every GPU reduction module has it);
+//! - [`scan`]: a thread per piece of a row, scanning from the piece's exclusive prefix (the
+//!   pieces' prefixes come from reduction passes over the same pieces).
+//!
+//! This module holds what they share: the reduction's parameters, a pass's parameters, a
+//! worker's share, positions, loads and stores of values, and where a piece's value goes.
+
+pub mod scan;
+pub mod serial;
+
+use super::{Gpu, PassParam};
+use crate::abi::{header, BlockLayout};
+use crate::leaves::leaves;
+use crate::lower::{Memory, Space, StreamRef};
+use brook_ir::{BinaryOp, ScalarKind, Type};
+
+/// The reduction's input and target parameters and its value.
+#[derive(Clone, Debug)]
+pub struct Reduction {
+    pub input: usize,
+    pub target: usize,
+    pub ty: Type,
+    pub value_size: u32,
+    /// The combine step is long: a dialect keeps the serial stack in memory and writes the
+    /// step out a few times, not once per level of unrolled stacks and trees.
+    pub heavy: bool,
+}
+
+impl Reduction {
+    /// The reduction of `kernel` (its one input or iterator and its one target), not heavy;
+    /// `backend`'s error when it has not exactly those.
+    pub fn of(
+        module: &brook_ir::Module,
+        kernel: &brook_ir::Kernel,
+        backend: crate::BackendKind,
+    ) -> Result<Reduction, crate::CompileError> {
+        use brook_ir::ParamRole;
+        let find =
+            |want: &dyn Fn(&ParamRole) -> bool| kernel.params.iter().position(|p| want(&p.role));
+        let input = find(&|role| matches!(role, ParamRole::Input | ParamRole::Iterator));
+        let target = find(&|role| *role == ParamRole::Reduce);
+        let (Some(input), Some(target)) = (input, target) else {
+            return Err(crate::CompileError::Unsupported {
+                backend,
+                kernel: kernel.name.clone(),
+                span: kernel.span,
+                construct: "a reduction without one input and one reduction target".into(),
+            });
+        };
+        let ty = kernel.params[target].ty.clone();
+        Ok(Reduction {
+            input,
+            target,
+            value_size: module.layout(&ty).size,
+            ty,
+            heavy: false,
+        })
+    }
+}
+
+/// Leaves a serial thread loads together (a power of two).
+pub const BATCH: u64 = 8;
+
+/// A pass's parameters, loaded.
+pub struct Pass<L> {
+    pub src: L,
+    pub dst: L,
+    pub leaves_per_target: L,
+    pub piece: L,
+    pub pieces: L,
+    pub mode: L,
+    /// Targets in the launch (the domain's elements).
+    pub targets: L,
+    pub domain: Vec<L>,
+    /// Leaves of the input per target, per axis.
+    pub tile: Vec<L>,
+}
+
+impl<L: Copy> Pass<L> {
+    /// Loads a pass's parameters and the launch's domain and tile (rank `rank`).
+    pub fn load<'ir, G: Gpu<'ir, Leaf = L>>(g: &mut G, rank: usize) -> Pass<L> {
+        let domain = crate::lower::binding::axes(g, header::DOMAIN, rank);
+        let tile = crate::lower::binding::axes(g, header::TILE, rank);
+        let mut targets = g.index_constant(1);
+        for &d in &domain {
+            targets = u64_op(g, BinaryOp::Mul, targets, d);
+        }
+        Pass {
+            src: g.pass_param(PassParam::Src),
+            dst: g.pass_param(PassParam::Dst),
+            leaves_per_target: g.pass_param(PassParam::Leaves),
+            piece: g.pass_param(PassParam::Piece),
+            pieces: g.pass_param(PassParam::Pieces),
+            mode: g.pass_param(PassParam::Mode),
+            targets,
+            domain,
+            tile,
+        }
+    }
+
+    /// [`share`] of this pass for worker `worker` (one per target and piece).
+    pub fn share<'ir, G: Gpu<'ir, Leaf = L>>(&self, g: &mut G, worker: L) -> Share<L> {
+        share(
+            g,
+            worker,
+            self.targets,
+            (self.pieces, self.piece),
+            self.leaves_per_target,
+        )
+    }
+}
+
+/// A worker's share of a pass.
+pub struct Share<L> {
+    /// The target (or group of targets) it reduces.
+    pub unit: L,
+    /// Which piece of the unit's leaves, and where that piece starts and how long it is.
+    pub piece_index: L,
+    pub lo: L,
+    pub count: L,
+}
+
+/// `a op b` on `u64`s.
+pub fn u64_op<'ir, G: Gpu<'ir>>(g: &mut G, op: BinaryOp, a: G::Leaf, b: G::Leaf) -> G::Leaf {
+    g.binary(op, ScalarKind::U64, a, b)
+}
+
+/// `a * b + c` on `u64`s.
+pub fn mul_add<'ir, G: Gpu<'ir>>(g: &mut G, a: G::Leaf, b: G::Leaf, c: G::Leaf) -> G::Leaf {
+    let ab = u64_op(g, BinaryOp::Mul, a, b);
+    u64_op(g, BinaryOp::Add, ab, c)
+}
+
+/// Worker `worker` of `units * pieces` takes unit `worker % units`, piece `worker / units`;
+/// workers past the end leave.
+pub fn share<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    worker: G::Leaf,
+    units: G::Leaf,
+    (pieces, piece): (G::Leaf, G::Leaf),
+    leaves_per_target: G::Leaf,
+) -> Share<G::Leaf> {
+    let workers = u64_op(g, BinaryOp::Mul, units, pieces);
+    let outside = u64_op(g, BinaryOp::Ge, worker, workers);
+    let leave = g.begin_if(outside);
+    g.jump_return();
+    g.end_if(leave);
+    let piece_index = g.div_index(worker, units);
+    let whole = u64_op(g, BinaryOp::Mul, piece_index, units);
+    let unit = u64_op(g, BinaryOp::Sub, worker, whole);
+    let lo = u64_op(g, BinaryOp::Mul, piece_index, piece);
+    let end = u64_op(g, BinaryOp::Add, lo, piece);
+    let short = u64_op(g, BinaryOp::Lt, leaves_per_target, end);
+    let hi = g.select(ScalarKind::U64, short, leaves_per_target, end);
+    let count = u64_op(g, BinaryOp::Sub, hi, lo);
+    Share {
+        unit,
+        piece_index,
+        lo,
+        count,
+    }
+}
+
+/// Whether `bit` of the `mode` parameter is set (a bool leaf).
+pub fn mode_bit<'ir, G: Gpu<'ir>>(g: &mut G, mode: G::Leaf, bit: u32) -> G::Leaf {
+    let mask = g.literal(brook_ir::Literal::int(ScalarKind::U32, i64::from(bit)));
+    let set = g.binary(BinaryOp::BitAnd, ScalarKind::U32, mode, mask);
+    let zero = g.literal(brook_ir::Literal::int(ScalarKind::U32, 0));
+    g.binary(BinaryOp::Ne, ScalarKind::U32, set, zero)
+}
+
+/// `linear` unravelled row-major in a box of `size` (slowest first).
+pub fn unravel<'ir, G: Gpu<'ir>>(g: &mut G, linear: G::Leaf, size: &[G::Leaf]) -> Vec<G::Leaf> {
+    let mut pos = vec![linear; size.len()];
+    let mut rest = linear;
+    for k in (1..size.len()).rev() {
+        let next = g.div_index(rest, size[k]);
+        let whole = u64_op(g, BinaryOp::Mul, next, size[k]);
+        pos[k] = u64_op(g, BinaryOp::Sub, rest, whole);
+        rest = next;
+    }
+    if !size.is_empty() {
+        pos[0] = rest;
+    }
+    pos
+}
+
+/// Variables holding `values` (`u64`s).
+pub fn index_vars<'ir, G: Gpu<'ir>>(g: &mut G, values: &[G::Leaf]) -> Vec<G::Var> {
+    values
+        .iter()
+        .map(|&v| {
+            let var = g.temporary(ScalarKind::U64);
+            g.write_var(var, v);
+            var
+        })
+        .collect()
+}
+
+/// Moves a position (variables) one step in row-major order inside a box of `size`.
+pub fn advance<'ir, G: Gpu<'ir>>(g: &mut G, pos: &[G::Var], size: &[G::Leaf]) {
+    let Some(last) = pos.len().checked_sub(1) else {
+        return;
+    };
+    let (one, zero) = (g.index_constant(1), g.index_constant(0));
+    let mut carry: Option<G::Leaf> = None;
+    for k in (0..=last).rev() {
+        let step = match carry {
+            None => one,
+            Some(c) => g.select(ScalarKind::U64, c, one, zero),
+        };
+        let at = g.read_var(pos[k]);
+        let moved = u64_op(g, BinaryOp::Add, at, step);
+        let wrapped = u64_op(g, BinaryOp::Eq, moved, size[k]);
+        let moved = if k > 0 {
+            g.select(ScalarKind::U64, wrapped, zero, moved)
+        } else {
+            moved
+        };
+        g.write_var(pos[k], moved);
+        carry = Some(wrapped);
+    }
+}
+
+/// The memory of one value of `r`'s type at `addr` in device memory (a stream element or a
+/// scratch slot: aligned to its type).
+pub fn value_at<L>(module: &brook_ir::Module, ty: &Type, addr: L) -> Memory<L> {
+    Memory {
+        addr,
+        ty: ty.clone(),
+        layout: leaves(module, ty),
+        space: Space::Stream,
+        whole: true,
+        element: false,
+    }
+}
+
+/// The value of `r`'s type at slot `slot` of the scratch array at `base`.
+pub fn load_slot<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    base: G::Leaf,
+    slot: G::Leaf,
+) -> Vec<G::Leaf> {
+    let addr = g.element_address(base, slot, r.value_size);
+    let at = value_at(g.module(), &r.ty, addr);
+    g.load_memory(&at)
+}
+
+/// Stores `value` at slot `slot` of the scratch array at `base`.
+pub fn store_slot<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    (base, slot): (G::Leaf, G::Leaf),
+    value: &[G::Leaf],
+) {
+    let addr = g.element_address(base, slot, r.value_size);
+    let at = value_at(g.module(), &r.ty, addr);
+    g.store_memory(&at, value);
+}
+
+/// The reduction target's stream (bound with rank `rank`).
+pub fn target_ref<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    layout: &BlockLayout,
+    rank: usize,
+) -> StreamRef<G::Leaf> {
+    let at = layout.param_offset(r.target);
+    crate::lower::binding::stream_ref(g, at, rank, r.value_size)
+}
+
+/// Stores `value` in stream `s`'s element at `pos`.
+pub fn store_element<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    s: &StreamRef<G::Leaf>,
+    pos: &[G::Leaf],
+    value: &[G::Leaf],
+) {
+    let index = g.element_index(s.offset, pos, &s.pitch);
+    let addr = g.element_address(s.base, index, s.size);
+    let at = value_at(g.module(), &r.ty, addr);
+    g.store_memory(&at, value);
+}
+
+/// Variables for one value of `r`'s type.
+pub fn value_vars<'ir, G: Gpu<'ir>>(g: &mut G, r: &Reduction) -> Vec<G::Var> {
+    leaves(g.module(), &r.ty)
+        .iter()
+        .map(|leaf| g.temporary(leaf.kind))
+        .collect()
+}
+
+/// The current values of variables.
+pub fn read_all<'ir, G: Gpu<'ir>>(g: &mut G, vars: &[G::Var]) -> Vec<G::Leaf> {
+    vars.iter().map(|&v| g.read_var(v)).collect()
+}
+
+/// Writes `values` into variables.
+pub fn write_all<'ir, G: Gpu<'ir>>(g: &mut G, vars: &[G::Var], values: &[G::Leaf]) {
+    for (&var, &v) in vars.iter().zip(values) {
+        g.write_var(var, v);
+    }
+}

@@ -1,0 +1,233 @@
+//! Reductions and scans as SPIR-V: the shared strategies of [`crate::gpu::reduce`] (the
+//! serial path; the multi-pass scan) over this dialect's [`Gpu`] primitives, a module per
+//! entry.
+//!
+//! Push constants: words 0-2 as a map's ([`super::map`]: the parameter block, the scratch
+//! frames of local arrays, the dispatch's width), then the pass parameters in the order of
+//! [`PassParam::SCAN`] (a reduction module has the first six).
+//!
+//! The combine step is one function of the module (the kernel body, its `return`s returning
+//! the accumulator), called wherever the strategy combines: the module stays small however
+//! often the stack is unrolled, and the driver decides what to inline.
+
+use super::lower::Lower;
+use super::map::{frame_bytes, linear_invocation, shell, Options};
+use super::SpirvModule;
+use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
+use crate::gpu::reduce::{scan, serial, Pass, Reduction};
+use crate::gpu::{Gpu, PassParam};
+use crate::leaves::leaves;
+use crate::lower::binding::reduction_source;
+use crate::lower::counter::{Slots, MAX_PIECE};
+use crate::lower::{bind_params, Binding, Target};
+use crate::CompileError;
+use brook_ir::{Kernel, KernelKind, Module, ScalarKind};
+use rspirv::spirv::Word;
+
+/// Push-constant words before the pass parameters.
+const FIXED_WORDS: u32 = 3;
+
+/// A reduction's modules: one per entry, the serial entry first.
+#[derive(Clone, Debug)]
+pub struct SpirvReduce {
+    pub entries: Vec<(ReduceEntry, SpirvModule)>,
+    /// Bytes of one reduced value.
+    pub value_size: u32,
+    /// Scratch bytes each invocation's local arrays take (push word 1).
+    pub frame_bytes: u32,
+}
+
+/// Writes the entries of reduction `kernel` (a scan's too when `variant.scan`).
+pub fn compile(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+) -> Result<SpirvReduce, CompileError> {
+    if kernel.kind != KernelKind::Reduce {
+        return Err(super::map::unsupported(
+            kernel,
+            "a map kernel compiled as a reduction",
+        ));
+    }
+    let prepared = crate::lower::prepared_kernel(kernel, |_| false);
+    let kernel: &Kernel = &prepared;
+    super::map::check_structure(kernel)?;
+    let r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
+    let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
+    if variant.scan {
+        shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
+    }
+    let entries = shapes
+        .into_iter()
+        .map(|(shape, max_piece)| {
+            let entry = ReduceEntry {
+                name: super::shell::ENTRY,
+                shape,
+                max_piece,
+            };
+            Ok((
+                entry,
+                entry_module(module, kernel, variant, options, &r, shape)?,
+            ))
+        })
+        .collect::<Result<_, CompileError>>()?;
+    Ok(SpirvReduce {
+        entries,
+        value_size: r.value_size,
+        frame_bytes: frame_bytes(module, kernel),
+    })
+}
+
+/// The module of one entry.
+fn entry_module(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+    r: &Reduction,
+    shape: ReduceShape,
+) -> Result<SpirvModule, CompileError> {
+    let layout = BlockLayout::new(module, kernel);
+    let params: &[PassParam] = if shape == ReduceShape::Scan {
+        &PassParam::SCAN
+    } else {
+        &PassParam::REDUCE
+    };
+    let mut s = shell(options, FIXED_WORDS + params.len() as u32);
+    let block = s.push_word(0);
+    let thread = linear_invocation(&mut s);
+    let mut lower = Lower::new(module, kernel, s, block);
+    lower.thread = Some(thread);
+    let pass = Pass::load(&mut lower, variant.rank);
+    let source = reduction_source(&mut lower, r.input, &layout, variant);
+    match shape {
+        ReduceShape::Scan => scan::emit(&mut lower, r, &layout, &pass, &source)?,
+        _ => serial::emit(&mut lower, r, &layout, &pass, &source)?,
+    }
+    if let Some(problem) = lower.problem.take() {
+        return Err(problem);
+    }
+    let combine = lower.combine.take();
+    let mut s = lower.s;
+    if let Some(f) = combine {
+        s.close_function();
+        s = combine_function(module, kernel, variant, &layout, r, s, &f)?;
+    }
+    Ok(s.finish())
+}
+
+/// The combine function a module calls: its id, the composite it returns, its leaves' types.
+#[derive(Clone, Debug)]
+pub struct CombineFn {
+    id: Word,
+    value_ty: Word,
+    leaf_tys: Vec<Word>,
+}
+
+/// Writes the combine function `f`: the kernel body on an accumulator that starts as the
+/// first half of the parameters, with the input bound to the second half.
+fn combine_function(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    layout: &BlockLayout,
+    r: &Reduction,
+    mut s: super::shell::Shell,
+    f: &CombineFn,
+) -> Result<super::shell::Shell, CompileError> {
+    let param_tys: Vec<Word> = f.leaf_tys.iter().chain(&f.leaf_tys).copied().collect();
+    let params = s.begin_helper(f.id, f.value_ty, &param_tys);
+    let (left, right) = params.split_at(f.leaf_tys.len());
+    super::map::opaque_zero(&mut s);
+    let block = s.push_word(0);
+    let scratch = s.push_word(1);
+    let thread = linear_invocation(&mut s);
+    let mut c = Lower::new(module, kernel, s, block);
+    let bytes = frame_bytes(module, kernel);
+    let frame = c.s.address(scratch, thread, bytes.max(16));
+    c.place_locals(frame);
+    c.bindings = bind_params(&mut c, layout, variant);
+    let acc: Vec<Word> = f.leaf_tys.iter().map(|&ty| c.variable(ty)).collect();
+    for (&var, &value) in acc.iter().zip(left) {
+        c.s.write(var, value);
+    }
+    c.bindings[r.target] = Binding::Vars(acc.clone());
+    c.bindings[r.input] = Binding::Values(right.to_vec());
+    c.zero_locals();
+    c.s.returns = Some((
+        f.value_ty,
+        acc.into_iter().zip(f.leaf_tys.clone()).collect(),
+    ));
+    c.body()?;
+    Ok(c.s)
+}
+
+impl<'a> Gpu<'a> for Lower<'a> {
+    fn global_thread(&mut self) -> Word {
+        self.thread
+            .expect("a pass entry numbers its invocations first")
+    }
+
+    fn pass_param(&mut self, p: PassParam) -> Word {
+        let index = PassParam::SCAN
+            .iter()
+            .position(|&q| q == p)
+            .expect("every pass parameter is a scan's");
+        let word = self.s.push_word(FIXED_WORDS + index as u32);
+        if p == PassParam::Mode {
+            return self.convert(ScalarKind::U64, ScalarKind::U32, word);
+        }
+        word
+    }
+
+    fn combine_step(
+        &mut self,
+        r: &Reduction,
+        left: &[Word],
+        right: &[Word],
+    ) -> Result<Vec<Word>, CompileError> {
+        let f = match &self.combine {
+            Some(f) => f.clone(),
+            None => {
+                let leaf_tys: Vec<Word> = leaves(self.module, &r.ty)
+                    .iter()
+                    .map(|leaf| self.s.container(leaf.kind))
+                    .collect();
+                let value_ty = self.s.b.type_struct(leaf_tys.clone());
+                let f = CombineFn {
+                    id: self.s.b.id(),
+                    value_ty,
+                    leaf_tys,
+                };
+                self.combine = Some(f.clone());
+                f
+            }
+        };
+        let args: Vec<Word> = left.iter().chain(right).copied().collect();
+        let value = self
+            .s
+            .b
+            .function_call(f.value_ty, None, f.id, args)
+            .expect("in a block");
+        Ok(f.leaf_tys
+            .iter()
+            .enumerate()
+            .map(|(k, &ty)| {
+                self.s
+                    .b
+                    .composite_extract(ty, None, value, [k as u32])
+                    .expect("in a block")
+            })
+            .collect())
+    }
+
+    fn stack_slots(&mut self, r: &Reduction, levels: usize) -> Slots<Word, Word> {
+        let kinds = leaves(self.module, &r.ty);
+        Slots::Vars(
+            (0..levels)
+                .map(|_| kinds.iter().map(|leaf| self.temporary(leaf.kind)).collect())
+                .collect(),
+        )
+    }
+}
