@@ -24,6 +24,9 @@ pub enum LocalStore {
     /// In the invocation's scratch frame at this address (arrays), in C layout, `size` bytes
     /// (the frame keeps the next local 16 bytes on).
     Memory { addr: Word, size: u32 },
+    /// A group's `shared` local: at this byte offset (a `u64` constant) of the group's
+    /// shared array ([`super::group`]).
+    Shared { addr: Word },
 }
 
 /// The lowering state of one entry point.
@@ -53,6 +56,8 @@ pub struct Lower<'a> {
     pub thread: Option<Word>,
     /// The combine function a reduction entry calls, once declared ([`super::reduce`]).
     pub combine: Option<super::reduce::CombineFn>,
+    /// A thread-group kernel's group ([`super::group`]).
+    pub group: Option<super::group::Group>,
 }
 
 /// An `if` and whether the code before it was reachable.
@@ -89,6 +94,7 @@ impl<'a> Lower<'a> {
             problem: None,
             thread: None,
             combine: None,
+            group: None,
         }
     }
 
@@ -110,12 +116,18 @@ impl<'a> Lower<'a> {
     }
 
     /// Places every local: a variable per leaf, or (arrays) `bytes` of the frame at
-    /// `frame`, returning the frame's size.
+    /// `frame`, or (a group kernel's `shared` locals) the group's shared array, returning the
+    /// frame's size.
     pub fn place_locals(&mut self, frame: Word) -> u32 {
         let mut stores = Vec::new();
-        let mut used = 0u32;
+        let (mut used, mut shared) = (0u32, 0u32);
         for (_, local) in self.kernel.locals.iter() {
-            if has_array(self.module, &local.ty) {
+            if local.shared && self.group.is_some() {
+                let at = shared.next_multiple_of(16);
+                shared = at + self.module.layout(&local.ty).size.max(1);
+                let addr = self.s.const_u64(u64::from(at));
+                stores.push(LocalStore::Shared { addr });
+            } else if has_array(self.module, &local.ty) {
                 let layout = self.module.layout(&local.ty);
                 let at = used.next_multiple_of(16);
                 used = at + layout.size.max(1);
@@ -142,6 +154,7 @@ impl<'a> Lower<'a> {
             }
         }
         self.locals = stores;
+        self.declare_shared(shared.next_multiple_of(16));
         used.next_multiple_of(16)
     }
 
@@ -157,6 +170,8 @@ impl<'a> Lower<'a> {
                     }
                 }
                 LocalStore::Memory { addr, size } => self.zero_memory(addr, size),
+                // Zeroed once, when the group starts.
+                LocalStore::Shared { .. } => {}
             }
         }
     }
@@ -432,7 +447,12 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn instance_in_group(&mut self) -> Vec<Word> {
-        vec![self.s.literal(ScalarKind::I32, 0); 4]
+        let zero = self.s.literal(ScalarKind::I32, 0);
+        let mut lanes = vec![zero; 4];
+        if let Some(group) = self.group {
+            lanes[0] = self.convert(ScalarKind::U64, ScalarKind::I32, group.tid);
+        }
+        lanes
     }
 
     fn temporary(&mut self, kind: ScalarKind) -> Word {
@@ -465,6 +485,11 @@ impl<'a> Target<'a> for Lower<'a> {
                 offset: 0,
                 space: crate::lower::Space::Local,
             },
+            LocalStore::Shared { addr } => Root::Memory {
+                addr: *addr,
+                offset: 0,
+                space: crate::lower::Space::Shared,
+            },
         }
     }
 
@@ -474,13 +499,27 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn load_memory(&mut self, at: &Memory<Word>) -> Vec<Word> {
-        self.load_leaves(&at.layout, at.addr)
+        if at.space != crate::lower::Space::Shared {
+            return self.load_leaves(&at.layout, at.addr);
+        }
+        at.layout
+            .iter()
+            .map(|leaf| {
+                let addr = self.leaf_address(at.addr, leaf.offset);
+                self.shared_load(leaf.kind, addr)
+            })
+            .collect()
     }
 
     fn store_memory(&mut self, at: &Memory<Word>, values: &[Word]) {
+        let shared = at.space == crate::lower::Space::Shared;
         for (leaf, &v) in at.layout.iter().zip(values) {
             let addr = self.leaf_address(at.addr, leaf.offset);
-            self.s.store_kind(leaf.kind, addr, v);
+            if shared {
+                self.shared_store(leaf.kind, addr, v);
+            } else {
+                self.s.store_kind(leaf.kind, addr, v);
+            }
         }
     }
 
@@ -547,7 +586,11 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn barrier(&mut self) {
-        self.refuse("a thread-group barrier (thread groups on Vulkan come later)".into());
+        if self.group.is_some() {
+            self.group_barrier();
+        } else {
+            self.refuse("a barrier outside a thread-group kernel".into());
+        }
     }
 
     fn is_unreachable(&self) -> bool {

@@ -36,30 +36,39 @@ pub struct Options {
 pub struct SpirvMap {
     pub module: SpirvModule,
     pub frame_bytes: u32,
+    /// Invocations per workgroup: [`GROUP`], or a thread-group kernel's group size.
+    pub group_size: u32,
+    /// Bytes of the group's shared array (thread-group kernels).
+    pub shared_bytes: u32,
 }
 
-/// Writes map kernel `kernel` of `module` (no thread group) for a launch of `variant`.
+/// Writes map kernel `kernel` of `module` for a launch of `variant`: an invocation per
+/// instance, a thread-group kernel's groups as workgroups ([`super::group`]).
 pub fn compile(
     module: &Module,
     kernel: &Kernel,
     variant: &Variant,
     options: &Options,
 ) -> Result<SpirvMap, CompileError> {
-    if kernel.kind != KernelKind::Map || kernel.group_size.is_some() {
-        return Err(unsupported(
-            kernel,
-            "thread groups (Vulkan runs maps and reductions so far)",
-        ));
+    if kernel.kind != KernelKind::Map {
+        return Err(unsupported(kernel, "a reduction compiled as a map"));
     }
+    let group_size = kernel.group_size.map(|g| g.iter().product::<u32>().max(1));
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
     check_structure(kernel)?;
     let layout = BlockLayout::new(module, kernel);
-    let mut s = shell(options, 3);
+    let mut s = shell(options, 3, group_size.unwrap_or(GROUP));
     let block = s.push_word(0);
     let scratch = s.push_word(1);
     let linear = linear_invocation(&mut s);
+    let tid = s.builtin_u64(BuiltIn::LocalInvocationId, 0);
     let mut lower = Lower::new(module, kernel, s, block);
+    lower.group = group_size.map(|size| super::group::Group {
+        size,
+        tid,
+        words: (0, 0),
+    });
     let rank = variant.rank;
     // Past the region's end, nothing.
     lower.domain = crate::lower::binding::axes(&mut lower, header::DOMAIN, rank);
@@ -69,6 +78,11 @@ pub fn compile(
     for &n in &size {
         total = lower.mul_index(total, n);
     }
+    let bytes = frame_bytes(module, kernel);
+    let frame = lower.s.address(scratch, linear, bytes.max(16));
+    lower.place_locals(frame);
+    // A group's shared array is zeroed before any thread leaves.
+    lower.zero_shared();
     let outside = lower
         .s
         .binary(BinaryOp::Ge, ScalarKind::U64, linear, total)
@@ -77,15 +91,15 @@ pub fn compile(
     lower.jump_return();
     lower.end_if(leave);
     lower.pos = unravel(&mut lower, linear, &size, &origin);
-    let bytes = frame_bytes(module, kernel);
-    let frame = lower.s.address(scratch, linear, bytes.max(16));
-    lower.place_locals(frame);
     lower.bindings = bind_params(&mut lower, &layout, variant);
     lower.zero_locals();
     lower.body()?;
+    let shared_bytes = lower.group.map_or(0, |g| 4 * g.words.1);
     Ok(SpirvMap {
         module: lower.s.finish(),
         frame_bytes: bytes,
+        group_size: group_size.unwrap_or(GROUP),
+        shared_bytes,
     })
 }
 
@@ -112,14 +126,15 @@ pub fn check_structure(kernel: &Kernel) -> Result<(), CompileError> {
 }
 
 /// A module's shell for a device with `options`, its push-constant block `push_words` words
-/// (word 2 the dispatch's width, whose top bit hides float literals from the driver).
-pub fn shell(options: &Options, push_words: u32) -> Shell {
+/// (word 2 the dispatch's width, whose top bit hides float literals from the driver), its
+/// workgroups of `group` invocations.
+pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     let extra: &[Capability] = if options.float64 {
         &[Capability::Float64]
     } else {
         &[]
     };
-    let mut s = Shell::new(push_words, [GROUP, 1, 1], extra);
+    let mut s = Shell::new(push_words, [group, 1, 1], extra);
     s.fused_fma = options.fused_fma;
     s.preserve_signed_zero = options.preserve_signed_zero;
     opaque_zero(&mut s);
@@ -179,10 +194,14 @@ fn unravel(
     pos
 }
 
-/// Bytes of scratch memory an instance's local arrays take (each at a multiple of 16).
+/// Bytes of scratch memory an instance's local arrays take (each at a multiple of 16; a
+/// group kernel's `shared` locals live in the group's shared array).
 pub fn frame_bytes(module: &Module, kernel: &Kernel) -> u32 {
     let mut used = 0u32;
     for (_, local) in kernel.locals.iter() {
+        if local.shared && kernel.group_size.is_some() {
+            continue;
+        }
         if has_array(module, &local.ty) {
             used = used.next_multiple_of(16) + module.layout(&local.ty).size.max(1);
         }

@@ -17,6 +17,7 @@
 
 pub mod flow;
 pub mod fmod;
+pub mod group;
 pub mod libm;
 pub mod lower;
 pub mod map;

@@ -94,7 +94,7 @@ fn entry_module(
     } else {
         &PassParam::REDUCE
     };
-    let mut s = shell(options, FIXED_WORDS + params.len() as u32);
+    let mut s = shell(options, FIXED_WORDS + params.len() as u32, super::map::GROUP);
     let block = s.push_word(0);
     let thread = linear_invocation(&mut s);
     let mut lower = Lower::new(module, kernel, s, block);

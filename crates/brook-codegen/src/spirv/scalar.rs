@@ -469,6 +469,36 @@ impl Shell {
         self.store_typed(stored, kind.size(), addr, v);
     }
 
+    /// A value of narrow `kind` (bool, 8- or 16-bit) from its bits in the low bits of a
+    /// `u32` (the rest zero), in the kind's container.
+    pub fn from_stored_bits(&mut self, kind: ScalarKind, raw: Word) -> Word {
+        let u32_ty = self.u32_ty();
+        match kind {
+            ScalarKind::Bool => {
+                let zero = self.b.constant_bit32(u32_ty, 0);
+                let bool_ty = self.b.type_bool();
+                op!(self, i_not_equal, bool_ty, raw, zero)
+            }
+            ScalarKind::I8 | ScalarKind::I16 => {
+                let spare = self.b.constant_bit32(u32_ty, 32 - 8 * kind.size());
+                let up = op!(self, shift_left_logical, u32_ty, raw, spare);
+                op!(self, shift_right_arithmetic, u32_ty, up, spare)
+            }
+            _ => raw,
+        }
+    }
+
+    /// The bits of a narrow `kind`'s value in the low bits of a `u32` (the rest unspecified).
+    pub fn to_stored_bits(&mut self, kind: ScalarKind, value: Word) -> Word {
+        if kind != ScalarKind::Bool {
+            return value;
+        }
+        let u32_ty = self.u32_ty();
+        let one = self.b.constant_bit32(u32_ty, 1);
+        let zero = self.b.constant_bit32(u32_ty, 0);
+        op!(self, select, u32_ty, value, one, zero)
+    }
+
     /// The type a kind has in memory (8- and 16-bit integers for the narrow kinds, declaring
     /// the capabilities they need).
     fn stored_type(&mut self, kind: ScalarKind) -> Word {

@@ -8,7 +8,7 @@ use super::context::{Buffer as VkBuffer, Context};
 use super::Gpu;
 use crate::buffer::{Buffer, Span};
 use crate::device::{Device, DeviceInfo, DeviceKind};
-use crate::error::{LaunchProblem, RuntimeError};
+use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
@@ -50,6 +50,10 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         context: context.clone(),
         options,
         cache: KernelCache::new(format!("vulkan:{ordinal}")),
+        limits: Limits {
+            threads_per_group: gpu.info.max_group_invocations.min(gpu.info.max_group_size[0]),
+            shared_bytes: gpu.info.max_shared_memory,
+        },
     }))
 }
 
@@ -59,6 +63,13 @@ pub struct VulkanDevice {
     context: Arc<Context>,
     options: map::Options,
     cache: KernelCache<Compiled>,
+    limits: Limits,
+}
+
+/// The device's limits a launch is checked against.
+struct Limits {
+    threads_per_group: u32,
+    shared_bytes: u32,
 }
 
 /// A kernel's modules.
@@ -132,12 +143,41 @@ impl VulkanDevice {
         LaunchProblem::Execution(format!("{}: {e}", self.info))
     }
 
-    /// Runs `module` on `threads` invocations (64 to a workgroup, the workgroups in rows of
-    /// up to 65,535) with push words `block`, a scratch frame of `frame_bytes` per invocation,
-    /// the dispatch's width, then `words`.
+    /// A thread-group kernel's group against the device's limits.
+    fn check_group(&self, m: &SpirvMap) -> Result<(), LaunchProblem> {
+        let limit = |what, requested: u32, limit: u32| {
+            (requested > limit).then(|| {
+                LaunchProblem::DeviceLimit(DeviceLimit {
+                    device: self.info.to_string(),
+                    what,
+                    requested: u64::from(requested),
+                    limit: u64::from(limit),
+                    why: None,
+                })
+            })
+        };
+        let threads = limit(
+            Limit::ThreadsPerGroup,
+            m.group_size,
+            self.limits.threads_per_group,
+        );
+        let shared = limit(
+            Limit::SharedBytesPerGroup,
+            m.shared_bytes,
+            self.limits.shared_bytes,
+        );
+        match threads.or(shared) {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `module` on `threads` invocations (`group` to a workgroup, the workgroups in rows
+    /// of up to 65,535) with push words `block`, a scratch frame of `frame_bytes` per
+    /// invocation, the dispatch's width, then `words`.
     fn dispatch(
         &self,
-        module: &SpirvModule,
+        (module, group): (&SpirvModule, u32),
         threads: u64,
         (block, frame_bytes): (u64, u32),
         words: &[u64],
@@ -145,7 +185,7 @@ impl VulkanDevice {
         if threads == 0 {
             return Ok(());
         }
-        let groups = threads.div_ceil(u64::from(GROUP));
+        let groups = threads.div_ceil(u64::from(group));
         let x = groups.min(65_535);
         let y = groups.div_ceil(x);
         if y > 65_535 {
@@ -160,7 +200,7 @@ impl VulkanDevice {
             threads * u64::from(frame_bytes)
         };
         let scratch = self.context.buffer(frames).map_err(|e| self.execution(e))?;
-        let width = x * u64::from(GROUP);
+        let width = x * u64::from(group);
         let mut push = Vec::with_capacity(8 * (3 + words.len()));
         for word in [block, scratch.address(), width].iter().chain(words) {
             push.extend_from_slice(&word.to_le_bytes());
@@ -228,8 +268,10 @@ impl Device for VulkanDevice {
         let block = block_buffer.address();
         match compiled.as_ref() {
             Compiled::Map(m) => {
+                self.check_group(m)?;
                 let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
-                self.dispatch(&m.module, total, (block, m.frame_bytes), &[])
+                let module = (&m.module, m.group_size);
+                self.dispatch(module, total, (block, m.frame_bytes), &[])
             }
             Compiled::Reduce(r) => {
                 let passes = VulkanPasses {
@@ -317,6 +359,7 @@ impl PassRunner for VulkanPasses<'_> {
         ];
         words.extend_from_slice(extra);
         let frame = (self.block, self.reduce.frame_bytes);
-        self.device.dispatch(module, threads, frame, &words)
+        self.device
+            .dispatch((module, GROUP), threads, frame, &words)
     }
 }
