@@ -24,9 +24,6 @@ fn cases_agree_on_vulkan() {
     }
     let (mut cases, mut runs, mut failures) = (0, 0, Vec::new());
     for (name, case, program) in exec::compiled_cases() {
-        if case.loom {
-            continue;
-        }
         cases += 1;
         let mut devices = vec![Device::interp()];
         devices.extend(vulkan.iter().cloned());

@@ -27,6 +27,13 @@ pub struct LoopFrame {
     leave: Word,
 }
 
+impl LoopFrame {
+    /// The loop's flag: set by a `break` in its continuing part.
+    pub fn leave_flag(&self) -> Word {
+        self.leave
+    }
+}
+
 impl Shell {
     /// A variable of type `ty` in the function (declared in its first block, as SPIR-V
     /// requires).
@@ -162,9 +169,8 @@ impl Shell {
         self.begin_live_block(frame.merge);
     }
 
-    /// A `break` in the loop's continuing part: sets the flag the back edge reads. Nothing
-    /// may follow it in the continuing part but the ends of the `if`s around it (the
-    /// drivers check: [`continuing_breaks_last`]).
+    /// A `break` in the loop's continuing part: sets the flag the back edge reads (the
+    /// lowering guards what follows it in the continuing part by the flag).
     pub fn break_from_continuing(&mut self, frame: LoopFrame) {
         let bool_ty = self.b.type_bool();
         let yes = self.b.constant_true(bool_ty);
@@ -188,39 +194,4 @@ impl Shell {
         }
         self.begin_dead_block();
     }
-}
-
-/// Whether every `break` in a loop's continuing part ends it: the last statement of the part,
-/// or the last statement of an arm of the part's last `if` (as `for` and `do`-`while`
-/// conditions lower), so a `break` there can set a flag that the back edge reads.
-pub fn continuing_breaks_last(block: &brook_ir::Block) -> bool {
-    use brook_ir::Stmt;
-    fn ok_block(block: &brook_ir::Block, in_continuing: bool) -> bool {
-        let n = block.0.len();
-        block.0.iter().enumerate().all(|(i, s)| {
-            let last = i + 1 == n;
-            match &s.stmt {
-                Stmt::Break => !in_continuing || last,
-                Stmt::If { accept, reject, .. } => {
-                    if in_continuing && !last && (has_break(accept) || has_break(reject)) {
-                        return false;
-                    }
-                    ok_block(accept, in_continuing) && ok_block(reject, in_continuing)
-                }
-                Stmt::Loop { body, continuing } => {
-                    ok_block(body, false) && ok_block(continuing, true)
-                }
-                _ => true,
-            }
-        })
-    }
-    /// A `break` of the enclosing loop (not of a nested one).
-    fn has_break(block: &brook_ir::Block) -> bool {
-        block.0.iter().any(|s| match &s.stmt {
-            Stmt::Break => true,
-            Stmt::If { accept, reject, .. } => has_break(accept) || has_break(reject),
-            _ => false,
-        })
-    }
-    ok_block(block, false)
 }

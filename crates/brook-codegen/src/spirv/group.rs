@@ -53,10 +53,7 @@ impl Lower<'_> {
     fn shared_word(&mut self, index: Word) -> Word {
         let group = self.group.expect("shared memory in a group kernel");
         let u32_ty = self.s.u32_ty();
-        let ptr = self
-            .s
-            .b
-            .type_pointer(None, StorageClass::Workgroup, u32_ty);
+        let ptr = self.s.b.type_pointer(None, StorageClass::Workgroup, u32_ty);
         self.s
             .b
             .access_chain(ptr, None, group.words.0, [index])
@@ -74,15 +71,26 @@ impl Lower<'_> {
             .shift_right_logical(u32_ty, None, byte, two)
             .expect("in a block");
         let three = self.s.const_u32(3);
-        let within = self.s.b.bitwise_and(u32_ty, None, byte, three).expect("in a block");
-        let shift = self.s.b.shift_left_logical(u32_ty, None, within, three).expect("in a block");
+        let within = self
+            .s
+            .b
+            .bitwise_and(u32_ty, None, byte, three)
+            .expect("in a block");
+        let shift = self
+            .s
+            .b
+            .shift_left_logical(u32_ty, None, within, three)
+            .expect("in a block");
         (index, shift)
     }
 
     fn load_word(&mut self, index: Word) -> Word {
         let ptr = self.shared_word(index);
         let u32_ty = self.s.u32_ty();
-        self.s.b.load(u32_ty, None, ptr, None, []).expect("in a block")
+        self.s
+            .b
+            .load(u32_ty, None, ptr, None, [])
+            .expect("in a block")
     }
 
     fn store_word(&mut self, index: Word, value: Word) {
@@ -104,20 +112,40 @@ impl Lower<'_> {
                 let u64_ty = self.s.u64_ty();
                 let lo = self.load_word(index);
                 let one = self.s.const_u32(1);
-                let next = self.s.b.i_add(u32_ty, None, index, one).expect("in a block");
+                let next = self
+                    .s
+                    .b
+                    .i_add(u32_ty, None, index, one)
+                    .expect("in a block");
                 let hi = self.load_word(next);
                 let lo = self.s.b.u_convert(u64_ty, None, lo).expect("in a block");
                 let hi = self.s.b.u_convert(u64_ty, None, hi).expect("in a block");
                 let thirty_two = self.s.const_u64(32);
-                let hi = self.s.b.shift_left_logical(u64_ty, None, hi, thirty_two).expect("in a block");
-                let both = self.s.b.bitwise_or(u64_ty, None, lo, hi).expect("in a block");
+                let hi = self
+                    .s
+                    .b
+                    .shift_left_logical(u64_ty, None, hi, thirty_two)
+                    .expect("in a block");
+                let both = self
+                    .s
+                    .b
+                    .bitwise_or(u64_ty, None, lo, hi)
+                    .expect("in a block");
                 self.s.b.bitcast(container, None, both).expect("in a block")
             }
             bytes => {
                 let word = self.load_word(index);
-                let moved = self.s.b.shift_right_logical(u32_ty, None, word, shift).expect("in a block");
+                let moved = self
+                    .s
+                    .b
+                    .shift_right_logical(u32_ty, None, word, shift)
+                    .expect("in a block");
                 let mask = self.s.const_u32(if bytes == 1 { 0xff } else { 0xffff });
-                let raw = self.s.b.bitwise_and(u32_ty, None, moved, mask).expect("in a block");
+                let raw = self
+                    .s
+                    .b
+                    .bitwise_and(u32_ty, None, moved, mask)
+                    .expect("in a block");
                 self.s.from_stored_bits(kind, raw)
             }
         }
@@ -137,23 +165,51 @@ impl Lower<'_> {
                 let bits = self.s.b.bitcast(u64_ty, None, value).expect("in a block");
                 let lo = self.s.b.u_convert(u32_ty, None, bits).expect("in a block");
                 let thirty_two = self.s.const_u64(32);
-                let hi = self.s.b.shift_right_logical(u64_ty, None, bits, thirty_two).expect("in a block");
+                let hi = self
+                    .s
+                    .b
+                    .shift_right_logical(u64_ty, None, bits, thirty_two)
+                    .expect("in a block");
                 let hi = self.s.b.u_convert(u32_ty, None, hi).expect("in a block");
                 self.store_word(index, lo);
                 let one = self.s.const_u32(1);
-                let next = self.s.b.i_add(u32_ty, None, index, one).expect("in a block");
+                let next = self
+                    .s
+                    .b
+                    .i_add(u32_ty, None, index, one)
+                    .expect("in a block");
                 self.store_word(next, hi);
             }
             bytes => {
                 let mask = self.s.const_u32(if bytes == 1 { 0xff } else { 0xffff });
                 let raw = self.s.to_stored_bits(kind, value);
-                let raw = self.s.b.bitwise_and(u32_ty, None, raw, mask).expect("in a block");
-                let placed = self.s.b.shift_left_logical(u32_ty, None, raw, shift).expect("in a block");
-                let hole = self.s.b.shift_left_logical(u32_ty, None, mask, shift).expect("in a block");
+                let raw = self
+                    .s
+                    .b
+                    .bitwise_and(u32_ty, None, raw, mask)
+                    .expect("in a block");
+                let placed = self
+                    .s
+                    .b
+                    .shift_left_logical(u32_ty, None, raw, shift)
+                    .expect("in a block");
+                let hole = self
+                    .s
+                    .b
+                    .shift_left_logical(u32_ty, None, mask, shift)
+                    .expect("in a block");
                 let keep = self.s.b.not(u32_ty, None, hole).expect("in a block");
                 let word = self.load_word(index);
-                let kept = self.s.b.bitwise_and(u32_ty, None, word, keep).expect("in a block");
-                let merged = self.s.b.bitwise_or(u32_ty, None, kept, placed).expect("in a block");
+                let kept = self
+                    .s
+                    .b
+                    .bitwise_and(u32_ty, None, word, keep)
+                    .expect("in a block");
+                let merged = self
+                    .s
+                    .b
+                    .bitwise_or(u32_ty, None, kept, placed)
+                    .expect("in a block");
                 self.store_word(index, merged);
             }
         }

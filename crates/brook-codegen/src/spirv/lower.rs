@@ -48,8 +48,17 @@ pub struct Lower<'a> {
     induction: crate::lower::induction::Induction<Word, Word>,
     /// The code being written cannot run (it follows a jump).
     dead: bool,
-    /// The loops (by header) whose continuing part is being written.
-    continuing: Vec<Word>,
+    /// The loops (by number) whose continuing part is being written, with the nesting depth
+    /// of arms at its start and the loop's flag ([`super::flow::LoopFrame::leave_flag`]).
+    continuing: Vec<(Word, usize, Word)>,
+    /// How deeply the arms being written nest (`if` arms and continuing parts).
+    depth: usize,
+    /// Guards opened after a `break` in a continuing part, each with its depth: the rest of
+    /// the arm runs only while the loop's flag is clear (closed when the arm ends).
+    guards: Vec<(usize, super::flow::IfFrame)>,
+    /// The loops whose continuing part has broken (the rest of each enclosing arm of the
+    /// continuing part is guarded).
+    broken: Vec<Word>,
     /// A construct the dialect cannot write, found while lowering (reported at the end).
     pub problem: Option<CompileError>,
     /// The invocation's index in the dispatch (pass entries: [`crate::gpu::Gpu`]).
@@ -91,6 +100,9 @@ impl<'a> Lower<'a> {
             induction: Default::default(),
             dead: false,
             continuing: Vec::new(),
+            depth: 0,
+            guards: Vec::new(),
+            broken: Vec::new(),
             problem: None,
             thread: None,
             combine: None,
@@ -203,6 +215,42 @@ impl<'a> Lower<'a> {
         self.write_var(counter, next);
         self.begin_continuing(frame);
         self.end_loop(frame);
+    }
+
+    /// Closes the guards opened in the arm that is ending.
+    fn close_guards(&mut self) {
+        while let Some(&(depth, _)) = self.guards.last() {
+            if depth < self.depth {
+                break;
+            }
+            let (_, guard) = self.guards.pop().expect("a guard");
+            self.s.end_if(guard);
+        }
+    }
+
+    /// After an `if` in a continuing part whose loop has broken: the rest of the arm runs only
+    /// while the loop's flag is clear (one guard per arm).
+    fn guard_after_break(&mut self) {
+        let Some(&(_, _, flag)) = self
+            .continuing
+            .iter()
+            .rev()
+            .find(|(id, start, _)| self.broken.contains(id) && *start <= self.depth)
+        else {
+            return;
+        };
+        if self.guards.last().is_some_and(|&(d, _)| d == self.depth) || self.dead {
+            return;
+        }
+        let bool_ty = self.s.b.type_bool();
+        let left = self.s.read(bool_ty, flag);
+        let stay = self
+            .s
+            .b
+            .logical_not(bool_ty, None, left)
+            .expect("in a block");
+        let guard = self.s.begin_if(stay);
+        self.guards.push((self.depth, guard));
     }
 
     /// Notes a construct the dialect cannot write (the first is reported when the body is
@@ -528,6 +576,7 @@ impl<'a> Target<'a> for Lower<'a> {
     type Guard = If;
 
     fn begin_if(&mut self, cond: Word) -> If {
+        self.depth += 1;
         If {
             frame: self.s.begin_if(cond),
             live: !self.dead,
@@ -535,13 +584,17 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn begin_else(&mut self, frame: &If) {
+        self.close_guards();
         self.s.begin_else(&frame.frame);
         self.dead = !frame.live;
     }
 
     fn end_if(&mut self, frame: If) {
+        self.close_guards();
+        self.depth -= 1;
         self.s.end_if(frame.frame);
         self.dead = !frame.live;
+        self.guard_after_break();
     }
 
     fn begin_loop(&mut self) -> Loop {
@@ -555,20 +608,28 @@ impl<'a> Target<'a> for Lower<'a> {
     fn begin_continuing(&mut self, frame: Loop) {
         self.s.begin_continuing(frame.frame);
         self.dead = !frame.live;
-        self.continuing.push(frame.id);
+        self.depth += 1;
+        self.continuing
+            .push((frame.id, self.depth, frame.frame.leave_flag()));
     }
 
     fn end_loop(&mut self, frame: Loop) {
-        self.continuing.retain(|&id| id != frame.id);
+        self.close_guards();
+        self.depth -= 1;
+        self.continuing.retain(|&(id, _, _)| id != frame.id);
+        self.broken.retain(|&id| id != frame.id);
         self.s.end_loop(frame.frame);
         self.dead = !frame.live;
     }
 
-    /// In the loop's continuing part: the loop's flag (nothing follows, the driver checked);
-    /// elsewhere a branch to the loop's end.
+    /// In the loop's continuing part: sets the loop's flag (the back edge leaves; the rest of
+    /// the continuing part is guarded); elsewhere a branch to the loop's end.
     fn jump_break(&mut self, frame: Loop) {
-        if self.continuing.contains(&frame.id) {
+        if self.continuing.iter().any(|&(id, _, _)| id == frame.id) {
             self.s.break_from_continuing(frame.frame);
+            if !self.broken.contains(&frame.id) {
+                self.broken.push(frame.id);
+            }
         } else {
             self.s.jump_break(frame.frame);
         }

@@ -56,7 +56,6 @@ pub fn compile(
     let group_size = kernel.group_size.map(|g| g.iter().product::<u32>().max(1));
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
-    check_structure(kernel)?;
     let layout = BlockLayout::new(module, kernel);
     let mut s = shell(options, 3, group_size.unwrap_or(GROUP));
     let block = s.push_word(0);
@@ -111,18 +110,6 @@ pub fn unsupported(kernel: &Kernel, construct: &str) -> CompileError {
         span: kernel.span,
         construct: construct.into(),
     }
-}
-
-/// Refuses a body the structured control flow cannot write
-/// ([`super::flow::continuing_breaks_last`]).
-pub fn check_structure(kernel: &Kernel) -> Result<(), CompileError> {
-    if super::flow::continuing_breaks_last(&kernel.body) {
-        return Ok(());
-    }
-    Err(unsupported(
-        kernel,
-        "a `break` with statements after it in a loop's continuing part",
-    ))
 }
 
 /// A module's shell for a device with `options`, its push-constant block `push_words` words

@@ -52,7 +52,6 @@ pub fn compile(
     }
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
-    super::map::check_structure(kernel)?;
     let r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
     if variant.scan {
@@ -94,7 +93,11 @@ fn entry_module(
     } else {
         &PassParam::REDUCE
     };
-    let mut s = shell(options, FIXED_WORDS + params.len() as u32, super::map::GROUP);
+    let mut s = shell(
+        options,
+        FIXED_WORDS + params.len() as u32,
+        super::map::GROUP,
+    );
     let block = s.push_word(0);
     let thread = linear_invocation(&mut s);
     let mut lower = Lower::new(module, kernel, s, block);

@@ -51,7 +51,10 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         options,
         cache: KernelCache::new(format!("vulkan:{ordinal}")),
         limits: Limits {
-            threads_per_group: gpu.info.max_group_invocations.min(gpu.info.max_group_size[0]),
+            threads_per_group: gpu
+                .info
+                .max_group_invocations
+                .min(gpu.info.max_group_size[0]),
             shared_bytes: gpu.info.max_shared_memory,
         },
     }))
