@@ -14,8 +14,10 @@ fn conformance() {
     let devices = exec::devices_interpreter_first();
     let names: Vec<String> = devices.iter().map(|d| d.info().to_string()).collect();
     println!("conformance: devices: {}", names.join(", "));
-    if !devices.iter().any(|d| d.kind() == DeviceKind::Cuda) {
-        println!("conformance: no CUDA device in this build or machine: CUDA runs skipped");
+    for (kind, name) in [(DeviceKind::Cuda, "CUDA"), (DeviceKind::Vulkan, "Vulkan")] {
+        if !devices.iter().any(|d| d.kind() == kind) {
+            println!("conformance: no {name} device on this machine: {name} runs skipped");
+        }
     }
     let outcome = exec::run_suite(&devices);
     outcome.assert_passed("conformance");
@@ -24,9 +26,9 @@ fn conformance() {
 }
 
 /// The suite on device groups (each stream split into row blocks among the members), compared
-/// with the single interpreter: two interpreters, the CPU with an interpreter, and the GPUs
-/// (two of them where the machine has two, else the one GPU twice, so that the split and the
-/// copies between members still run).
+/// with the single interpreter: two interpreters, the CPU with an interpreter, the GPUs (two
+/// of them where the machine has two, else the one GPU twice, so that the split and the copies
+/// between members still run), and the first Vulkan device with the CPU.
 #[test]
 fn conformance_on_device_groups() {
     let mut devices = vec![brook::Device::interp()];
@@ -36,6 +38,11 @@ fn conformance_on_device_groups() {
         0 => println!("conformance on device groups: no CUDA device: GPU groups skipped"),
         1 => specs.push("cuda:0+cuda:0"),
         _ => specs.push("cuda:all"),
+    }
+    if brook::Device::of_type("vulkan").unwrap_or_default().is_empty() {
+        println!("conformance on device groups: no Vulkan device: Vulkan groups skipped");
+    } else {
+        specs.push("vulkan:0+cpu:0");
     }
     for spec in specs {
         devices.push(brook::Device::from_spec(spec).expect(spec));

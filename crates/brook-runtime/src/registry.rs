@@ -1,7 +1,10 @@
 //! Which devices exist and which one a program uses.
 //!
 //! Each device module offers a `discover` function; [`BACKENDS`] lists them with the names a
-//! runtime may be asked by, in order of preference. [`devices`] runs every discovery once;
+//! runtime may be asked by, in order of preference: CUDA, Vulkan, the CPU, the interpreter
+//! (a Vulkan device on the CPU, lavapipe, comes last: listed, never the default). The names
+//! `cal` (Brook+'s AMD runtime) and `gpu` mean every GPU ([`gpus`]). [`devices`] runs every
+//! discovery once;
 //! [`get_devices`] picks by type name (Brook+ `getDevices`), [`find_device`] by runtime name
 //! and index; [`default_device`] reads `BRT_RUNTIME` and `BRT_ADAPTER` as seed 001 describes,
 //! falling back, with a message, to the best device this build has; [`use_devices`] sets the
@@ -31,8 +34,13 @@ pub struct Backend {
 pub const BACKENDS: &[Backend] = &[
     Backend {
         kind: DeviceKind::Cuda,
-        names: &["cuda", "cal", "gpu"],
+        names: &["cuda"],
         discover: crate::cuda::discover,
+    },
+    Backend {
+        kind: DeviceKind::Vulkan,
+        names: &["vulkan"],
+        discover: crate::vulkan::discover,
     },
     Backend {
         kind: DeviceKind::Cpu,
@@ -46,6 +54,13 @@ pub const BACKENDS: &[Backend] = &[
     },
 ];
 
+/// The names that mean every GPU of the machine ([`gpus`]): Brook+'s `cal`, and `gpu`.
+const GPU_NAMES: &[&str] = &["cal", "gpu"];
+
+fn means_gpus(name: &str) -> bool {
+    GPU_NAMES.contains(&name.trim().to_ascii_lowercase().as_str())
+}
+
 /// The device module a runtime or type name means (any case, surrounding blanks ignored).
 pub fn backend_named(name: &str) -> Option<&'static Backend> {
     let name = name.trim().to_ascii_lowercase();
@@ -56,6 +71,7 @@ fn known_names() -> String {
     let names: Vec<&str> = BACKENDS
         .iter()
         .flat_map(|b| b.names.iter().copied())
+        .chain(GPU_NAMES.iter().copied())
         .collect();
     names.join(", ")
 }
@@ -82,8 +98,42 @@ fn found() -> &'static Found {
                 Err(why) => found.missing.push((backend.kind, why)),
             }
         }
+        // Vulkan devices on the CPU go last: never the default.
+        let (software, rest): (Vec<_>, Vec<_>) = found
+            .devices
+            .drain(..)
+            .partition(|d| is_software_vulkan(d.as_ref()));
+        found.devices = rest.into_iter().chain(software).collect();
         found
     })
+}
+
+fn is_software_vulkan(d: &dyn Device) -> bool {
+    d.info().kind == DeviceKind::Vulkan && crate::vulkan::is_software(d.info().ordinal)
+}
+
+/// Every GPU of the machine, the default first: the CUDA devices, then the Vulkan devices that
+/// are GPUs (not lavapipe) and not NVIDIA's when CUDA reaches those.
+pub fn gpus() -> Vec<Arc<dyn Device>> {
+    let cuda: Vec<_> = of_kind(DeviceKind::Cuda).cloned().collect();
+    let vulkan = of_kind(DeviceKind::Vulkan).filter(|d| {
+        let k = d.info().ordinal;
+        !crate::vulkan::is_software(k) && !(crate::vulkan::is_nvidia(k) && !cuda.is_empty())
+    });
+    let vulkan: Vec<_> = vulkan.cloned().collect();
+    cuda.into_iter().chain(vulkan).collect()
+}
+
+/// Why this machine has no GPU.
+fn no_gpu() -> String {
+    [DeviceKind::Cuda, DeviceKind::Vulkan]
+        .iter()
+        .map(|&k| {
+            let why = unavailable(k).unwrap_or("only a Vulkan device on the CPU");
+            format!("{}: {why}", k.name())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The devices this build can use, in order of preference for the default device.
@@ -124,6 +174,13 @@ pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, R
         };
         match index {
             None => members.push(find_device(name, ordinal)?),
+            Some(all) if all.eq_ignore_ascii_case("all") && means_gpus(name) => {
+                let found = gpus();
+                if found.is_empty() {
+                    return Err(RuntimeError::NoDevice(part.to_string(), no_gpu()));
+                }
+                members.extend(found);
+            }
             Some(all) if all.eq_ignore_ascii_case("all") => {
                 let kind = backend_named(name)
                     .ok_or_else(|| {
@@ -159,12 +216,20 @@ pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, R
     }
 }
 
-/// The devices of a type name (Brook+ `getDevices`): `all` or a name of [`BACKENDS`]. An
-/// unknown name is an error listing the known ones; a known type this machine has no device
-/// of gives an empty list, except `"cal"` (the CPU device stands in for a GPU, with a warning).
+/// The devices of a type name (Brook+ `getDevices`): `all`, a name of [`BACKENDS`], or `cal`
+/// and `gpu` (every GPU, [`gpus`]). An unknown name is an error listing the known ones; a
+/// known type this machine has no device of gives an empty list, except `"cal"` (the CPU
+/// device stands in for a GPU, with a warning).
 pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> {
     if type_name.trim().eq_ignore_ascii_case("all") {
         return Ok(devices().to_vec());
+    }
+    if means_gpus(type_name) {
+        let found = gpus();
+        if found.is_empty() && type_name.trim().eq_ignore_ascii_case("cal") {
+            return Ok(cal_stand_in());
+        }
+        return Ok(found);
     }
     let backend = backend_named(type_name).ok_or_else(|| {
         RuntimeError::NoDevice(
@@ -172,11 +237,7 @@ pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError
             format!("known device types are all, {}", known_names()),
         )
     })?;
-    let found: Vec<_> = of_kind(backend.kind).cloned().collect();
-    if found.is_empty() && type_name.trim().eq_ignore_ascii_case("cal") {
-        return Ok(cal_stand_in());
-    }
-    Ok(found)
+    Ok(of_kind(backend.kind).cloned().collect())
 }
 
 /// Brook+ programs ask for their GPUs as `"cal"` (AMD's CAL runtime) and go on with the
@@ -185,10 +246,10 @@ pub fn get_devices(type_name: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeError
 fn cal_stand_in() -> Vec<Arc<dyn Device>> {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
-        let why = unavailable(DeviceKind::Cuda).unwrap_or("none was found");
         crate::log::append(&format!(
-            "warning: getDevices(\"cal\"): this machine has no GPU ({why}); the CPU device \
-             stands in"
+            "warning: getDevices(\"cal\"): this machine has no GPU ({}); the CPU device \
+             stands in",
+            no_gpu()
         ));
     });
     of_kind(DeviceKind::Cpu).cloned().collect()
@@ -198,8 +259,19 @@ fn of_kind(kind: DeviceKind) -> impl Iterator<Item = &'static Arc<dyn Device>> {
     devices().iter().filter(move |d| d.info().kind == kind)
 }
 
-/// The device of a runtime name and index (`cuda`, 1).
+/// The device of a runtime name and index (`cuda`, 1; `cal`, 0: the first GPU).
 pub fn find_device(name: &str, ordinal: usize) -> Result<Arc<dyn Device>, RuntimeError> {
+    if means_gpus(name) {
+        let found = gpus();
+        return found.get(ordinal).cloned().ok_or_else(|| {
+            let why = if found.is_empty() {
+                format!("no GPU ({})", no_gpu())
+            } else {
+                format!("this machine has {} GPUs", found.len())
+            };
+            RuntimeError::NoDevice(format!("{}:{ordinal}", name.trim()), why)
+        });
+    }
     let Some(backend) = backend_named(name) else {
         return Err(RuntimeError::NoDevice(
             name.to_string(),
@@ -324,7 +396,7 @@ mod tests {
                 backend.kind
             );
         }
-        assert_eq!(backend_named(" CAL ").unwrap().kind, DeviceKind::Cuda);
+        assert!(means_gpus(" CAL ") && means_gpus("gpu"));
         assert!(backend_named("opencl").is_none());
     }
 
@@ -332,12 +404,18 @@ mod tests {
     fn cal_devices_are_the_gpus_or_the_cpu_standing_in() {
         let cal = get_devices("cal").expect("a known name");
         assert!(!cal.is_empty(), "\"cal\" always gives a device");
-        let kind = if cuda_unavailable().is_some() {
-            DeviceKind::Cpu
+        if gpus().is_empty() {
+            assert!(cal.iter().all(|d| d.info().kind == DeviceKind::Cpu));
         } else {
-            DeviceKind::Cuda
-        };
-        assert!(cal.iter().all(|d| d.info().kind == kind));
+            assert!(cal.iter().all(|d| {
+                let k = d.info().ordinal;
+                match d.info().kind {
+                    DeviceKind::Cuda => true,
+                    DeviceKind::Vulkan => !crate::vulkan::is_software(k),
+                    _ => false,
+                }
+            }));
+        }
         if cuda_unavailable().is_some() {
             assert!(
                 get_devices("cuda").expect("known").is_empty(),

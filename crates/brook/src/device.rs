@@ -72,9 +72,10 @@ impl Device {
             .collect()
     }
 
-    /// The devices of a type (Brook+ `getDevices`): `"all"`, `"interp"`, `"cpu"`, `"cuda"`
-    /// or `"cal"` (the same as `"cuda"`). A type this machine has no device of gives an empty
-    /// list; an unknown name is an error.
+    /// The devices of a type (Brook+ `getDevices`): `"all"`, `"interp"`, `"cpu"`, `"cuda"`,
+    /// `"vulkan"`, or `"cal"` and `"gpu"` (every GPU: the CUDA devices, then the Vulkan GPUs
+    /// CUDA does not reach; with no GPU, `"cal"` gives the CPU device). A type this machine
+    /// has no device of gives an empty list; an unknown name is an error.
     pub fn of_type(type_name: &str) -> Result<Vec<Device>, crate::Error> {
         Ok(brook_runtime::get_devices(type_name)?
             .into_iter()

@@ -87,17 +87,22 @@ fn devices_by_type_name() {
     assert!(all.len() >= 2, "two interpreter devices at least");
     let interp = Device::of_type("interp").expect("interp");
     assert!(interp.iter().all(|d| d.type_name() == "interp"));
-    for name in ["cpu", "cuda"] {
+    for name in ["cpu", "cuda", "vulkan"] {
         let devices = Device::of_type(name).expect(name);
         assert!(devices.iter().all(|d| d.type_name() == name), "{name}");
         assert!(devices.len() <= all.len());
     }
-    // "cal" (Brook+'s name for its GPUs): the GPUs, or the CPU standing in without one.
-    let cuda = Device::of_type("cuda").expect("cuda");
+    // "cal" (Brook+'s name for its GPUs): the GPUs (CUDA's, then Vulkan's), or the CPU
+    // standing in without one.
+    let gpus = Device::of_type("gpu").expect("gpu");
     let cal = Device::of_type("cal").expect("cal");
-    let stand_in = if cuda.is_empty() { "cpu" } else { "cuda" };
     assert!(!cal.is_empty());
-    assert!(cal.iter().all(|d| d.type_name() == stand_in), "cal");
+    if gpus.is_empty() {
+        assert!(cal.iter().all(|d| d.type_name() == "cpu"), "cal");
+    } else {
+        assert_eq!(cal.len(), gpus.len(), "cal");
+        assert!(cal.iter().all(|d| ["cuda", "vulkan"].contains(&d.type_name())));
+    }
     let err = Device::of_type("dsp").expect_err("unknown type");
     assert!(err.to_string().contains("known device types"), "{err}");
 }

@@ -9,8 +9,7 @@
 //!   address, and running a SPIR-V module.
 //! - [`probe`]: the probe kernel run when a device opens (what it does with subnormals).
 //!
-//! So far this layer opens devices, describes them and runs SPIR-V modules; kernels of Brook
-//! programs come with the SPIR-V lowering (issue 52).
+//! - [`device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
 
 pub mod context;
 pub mod device;
@@ -24,7 +23,48 @@ pub use context::{Buffer, Context};
 pub use device::device;
 pub use info::{GpuInfo, GpuKind};
 
+use crate::device::Device;
 use std::sync::{Arc, OnceLock};
+
+/// NVIDIA's PCI vendor id: its GPUs are CUDA devices too.
+const NVIDIA: u32 = 0x10de;
+
+/// The Vulkan devices Brook can use, as Brook devices (`vulkan:N`, N the driver's index); a
+/// device it cannot use is said on stderr once and left out. `Err` says why there are none.
+pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
+    let gpus = gpus().as_ref().map_err(Clone::clone)?;
+    let (mut found, mut why) = (Vec::new(), Vec::new());
+    for (k, gpu) in gpus.iter().enumerate() {
+        match device::device(k) {
+            Ok(d) => found.push(d),
+            Err(e) => {
+                crate::log::append(&format!(
+                    "warning: vulkan:{k} ({}) cannot run Brook kernels: {e}",
+                    gpu.info.name
+                ));
+                why.push(format!("vulkan:{k}: {e}"));
+            }
+        }
+    }
+    if found.is_empty() && !why.is_empty() {
+        return Err(why.join("; "));
+    }
+    Ok(found)
+}
+
+/// Whether `vulkan:ordinal` runs on the CPU (lavapipe): listed, never the default device.
+pub fn is_software(ordinal: usize) -> bool {
+    info(ordinal).is_some_and(|i| i.kind == GpuKind::Cpu)
+}
+
+/// Whether `vulkan:ordinal` is an NVIDIA GPU (which CUDA reaches too).
+pub fn is_nvidia(ordinal: usize) -> bool {
+    info(ordinal).is_some_and(|i| i.vendor_id == NVIDIA)
+}
+
+fn info(ordinal: usize) -> Option<&'static GpuInfo> {
+    gpus().as_ref().ok()?.get(ordinal).map(|g| &g.info)
+}
 
 /// One Vulkan device: what it offers and, when Brook can use it, its open context.
 pub struct Gpu {
