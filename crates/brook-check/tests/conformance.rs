@@ -39,7 +39,10 @@ fn conformance_on_device_groups() {
         1 => specs.push("cuda:0+cuda:0"),
         _ => specs.push("cuda:all"),
     }
-    if brook::Device::of_type("vulkan").unwrap_or_default().is_empty() {
+    if brook::Device::of_type("vulkan")
+        .unwrap_or_default()
+        .is_empty()
+    {
         println!("conformance on device groups: no Vulkan device: Vulkan groups skipped");
     } else {
         specs.push("vulkan:0+cpu:0");

@@ -101,7 +101,9 @@ fn devices_by_type_name() {
         assert!(cal.iter().all(|d| d.type_name() == "cpu"), "cal");
     } else {
         assert_eq!(cal.len(), gpus.len(), "cal");
-        assert!(cal.iter().all(|d| ["cuda", "vulkan"].contains(&d.type_name())));
+        assert!(cal
+            .iter()
+            .all(|d| ["cuda", "vulkan"].contains(&d.type_name())));
     }
     let err = Device::of_type("dsp").expect_err("unknown type");
     assert!(err.to_string().contains("known device types"), "{err}");

@@ -242,6 +242,12 @@ pub trait Target<'ir> {
     fn if_arms(&mut self, accept: &brook_ir::Block, reject: &brook_ir::Block) {
         let _ = (accept, reject);
     }
+    /// The body and continuing part of the loop whose `begin_loop` comes next (the statement
+    /// walk's plain loops say; loops a driver writes get none). A target may write a body
+    /// that runs once without a loop.
+    fn loop_body(&mut self, body: &brook_ir::Block, continuing: &brook_ir::Block) {
+        let _ = (body, continuing);
+    }
     /// Branches on `cond` and goes on in the accepting arm.
     fn begin_if(&mut self, cond: Self::Leaf) -> Self::If;
     /// Leaves the accepting arm (to the end of the `if`) and goes on in the rejecting arm.

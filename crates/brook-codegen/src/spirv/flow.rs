@@ -105,6 +105,7 @@ impl Shell {
 
     /// Leaves the accepting arm; goes on in the rejecting arm.
     pub fn begin_else(&mut self, frame: &IfFrame) {
+        self.rejects_begun.insert(frame.reject);
         self.branch_out(frame.merge);
         self.begin_live_block(frame.reject);
     }
@@ -113,12 +114,7 @@ impl Shell {
     /// an empty rejecting arm.)
     pub fn end_if(&mut self, frame: IfFrame) {
         self.branch_out(frame.merge);
-        let f = self.b.selected_function().expect("in a function");
-        let reject_written = self.b.module_ref().functions[f]
-            .blocks
-            .iter()
-            .any(|b| b.label_id() == Some(frame.reject));
-        if !reject_written {
+        if !self.rejects_begun.remove(&frame.reject) {
             self.begin_live_block(frame.reject);
             self.b.branch(frame.merge).expect("in a block");
         }

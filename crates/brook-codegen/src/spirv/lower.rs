@@ -48,16 +48,17 @@ pub struct Lower<'a> {
     induction: crate::lower::induction::Induction<Word, Word>,
     /// The code being written cannot run (it follows a jump).
     dead: bool,
-    /// The loops (by number) whose continuing part is being written, with the nesting depth
-    /// of arms at its start and the loop's flag ([`super::flow::LoopFrame::leave_flag`]).
-    continuing: Vec<(Word, usize, Word)>,
+    /// The loop bodies and continuing parts being written, innermost last.
+    scopes: Vec<FlagScope>,
+    /// The next loop runs its body once ([`Target::loop_body`]).
+    next_once: bool,
     /// How deeply the arms being written nest (`if` arms and continuing parts).
     depth: usize,
     /// Guards opened after a `break` in a continuing part, each with its depth: the rest of
     /// the arm runs only while the loop's flag is clear (closed when the arm ends).
     guards: Vec<(usize, super::flow::IfFrame)>,
-    /// The loops whose continuing part has broken (the rest of each enclosing arm of the
-    /// continuing part is guarded).
+    /// The loops whose continuing part or run-once body has broken (the rest of each
+    /// enclosing arm of it is guarded).
     broken: Vec<Word>,
     /// A construct the dialect cannot write, found while lowering (reported at the end).
     pub problem: Option<CompileError>,
@@ -78,9 +79,30 @@ pub struct If {
 /// A loop, whether the code before it was reachable, and its number.
 #[derive(Clone, Copy, Debug)]
 pub struct Loop {
-    frame: LoopFrame,
+    kind: LoopKind,
     live: bool,
     id: Word,
+}
+
+/// How a loop is written.
+#[derive(Clone, Copy, Debug)]
+enum LoopKind {
+    /// A loop construct.
+    Looping(LoopFrame),
+    /// A body that runs once (it ends in `break` and nothing continues it, as an inlined
+    /// subkernel call's): no loop, a `break` sets `flag` and the rest of each enclosing arm
+    /// is guarded by it. Thousands of inlined calls as loop constructs took lavapipe's
+    /// compiler minutes.
+    Once { flag: Word },
+}
+
+/// A loop's body or continuing part being written: a `break` from a continuing part or a
+/// body that runs once sets `flag`; `flag` is `None` for a loop's body, where a `break`
+/// branches.
+#[derive(Clone, Copy, Debug)]
+struct FlagScope {
+    loop_id: Word,
+    flag: Option<Word>,
 }
 
 impl<'a> Lower<'a> {
@@ -99,7 +121,8 @@ impl<'a> Lower<'a> {
             bounds: brook_ir::footprint::IndexBounds::new(kernel),
             induction: Default::default(),
             dead: false,
-            continuing: Vec::new(),
+            scopes: Vec::new(),
+            next_once: false,
             depth: 0,
             guards: Vec::new(),
             broken: Vec::new(),
@@ -217,7 +240,7 @@ impl<'a> Lower<'a> {
         self.end_loop(frame);
     }
 
-    /// Closes the guards opened in the arm that is ending.
+    /// Closes the guards opened in the arm that is ending (at the current depth or deeper).
     fn close_guards(&mut self) {
         while let Some(&(depth, _)) = self.guards.last() {
             if depth < self.depth {
@@ -231,14 +254,17 @@ impl<'a> Lower<'a> {
     /// After an `if` in a continuing part whose loop has broken: the rest of the arm runs only
     /// while the loop's flag is clear (one guard per arm).
     fn guard_after_break(&mut self) {
-        let Some(&(_, _, flag)) = self
-            .continuing
-            .iter()
-            .rev()
-            .find(|(id, start, _)| self.broken.contains(id) && *start <= self.depth)
+        let Some(&FlagScope {
+            loop_id,
+            flag: Some(flag),
+            ..
+        }) = self.scopes.last()
         else {
             return;
         };
+        if !self.broken.contains(&loop_id) {
+            return;
+        }
         if self.guards.last().is_some_and(|&(d, _)| d == self.depth) || self.dead {
             return;
         }
@@ -597,47 +623,81 @@ impl<'a> Target<'a> for Lower<'a> {
         self.guard_after_break();
     }
 
+    fn loop_body(&mut self, body: &brook_ir::Block, continuing: &brook_ir::Block) {
+        self.next_once = runs_once(body, continuing);
+    }
+
     fn begin_loop(&mut self) -> Loop {
-        Loop {
-            frame: self.s.begin_loop(),
-            live: !self.dead,
-            id: self.s.b.id(),
-        }
+        let live = !self.dead;
+        let id = self.s.b.id();
+        self.depth += 1;
+        let kind = if std::mem::take(&mut self.next_once) {
+            let bool_ty = self.s.b.type_bool();
+            let flag = self.variable(bool_ty);
+            let no = self.s.b.constant_false(bool_ty);
+            self.s.write(flag, no);
+            LoopKind::Once { flag }
+        } else {
+            LoopKind::Looping(self.s.begin_loop())
+        };
+        let flag = match kind {
+            LoopKind::Once { flag } => Some(flag),
+            LoopKind::Looping(_) => None,
+        };
+        self.scopes.push(FlagScope { loop_id: id, flag });
+        Loop { kind, live, id }
     }
 
     fn begin_continuing(&mut self, frame: Loop) {
-        self.s.begin_continuing(frame.frame);
+        let LoopKind::Looping(looping) = frame.kind else {
+            return;
+        };
+        self.close_guards();
+        self.s.begin_continuing(looping);
         self.dead = !frame.live;
-        self.depth += 1;
-        self.continuing
-            .push((frame.id, self.depth, frame.frame.leave_flag()));
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.flag = Some(looping.leave_flag());
+        }
     }
 
     fn end_loop(&mut self, frame: Loop) {
         self.close_guards();
         self.depth -= 1;
-        self.continuing.retain(|&(id, _, _)| id != frame.id);
+        self.scopes.retain(|scope| scope.loop_id != frame.id);
         self.broken.retain(|&id| id != frame.id);
-        self.s.end_loop(frame.frame);
+        if let LoopKind::Looping(looping) = frame.kind {
+            self.s.end_loop(looping);
+        }
         self.dead = !frame.live;
     }
 
-    /// In the loop's continuing part: sets the loop's flag (the back edge leaves; the rest of
-    /// the continuing part is guarded); elsewhere a branch to the loop's end.
+    /// From a run-once body or the loop's continuing part: sets the loop's flag (the rest of
+    /// the arm is guarded); elsewhere a branch to the loop's end.
     fn jump_break(&mut self, frame: Loop) {
-        if self.continuing.iter().any(|&(id, _, _)| id == frame.id) {
-            self.s.break_from_continuing(frame.frame);
-            if !self.broken.contains(&frame.id) {
-                self.broken.push(frame.id);
+        let in_continuing = self
+            .scopes
+            .iter()
+            .any(|scope| scope.loop_id == frame.id && scope.flag.is_some());
+        match frame.kind {
+            LoopKind::Once { flag } => {
+                let bool_ty = self.s.b.type_bool();
+                let yes = self.s.b.constant_true(bool_ty);
+                self.s.write(flag, yes);
             }
-        } else {
-            self.s.jump_break(frame.frame);
+            LoopKind::Looping(looping) if in_continuing => self.s.break_from_continuing(looping),
+            LoopKind::Looping(looping) => self.s.jump_break(looping),
+        }
+        if in_continuing && !self.broken.contains(&frame.id) {
+            self.broken.push(frame.id);
         }
         self.dead = true;
     }
 
     fn jump_continue(&mut self, frame: Loop) {
-        self.s.jump_continue(frame.frame);
+        match frame.kind {
+            LoopKind::Looping(looping) => self.s.jump_continue(looping),
+            LoopKind::Once { .. } => unreachable!("a run-once body has no `continue`"),
+        }
         self.dead = true;
     }
 
@@ -665,4 +725,18 @@ impl<'a> Target<'a> for Lower<'a> {
     fn end_guard(&mut self, guard: If) {
         self.end_if(guard);
     }
+}
+
+/// Whether a loop's body runs once: nothing continues it, every path through it ends in a
+/// jump, and no `continue` of its own is in it (as the body of an inlined subkernel call).
+fn runs_once(body: &brook_ir::Block, continuing: &brook_ir::Block) -> bool {
+    use brook_ir::Stmt;
+    fn continues(block: &brook_ir::Block) -> bool {
+        block.iter().any(|s| match &s.stmt {
+            Stmt::Continue => true,
+            Stmt::If { accept, reject, .. } => continues(accept) || continues(reject),
+            _ => false,
+        })
+    }
+    continuing.iter().next().is_none() && super::sink::ends_in_jump(&body.0) && !continues(body)
 }

@@ -56,6 +56,8 @@ pub fn compile(
     let group_size = kernel.group_size.map(|g| g.iter().product::<u32>().max(1));
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
+    let sunk = super::sink::after_jumps(kernel);
+    let kernel: &Kernel = &sunk;
     let layout = BlockLayout::new(module, kernel);
     let mut s = shell(options, 3, group_size.unwrap_or(GROUP));
     let block = s.push_word(0);

@@ -26,6 +26,7 @@ pub mod probe;
 pub mod reduce;
 pub mod scalar;
 pub mod shell;
+pub mod sink;
 pub mod validate;
 
 /// A module's code: SPIR-V words, ready for `vkCreateShaderModule`.

@@ -52,6 +52,8 @@ pub fn compile(
     }
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
+    let sunk = super::sink::after_jumps(kernel);
+    let kernel: &Kernel = &sunk;
     let r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
     if variant.scan {

@@ -49,6 +49,8 @@ pub struct Shell {
     /// In a helper function that returns a value: its type and the variables (with their
     /// types) whose values it returns, as one composite; `None` in the entry point.
     pub returns: Option<(Word, Vec<(Word, Word)>)>,
+    /// The rejecting arms begun so far of the `if`s still open ([`crate::spirv::flow`]).
+    pub(crate) rejects_begun: std::collections::HashSet<Word>,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -124,6 +126,7 @@ impl Shell {
             in_dead_block: false,
             opaque_zero: None,
             returns: None,
+            rejects_begun: Default::default(),
         }
     }
 

@@ -121,6 +121,7 @@ pub fn plain_loop<'ir, T: Target<'ir>>(
     body: &Block,
     continuing: &Block,
 ) -> Result<(), T::Error> {
+    t.loop_body(body, continuing);
     let frame = t.begin_loop();
     stmt::block(t, body, Some(frame))?;
     t.begin_continuing(frame);
