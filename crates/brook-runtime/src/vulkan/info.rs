@@ -180,5 +180,10 @@ fn missing(info: &GpuInfo, api_version: u32) -> Option<String> {
     if !info.int64 {
         lacks.push("shaderInt64");
     }
+    // The SPIR-V dialect divides `float`s exactly, and takes their remainders and square
+    // roots, through `double` (a dialect for devices without it is still to come).
+    if !info.float64 {
+        lacks.push("shaderFloat64 (Brook's exact float division uses doubles)");
+    }
     (!lacks.is_empty()).then(|| format!("the device lacks {}", lacks.join(", ")))
 }
