@@ -135,6 +135,8 @@ pub struct Emitter {
     /// Registers that hold an immediate (written once by [`Emitter::mov_imm`] and not since),
     /// by register name: their bits. See [`Emitter::float_bits`] and [`Emitter::int_bits`].
     immediates: std::collections::HashMap<String, u64>,
+    /// The labels placed so far.
+    placed: std::collections::HashSet<u32>,
 }
 
 impl Emitter {
@@ -183,7 +185,13 @@ impl Emitter {
 
     /// Places `label` here.
     pub fn at(&mut self, label: Label) {
+        self.placed.insert(label.0);
         let _ = writeln!(self.text, "{label}:");
+    }
+
+    /// Whether `label` has been placed.
+    pub fn is_placed(&self, label: Label) -> bool {
+        self.placed.contains(&label.0)
     }
 
     pub fn bra(&mut self, to: Label) {

@@ -345,7 +345,11 @@ impl<'a> Target<'a> for Lower<'a> {
         self.e.at(otherwise);
     }
 
-    fn end_if(&mut self, (_, merge): (Label, Label)) {
+    /// An `if` without `begin_else` has an empty rejecting arm: its label is the end's.
+    fn end_if(&mut self, (otherwise, merge): (Label, Label)) {
+        if !self.e.is_placed(otherwise) {
+            self.e.at(otherwise);
+        }
         self.e.at(merge);
     }
 
