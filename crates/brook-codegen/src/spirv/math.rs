@@ -293,7 +293,7 @@ impl Shell {
         let second_wins = if max { BinaryOp::Lt } else { BinaryOp::Gt };
         let pa = self.bin(first_wins, kind, a, b);
         if !kind.is_float() {
-            return self.select(kind, pa, a, b);
+            return self.pick_opaquely(kind, pa, a, b);
         }
         let int_kind = if kind == ScalarKind::F32 {
             ScalarKind::U32
@@ -316,6 +316,29 @@ impl Shell {
         let a_nan = op!(self, is_nan, bool_ty, a);
         let r = self.select(kind, b_nan, a, r);
         self.select(kind, a_nan, b, r)
+    }
+
+    /// `c ? a : b` for integers as `b ^ ((a ^ b) & mask)`, the mask all ones when `c` holds,
+    /// mixed with the module's opaque zero: NVIDIA's Vulkan compiler (driver 580) turned
+    /// nested integer min/max written as compare-and-select into a clamp that assumes its
+    /// bounds ordered, and gave 0 for `clamp(x, max(z, -w), 0)` (`fuzz_min_max_negation_3`);
+    /// it cannot see this as a selection.
+    fn pick_opaquely(&mut self, kind: ScalarKind, c: Word, a: Word, b: Word) -> Word {
+        let Some((zero32, zero64)) = self.opaque_zero else {
+            return self.select(kind, c, a, b);
+        };
+        let wide = matches!(kind, ScalarKind::I64 | ScalarKind::U64);
+        let t = self.container(kind);
+        let (ones, zero, opaque) = if wide {
+            (self.const_u64(u64::MAX), self.const_u64(0), zero64)
+        } else {
+            (self.const_u32(u32::MAX), self.const_u32(0), zero32)
+        };
+        let mask = op!(self, select, t, c, ones, zero);
+        let mask = op!(self, bitwise_xor, t, mask, opaque);
+        let differ = op!(self, bitwise_xor, t, a, b);
+        let chosen = op!(self, bitwise_and, t, differ, mask);
+        op!(self, bitwise_xor, t, b, chosen)
     }
 
     /// -1, 0 or 1 of the kind; float zeros keep their sign and NaN stays NaN.
