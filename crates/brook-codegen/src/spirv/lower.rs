@@ -50,8 +50,8 @@ pub struct Lower<'a> {
     dead: bool,
     /// The loop bodies and continuing parts being written, innermost last.
     scopes: Vec<FlagScope>,
-    /// The next loop runs its body once ([`Target::loop_body`]).
-    next_once: bool,
+    /// The next loop runs its body once ([`Target::loop_body`]): `Some(needs a flag)`.
+    next_once: Option<bool>,
     /// How deeply the arms being written nest (`if` arms and continuing parts).
     depth: usize,
     /// Guards opened after a `break` in a continuing part, each with its depth: the rest of
@@ -90,10 +90,11 @@ enum LoopKind {
     /// A loop construct.
     Looping(LoopFrame),
     /// A body that runs once (it ends in `break` and nothing continues it, as an inlined
-    /// subkernel call's): no loop, a `break` sets `flag` and the rest of each enclosing arm
-    /// is guarded by it. Thousands of inlined calls as loop constructs took lavapipe's
-    /// compiler minutes.
-    Once { flag: Word },
+    /// subkernel call's): no loop; where statements follow a `break` in the body, the break
+    /// sets `flag` and the rest of each enclosing arm is guarded by it (else a `break` only
+    /// ends its arm). Thousands of inlined calls as loop constructs took lavapipe's compiler
+    /// minutes.
+    Once { flag: Option<Word> },
 }
 
 /// A loop's body or continuing part being written: a `break` from a continuing part or a
@@ -122,7 +123,7 @@ impl<'a> Lower<'a> {
             induction: Default::default(),
             dead: false,
             scopes: Vec::new(),
-            next_once: false,
+            next_once: None,
             depth: 0,
             guards: Vec::new(),
             broken: Vec::new(),
@@ -624,24 +625,26 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn loop_body(&mut self, body: &brook_ir::Block, continuing: &brook_ir::Block) {
-        self.next_once = runs_once(body, continuing);
+        self.next_once = runs_once(body, continuing).then(|| breaks_then_more(&body.0));
     }
 
     fn begin_loop(&mut self) -> Loop {
         let live = !self.dead;
         let id = self.s.b.id();
         self.depth += 1;
-        let kind = if std::mem::take(&mut self.next_once) {
-            let bool_ty = self.s.b.type_bool();
-            let flag = self.variable(bool_ty);
-            let no = self.s.b.constant_false(bool_ty);
-            self.s.write(flag, no);
-            LoopKind::Once { flag }
-        } else {
-            LoopKind::Looping(self.s.begin_loop())
+        let kind = match self.next_once.take() {
+            Some(true) => {
+                let bool_ty = self.s.b.type_bool();
+                let flag = self.variable(bool_ty);
+                let no = self.s.b.constant_false(bool_ty);
+                self.s.write(flag, no);
+                LoopKind::Once { flag: Some(flag) }
+            }
+            Some(false) => LoopKind::Once { flag: None },
+            None => LoopKind::Looping(self.s.begin_loop()),
         };
         let flag = match kind {
-            LoopKind::Once { flag } => Some(flag),
+            LoopKind::Once { flag } => flag,
             LoopKind::Looping(_) => None,
         };
         self.scopes.push(FlagScope { loop_id: id, flag });
@@ -679,11 +682,13 @@ impl<'a> Target<'a> for Lower<'a> {
             .iter()
             .any(|scope| scope.loop_id == frame.id && scope.flag.is_some());
         match frame.kind {
-            LoopKind::Once { flag } => {
+            LoopKind::Once { flag: Some(flag) } => {
                 let bool_ty = self.s.b.type_bool();
                 let yes = self.s.b.constant_true(bool_ty);
                 self.s.write(flag, yes);
             }
+            // Nothing follows the break in its arm: the arm just ends.
+            LoopKind::Once { flag: None } => {}
             LoopKind::Looping(looping) if in_continuing => self.s.break_from_continuing(looping),
             LoopKind::Looping(looping) => self.s.jump_break(looping),
         }
@@ -739,4 +744,28 @@ fn runs_once(body: &brook_ir::Block, continuing: &brook_ir::Block) -> bool {
         })
     }
     continuing.iter().next().is_none() && super::sink::ends_in_jump(&body.0) && !continues(body)
+}
+
+/// Whether a statement holding a `break` of this block's loop is followed by more statements
+/// in its block (so the break must set a flag that guards them).
+fn breaks_then_more(block: &[brook_ir::Statement]) -> bool {
+    use brook_ir::Stmt;
+    fn breaks(stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Break => true,
+            Stmt::If { accept, reject, .. } => {
+                accept.iter().chain(reject.iter()).any(|s| breaks(&s.stmt))
+            }
+            _ => false,
+        }
+    }
+    block.iter().enumerate().any(|(i, s)| {
+        (breaks(&s.stmt) && i + 1 < block.len())
+            || match &s.stmt {
+                Stmt::If { accept, reject, .. } => {
+                    breaks_then_more(&accept.0) || breaks_then_more(&reject.0)
+                }
+                _ => false,
+            }
+    })
 }
