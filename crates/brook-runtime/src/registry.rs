@@ -116,9 +116,10 @@ fn is_software_vulkan(d: &dyn Device) -> bool {
 /// are GPUs (not lavapipe) and not NVIDIA's when CUDA reaches those.
 pub fn gpus() -> Vec<Arc<dyn Device>> {
     let cuda: Vec<_> = of_kind(DeviceKind::Cuda).cloned().collect();
+    let reached_by_cuda = |k: usize| crate::vulkan::is_nvidia(k) && !cuda.is_empty();
     let vulkan = of_kind(DeviceKind::Vulkan).filter(|d| {
         let k = d.info().ordinal;
-        !crate::vulkan::is_software(k) && !(crate::vulkan::is_nvidia(k) && !cuda.is_empty())
+        !crate::vulkan::is_software(k) && !reached_by_cuda(k)
     });
     let vulkan: Vec<_> = vulkan.cloned().collect();
     cuda.into_iter().chain(vulkan).collect()

@@ -218,6 +218,19 @@ fn blocks_grouped_per_thread_group_give_the_same_bits() {
                 kernel
                     .launch(args![&input, &sums, &left, &right, &copy])
                     .expect("launch");
+                // A Vulkan device with less shared memory than the grouped blocks need
+                // (lavapipe: 32 KiB) refuses the launch, naming the limit and the device.
+                if let Err(e) = sums.to_vec() {
+                    let text = e.to_string();
+                    let limit = text.contains("bytes of shared memory per thread group");
+                    assert!(
+                        d.type_name() == "vulkan" && limit,
+                        "on {}: {text}",
+                        d.info()
+                    );
+                    eprintln!("note: {text}");
+                    return expected.clone();
+                }
                 let read = |s: &Stream<f32>| bits(&s.to_vec().expect("read"));
                 (read(&sums), read(&left), read(&right), read(&copy))
             });
