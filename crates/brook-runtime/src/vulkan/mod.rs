@@ -9,7 +9,7 @@
 //!   address, and running a SPIR-V module.
 //! - [`probe`]: the probe kernel run when a device opens (what it does with subnormals).
 //!
-//! - [`device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
+//! - [`mod@device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
 
 pub mod context;
 pub mod device;
