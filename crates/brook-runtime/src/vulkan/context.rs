@@ -5,6 +5,7 @@ use super::info::GpuInfo;
 use super::instance::Vulkan;
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,7 +17,13 @@ pub struct Context {
     memory: vk::PhysicalDeviceMemoryProperties,
     /// The queue and the one command buffer recorded for it, used one submission at a time.
     queue: Mutex<Submitter>,
+    /// The pipelines made so far, by their module's code (a kernel's second launch reuses
+    /// its pipeline: lavapipe compiles each one with LLVM). Lock order: this, then `queue`.
+    pipelines: Mutex<HashMap<Vec<u32>, Pipeline>>,
 }
+
+/// Pipelines kept at most; past it the cache starts over (a fuzz run makes thousands).
+const MAX_PIPELINES: usize = 512;
 
 struct Submitter {
     queue: vk::Queue,
@@ -72,6 +79,7 @@ impl Context {
                 device,
                 memory,
                 queue: Mutex::new(queue),
+                pipelines: Mutex::new(HashMap::new()),
             }),
             Err(e) => {
                 // SAFETY: nothing was made from the device.
@@ -88,10 +96,19 @@ impl Context {
 
     /// Runs `module` over `groups` workgroups with `push` as its push constants, and waits.
     pub fn run(&self, module: &SpirvModule, push: &[u8], groups: [u32; 3]) -> Result<(), String> {
-        let pipeline = Pipeline::new(&self.device, module)?;
-        let result = self.submit(&pipeline, push, groups);
-        pipeline.destroy(&self.device);
-        result
+        let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if !pipelines.contains_key(&module.words) {
+            if pipelines.len() >= MAX_PIPELINES {
+                // No submission is pending: each is waited for, under these locks.
+                for (_, pipeline) in pipelines.drain() {
+                    pipeline.destroy(&self.device);
+                }
+            }
+            let pipeline = Pipeline::new(&self.device, module)?;
+            pipelines.insert(module.words.clone(), pipeline);
+        }
+        let pipeline = &pipelines[&module.words];
+        self.submit(pipeline, push, groups)
     }
 
     fn submit(&self, pipeline: &Pipeline, push: &[u8], groups: [u32; 3]) -> Result<(), String> {
@@ -159,11 +176,16 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        let pipelines = self.pipelines.get_mut().unwrap_or_else(|e| e.into_inner());
+        let pipelines: Vec<Pipeline> = pipelines.drain().map(|(_, p)| p).collect();
         let s = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
         // SAFETY: no submission is pending (each is waited for); the handles are this
         // context's and are destroyed once.
         unsafe {
             let _ = self.device.device_wait_idle();
+            for pipeline in pipelines {
+                pipeline.destroy(&self.device);
+            }
             self.device.destroy_fence(s.fence, None);
             self.device.destroy_command_pool(s.pool, None);
             self.device.destroy_device(None);
