@@ -54,6 +54,10 @@ pub struct DeviceInfo {
     /// What the device compiles kernels for; `None` for the interpreter, which compiles
     /// nothing.
     pub target: Option<brook_codegen::CodeTarget>,
+    /// Whether the device flushes `float` subnormal operands and results to zero (a Vulkan
+    /// driver may; its probe finds out). Its results then differ from the interpreter's where
+    /// a `float` operation meets a subnormal: `docs/SEMANTICS.md`, "Types and arithmetic".
+    pub flushes_float_subnormals: bool,
 }
 
 impl fmt::Display for DeviceInfo {

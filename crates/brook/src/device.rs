@@ -28,6 +28,15 @@ impl Device {
         Device::find("interp", 0).unwrap_or_else(|_| Device::default_device())
     }
 
+    /// An interpreter that flushes `float` subnormal operands and results to zero: what a
+    /// device whose [`DeviceInfo::flushes_float_subnormals`] is set should give (NVIDIA's
+    /// Vulkan driver flushes them). Not in the registry; the conformance judge uses it.
+    pub fn interp_flushing_float_subnormals() -> Device {
+        Device {
+            raw: Arc::new(brook_runtime::interp::InterpDevice::flushing_float_subnormals()),
+        }
+    }
+
     /// A device by runtime name (`interp`, `cpu`, `cuda`) and index.
     pub fn find(name: &str, ordinal: usize) -> Result<Device, crate::Error> {
         Ok(Device {

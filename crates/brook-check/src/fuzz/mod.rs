@@ -85,6 +85,13 @@ impl Finding {
 
 /// Compiles and runs a kernel on `devices` (the interpreter first) and compares.
 pub fn check(generated: &Generated, devices: &[Device]) -> Option<Finding> {
+    check_counting(generated, devices).0
+}
+
+/// As [`check`], and whether some device's outputs differed only as its flushing of `float`
+/// subnormals makes them ([`exec::Judgement::flushed_subnormals`]: counted apart, not a
+/// finding).
+pub fn check_counting(generated: &Generated, devices: &[Device]) -> (Option<Finding>, bool) {
     let result = catch_unwind(AssertUnwindSafe(|| check_inner(generated, devices)));
     result.unwrap_or_else(|panic| {
         let message = panic
@@ -92,39 +99,44 @@ pub fn check(generated: &Generated, devices: &[Device]) -> Option<Finding> {
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "a panic".to_string());
-        Some(Finding {
+        let finding = Finding {
             kind: FindingKind::Panicked,
             device: "?".to_string(),
             message,
-        })
+        };
+        (Some(finding), false)
     })
 }
 
-fn check_inner(generated: &Generated, devices: &[Device]) -> Option<Finding> {
+fn check_inner(generated: &Generated, devices: &[Device]) -> (Option<Finding>, bool) {
     let case = generated.case();
     let program = match Program::compile("fuzz.br", &case.source, &CompileOptions::default()) {
         Ok(p) => p,
         Err(e) => {
-            return Some(Finding {
+            let finding = Finding {
                 kind: FindingKind::DoesNotCompile,
                 device: "compiler".to_string(),
                 message: e.to_string(),
-            })
+            };
+            return (Some(finding), false);
         }
     };
-    let (failures, _) = exec::judge(&case, &program, devices);
+    let judgement = exec::judge(&case, &program, devices);
+    let failures = judgement.failures;
+    let flushed = !judgement.flushed_subnormals.is_empty();
     let first = failures
         .iter()
         .find(|f| f.device.starts_with("interp"))
-        .or(failures.first())?;
-    Some(Finding {
+        .or(failures.first());
+    let finding = first.map(|first| Finding {
         kind: match first.kind {
             FailureKind::Failed | FailureKind::Unexpected => FindingKind::Failed,
             FailureKind::Differs => FindingKind::Differs,
         },
         device: first.device.clone(),
         message: first.message.clone(),
-    })
+    });
+    (finding, flushed)
 }
 
 /// The devices to compare: the interpreter, then every device whose type is in `types` (or
@@ -160,7 +172,7 @@ pub fn expected_case_text(generated: &Generated, comment: &str) -> String {
     let mut case = generated.case();
     let interp = Device::interp();
     if let Ok(program) = Program::compile("fuzz.br", &case.source, &CompileOptions::default()) {
-        let (_, reference) = exec::judge(&case, &program, std::slice::from_ref(&interp));
+        let reference = exec::judge(&case, &program, std::slice::from_ref(&interp)).reference;
         for (r, run) in case.runs.iter_mut().enumerate() {
             if let Some(outputs) = reference.get(&r) {
                 run.outputs = expectations(&program, run, outputs, generated);

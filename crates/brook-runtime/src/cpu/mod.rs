@@ -43,6 +43,7 @@ impl CpuDevice {
                 ordinal: 0,
                 description: format!("cpu:0 (native code, {threads} threads)"),
                 target: Some(brook_codegen::CodeTarget::Cpu),
+                flushes_float_subnormals: false,
             },
             queue: Queue::new("brook-cpu-0"),
             cache: KernelCache::new("cpu:0"),

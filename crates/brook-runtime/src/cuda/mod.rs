@@ -76,6 +76,7 @@ impl CudaDevice {
                 ordinal,
                 description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
                 target: Some(brook_codegen::CodeTarget::Ptx(Target { sm: properties.sm })),
+                flushes_float_subnormals: false,
             },
             queue: Queue::new(format!("brook-cuda-{ordinal}")),
             handles,

@@ -75,6 +75,7 @@ impl DeviceGroup {
                 ordinal: 0,
                 description: description.clone(),
                 target: None,
+                flushes_float_subnormals: members.iter().any(|m| m.info().flushes_float_subnormals),
             },
             queue: Queue::new(format!("brook-group-{description}")),
             partials: std::sync::Mutex::new((0, [None, None])),

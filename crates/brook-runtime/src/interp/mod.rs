@@ -47,9 +47,21 @@ impl InterpDevice {
                 ordinal,
                 description: format!("interp:{ordinal} (reference interpreter)"),
                 target: None,
+                flushes_float_subnormals: false,
             },
             queue: Queue::new(format!("brook-interp-{ordinal}")),
         }
+    }
+
+    /// An interpreter that flushes `float` subnormal operands and results to zero, as a
+    /// device whose `flushes_float_subnormals` is set does: the model the conformance judge
+    /// checks such a device's differing results against (`docs/SEMANTICS.md`). It is not in
+    /// the registry.
+    pub fn flushing_float_subnormals() -> Self {
+        let mut device = InterpDevice::new(0);
+        device.info.description = "interp (float subnormals flushed)".to_string();
+        device.info.flushes_float_subnormals = true;
+        device
     }
 }
 
@@ -137,6 +149,7 @@ impl Device for InterpDevice {
     }
 
     fn launch(&self, launch: &LaunchPlan) -> Result<(), LaunchProblem> {
+        let _rules = value::FloatRules::enter(self.info.flushes_float_subnormals);
         bind::run_launch(launch).map_err(LaunchProblem::Execution)
     }
 

@@ -2,7 +2,7 @@
 //! arithmetic rules of `brook_ir::launch` (wrapping integers, no trap on division by zero,
 //! IEEE floats without fused operations).
 
-use super::value::{normalize, Num};
+use super::value::{flush_f32, normalize, Num};
 use brook_ir::launch::{int_div, int_rem, round_half_away, round_half_away_f32};
 use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
 
@@ -14,8 +14,9 @@ fn map(ty: ValueType, f: impl Fn(usize) -> u64) -> Num {
     Num { ty, lanes }
 }
 
+/// A `float` result's bits (flushed when subnormal under flushing [`super::value::FloatRules`]).
 fn f32_bits(x: f32) -> u64 {
-    u64::from(x.to_bits())
+    u64::from(flush_f32(x).to_bits())
 }
 
 pub fn unary(op: UnaryOp, a: &Num) -> Num {

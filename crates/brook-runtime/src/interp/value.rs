@@ -7,6 +7,39 @@
 
 use brook_ir::{Literal, Module, ScalarKind, Type, ValueType};
 
+thread_local! {
+    static FLUSH_F32_SUBNORMALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The interpreter's `float` rules on this thread while it lives: exact IEEE 754 (the
+/// reference), or `float` subnormal operands and results flushed to zero (sign kept), the
+/// model of a device that flushes them. Restores the previous rules when dropped.
+pub struct FloatRules {
+    previous: bool,
+}
+
+impl FloatRules {
+    pub fn enter(flush_f32_subnormals: bool) -> FloatRules {
+        let previous = FLUSH_F32_SUBNORMALS.with(|f| f.replace(flush_f32_subnormals));
+        FloatRules { previous }
+    }
+}
+
+impl Drop for FloatRules {
+    fn drop(&mut self) {
+        FLUSH_F32_SUBNORMALS.with(|f| f.set(self.previous));
+    }
+}
+
+/// `x`, or a zero of its sign when it is subnormal and this thread's [`FloatRules`] flush.
+pub fn flush_f32(x: f32) -> f32 {
+    if x.is_subnormal() && FLUSH_F32_SUBNORMALS.with(|f| f.get()) {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Num {
     pub ty: ValueType,
@@ -39,8 +72,10 @@ impl Num {
         self.lanes[i]
     }
 
+    /// Lane `i` as a `float` operand (a subnormal reads as zero under [`FloatRules`] that
+    /// flush).
     pub fn f32(&self, i: usize) -> f32 {
-        f32::from_bits(self.lanes[i] as u32)
+        flush_f32(f32::from_bits(self.lanes[i] as u32))
     }
 
     pub fn f64(&self, i: usize) -> f64 {

@@ -13,6 +13,7 @@ use crate::kernel_cache::KernelCache;
 use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
+use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
@@ -34,6 +35,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
     if let Some(why) = &gpu.info.unusable {
         return Err(why.clone());
     }
+    let flushes = gpu.info.subnormals_f32 != Some(Subnormals::Preserved);
     let options = map::Options {
         float64: gpu.info.float64,
         fused_fma: gpu.info.fma_fused == Some(true),
@@ -43,8 +45,12 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         info: DeviceInfo {
             kind: DeviceKind::Vulkan,
             ordinal,
-            description: format!("vulkan:{ordinal} ({})", gpu.info.name),
+            description: match flushes {
+                true => format!("vulkan:{ordinal} ({}, float subnormals flushed)", gpu.info.name),
+                false => format!("vulkan:{ordinal} ({})", gpu.info.name),
+            },
             target: None,
+            flushes_float_subnormals: flushes,
         },
         queue: Queue::new(format!("brook-vulkan-{ordinal}")),
         context: context.clone(),
