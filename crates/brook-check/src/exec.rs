@@ -645,9 +645,13 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> Judgement {
                     ));
                 }
             }
-            let model = flushing.as_ref().filter(|_| device.info().flushes_float_subnormals);
+            let model = flushing
+                .as_ref()
+                .filter(|_| device.info().flushes_float_subnormals);
             match model {
-                Some(model) if !found.is_empty() && same_as_model(program, run, model, &outcome) => {
+                Some(model)
+                    if !found.is_empty() && same_as_model(program, run, model, &outcome) =>
+                {
                     judgement.flushed_subnormals.push(failure(
                         FailureKind::Differs,
                         format!(

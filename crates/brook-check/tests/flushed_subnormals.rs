@@ -5,9 +5,9 @@
 //! subnormals), so the devices judged here are the interpreter in disguise: flushing or exact,
 //! claiming to flush or not.
 
-use brook_runtime::buffer::Span;
 use brook::Device;
 use brook_check::exec::{judge, FailureKind};
+use brook_runtime::buffer::Span;
 use brook_runtime::{Buffer, DeviceInfo, DeviceKind, LaunchPlan, LaunchProblem, RuntimeError};
 use std::sync::Arc;
 
@@ -56,7 +56,10 @@ fn disguised(inner: Device, says_it_flushes: bool) -> Device {
     let info = DeviceInfo {
         kind: DeviceKind::Cpu,
         ordinal: 9,
-        description: format!("cpu:9 (disguised {}, flushes: {says_it_flushes})", inner.info()),
+        description: format!(
+            "cpu:9 (disguised {}, flushes: {says_it_flushes})",
+            inner.info()
+        ),
         target: None,
         flushes_float_subnormals: says_it_flushes,
     };
@@ -121,7 +124,11 @@ fn a_flushing_device_that_flushes_is_put_apart_not_failed() {
     assert!(judgement.failures.is_empty(), "{:?}", judgement.failures);
     assert_eq!(judgement.flushed_subnormals.len(), 1);
     let apart = &judgement.flushed_subnormals[0];
-    assert!(apart.message.contains("float subnormals"), "{}", apart.message);
+    assert!(
+        apart.message.contains("float subnormals"),
+        "{}",
+        apart.message
+    );
     assert!(apart.device.contains("cpu:9"), "{}", apart.device);
 }
 

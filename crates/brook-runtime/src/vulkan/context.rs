@@ -1,13 +1,14 @@
 //! An open Vulkan device: one compute queue, buffers addressed by device address, and
-//! running a SPIR-V module on it.
+//! kernels (SPIR-V modules) recorded into batches ([`super::batch`]) and run on it.
 
+use super::batch::Batch;
 use super::info::GpuInfo;
 use super::instance::Vulkan;
+use super::memory::{Buffer, Pool};
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// A logical device with its compute queue.
 pub struct Context {
@@ -15,25 +16,21 @@ pub struct Context {
     _vulkan: Arc<Vulkan>,
     pub device: ash::Device,
     memory: vk::PhysicalDeviceMemoryProperties,
-    /// The queue and the one command buffer recorded for it, used one submission at a time.
-    queue: Mutex<Submitter>,
+    /// The queue, its command buffer and the kernels recorded in it.
+    batch: Mutex<Batch>,
     /// The pipelines made so far, by their module's code (a kernel's second launch reuses
-    /// its pipeline: lavapipe compiles each one with LLVM). Lock order: this, then `queue`.
-    pipelines: Mutex<HashMap<Vec<u32>, Pipeline>>,
+    /// its pipeline: lavapipe compiles each one with LLVM). Lock order: this, then `batch`.
+    pipelines: Mutex<Pipelines>,
+    /// Internal buffers for reuse (parameter blocks, scratch).
+    pool: Pool,
 }
+
+/// Pipelines by a sample of their module's words ([`sample_key`]), the whole code compared
+/// on a hit.
+type Pipelines = HashMap<(usize, u64), Vec<(Vec<u32>, Pipeline)>>;
 
 /// Pipelines kept at most; past it the cache starts over (a fuzz run makes thousands).
 const MAX_PIPELINES: usize = 512;
-
-struct Submitter {
-    queue: vk::Queue,
-    pool: vk::CommandPool,
-    commands: vk::CommandBuffer,
-    fence: vk::Fence,
-}
-
-/// How long a submission may run before the wait gives up with an error.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Context {
     /// Opens `physical` with the features Brook uses (device addresses; 8- and 16-bit storage,
@@ -73,13 +70,14 @@ impl Context {
             .map_err(|e| format!("opening the device failed: {e}"))?;
         // SAFETY: as above.
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
-        match Submitter::new(&device, family) {
-            Ok(queue) => Ok(Context {
+        match Batch::new(&device, family) {
+            Ok(batch) => Ok(Context {
                 _vulkan: vulkan.clone(),
                 device,
                 memory,
-                queue: Mutex::new(queue),
+                batch: Mutex::new(batch),
                 pipelines: Mutex::new(HashMap::new()),
+                pool: Pool::new(),
             }),
             Err(e) => {
                 // SAFETY: nothing was made from the device.
@@ -91,147 +89,121 @@ impl Context {
 
     /// A buffer of `bytes` bytes that the host maps and kernels reach by device address.
     pub fn buffer(self: &Arc<Self>, bytes: u64) -> Result<Buffer, String> {
-        Buffer::new(self.clone(), bytes)
+        Buffer::new(&self.device, &self.memory, Some(self.clone()), bytes)
     }
 
-    /// Runs `module` over `groups` workgroups with `push` as its push constants, and waits.
+    /// An internal buffer of at least `bytes` bytes from the pool, no kernel using it: the
+    /// caller may write it ([`Buffer`]'s `write`) and hand it to [`Context::record`] or
+    /// [`Context::keep`], after which it returns to the pool once its kernels have run.
+    pub fn pooled(&self, bytes: u64) -> Result<Arc<Buffer>, String> {
+        self.pool.take(bytes, |size| {
+            Buffer::new(&self.device, &self.memory, None, size)
+        })
+    }
+
+    /// Runs `module` over `groups` workgroups with `push` as its push constants, and waits
+    /// (after the kernels recorded before it).
     pub fn run(&self, module: &SpirvModule, push: &[u8], groups: [u32; 3]) -> Result<(), String> {
+        self.record(module, push, groups, &[])?;
+        self.finish()
+    }
+
+    /// Records `module` over `groups` workgroups with `push` as its push constants, to run
+    /// after the kernels recorded before it; `keep` lives until it has run. Nothing waits:
+    /// [`Context::finish`] does.
+    pub fn record(
+        &self,
+        module: &SpirvModule,
+        push: &[u8],
+        groups: [u32; 3],
+        keep: &[Arc<Buffer>],
+    ) -> Result<(), String> {
         let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if !pipelines.contains_key(&module.words) {
-            if pipelines.len() >= MAX_PIPELINES {
-                // No submission is pending: each is waited for, under these locks.
-                for (_, pipeline) in pipelines.drain() {
+        let key = sample_key(&module.words);
+        let known = pipelines
+            .get(&key)
+            .is_some_and(|v| v.iter().any(|(w, _)| *w == module.words));
+        if !known {
+            if pipelines.values().map(Vec::len).sum::<usize>() >= MAX_PIPELINES {
+                // Recorded kernels may use the pipelines: run them first.
+                self.finish()?;
+                for (_, pipeline) in pipelines.drain().flat_map(|(_, v)| v) {
                     pipeline.destroy(&self.device);
                 }
             }
             let pipeline = Pipeline::new(&self.device, module)?;
-            pipelines.insert(module.words.clone(), pipeline);
+            let entry = (module.words.clone(), pipeline);
+            pipelines.entry(key).or_default().push(entry);
         }
-        let pipeline = &pipelines[&module.words];
-        self.submit(pipeline, push, groups)
+        let (_, pipeline) = pipelines[&key]
+            .iter()
+            .find(|(w, _)| *w == module.words)
+            .expect("made above");
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.record(&self.device, pipeline, (push, groups), keep)
     }
 
-    fn submit(&self, pipeline: &Pipeline, push: &[u8], groups: [u32; 3]) -> Result<(), String> {
-        let s = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let d = &self.device;
-        let fail = |what: &str, e: vk::Result| format!("{what} failed: {e}");
-        // SAFETY: the command buffer is this context's and no submission of it is pending
-        // (each ends with a wait on the fence, under the lock).
-        unsafe {
-            d.reset_command_buffer(s.commands, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| fail("resetting the command buffer", e))?;
-            let begin = vk::CommandBufferBeginInfo::default()
-                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-            d.begin_command_buffer(s.commands, &begin)
-                .map_err(|e| fail("recording", e))?;
-            d.cmd_bind_pipeline(
-                s.commands,
-                vk::PipelineBindPoint::COMPUTE,
-                pipeline.pipeline,
-            );
-            if !push.is_empty() {
-                d.cmd_push_constants(
-                    s.commands,
-                    pipeline.layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    push,
-                );
-            }
-            let [x, y, z] = groups;
-            d.cmd_dispatch(s.commands, x, y, z);
-            d.end_command_buffer(s.commands)
-                .map_err(|e| fail("recording", e))?;
-            let commands = [s.commands];
-            let submit = [vk::SubmitInfo::default().command_buffers(&commands)];
-            d.reset_fences(&[s.fence])
-                .map_err(|e| fail("resetting the fence", e))?;
-            d.queue_submit(s.queue, &submit, s.fence)
-                .map_err(|e| fail("submitting", e))?;
-            let timeout = DEFAULT_TIMEOUT.as_nanos() as u64;
-            match d.wait_for_fences(&[s.fence], true, timeout) {
-                Ok(()) => Ok(()),
-                Err(vk::Result::TIMEOUT) => Err(format!(
-                    "the kernel did not finish in {} s",
-                    DEFAULT_TIMEOUT.as_secs()
-                )),
-                Err(e) => Err(fail("waiting for the kernel", e)),
-            }
-        }
+    /// Keeps `buffers` until the kernels recorded so far have run.
+    pub fn keep(&self, buffers: impl IntoIterator<Item = Arc<Buffer>>) {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.keep(buffers);
     }
 
-    fn memory_type(&self, allowed: u32) -> Option<u32> {
-        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let types = &self.memory.memory_types[..self.memory.memory_type_count as usize];
-        let fits = |i: usize, flags: vk::MemoryPropertyFlags| {
-            allowed & (1 << i) != 0 && types[i].property_flags.contains(flags)
-        };
-        let fast = wanted | vk::MemoryPropertyFlags::DEVICE_LOCAL;
-        (0..types.len())
-            .find(|&i| fits(i, fast))
-            .or_else(|| (0..types.len()).find(|&i| fits(i, wanted)))
-            .map(|i| i as u32)
+    /// Runs the recorded kernels and waits for them: their results are then in memory, and
+    /// the host may read or write the buffers they used. An error (a kernel that did not
+    /// finish, a lost device) is the batch's.
+    pub fn finish(&self) -> Result<(), String> {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.finish(&self.device)
     }
+
+    /// Runs the recorded kernels now; a failure is kept for the next [`Context::finish`].
+    pub fn run_now(&self) {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.run_now(&self.device);
+    }
+}
+
+/// A cheap key for a module's code: its length and a hash of up to 256 of its words, spread
+/// over it (hashing a whole module on each launch would cost microseconds).
+fn sample_key(words: &[u32]) -> (usize, u64) {
+    let step = (words.len() / 256).max(1);
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &w in words.iter().step_by(step) {
+        hash = (hash ^ u64::from(w)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (words.len(), hash)
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
         let pipelines = self.pipelines.get_mut().unwrap_or_else(|e| e.into_inner());
-        let pipelines: Vec<Pipeline> = pipelines.drain().map(|(_, p)| p).collect();
-        let s = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: no submission is pending (each is waited for); the handles are this
-        // context's and are destroyed once.
+        let pipelines: Vec<Pipeline> = pipelines
+            .drain()
+            .flat_map(|(_, v)| v)
+            .map(|(_, p)| p)
+            .collect();
+        let batch = self.batch.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = batch.finish(&self.device);
+        // SAFETY: nothing is pending (the batch was finished, the device waited for); the
+        // handles are this context's and are destroyed once, the internal buffers first.
         unsafe {
             let _ = self.device.device_wait_idle();
+            batch.destroy(&self.device);
+            self.pool.clear();
             for pipeline in pipelines {
                 pipeline.destroy(&self.device);
             }
-            self.device.destroy_fence(s.fence, None);
-            self.device.destroy_command_pool(s.pool, None);
             self.device.destroy_device(None);
         }
     }
 }
 
-impl Submitter {
-    fn new(device: &ash::Device, family: u32) -> Result<Submitter, String> {
-        // SAFETY: the device is live; the create infos live across the calls.
-        unsafe {
-            let queue = device.get_device_queue(family, 0);
-            let pool = device
-                .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default()
-                        .queue_family_index(family)
-                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
-                    None,
-                )
-                .map_err(|e| format!("creating a command pool failed: {e}"))?;
-            let commands = device
-                .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(pool)
-                        .level(vk::CommandBufferLevel::PRIMARY)
-                        .command_buffer_count(1),
-                )
-                .map_err(|e| format!("allocating a command buffer failed: {e}"))?[0];
-            let fence = device
-                .create_fence(&vk::FenceCreateInfo::default(), None)
-                .map_err(|e| format!("creating a fence failed: {e}"))?;
-            Ok(Submitter {
-                queue,
-                pool,
-                commands,
-                fence,
-            })
-        }
-    }
-}
-
 /// A compute pipeline for one module.
-struct Pipeline {
+pub(super) struct Pipeline {
     shader: vk::ShaderModule,
-    layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
+    pub(super) layout: vk::PipelineLayout,
+    pub(super) pipeline: vk::Pipeline,
 }
 
 impl Pipeline {
@@ -288,118 +260,6 @@ impl Pipeline {
             device.destroy_pipeline(self.pipeline, None);
             device.destroy_pipeline_layout(self.layout, None);
             device.destroy_shader_module(self.shader, None);
-        }
-    }
-}
-
-/// Device memory the host maps (coherent) and kernels reach at [`Buffer::address`].
-pub struct Buffer {
-    context: Arc<Context>,
-    buffer: vk::Buffer,
-    memory: vk::DeviceMemory,
-    mapped: *mut u8,
-    bytes: u64,
-    address: u64,
-}
-
-// SAFETY: the mapping is plain memory; the handles may be used from any thread.
-unsafe impl Send for Buffer {}
-// SAFETY: shared access only reads the handles; the bytes are written through `&mut self`.
-unsafe impl Sync for Buffer {}
-
-impl Buffer {
-    fn new(context: Arc<Context>, bytes: u64) -> Result<Buffer, String> {
-        let d = &context.device;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
-            | vk::BufferUsageFlags::TRANSFER_SRC
-            | vk::BufferUsageFlags::TRANSFER_DST;
-        let size = bytes.max(16);
-        let oom = |e: vk::Result| format!("out of device memory: {size} bytes ({e})");
-        // SAFETY: the device is live; what a failed step made is destroyed before returning.
-        unsafe {
-            let buffer = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default().size(size).usage(usage),
-                    None,
-                )
-                .map_err(oom)?;
-            let needs = d.get_buffer_memory_requirements(buffer);
-            let Some(kind) = context.memory_type(needs.memory_type_bits) else {
-                d.destroy_buffer(buffer, None);
-                return Err("the device has no host-visible memory for buffers".into());
-            };
-            let mut flags = vk::MemoryAllocateFlagsInfo::default()
-                .flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-            let allocate = vk::MemoryAllocateInfo::default()
-                .allocation_size(needs.size)
-                .memory_type_index(kind)
-                .push_next(&mut flags);
-            let memory = match d.allocate_memory(&allocate, None) {
-                Ok(m) => m,
-                Err(e) => {
-                    d.destroy_buffer(buffer, None);
-                    return Err(oom(e));
-                }
-            };
-            let mapped = d.bind_buffer_memory(buffer, memory, 0).and_then(|()| {
-                d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
-            });
-            let mapped = match mapped {
-                Ok(p) => p.cast::<u8>(),
-                Err(e) => {
-                    d.destroy_buffer(buffer, None);
-                    d.free_memory(memory, None);
-                    return Err(format!("mapping a buffer failed: {e}"));
-                }
-            };
-            let address =
-                d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer));
-            Ok(Buffer {
-                context: context.clone(),
-                buffer,
-                memory,
-                mapped,
-                bytes,
-                address,
-            })
-        }
-    }
-
-    /// The buffer's device address (what a kernel's push constants carry).
-    pub fn address(&self) -> u64 {
-        self.address
-    }
-
-    pub fn len(&self) -> u64 {
-        self.bytes
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bytes == 0
-    }
-
-    /// The buffer's bytes (no kernel may be running on it).
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: the mapping covers `bytes` bytes for the buffer's life.
-        unsafe { std::slice::from_raw_parts(self.mapped, self.bytes as usize) }
-    }
-
-    /// The buffer's bytes to write (no kernel may be running on it).
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and `&mut self` makes this the only view.
-        unsafe { std::slice::from_raw_parts_mut(self.mapped, self.bytes as usize) }
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        let d = &self.context.device;
-        // SAFETY: no kernel runs on the buffer once its owner drops it; each handle once.
-        unsafe {
-            d.unmap_memory(self.memory);
-            d.destroy_buffer(self.buffer, None);
-            d.free_memory(self.memory, None);
         }
     }
 }

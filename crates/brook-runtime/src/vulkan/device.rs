@@ -4,7 +4,8 @@
 //! time, each waited for. Not yet in the registry's list (thread groups come first: a launch
 //! of one is a `LaunchProblem` naming it); made by [`device`].
 
-use super::context::{Buffer as VkBuffer, Context};
+use super::context::Context;
+use super::memory::Buffer as VkBuffer;
 use super::Gpu;
 use crate::buffer::{Buffer, Span};
 use crate::device::{Device, DeviceInfo, DeviceKind};
@@ -13,9 +14,9 @@ use crate::kernel_cache::KernelCache;
 use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
-use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
+use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
 use brook_codegen::spirv::SpirvModule;
 use brook_ir::KernelKind;
@@ -46,7 +47,10 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
             kind: DeviceKind::Vulkan,
             ordinal,
             description: match flushes {
-                true => format!("vulkan:{ordinal} ({}, float subnormals flushed)", gpu.info.name),
+                true => format!(
+                    "vulkan:{ordinal} ({}, float subnormals flushed)",
+                    gpu.info.name
+                ),
                 false => format!("vulkan:{ordinal} ({})", gpu.info.name),
             },
             target: None,
@@ -81,17 +85,31 @@ struct Limits {
     shared_bytes: u32,
 }
 
+/// A launch's parameter block: its buffer and the buffer's device address.
+type Block<'a> = (&'a Arc<VkBuffer>, u64);
+
 /// A kernel's modules.
 enum Compiled {
     Map(SpirvMap),
     Reduce(SpirvReduce),
 }
 
-/// A Vulkan buffer as a Brook buffer (bytes written through the mapping, under a lock).
+/// A Vulkan buffer as a Brook buffer (bytes written through the mapping, under a lock, once
+/// the kernels recorded before have run).
 struct VulkanBuffer {
     inner: Mutex<VkBuffer>,
     len: usize,
     address: u64,
+    context: Arc<Context>,
+}
+
+impl Drop for VulkanBuffer {
+    fn drop(&mut self) {
+        // Recorded kernels may use the buffer: they run before it is freed.
+        if let Err(e) = self.context.finish() {
+            crate::log::append(&format!("a Vulkan buffer freed after failed kernels: {e}"));
+        }
+    }
 }
 
 impl Buffer for VulkanBuffer {
@@ -127,6 +145,7 @@ impl VulkanDevice {
         f: impl FnOnce(&mut [u8]) -> R,
     ) -> Result<R, RuntimeError> {
         let b = vulkan_buffer(span.buffer()).map_err(|e| self.fail(e))?;
+        self.context.finish().map_err(|e| self.fail(e))?;
         let mut inner = b.inner.lock().unwrap_or_else(|e| e.into_inner());
         let bytes = inner.bytes_mut();
         Ok(f(&mut bytes[span.offset()..span.offset() + span.len()]))
@@ -181,14 +200,15 @@ impl VulkanDevice {
         }
     }
 
-    /// Runs `module` on `threads` invocations (`group` to a workgroup, the workgroups in rows
-    /// of up to 65,535) with push words `block`, a scratch frame of `frame_bytes` per
-    /// invocation, the dispatch's width, then `words`.
+    /// Records `module` on `threads` invocations (`group` to a workgroup, the workgroups in
+    /// rows of up to 65,535) with push words: the parameter block's address, a scratch frame
+    /// of `frame_bytes` per invocation, the dispatch's width, then `words`. It runs when the
+    /// host next needs results ([`Context::finish`]).
     fn dispatch(
         &self,
         (module, group): (&SpirvModule, u32),
         threads: u64,
-        (block, frame_bytes): (u64, u32),
+        (block, frame_bytes): (Block<'_>, u32),
         words: &[u64],
     ) -> Result<(), LaunchProblem> {
         if threads == 0 {
@@ -208,14 +228,15 @@ impl VulkanDevice {
         } else {
             threads * u64::from(frame_bytes)
         };
-        let scratch = self.context.buffer(frames).map_err(|e| self.execution(e))?;
+        let scratch = self.context.pooled(frames).map_err(|e| self.execution(e))?;
         let width = x * u64::from(group);
         let mut push = Vec::with_capacity(8 * (3 + words.len()));
-        for word in [block, scratch.address(), width].iter().chain(words) {
+        for word in [block.1, scratch.address(), width].iter().chain(words) {
             push.extend_from_slice(&word.to_le_bytes());
         }
+        let keep = [block.0.clone(), scratch];
         self.context
-            .run(module, &push, [x as u32, y as u32, 1])
+            .record(module, &push, [x as u32, y as u32, 1], &keep)
             .map_err(|e| self.execution(e))
     }
 }
@@ -240,6 +261,7 @@ impl Device for VulkanDevice {
             inner: Mutex::new(inner),
             len: bytes,
             address,
+            context: self.context.clone(),
         }))
     }
 
@@ -267,14 +289,15 @@ impl Device for VulkanDevice {
         let layout = BlockLayout::new(launch.module.module(), launch.kernel());
         let params =
             block::param_block(launch, &layout, &address_of).map_err(LaunchProblem::Execution)?;
-        let mut block_buffer = self
+        let block_buffer = self
             .context
-            .buffer(layout.size() as u64)
+            .pooled(layout.size() as u64)
             .map_err(|e| self.execution(e))?;
         // SAFETY: the block holds `layout.size()` bytes.
         let block_bytes = unsafe { std::slice::from_raw_parts(params.as_ptr(), layout.size()) };
-        block_buffer.bytes_mut()[..layout.size()].copy_from_slice(block_bytes);
-        let block = block_buffer.address();
+        // SAFETY: a buffer from the pool is this launch's alone, and no kernel uses it.
+        unsafe { block_buffer.write(block_bytes) };
+        let block = (&block_buffer, block_buffer.address());
         match compiled.as_ref() {
             Compiled::Map(m) => {
                 self.check_group(m)?;
@@ -288,17 +311,31 @@ impl Device for VulkanDevice {
                     reduce: r,
                     declared: r.entries.iter().map(|(e, _)| *e).collect(),
                     block,
+                    handed_out: Default::default(),
                 };
-                match &launch.scan {
+                let ran = match &launch.scan {
                     Some(scan) => crate::passes::scan::run(&passes, launch, r.value_size, scan),
                     None => crate::passes::reduce::run(&passes, launch, r.value_size),
-                }
+                };
+                self.context.keep(passes.handed_out.take());
+                ran
             }
         }
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {
-        Ok(())
+        self.context.finish().map_err(|e| self.fail(e))
+    }
+
+    fn settle(&self) -> Result<(), RuntimeError> {
+        self.context.finish().map_err(|e| self.fail(e))
+    }
+
+    /// Runs what is recorded (Brook+ `isSync` polls this; recorded kernels only run when
+    /// someone waits): a failure is the next wait's.
+    fn idle(&self) -> bool {
+        self.context.run_now();
+        true
     }
 }
 
@@ -311,11 +348,15 @@ struct VulkanPasses<'a> {
     device: &'a VulkanDevice,
     reduce: &'a SpirvReduce,
     declared: Vec<ReduceEntry>,
-    block: u64,
+    block: Block<'a>,
+    /// Every scratch buffer handed out, for the batch to keep until the passes have run.
+    handed_out: std::cell::RefCell<Vec<Arc<VkBuffer>>>,
 }
 
 impl PassRunner for VulkanPasses<'_> {
-    type Scratch = VkBuffer;
+    /// Pooled, and kept by the batch until the passes recorded so far have run (its holder
+    /// may drop it as soon as the passes that use it are recorded).
+    type Scratch = Arc<VkBuffer>;
 
     fn entries(&self) -> &[ReduceEntry] {
         &self.declared
@@ -325,18 +366,21 @@ impl PassRunner for VulkanPasses<'_> {
         PARALLELISM
     }
 
-    fn scratch(&self, bytes: u64) -> Result<VkBuffer, LaunchProblem> {
+    fn scratch(&self, bytes: u64) -> Result<Arc<VkBuffer>, LaunchProblem> {
         let d = self.device;
-        d.context.buffer(bytes.max(4)).map_err(|e| d.execution(e))
-    }
-
-    fn upload(&self, bytes: &[u8]) -> Result<VkBuffer, LaunchProblem> {
-        let mut buffer = self.scratch(bytes.len() as u64)?;
-        buffer.bytes_mut()[..bytes.len()].copy_from_slice(bytes);
+        let buffer = d.context.pooled(bytes.max(4)).map_err(|e| d.execution(e))?;
+        self.handed_out.borrow_mut().push(buffer.clone());
         Ok(buffer)
     }
 
-    fn address(&self, scratch: &VkBuffer) -> u64 {
+    fn upload(&self, bytes: &[u8]) -> Result<Arc<VkBuffer>, LaunchProblem> {
+        let buffer = self.scratch(bytes.len() as u64)?;
+        // SAFETY: a buffer from the pool is this launch's alone, and no kernel uses it.
+        unsafe { buffer.write(bytes) };
+        Ok(buffer)
+    }
+
+    fn address(&self, scratch: &Arc<VkBuffer>) -> u64 {
         scratch.address()
     }
 

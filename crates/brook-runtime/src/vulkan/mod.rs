@@ -5,23 +5,29 @@
 //!
 //! - [`instance`]: the loader and the instance.
 //! - [`info`]: what each physical device offers ([`GpuInfo`]) and whether Brook can use it.
-//! - [`context`]: a logical device with one compute queue, buffers addressed by device
-//!   address, and running a SPIR-V module.
+//! - [`context`]: a logical device with one compute queue, its pipelines, and kernels
+//!   recorded into batches (`batch`: launches submitted together, a barrier between each
+//!   two, when the host needs their results).
+//! - [`memory`]: buffers the host maps and kernels reach by device address, and the pool of
+//!   internal buffers launches reuse.
 //! - [`probe`]: the probe kernel run when a device opens (what it does with subnormals).
 //!
 //! - [`mod@device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
 
+mod batch;
 pub mod context;
 pub mod device;
 pub mod info;
 pub mod instance;
+pub mod memory;
 pub mod probe;
 #[cfg(test)]
 mod scalar_tests;
 
-pub use context::{Buffer, Context};
+pub use context::Context;
 pub use device::device;
 pub use info::{GpuInfo, GpuKind};
+pub use memory::Buffer;
 
 use crate::device::Device;
 use std::sync::{Arc, OnceLock};

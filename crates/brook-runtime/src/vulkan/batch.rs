@@ -1,0 +1,229 @@
+//! The command buffer a context records kernels into: launches are recorded one after the
+//! other (a barrier between each two: every kernel sees its predecessors' writes) and
+//! submitted together when the host needs their results (a download, a synchronize, a
+//! buffer freed) or the batch is full, so a launch costs its recording, not a submission and
+//! a wait (tens of microseconds on a GPU).
+
+use super::context::Pipeline;
+use super::memory::Buffer;
+use ash::vk;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Kernels recorded at most before the batch is submitted and waited for.
+const MAX_RECORDED: u32 = 1024;
+
+/// How long a submission may run before the wait gives up with an error.
+const TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The queue, its one command buffer and what is recorded in it.
+pub(super) struct Batch {
+    queue: vk::Queue,
+    pool: vk::CommandPool,
+    commands: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// Kernels recorded and not yet submitted.
+    recorded: u32,
+    /// Internal buffers the recorded kernels use, kept until they have run.
+    keep: Vec<Arc<Buffer>>,
+    /// A failure no caller has seen yet (the batch was run for [`Batch::run_now`]).
+    unseen: Option<String>,
+}
+
+impl Batch {
+    pub(super) fn new(device: &ash::Device, family: u32) -> Result<Batch, String> {
+        // SAFETY: the device is live; the create infos live across the calls.
+        unsafe {
+            let queue = device.get_device_queue(family, 0);
+            let pool = device
+                .create_command_pool(
+                    &vk::CommandPoolCreateInfo::default()
+                        .queue_family_index(family)
+                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                    None,
+                )
+                .map_err(|e| format!("creating a command pool failed: {e}"))?;
+            let allocate = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            let made = device
+                .allocate_command_buffers(&allocate)
+                .map_err(|e| format!("allocating a command buffer failed: {e}"))
+                .and_then(|commands| {
+                    let fence = device
+                        .create_fence(&vk::FenceCreateInfo::default(), None)
+                        .map_err(|e| format!("creating a fence failed: {e}"))?;
+                    Ok((commands[0], fence))
+                });
+            match made {
+                Ok((commands, fence)) => Ok(Batch {
+                    queue,
+                    pool,
+                    commands,
+                    fence,
+                    recorded: 0,
+                    keep: Vec::new(),
+                    unseen: None,
+                }),
+                Err(e) => {
+                    device.destroy_command_pool(pool, None);
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Records `pipeline` over `groups` workgroups with `push` as its push constants, after
+    /// the kernels recorded before it; `keep` lives until it has run. Submits and waits when
+    /// the batch is full.
+    pub(super) fn record(
+        &mut self,
+        d: &ash::Device,
+        pipeline: &Pipeline,
+        (push, groups): (&[u8], [u32; 3]),
+        keep: &[Arc<Buffer>],
+    ) -> Result<(), String> {
+        let c = self.commands;
+        // SAFETY: the command buffer is this batch's and is not pending (each submission is
+        // waited for before the next recording); the pipeline lives until the batch is
+        // finished (the pipeline cache finishes it before destroying any).
+        unsafe {
+            if self.recorded == 0 {
+                d.reset_command_buffer(c, vk::CommandBufferResetFlags::empty())
+                    .map_err(|e| fail("resetting the command buffer", e))?;
+                let begin = vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+                d.begin_command_buffer(c, &begin)
+                    .map_err(|e| fail("recording", e))?;
+            } else {
+                barrier(
+                    d,
+                    c,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                );
+            }
+            d.cmd_bind_pipeline(c, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
+            if !push.is_empty() {
+                d.cmd_push_constants(c, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+            }
+            let [x, y, z] = groups;
+            d.cmd_dispatch(c, x, y, z);
+        }
+        self.recorded += 1;
+        self.keep.extend(keep.iter().cloned());
+        if self.recorded >= MAX_RECORDED {
+            self.finish(d)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps `buffers` until the kernels recorded so far have run (dropped now if none is
+    /// pending).
+    pub(super) fn keep(&mut self, buffers: impl IntoIterator<Item = Arc<Buffer>>) {
+        if self.recorded > 0 {
+            self.keep.extend(buffers);
+        }
+    }
+
+    /// Runs what is recorded now, keeping a failure for the next [`Batch::finish`] (for a
+    /// caller that only asks whether the device is idle).
+    pub(super) fn run_now(&mut self, d: &ash::Device) {
+        if let Err(e) = self.finish(d) {
+            self.unseen = Some(e);
+        }
+    }
+
+    /// Submits what is recorded and waits for it; an error is this batch's, or an earlier
+    /// one's that no caller has seen.
+    pub(super) fn finish(&mut self, d: &ash::Device) -> Result<(), String> {
+        if let Some(e) = self.unseen.take() {
+            return Err(e);
+        }
+        if self.recorded == 0 {
+            return Ok(());
+        }
+        self.recorded = 0;
+        let result = self.submit_and_wait(d);
+        match &result {
+            // The kernels may still run: leak what they use rather than free it under them.
+            Err(_) => std::mem::take(&mut self.keep)
+                .into_iter()
+                .for_each(std::mem::forget),
+            Ok(()) => self.keep.clear(),
+        }
+        result
+    }
+
+    fn submit_and_wait(&mut self, d: &ash::Device) -> Result<(), String> {
+        let c = self.commands;
+        // SAFETY: the command buffer is in the recording state (something was recorded);
+        // the fence is not pending.
+        unsafe {
+            // The kernels' writes made visible to the host that waits for them.
+            barrier(
+                d,
+                c,
+                vk::PipelineStageFlags::HOST,
+                vk::AccessFlags::HOST_READ,
+            );
+            d.end_command_buffer(c).map_err(|e| fail("recording", e))?;
+            let commands = [c];
+            let submit = [vk::SubmitInfo::default().command_buffers(&commands)];
+            d.reset_fences(&[self.fence])
+                .map_err(|e| fail("resetting the fence", e))?;
+            d.queue_submit(self.queue, &submit, self.fence)
+                .map_err(|e| fail("submitting", e))?;
+            match d.wait_for_fences(&[self.fence], true, TIMEOUT.as_nanos() as u64) {
+                Ok(()) => Ok(()),
+                Err(vk::Result::TIMEOUT) => Err(format!(
+                    "the kernels did not finish in {} s",
+                    TIMEOUT.as_secs()
+                )),
+                Err(e) => Err(fail("waiting for the kernels", e)),
+            }
+        }
+    }
+
+    /// Destroys the handles (the device is idle).
+    pub(super) fn destroy(&mut self, d: &ash::Device) {
+        self.keep.clear();
+        // SAFETY: nothing is pending; each handle is destroyed once.
+        unsafe {
+            d.destroy_fence(self.fence, None);
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+fn fail(what: &str, e: vk::Result) -> String {
+    format!("{what} failed: {e}")
+}
+
+/// Makes compute shaders' writes visible to `stage`'s `access`.
+///
+/// # Safety
+/// `c` is in the recording state.
+unsafe fn barrier(
+    d: &ash::Device,
+    c: vk::CommandBuffer,
+    stage: vk::PipelineStageFlags,
+    access: vk::AccessFlags,
+) {
+    let memory = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+        .dst_access_mask(access)];
+    // SAFETY: as the caller promises.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            c,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            stage,
+            vk::DependencyFlags::empty(),
+            &memory,
+            &[],
+            &[],
+        )
+    };
+}

@@ -1,0 +1,238 @@
+//! The Vulkan device against CUDA on one GPU, in one run: saxpy, a whole-stream sum, row and
+//! column sums, a whole-stream scan and the launch overhead, each timed on every device
+//! chosen, with the outputs compared bit for bit between the devices (a fast wrong answer is
+//! no figure). Prints a table with each Vulkan device's speed as a share of CUDA's.
+//!
+//! `cargo run --release -p brook-lang --example vulkan_bench [-- --small] [-- --software]`
+//!
+//! Devices: `cuda:0` when there is one, and every Vulkan GPU (`--software` adds a Vulkan
+//! device on the CPU, lavapipe; `--small` shrinks the sizes 64 times, for such a device).
+//! Times are on the host's clock, the same way for every device: the median of 15 samples,
+//! each 10 runs of "launch" then a wait for the output, divided by 10; the first run of each
+//! operation (pipeline creation, the driver's compiler) is not timed.
+
+use brook::{args, Device, Kernel, Program, Stream};
+use std::time::Instant;
+
+const REPEATS: usize = 15;
+const BATCH: usize = 10;
+
+const SOURCE: &str = r#"
+kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
+kernel void nothing(out float r<>) { r = 1.0f; }
+reduce void sum(float a<>, reduce float s<>) { s += a; }
+"#;
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Seconds per run of `run` (which only queues work; `wait` waits for it).
+fn time(mut run: impl FnMut(), wait: impl Fn()) -> f64 {
+    run();
+    wait();
+    median(
+        (0..REPEATS)
+            .map(|_| {
+                let start = Instant::now();
+                (0..BATCH).for_each(|_| run());
+                wait();
+                start.elapsed().as_secs_f64() / BATCH as f64
+            })
+            .collect(),
+    )
+}
+
+fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+/// The sizes: elements of the 1-D operations and the side of the square matrix.
+struct Sizes {
+    n: usize,
+    side: usize,
+}
+
+/// One operation's time on a device, and its output's bits (to compare devices).
+struct Measured {
+    seconds: f64,
+    bits: Vec<u32>,
+}
+
+fn bits(s: &Stream<f32>) -> Result<Vec<u32>, brook::Error> {
+    Ok(s.to_vec()?.into_iter().map(f32::to_bits).collect())
+}
+
+/// Every operation on `device`, in the table's order.
+fn measure(device: &Device, sizes: &Sizes) -> Result<Vec<Measured>, brook::Error> {
+    let program = Program::from_source("vulkan_bench.br", SOURCE)?;
+    let (saxpy, sum): (Kernel, Kernel) = (program.kernel("saxpy")?, program.kernel("sum")?);
+    let n = sizes.n;
+    let x = Stream::from_slice(device, &[n], &pseudo_random(n, 1))?;
+    let y = Stream::from_slice(device, &[n], &pseudo_random(n, 2))?;
+    let r = Stream::<f32>::new(device, &[n])?;
+    let mut rows = Vec::new();
+    let seconds = time(
+        || {
+            saxpy.launch(args![2.0f32, &x, &y, &r]).expect("saxpy");
+        },
+        || r.finish().expect("saxpy"),
+    );
+    rows.push(Measured {
+        seconds,
+        bits: bits(&r)?,
+    });
+    let total = Stream::<f32>::new(device, &[1])?;
+    let seconds = time(
+        || {
+            sum.launch(args![&x, &total]).expect("sum");
+        },
+        || total.finish().expect("sum"),
+    );
+    rows.push(Measured {
+        seconds,
+        bits: bits(&total)?,
+    });
+    let side = sizes.side;
+    let m = Stream::from_slice(device, &[side, side], &pseudo_random(side * side, 4))?;
+    // Row sums into `[side]`, column sums into `[1, side]`.
+    for out_shape in [vec![side], vec![1, side]] {
+        let out = Stream::<f32>::new(device, &out_shape)?;
+        let seconds = time(
+            || {
+                sum.launch(args![&m, &out]).expect("row/column sums");
+            },
+            || out.finish().expect("row/column sums"),
+        );
+        rows.push(Measured {
+            seconds,
+            bits: bits(&out)?,
+        });
+    }
+    let scanned = Stream::<f32>::new(device, &[n])?;
+    let seconds = time(
+        || {
+            sum.scan(&x, &scanned).expect("scan");
+        },
+        || scanned.finish().expect("scan"),
+    );
+    rows.push(Measured {
+        seconds,
+        bits: bits(&scanned)?,
+    });
+    let nothing = program.kernel("nothing")?;
+    let one = Stream::<f32>::new(device, &[1])?;
+    let launches = 1000;
+    let seconds = time(
+        || {
+            for _ in 0..launches {
+                nothing.launch(args![&one]).expect("nothing");
+            }
+        },
+        || one.finish().expect("nothing"),
+    ) / launches as f64;
+    rows.push(Measured {
+        seconds,
+        bits: bits(&one)?,
+    });
+    Ok(rows)
+}
+
+fn main() -> Result<(), brook::Error> {
+    let flags: Vec<String> = std::env::args().skip(1).collect();
+    let small = flags.iter().any(|f| f == "--small");
+    let software = flags.iter().any(|f| f == "--software");
+    let sizes = match small {
+        true => Sizes {
+            n: 1 << 22,
+            side: 1024,
+        },
+        false => Sizes {
+            n: 1 << 28,
+            side: 8192,
+        },
+    };
+    let devices: Vec<Device> = Device::all()
+        .into_iter()
+        .filter(|d| match d.type_name() {
+            "cuda" => d.info().ordinal == 0,
+            "vulkan" => software || !d.info().description.contains("llvmpipe"),
+            _ => false,
+        })
+        .collect();
+    if !devices.iter().any(|d| d.type_name() == "vulkan") {
+        println!("vulkan_bench: no Vulkan GPU (--software takes lavapipe): nothing measured");
+        return Ok(());
+    }
+    let ops = [
+        format!("saxpy 2^{} float", sizes.n.ilog2()),
+        format!("sum 2^{} floats", sizes.n.ilog2()),
+        format!("row sums {0}x{0}", sizes.side),
+        format!("column sums {0}x{0}", sizes.side),
+        format!("scan 2^{} floats (inclusive +)", sizes.n.ilog2()),
+        "launch overhead (1 element)".to_string(),
+    ];
+    let mut results = Vec::new();
+    for device in &devices {
+        results.push(measure(device, &sizes)?);
+    }
+    for (d, device) in devices.iter().enumerate().skip(1) {
+        for (k, op) in ops.iter().enumerate() {
+            assert!(
+                results[d][k].bits == results[0][k].bits,
+                "{op}: {} gives other bits than {}",
+                device.info(),
+                devices[0].info()
+            );
+        }
+    }
+    println!(
+        "host clock, median of {REPEATS} samples of {BATCH} runs; outputs equal bit for bit on every device"
+    );
+    let mut header = format!("| {:<32} |", "operation");
+    for device in &devices {
+        header.push_str(&format!(" {} |", device.info()));
+    }
+    let cuda = devices.iter().position(|d| d.type_name() == "cuda");
+    if cuda.is_some() {
+        header.push_str(" Vulkan speed / CUDA's |");
+    }
+    println!("{header}");
+    println!(
+        "|---|{}",
+        "---|".repeat(devices.len() + usize::from(cuda.is_some()))
+    );
+    for (k, op) in ops.iter().enumerate() {
+        let unit = if k == ops.len() - 1 { 1e6 } else { 1e3 };
+        let mut line = format!("| {op:<32} |");
+        for r in &results {
+            let suffix = if unit == 1e6 { "us" } else { "ms" };
+            line.push_str(&format!(" {:.3} {suffix} |", r[k].seconds * unit));
+        }
+        if let Some(c) = cuda {
+            let ratios: Vec<String> = devices
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.type_name() == "vulkan")
+                .map(|(v, _)| {
+                    format!(
+                        "{:.0}%",
+                        100.0 * results[c][k].seconds / results[v][k].seconds
+                    )
+                })
+                .collect();
+            line.push_str(&format!(" {} |", ratios.join(", ")));
+        }
+        println!("{line}");
+    }
+    Ok(())
+}
