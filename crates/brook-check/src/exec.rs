@@ -647,21 +647,22 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> Judgement {
             }
             let model = flushing
                 .as_ref()
-                .filter(|_| device.info().flushes_float_subnormals);
-            match model {
-                Some(model)
-                    if !found.is_empty() && same_as_model(program, run, model, &outcome) =>
-                {
-                    judgement.flushed_subnormals.push(failure(
-                        FailureKind::Differs,
-                        format!(
-                            "outputs differ from the exact interpreter's only as float subnormals \
-                             flushed to zero make them (the device flushes them; SEMANTICS): {}",
-                            found[0].message.lines().next().unwrap_or("")
-                        ),
-                    ))
-                }
-                _ => judgement.failures.extend(found),
+                .filter(|_| device.info().flushes_float_subnormals && !found.is_empty());
+            match model.map(|model| same_as_model(program, run, model, &outcome)) {
+                None => judgement.failures.extend(found),
+                Some(Ok(())) => judgement.flushed_subnormals.push(failure(
+                    FailureKind::Differs,
+                    format!(
+                        "outputs differ from the exact interpreter's only as float subnormals \
+                         flushed to zero make them (the device flushes them; SEMANTICS): {}",
+                        found[0].message.lines().next().unwrap_or("")
+                    ),
+                )),
+                Some(Err(e)) => judgement.failures.extend(found.into_iter().map(|mut f| {
+                    f.message
+                        .push_str(&format!("\n  and from the flushing interpreter's: {e}"));
+                    f
+                })),
             }
         }
     }
@@ -669,10 +670,15 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> Judgement {
 }
 
 /// Whether `outcome` is what `model` (the interpreter flushing `float` subnormals) gives for
-/// `run`, as [`same_outputs`] compares.
-fn same_as_model(program: &Program, run: &Run, model: &Device, outcome: &Outcome) -> bool {
-    run_once(program, run, model)
-        .is_ok_and(|m| same_outputs(run, program, None, &m.outputs, outcome).is_ok())
+/// `run`, as [`same_outputs`] compares; else how it differs.
+fn same_as_model(
+    program: &Program,
+    run: &Run,
+    model: &Device,
+    outcome: &Outcome,
+) -> Result<(), String> {
+    let modelled = run_once(program, run, model)?;
+    same_outputs(run, program, None, &modelled.outputs, outcome)
 }
 
 /// Every available device, the interpreter first.

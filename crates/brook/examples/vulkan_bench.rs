@@ -183,7 +183,19 @@ fn main() -> Result<(), brook::Error> {
     ];
     let mut results = Vec::new();
     for device in &devices {
-        results.push(measure(device, &sizes)?);
+        let started = Instant::now();
+        let measured = measure(device, &sizes)?;
+        let times: Vec<String> = measured
+            .iter()
+            .map(|m| format!("{:.3}", m.seconds * 1e3))
+            .collect();
+        println!(
+            "{}: ms {} ({:.0} s with uploads and checks)",
+            device.info(),
+            times.join(" "),
+            started.elapsed().as_secs_f64()
+        );
+        results.push(measured);
     }
     for (d, device) in devices.iter().enumerate().skip(1) {
         for (k, op) in ops.iter().enumerate() {

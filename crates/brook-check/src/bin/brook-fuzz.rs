@@ -140,7 +140,8 @@ fn replay(args: &[String]) -> i32 {
 }
 
 /// Runs kernels `first..first + count` in this process, printing `at I` before each and
-/// `finding I PATH` for each finding, then `done`.
+/// `finding I PATH` for each finding, `flushed I` for a kernel that differed only by float
+/// subnormals a device flushes (counted apart), then `done`.
 fn worker(o: &Options) {
     let devices = fuzz::devices(&o.devices);
     let stdout = std::io::stdout();
@@ -343,7 +344,7 @@ fn parent(o: &Options) -> i32 {
         if last_report.elapsed() > Duration::from_secs(30) {
             last_report = Instant::now();
             println!(
-                "brook-fuzz: {compared} kernels, {} findings, {:.0} s",
+                "brook-fuzz: {compared} kernels, {} findings, {flushed} float subnormals flushed, {:.0} s",
                 findings.len() + crashes + hangs,
                 start.elapsed().as_secs_f64()
             );

@@ -239,25 +239,31 @@ fn float_min_max(a: f64, b: f64, max: bool) -> f64 {
     }
 }
 
+/// `float` `max` (or `min`) of two lanes' bits, as a selection: the operands compared as
+/// `float` operands (a subnormal is a zero where subnormals are flushed) and one of them, or
+/// on a tie their bits and-ed (`max`: +0 wins) or or-ed (`min`: -0 wins), returned as it
+/// is (a selection moves bits; nothing is flushed on the way out). A NaN gives the other.
+fn f32_min_max(a: u64, b: u64, max: bool) -> u64 {
+    let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+    if x.is_nan() {
+        return b;
+    }
+    if y.is_nan() {
+        return a;
+    }
+    let (fx, fy) = (flush_f32(x), flush_f32(y));
+    match (fx > fy, fx < fy) {
+        (true, _) => [b, a][usize::from(max)],
+        (_, true) => [a, b][usize::from(max)],
+        _ if max => a & b,
+        _ => a | b,
+    }
+}
+
 fn min_max(a: &Num, b: &Num, max: bool) -> Num {
     match a.ty.kind {
-        ScalarKind::F32 | ScalarKind::F64 => float_map2(
-            a,
-            b,
-            |x, y| {
-                if x.is_nan() || y.is_nan() {
-                    // Keep the NaN's own bits, as the f64 round trip would quiet it.
-                    if x.is_nan() {
-                        y
-                    } else {
-                        x
-                    }
-                } else {
-                    float_min_max(f64::from(x), f64::from(y), max) as f32
-                }
-            },
-            |x, y| float_min_max(x, y, max),
-        ),
+        ScalarKind::F32 => map(a.ty, |i| f32_min_max(a.lanes[i], b.lanes[i], max)),
+        ScalarKind::F64 => map(a.ty, |i| float_min_max(a.f64(i), b.f64(i), max).to_bits()),
         _ => {
             let less = binary(BinaryOp::Lt, a, b);
             map(a.ty, |i| {

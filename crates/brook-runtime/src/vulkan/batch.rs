@@ -89,21 +89,7 @@ impl Batch {
         // waited for before the next recording); the pipeline lives until the batch is
         // finished (the pipeline cache finishes it before destroying any).
         unsafe {
-            if self.recorded == 0 {
-                d.reset_command_buffer(c, vk::CommandBufferResetFlags::empty())
-                    .map_err(|e| fail("resetting the command buffer", e))?;
-                let begin = vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-                d.begin_command_buffer(c, &begin)
-                    .map_err(|e| fail("recording", e))?;
-            } else {
-                barrier(
-                    d,
-                    c,
-                    vk::PipelineStageFlags::COMPUTE_SHADER,
-                    vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
-                );
-            }
+            self.begin_or_wait(d)?;
             d.cmd_bind_pipeline(c, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
             if !push.is_empty() {
                 d.cmd_push_constants(c, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
@@ -115,6 +101,46 @@ impl Batch {
         self.keep.extend(keep.iter().cloned());
         if self.recorded >= MAX_RECORDED {
             self.finish(d)?;
+        }
+        Ok(())
+    }
+
+    /// Records a copy between two buffers after what is recorded.
+    pub(super) fn record_copy(
+        &mut self,
+        d: &ash::Device,
+        (from, to): (vk::Buffer, vk::Buffer),
+        region: vk::BufferCopy,
+    ) -> Result<(), String> {
+        // SAFETY: as in `record`; the buffers live until the batch is finished (their owners
+        // finish it before freeing them).
+        unsafe {
+            self.begin_or_wait(d)?;
+            d.cmd_copy_buffer(self.commands, from, to, &[region]);
+        }
+        self.recorded += 1;
+        Ok(())
+    }
+
+    /// Begins the command buffer for the first command of a batch, or puts a barrier after
+    /// the commands recorded before: each command sees its predecessors' writes.
+    ///
+    /// # Safety
+    /// The command buffer is not pending.
+    unsafe fn begin_or_wait(&mut self, d: &ash::Device) -> Result<(), String> {
+        let c = self.commands;
+        // SAFETY: as the caller promises.
+        unsafe {
+            if self.recorded == 0 {
+                d.reset_command_buffer(c, vk::CommandBufferResetFlags::empty())
+                    .map_err(|e| fail("resetting the command buffer", e))?;
+                let begin = vk::CommandBufferBeginInfo::default()
+                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+                d.begin_command_buffer(c, &begin)
+                    .map_err(|e| fail("recording", e))?;
+            } else {
+                barrier(d, c, WORK, WORK_ACCESS);
+            }
         }
         Ok(())
     }
@@ -161,7 +187,7 @@ impl Batch {
         // SAFETY: the command buffer is in the recording state (something was recorded);
         // the fence is not pending.
         unsafe {
-            // The kernels' writes made visible to the host that waits for them.
+            // The commands' writes made visible to the host that waits for them.
             barrier(
                 d,
                 c,
@@ -201,7 +227,19 @@ fn fail(what: &str, e: vk::Result) -> String {
     format!("{what} failed: {e}")
 }
 
-/// Makes compute shaders' writes visible to `stage`'s `access`.
+/// The stages a batch's commands run in: kernels and copies.
+const WORK: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
+    vk::PipelineStageFlags::COMPUTE_SHADER.as_raw() | vk::PipelineStageFlags::TRANSFER.as_raw(),
+);
+/// What they do to memory.
+const WORK_ACCESS: vk::AccessFlags = vk::AccessFlags::from_raw(
+    vk::AccessFlags::SHADER_READ.as_raw()
+        | vk::AccessFlags::SHADER_WRITE.as_raw()
+        | vk::AccessFlags::TRANSFER_READ.as_raw()
+        | vk::AccessFlags::TRANSFER_WRITE.as_raw(),
+);
+
+/// Makes the writes of the commands before (kernels, copies) visible to `stage`'s `access`.
 ///
 /// # Safety
 /// `c` is in the recording state.
@@ -211,14 +249,15 @@ unsafe fn barrier(
     stage: vk::PipelineStageFlags,
     access: vk::AccessFlags,
 ) {
+    let written = vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE;
     let memory = [vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+        .src_access_mask(written)
         .dst_access_mask(access)];
     // SAFETY: as the caller promises.
     unsafe {
         d.cmd_pipeline_barrier(
             c,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
+            WORK,
             stage,
             vk::DependencyFlags::empty(),
             &memory,

@@ -4,7 +4,7 @@
 use super::batch::Batch;
 use super::info::GpuInfo;
 use super::instance::Vulkan;
-use super::memory::{Buffer, Pool};
+use super::memory::{Buffer, Placement, Pool};
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
@@ -23,7 +23,12 @@ pub struct Context {
     pipelines: Mutex<Pipelines>,
     /// Internal buffers for reuse (parameter blocks, scratch).
     pool: Pool,
+    /// Cached host memory downloads are copied through ([`Context::read`]).
+    readback: Mutex<Option<Buffer>>,
 }
+
+/// The most a download copies through cached host memory at a time.
+const READBACK_PIECE: u64 = 64 << 20;
 
 /// Pipelines by a sample of their module's words ([`sample_key`]), the whole code compared
 /// on a hit.
@@ -78,6 +83,7 @@ impl Context {
                 batch: Mutex::new(batch),
                 pipelines: Mutex::new(HashMap::new()),
                 pool: Pool::new(),
+                readback: Mutex::new(None),
             }),
             Err(e) => {
                 // SAFETY: nothing was made from the device.
@@ -89,16 +95,17 @@ impl Context {
 
     /// A buffer of `bytes` bytes that the host maps and kernels reach by device address.
     pub fn buffer(self: &Arc<Self>, bytes: u64) -> Result<Buffer, String> {
-        Buffer::new(&self.device, &self.memory, Some(self.clone()), bytes)
+        let memory = (&self.memory, Placement::Device);
+        Buffer::new(&self.device, memory, Some(self.clone()), bytes)
     }
 
     /// An internal buffer of at least `bytes` bytes from the pool, no kernel using it: the
     /// caller may write it ([`Buffer`]'s `write`) and hand it to [`Context::record`] or
     /// [`Context::keep`], after which it returns to the pool once its kernels have run.
     pub fn pooled(&self, bytes: u64) -> Result<Arc<Buffer>, String> {
-        self.pool.take(bytes, |size| {
-            Buffer::new(&self.device, &self.memory, None, size)
-        })
+        let memory = (&self.memory, Placement::Device);
+        self.pool
+            .take(bytes, |size| Buffer::new(&self.device, memory, None, size))
     }
 
     /// Runs `module` over `groups` workgroups with `push` as its push constants, and waits
@@ -141,6 +148,48 @@ impl Context {
             .expect("made above");
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         batch.record(&self.device, pipeline, (push, groups), keep)
+    }
+
+    /// Records a copy of `bytes` bytes from `from` at `from_offset` to `to` at `to_offset`
+    /// (the two ranges do not overlap), after the kernels recorded before it.
+    pub fn record_copy(
+        &self,
+        (from, from_offset): (&Buffer, u64),
+        (to, to_offset): (&Buffer, u64),
+        bytes: u64,
+    ) -> Result<(), String> {
+        let region = vk::BufferCopy::default()
+            .src_offset(from_offset)
+            .dst_offset(to_offset)
+            .size(bytes);
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.record_copy(&self.device, (from.handle(), to.handle()), region)
+    }
+
+    /// `out.len()` bytes of `from` at `offset`, once the kernels recorded before have run:
+    /// read through the mapping where the host's reads of it are cached, else copied on the
+    /// device into cached host memory a piece at a time and read there.
+    pub fn read(&self, from: &Buffer, offset: u64, out: &mut [u8]) -> Result<(), String> {
+        self.finish()?;
+        if from.is_cached() || out.len() < 4096 {
+            let at = offset as usize;
+            out.copy_from_slice(&from.bytes()[at..at + out.len()]);
+            return Ok(());
+        }
+        let piece = (out.len() as u64).min(READBACK_PIECE);
+        let mut staging = self.readback.lock().unwrap_or_else(|e| e.into_inner());
+        if staging.as_ref().is_none_or(|s| s.len() < piece) {
+            let memory = (&self.memory, Placement::Readback);
+            *staging = Some(Buffer::new(&self.device, memory, None, piece)?);
+        }
+        let staging = staging.as_ref().expect("made above");
+        for (k, chunk) in out.chunks_mut(piece as usize).enumerate() {
+            let at = offset + k as u64 * piece;
+            self.record_copy((from, at), (staging, 0), chunk.len() as u64)?;
+            self.finish()?;
+            chunk.copy_from_slice(&staging.bytes()[..chunk.len()]);
+        }
+        Ok(())
     }
 
     /// Keeps `buffers` until the kernels recorded so far have run.
@@ -191,6 +240,7 @@ impl Drop for Context {
             let _ = self.device.device_wait_idle();
             batch.destroy(&self.device);
             self.pool.clear();
+            *self.readback.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
             for pipeline in pipelines {
                 pipeline.destroy(&self.device);
             }

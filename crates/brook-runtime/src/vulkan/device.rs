@@ -270,11 +270,31 @@ impl Device for VulkanDevice {
     }
 
     fn download(&self, from: Span<'_>, out: &mut [u8]) -> Result<(), RuntimeError> {
-        self.with_bytes(from, |bytes| out.copy_from_slice(bytes))
+        let b = vulkan_buffer(from.buffer()).map_err(|e| self.fail(e))?;
+        let inner = b.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let out = &mut out[..from.len()];
+        self.context
+            .read(&inner, from.offset() as u64, out)
+            .map_err(|e| self.fail(e))
     }
 
     fn copy(&self, from: Span<'_>, to: Span<'_>) -> Result<(), RuntimeError> {
-        // Through the host: the spans may share a buffer (and its lock).
+        let (source, target) = (
+            vulkan_buffer(from.buffer()).map_err(|e| self.fail(e))?,
+            vulkan_buffer(to.buffer()).map_err(|e| self.fail(e))?,
+        );
+        let len = from.len().min(to.len()) as u64;
+        if !std::ptr::eq(source, target) {
+            // On the device, after the kernels recorded before.
+            let s = source.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let t = target.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let (s_at, t_at) = (from.offset() as u64, to.offset() as u64);
+            return self
+                .context
+                .record_copy((&s, s_at), (&t, t_at), len)
+                .map_err(|e| self.fail(e));
+        }
+        // Within one buffer (the ranges may overlap): through the host.
         let mut staged = crate::host_memory::zeroed(
             "copying on a Vulkan device",
             crate::error::BError::Kernel,

@@ -7,6 +7,18 @@ use super::context::Context;
 use ash::vk;
 use std::sync::{Arc, Mutex};
 
+/// Where a buffer's memory is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Where kernels read it fastest: device-local memory the host maps (a resizable BAR, an
+    /// integrated GPU, lavapipe), else host memory.
+    Device,
+    /// Host memory the host reads fast (cached): where downloads are copied through when the
+    /// device's memory is not cached for the host (reading a GPU's memory through the PCIe
+    /// BAR runs at a fraction of the bus's speed).
+    Readback,
+}
+
 /// Device memory the host maps (coherent) and kernels reach at [`Buffer::address`].
 pub struct Buffer {
     device: ash::Device,
@@ -18,6 +30,8 @@ pub struct Buffer {
     mapped: *mut u8,
     bytes: u64,
     address: u64,
+    /// Whether the host's reads of the mapping are cached (fast).
+    cached: bool,
 }
 
 // SAFETY: the mapping is plain memory; the handles may be used from any thread.
@@ -31,7 +45,7 @@ impl Buffer {
     /// there is such memory), kept alive by `context` when given.
     pub(super) fn new(
         device: &ash::Device,
-        memory: &vk::PhysicalDeviceMemoryProperties,
+        (properties, placement): (&vk::PhysicalDeviceMemoryProperties, Placement),
         context: Option<Arc<Context>>,
         bytes: u64,
     ) -> Result<Buffer, String> {
@@ -51,7 +65,7 @@ impl Buffer {
                 )
                 .map_err(oom)?;
             let needs = d.get_buffer_memory_requirements(buffer);
-            let Some(kind) = memory_type(memory, needs.memory_type_bits) else {
+            let Some(kind) = memory_type(properties, needs.memory_type_bits, placement) else {
                 d.destroy_buffer(buffer, None);
                 return Err("the device has no host-visible memory for buffers".into());
             };
@@ -89,8 +103,21 @@ impl Buffer {
                 mapped,
                 bytes,
                 address,
+                cached: properties.memory_types[kind as usize]
+                    .property_flags
+                    .contains(vk::MemoryPropertyFlags::HOST_CACHED),
             })
         }
+    }
+
+    /// The Vulkan buffer (for copies).
+    pub(super) fn handle(&self) -> vk::Buffer {
+        self.buffer
+    }
+
+    /// Whether the host reads the buffer's memory through its caches (fast).
+    pub fn is_cached(&self) -> bool {
+        self.cached
     }
 
     /// The buffer's device address (what a kernel's push constants carry).
@@ -146,15 +173,24 @@ impl Drop for Buffer {
     }
 }
 
-/// The memory type for buffers: host-visible and coherent, device-local where the device has
-/// such memory (discrete GPUs with a resizable BAR, integrated GPUs, lavapipe).
-fn memory_type(memory: &vk::PhysicalDeviceMemoryProperties, allowed: u32) -> Option<u32> {
+/// The memory type for a buffer: host-visible and coherent, and then for
+/// [`Placement::Device`] device-local where the device has such memory (discrete GPUs with a
+/// resizable BAR, integrated GPUs, lavapipe), for [`Placement::Readback`] cached.
+fn memory_type(
+    memory: &vk::PhysicalDeviceMemoryProperties,
+    allowed: u32,
+    placement: Placement,
+) -> Option<u32> {
     let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
     let types = &memory.memory_types[..memory.memory_type_count as usize];
     let fits = |i: usize, flags: vk::MemoryPropertyFlags| {
         allowed & (1 << i) != 0 && types[i].property_flags.contains(flags)
     };
-    let fast = wanted | vk::MemoryPropertyFlags::DEVICE_LOCAL;
+    let fast = wanted
+        | match placement {
+            Placement::Device => vk::MemoryPropertyFlags::DEVICE_LOCAL,
+            Placement::Readback => vk::MemoryPropertyFlags::HOST_CACHED,
+        };
     (0..types.len())
         .find(|&i| fits(i, fast))
         .or_else(|| (0..types.len()).find(|&i| fits(i, wanted)))
