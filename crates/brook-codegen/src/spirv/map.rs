@@ -29,6 +29,8 @@ pub struct Options {
     pub fused_fma: bool,
     /// `shaderSignedZeroInfNanPreserveFloat32`/`64`.
     pub preserve_signed_zero: (bool, bool),
+    /// The device flushes `float` subnormals (its probe says so).
+    pub flushes_f32: bool,
 }
 
 /// A map kernel's module and the scratch memory each instance needs.
@@ -125,6 +127,7 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     };
     let mut s = Shell::new(push_words, [group, 1, 1], extra);
     s.fused_fma = options.fused_fma;
+    s.flushes_f32 = options.flushes_f32;
     s.preserve_signed_zero = options.preserve_signed_zero;
     opaque_zero(&mut s);
     s

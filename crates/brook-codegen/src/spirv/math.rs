@@ -126,10 +126,9 @@ impl Shell {
         kind: ScalarKind,
         lane: &[Word],
     ) -> Word {
-        let f64_ty = self.b.type_float(64);
         let wide: Vec<Word> = if kind == ScalarKind::F32 {
             lane.iter()
-                .map(|&x| op!(self, f_convert, f64_ty, x))
+                .map(|&x| self.widen(x))
                 .collect()
         } else {
             lane.to_vec()
@@ -176,6 +175,26 @@ impl Shell {
         op!(self, bitcast, t, bits)
     }
 
+    /// A `float` as a `double`. On a device that flushes `float` subnormals a subnormal is
+    /// first made a zero of its sign explicitly (a `float` compare, then a selection of bits):
+    /// NVIDIA's compiler otherwise let some uses of one converted subnormal see a zero and
+    /// others not (`log2` of 2^-149 gave -1077), where the interpreter's model of such a
+    /// device reads it as zero everywhere.
+    pub fn widen(&mut self, x: Word) -> Word {
+        let f64_ty = self.b.type_float(64);
+        if !self.flushes_f32 {
+            return op!(self, f_convert, f64_ty, x);
+        }
+        let magnitude = self.glsl_op(ScalarKind::F32, glsl::FABS, x);
+        let min_normal = self.float_literal(ScalarKind::F32, f64::from(f32::MIN_POSITIVE));
+        let bool_ty = self.b.type_bool();
+        let small = op!(self, f_ord_less_than, bool_ty, magnitude, min_normal);
+        let zero = self.float_literal(ScalarKind::F32, 0.0);
+        let signed_zero = self.copysign(ScalarKind::F32, zero, x);
+        let flushed = self.select(ScalarKind::F32, small, signed_zero, x);
+        op!(self, f_convert, f64_ty, flushed)
+    }
+
     /// `magnitude` with the sign of `sign` (both floats of `kind`), by bits.
     fn copysign(&mut self, kind: ScalarKind, magnitude: Word, sign: Word) -> Word {
         let sign_bit = if kind == ScalarKind::F32 {
@@ -216,15 +235,24 @@ impl Shell {
         };
         let shift = self.literal(c, top);
         let m = op!(self, shift_right_arithmetic, t, x, shift);
+        // The mask mixed with the opaque zero: NVIDIA's Vulkan compiler (driver 580) took
+        // this for an integer `abs` and dropped the sign extension of a `char`'s result
+        // (`abs(-128)` became 128, not -128: `fuzz_vulkan_char_abs`).
+        let m = match self.opaque_zero {
+            Some((zero32, zero64)) => {
+                let zero = if kind.size() == 8 { zero64 } else { zero32 };
+                op!(self, bitwise_xor, t, m, zero)
+            }
+            None => m,
+        };
         let flipped = op!(self, bitwise_xor, t, x, m);
         let r = op!(self, i_sub, t, flipped, m);
         self.normalize(kind, r)
     }
 
     fn sqrt(&mut self, kind: ScalarKind, x: Word) -> Word {
-        let f64_ty = self.b.type_float(64);
         let wide = if kind == ScalarKind::F32 {
-            op!(self, f_convert, f64_ty, x)
+            self.widen(x)
         } else {
             x
         };
@@ -249,11 +277,10 @@ impl Shell {
             return crate::mathlib::Arith::fma(&mut a, x, y, z);
         }
         // float: the product is exact in double; the sum rounded to odd there, then to float.
-        let f64_ty = self.b.type_float(64);
         let (wx, wy, wz) = (
-            op!(self, f_convert, f64_ty, x),
-            op!(self, f_convert, f64_ty, y),
-            op!(self, f_convert, f64_ty, z),
+            self.widen(x),
+            self.widen(y),
+            self.widen(z),
         );
         let sum = {
             use crate::mathlib::{Arith, Cmp};

@@ -227,11 +227,10 @@ impl Shell {
 
     /// Correctly rounded division ([`crate::mathlib::exact::div`]).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
-        let f64_ty = self.b.type_float(64);
         let (x, y) = if kind == ScalarKind::F32 {
             (
-                op!(self, f_convert, f64_ty, a),
-                op!(self, f_convert, f64_ty, b),
+                self.widen(a),
+                self.widen(b),
             )
         } else {
             (a, b)
@@ -254,10 +253,9 @@ impl Shell {
         if kind == ScalarKind::F64 {
             return self.fmod_f64(a, b);
         }
-        let f64_ty = self.b.type_float(64);
         let (x, y) = (
-            op!(self, f_convert, f64_ty, a),
-            op!(self, f_convert, f64_ty, b),
+            self.widen(a),
+            self.widen(b),
         );
         let r = self.fmod_f64(x, y);
         let f32_ty = self.b.type_float(32);
@@ -356,6 +354,7 @@ impl Shell {
             return op!(self, select, t, v, one, zero);
         }
         match (from.is_float(), to.is_float()) {
+            (true, true) if from == ScalarKind::F32 => self.widen(v),
             (true, true) => op!(self, f_convert, t, v),
             (false, true) if from.is_signed() => op!(self, convert_s_to_f, t, v),
             (false, true) => op!(self, convert_u_to_f, t, v),

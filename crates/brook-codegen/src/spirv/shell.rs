@@ -35,6 +35,9 @@ pub struct Shell {
     glsl: Option<Word>,
     /// The device's `Fma` on doubles is fused (else the math library emulates it).
     pub fused_fma: bool,
+    /// The device flushes `float` subnormals: a `float` widened to `double` is flushed
+    /// explicitly first ([`Shell::widen`]), so that every use sees the same zero.
+    pub flushes_f32: bool,
     /// Ask the device to keep signed zeros, infinities and NaNs in `float` and `double`
     /// operations (`shaderSignedZeroInfNanPreserveFloat32`/`64`: only where it offers it).
     pub preserve_signed_zero: (bool, bool),
@@ -120,6 +123,7 @@ impl Shell {
             local_size,
             glsl: None,
             fused_fma: false,
+            flushes_f32: false,
             preserve_signed_zero: (false, false),
             capabilities,
             builtins: Vec::new(),

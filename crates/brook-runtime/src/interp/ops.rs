@@ -19,6 +19,14 @@ fn f32_bits(x: f32) -> u64 {
     u64::from(flush_f32(x).to_bits())
 }
 
+/// The bits of a `float` result computed through `double` (division, remainder, square root,
+/// the math library, a `double` rounded to `float`): a device that flushes `float`
+/// subnormals reads them as zero on the way in, but the rounding back to `float` keeps a
+/// subnormal result (NVIDIA's Vulkan driver does; `docs/SEMANTICS.md`).
+fn f32_bits_through_double(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+
 pub fn unary(op: UnaryOp, a: &Num) -> Num {
     let kind = a.ty.kind;
     map(a.ty, |i| match (op, kind) {
@@ -49,8 +57,8 @@ fn f32_binary(op: BinaryOp, x: f32, y: f32) -> u64 {
         BinaryOp::Add => f32_bits(x + y),
         BinaryOp::Sub => f32_bits(x - y),
         BinaryOp::Mul => f32_bits(x * y),
-        BinaryOp::Div => f32_bits(x / y),
-        BinaryOp::Rem => f32_bits(x % y),
+        BinaryOp::Div => f32_bits_through_double(x / y),
+        BinaryOp::Rem => f32_bits_through_double(x % y),
         _ => compare(op, x.partial_cmp(&y)),
     }
 }
@@ -140,7 +148,10 @@ fn convert_lane(a: &Num, i: usize, from: ScalarKind, to: ScalarKind) -> u64 {
 /// A float to another kind: integers truncate toward zero and saturate, NaN gives 0.
 fn float_to(x: f64, single: Option<f32>, to: ScalarKind) -> u64 {
     match to {
-        ScalarKind::F32 => f32_bits(single.unwrap_or(x as f32)),
+        ScalarKind::F32 => match single {
+            Some(x) => f32_bits(x),
+            None => f32_bits_through_double(x as f32),
+        },
         ScalarKind::F64 => x.to_bits(),
         ScalarKind::I8 => x as i8 as i64 as u64,
         ScalarKind::U8 => x as u8 as u64,
@@ -162,22 +173,32 @@ fn float_map(a: &Num, f32_op: impl Fn(f32) -> f32, f64_op: impl Fn(f64) -> f64) 
     })
 }
 
-fn float_map2(
+/// [`float_map`] for a function every device computes through `double` (the math library,
+/// square roots): see [`f32_bits_through_double`].
+fn float_map_wide(a: &Num, f32_op: impl Fn(f32) -> f32, f64_op: impl Fn(f64) -> f64) -> Num {
+    map(a.ty, |i| match a.ty.kind {
+        ScalarKind::F32 => f32_bits_through_double(f32_op(a.f32(i))),
+        _ => f64_op(a.f64(i)).to_bits(),
+    })
+}
+
+/// [`float_map_wide`] of two operands.
+fn float_map2_wide(
     a: &Num,
     b: &Num,
     f32_op: impl Fn(f32, f32) -> f32,
     f64_op: impl Fn(f64, f64) -> f64,
 ) -> Num {
     map(a.ty, |i| match a.ty.kind {
-        ScalarKind::F32 => f32_bits(f32_op(a.f32(i), b.f32(i))),
+        ScalarKind::F32 => f32_bits_through_double(f32_op(a.f32(i), b.f32(i))),
         _ => f64_op(a.f64(i), b.f64(i)).to_bits(),
     })
 }
 
-/// `a * b + c` rounded once, lane by lane.
+/// `a * b + c` rounded once, lane by lane (a `float`'s through `double`).
 fn fused_multiply_add(a: &Num, b: &Num, c: &Num) -> Num {
     map(a.ty, |i| match a.ty.kind {
-        ScalarKind::F32 => f32_bits(a.f32(i).mul_add(b.f32(i), c.f32(i))),
+        ScalarKind::F32 => f32_bits_through_double(a.f32(i).mul_add(b.f32(i), c.f32(i))),
         _ => a.f64(i).mul_add(b.f64(i), c.f64(i)).to_bits(),
     })
 }
@@ -211,7 +232,7 @@ fn dot(a: &Num, b: &Num) -> Num {
 
 fn length(a: &Num) -> Num {
     let d = dot(a, a);
-    float_map(&d, f32::sqrt, f64::sqrt)
+    float_map_wide(&d, f32::sqrt, f64::sqrt)
 }
 
 fn splat(scalar: &Num, ty: ValueType) -> Num {
@@ -308,18 +329,18 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
             k if k.is_signed() => map(a.ty, |i| normalize(k, a.int(i).wrapping_abs() as u64)),
             _ => *a,
         },
-        MathFun::Acos => float_map(a, f32::acos, f64::acos),
-        MathFun::Asin => float_map(a, f32::asin, f64::asin),
-        MathFun::Atan => float_map(a, f32::atan, f64::atan),
-        MathFun::Atan2 => float_map2(a, &args[1], f32::atan2, f64::atan2),
+        MathFun::Acos => float_map_wide(a, f32::acos, f64::acos),
+        MathFun::Asin => float_map_wide(a, f32::asin, f64::asin),
+        MathFun::Atan => float_map_wide(a, f32::atan, f64::atan),
+        MathFun::Atan2 => float_map2_wide(a, &args[1], f32::atan2, f64::atan2),
         MathFun::Ceil => float_map(a, f32::ceil, f64::ceil),
         MathFun::Clamp => min_max(&min_max(a, &args[1], true), &args[2], false),
-        MathFun::Cos => float_map(a, f32::cos, f64::cos),
+        MathFun::Cos => float_map_wide(a, f32::cos, f64::cos),
         MathFun::Cross => cross(a, &args[1]),
         MathFun::Distance => length(&binary(BinaryOp::Sub, a, &args[1])),
         MathFun::Dot => dot(a, &args[1]),
-        MathFun::Exp => float_map(a, f32::exp, f64::exp),
-        MathFun::Exp2 => float_map(a, f32::exp2, f64::exp2),
+        MathFun::Exp => float_map_wide(a, f32::exp, f64::exp),
+        MathFun::Exp2 => float_map_wide(a, f32::exp2, f64::exp2),
         MathFun::Floor => float_map(a, f32::floor, f64::floor),
         MathFun::Fma => fused_multiply_add(a, &args[1], &args[2]),
         MathFun::Fmod => binary(BinaryOp::Rem, a, &args[1]),
@@ -332,21 +353,21 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
             let diff = binary(BinaryOp::Sub, &args[1], a);
             binary(BinaryOp::Add, a, &binary(BinaryOp::Mul, &diff, &args[2]))
         }
-        MathFun::Log => float_map(a, f32::ln, f64::ln),
-        MathFun::Log2 => float_map(a, f32::log2, f64::log2),
+        MathFun::Log => float_map_wide(a, f32::ln, f64::ln),
+        MathFun::Log2 => float_map_wide(a, f32::log2, f64::log2),
         MathFun::Max => min_max(a, &args[1], true),
         MathFun::Min => min_max(a, &args[1], false),
         MathFun::Normalize => {
             let len = splat(&length(a), a.ty);
             binary(BinaryOp::Div, a, &len)
         }
-        MathFun::Pow => float_map2(a, &args[1], f32::powf, f64::powf),
+        MathFun::Pow => float_map2_wide(a, &args[1], f32::powf, f64::powf),
         MathFun::Round => float_map(a, round_half_away_f32, round_half_away),
-        MathFun::Rsqrt => float_map(a, |x| 1.0 / x.sqrt(), |x| 1.0 / x.sqrt()),
+        MathFun::Rsqrt => float_map_wide(a, |x| 1.0 / x.sqrt(), |x| 1.0 / x.sqrt()),
         MathFun::Sign => sign(a),
-        MathFun::Sin => float_map(a, f32::sin, f64::sin),
-        MathFun::Sqrt => float_map(a, f32::sqrt, f64::sqrt),
-        MathFun::Tan => float_map(a, f32::tan, f64::tan),
+        MathFun::Sin => float_map_wide(a, f32::sin, f64::sin),
+        MathFun::Sqrt => float_map_wide(a, f32::sqrt, f64::sqrt),
+        MathFun::Tan => float_map_wide(a, f32::tan, f64::tan),
     }
 }
 

@@ -40,6 +40,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
     let options = map::Options {
         float64: gpu.info.float64,
         fused_fma: gpu.info.fma_fused == Some(true),
+        flushes_f32: flushes,
         preserve_signed_zero: gpu.info.signed_zero_inf_nan,
     };
     Ok(Arc::new(VulkanDevice {

@@ -235,6 +235,7 @@ fn module(
     let extra: &[Capability] = &[Capability::Float64];
     let mut s = Shell::new(3, [1, 1, 1], extra);
     s.fused_fma = info.fma_fused == Some(true);
+    s.flushes_f32 = info.subnormals_f32 != Some(Subnormals::Preserved);
     s.preserve_signed_zero = info.signed_zero_inf_nan;
     let (src_a, src_b, dst) = (s.push_word(0), s.push_word(1), s.push_word(2));
     let i = s.workgroup_x();
