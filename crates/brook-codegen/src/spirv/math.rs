@@ -127,9 +127,7 @@ impl Shell {
         lane: &[Word],
     ) -> Word {
         let wide: Vec<Word> = if kind == ScalarKind::F32 {
-            lane.iter()
-                .map(|&x| self.widen(x))
-                .collect()
+            lane.iter().map(|&x| self.widen(x)).collect()
         } else {
             lane.to_vec()
         };
@@ -277,11 +275,7 @@ impl Shell {
             return crate::mathlib::Arith::fma(&mut a, x, y, z);
         }
         // float: the product is exact in double; the sum rounded to odd there, then to float.
-        let (wx, wy, wz) = (
-            self.widen(x),
-            self.widen(y),
-            self.widen(z),
-        );
+        let (wx, wy, wz) = (self.widen(x), self.widen(y), self.widen(z));
         let sum = {
             use crate::mathlib::{Arith, Cmp};
             let mut a = SpirvArith::new(self, fused);

@@ -228,10 +228,7 @@ impl Shell {
     /// Correctly rounded division ([`crate::mathlib::exact::div`]).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
         let (x, y) = if kind == ScalarKind::F32 {
-            (
-                self.widen(a),
-                self.widen(b),
-            )
+            (self.widen(a), self.widen(b))
         } else {
             (a, b)
         };
@@ -253,10 +250,7 @@ impl Shell {
         if kind == ScalarKind::F64 {
             return self.fmod_f64(a, b);
         }
-        let (x, y) = (
-            self.widen(a),
-            self.widen(b),
-        );
+        let (x, y) = (self.widen(a), self.widen(b));
         let r = self.fmod_f64(x, y);
         let f32_ty = self.b.type_float(32);
         op!(self, f_convert, f32_ty, r)

@@ -4,6 +4,7 @@
 //! buffer freed) or the batch is full, so a launch costs its recording, not a submission and
 //! a wait (tens of microseconds on a GPU).
 
+use super::arena::Arena;
 use super::context::Pipeline;
 use super::memory::Buffer;
 use ash::vk;
@@ -28,6 +29,10 @@ pub(super) struct Batch {
     keep: Vec<Arc<Buffer>>,
     /// A failure no caller has seen yet (the batch was run for [`Batch::run_now`]).
     unseen: Option<String>,
+    /// Launch-lived memory of the recorded kernels, taken back when they have run outside
+    /// a launch (`in_launch` false: a launch may hold pieces for kernels it records next).
+    pub(super) arena: Arena,
+    pub(super) in_launch: bool,
 }
 
 impl Batch {
@@ -65,6 +70,8 @@ impl Batch {
                     recorded: 0,
                     keep: Vec::new(),
                     unseen: None,
+                    arena: Arena::new(),
+                    in_launch: false,
                 }),
                 Err(e) => {
                     device.destroy_command_pool(pool, None);
@@ -75,14 +82,12 @@ impl Batch {
     }
 
     /// Records `pipeline` over `groups` workgroups with `push` as its push constants, after
-    /// the kernels recorded before it; `keep` lives until it has run. Submits and waits when
-    /// the batch is full.
+    /// the kernels recorded before it. Submits and waits when the batch is full.
     pub(super) fn record(
         &mut self,
         d: &ash::Device,
         pipeline: &Pipeline,
         (push, groups): (&[u8], [u32; 3]),
-        keep: &[Arc<Buffer>],
     ) -> Result<(), String> {
         let c = self.commands;
         // SAFETY: the command buffer is this batch's and is not pending (each submission is
@@ -98,7 +103,6 @@ impl Batch {
             d.cmd_dispatch(c, x, y, z);
         }
         self.recorded += 1;
-        self.keep.extend(keep.iter().cloned());
         if self.recorded >= MAX_RECORDED {
             self.finish(d)?;
         }
@@ -145,12 +149,9 @@ impl Batch {
         Ok(())
     }
 
-    /// Keeps `buffers` until the kernels recorded so far have run (dropped now if none is
-    /// pending).
-    pub(super) fn keep(&mut self, buffers: impl IntoIterator<Item = Arc<Buffer>>) {
-        if self.recorded > 0 {
-            self.keep.extend(buffers);
-        }
+    /// Keeps `buffer` until the kernels recorded so far and next (in this launch) have run.
+    pub(super) fn keep_until_run(&mut self, buffer: Arc<Buffer>) {
+        self.keep.push(buffer);
     }
 
     /// Runs what is recorded now, keeping a failure for the next [`Batch::finish`] (for a
@@ -167,19 +168,23 @@ impl Batch {
         if let Some(e) = self.unseen.take() {
             return Err(e);
         }
-        if self.recorded == 0 {
-            return Ok(());
+        if self.recorded > 0 {
+            self.recorded = 0;
+            if let Err(e) = self.submit_and_wait(d) {
+                // The kernels may still run: leak what they use rather than reuse it under
+                // them.
+                std::mem::take(&mut self.keep)
+                    .into_iter()
+                    .for_each(std::mem::forget);
+                std::mem::forget(std::mem::replace(&mut self.arena, Arena::new()));
+                return Err(e);
+            }
+            self.keep.clear();
         }
-        self.recorded = 0;
-        let result = self.submit_and_wait(d);
-        match &result {
-            // The kernels may still run: leak what they use rather than free it under them.
-            Err(_) => std::mem::take(&mut self.keep)
-                .into_iter()
-                .for_each(std::mem::forget),
-            Ok(()) => self.keep.clear(),
+        if !self.in_launch {
+            self.arena.reset();
         }
-        result
+        Ok(())
     }
 
     fn submit_and_wait(&mut self, d: &ash::Device) -> Result<(), String> {
@@ -215,6 +220,7 @@ impl Batch {
     /// Destroys the handles (the device is idle).
     pub(super) fn destroy(&mut self, d: &ash::Device) {
         self.keep.clear();
+        self.arena.clear();
         // SAFETY: nothing is pending; each handle is destroyed once.
         unsafe {
             d.destroy_fence(self.fence, None);

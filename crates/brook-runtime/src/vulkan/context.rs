@@ -1,6 +1,7 @@
 //! An open Vulkan device: one compute queue, buffers addressed by device address, and
 //! kernels (SPIR-V modules) recorded into batches ([`super::batch`]) and run on it.
 
+use super::arena::CHUNK;
 use super::batch::Batch;
 use super::info::GpuInfo;
 use super::instance::Vulkan;
@@ -8,7 +9,7 @@ use super::memory::{Buffer, Placement, Pool};
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A logical device with its compute queue.
 pub struct Context {
@@ -111,43 +112,33 @@ impl Context {
     /// Runs `module` over `groups` workgroups with `push` as its push constants, and waits
     /// (after the kernels recorded before it).
     pub fn run(&self, module: &SpirvModule, push: &[u8], groups: [u32; 3]) -> Result<(), String> {
-        self.record(module, push, groups, &[])?;
+        self.record(module, push, groups)?;
         self.finish()
     }
 
     /// Records `module` over `groups` workgroups with `push` as its push constants, to run
-    /// after the kernels recorded before it; `keep` lives until it has run. Nothing waits:
-    /// [`Context::finish`] does.
+    /// after the kernels recorded before it. Nothing waits: [`Context::finish`] does.
     pub fn record(
         &self,
         module: &SpirvModule,
         push: &[u8],
         groups: [u32; 3],
-        keep: &[Arc<Buffer>],
     ) -> Result<(), String> {
-        let mut pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        let key = sample_key(&module.words);
-        let known = pipelines
-            .get(&key)
-            .is_some_and(|v| v.iter().any(|(w, _)| *w == module.words));
-        if !known {
-            if pipelines.values().map(Vec::len).sum::<usize>() >= MAX_PIPELINES {
-                // Recorded kernels may use the pipelines: run them first.
-                self.finish()?;
-                for (_, pipeline) in pipelines.drain().flat_map(|(_, v)| v) {
-                    pipeline.destroy(&self.device);
-                }
-            }
-            let pipeline = Pipeline::new(&self.device, module)?;
-            let entry = (module.words.clone(), pipeline);
-            pipelines.entry(key).or_default().push(entry);
-        }
-        let (_, pipeline) = pipelines[&key]
-            .iter()
-            .find(|(w, _)| *w == module.words)
-            .expect("made above");
+        self.recorder().record(module, push, groups)
+    }
+
+    /// A launch's hold on the context: until it is dropped, the launch records its kernels
+    /// and cuts their memory from the arena, and no one else records or finishes a batch
+    /// (so no one takes the launch's memory back before its kernels are recorded).
+    pub fn recorder(&self) -> Recorder<'_> {
+        let pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-        batch.record(&self.device, pipeline, (push, groups), keep)
+        batch.in_launch = true;
+        Recorder {
+            context: self,
+            pipelines,
+            batch,
+        }
     }
 
     /// Records a copy of `bytes` bytes from `from` at `from_offset` to `to` at `to_offset`
@@ -192,12 +183,6 @@ impl Context {
         Ok(())
     }
 
-    /// Keeps `buffers` until the kernels recorded so far have run.
-    pub fn keep(&self, buffers: impl IntoIterator<Item = Arc<Buffer>>) {
-        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-        batch.keep(buffers);
-    }
-
     /// Runs the recorded kernels and waits for them: their results are then in memory, and
     /// the host may read or write the buffers they used. An error (a kernel that did not
     /// finish, a lost device) is the batch's.
@@ -210,6 +195,73 @@ impl Context {
     pub fn run_now(&self) {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         batch.run_now(&self.device);
+    }
+}
+
+/// A launch's hold on a context ([`Context::recorder`]).
+pub struct Recorder<'c> {
+    context: &'c Context,
+    pipelines: MutexGuard<'c, Pipelines>,
+    batch: MutexGuard<'c, Batch>,
+}
+
+impl Recorder<'_> {
+    /// `bytes` bytes of device memory that live until the kernels recorded next have run
+    /// (uninitialized past `data`, which is written at their start); their address.
+    pub fn memory(&mut self, data: &[u8], bytes: u64) -> Result<u64, String> {
+        let c = self.context;
+        let bytes = bytes.max(data.len() as u64);
+        if bytes <= CHUNK {
+            let memory = (&c.memory, Placement::Device);
+            return self.batch.arena.take(data, bytes, |size| {
+                Buffer::new(&c.device, memory, None, size)
+            });
+        }
+        let buffer = c.pooled(bytes)?;
+        // SAFETY: a buffer from the pool is this launch's alone, and no kernel uses it.
+        unsafe { buffer.write_at(0, data) };
+        let address = buffer.address();
+        self.batch.keep_until_run(buffer);
+        Ok(address)
+    }
+
+    /// Records `module` over `groups` workgroups with `push` as its push constants, after
+    /// the kernels recorded before it.
+    pub fn record(
+        &mut self,
+        module: &SpirvModule,
+        push: &[u8],
+        groups: [u32; 3],
+    ) -> Result<(), String> {
+        let d = &self.context.device;
+        let key = sample_key(&module.words);
+        let known = self
+            .pipelines
+            .get(&key)
+            .is_some_and(|v| v.iter().any(|(w, _)| *w == module.words));
+        if !known {
+            if self.pipelines.values().map(Vec::len).sum::<usize>() >= MAX_PIPELINES {
+                // Recorded kernels may use the pipelines: run them first.
+                self.batch.finish(d)?;
+                for (_, pipeline) in self.pipelines.drain().flat_map(|(_, v)| v) {
+                    pipeline.destroy(d);
+                }
+            }
+            let pipeline = Pipeline::new(d, module)?;
+            let entry = (module.words.clone(), pipeline);
+            self.pipelines.entry(key).or_default().push(entry);
+        }
+        let (_, pipeline) = self.pipelines[&key]
+            .iter()
+            .find(|(w, _)| *w == module.words)
+            .expect("made above");
+        self.batch.record(d, pipeline, (push, groups))
+    }
+}
+
+impl Drop for Recorder<'_> {
+    fn drop(&mut self) {
+        self.batch.in_launch = false;
     }
 }
 

@@ -4,7 +4,7 @@
 //! time, each waited for. Not yet in the registry's list (thread groups come first: a launch
 //! of one is a `LaunchProblem` naming it); made by [`device`].
 
-use super::context::Context;
+use super::context::{Context, Recorder};
 use super::memory::Buffer as VkBuffer;
 use super::Gpu;
 use crate::buffer::{Buffer, Span};
@@ -21,6 +21,7 @@ use brook_codegen::spirv::reduce::{self, SpirvReduce};
 use brook_codegen::spirv::SpirvModule;
 use brook_ir::KernelKind;
 use std::any::Any;
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 /// Vulkan device `ordinal` as a Brook device, or why it cannot be one.
@@ -85,9 +86,6 @@ struct Limits {
     threads_per_group: u32,
     shared_bytes: u32,
 }
-
-/// A launch's parameter block: its buffer and the buffer's device address.
-type Block<'a> = (&'a Arc<VkBuffer>, u64);
 
 /// A kernel's modules.
 enum Compiled {
@@ -207,9 +205,10 @@ impl VulkanDevice {
     /// host next needs results ([`Context::finish`]).
     fn dispatch(
         &self,
+        recorder: &mut Recorder<'_>,
         (module, group): (&SpirvModule, u32),
         threads: u64,
-        (block, frame_bytes): (Block<'_>, u32),
+        (block, frame_bytes): (u64, u32),
         words: &[u64],
     ) -> Result<(), LaunchProblem> {
         if threads == 0 {
@@ -229,15 +228,16 @@ impl VulkanDevice {
         } else {
             threads * u64::from(frame_bytes)
         };
-        let scratch = self.context.pooled(frames).map_err(|e| self.execution(e))?;
+        let scratch = recorder
+            .memory(&[], frames)
+            .map_err(|e| self.execution(e))?;
         let width = x * u64::from(group);
         let mut push = Vec::with_capacity(8 * (3 + words.len()));
-        for word in [block.1, scratch.address(), width].iter().chain(words) {
+        for word in [block, scratch, width].iter().chain(words) {
             push.extend_from_slice(&word.to_le_bytes());
         }
-        let keep = [block.0.clone(), scratch];
-        self.context
-            .record(module, &push, [x as u32, y as u32, 1], &keep)
+        recorder
+            .record(module, &push, [x as u32, y as u32, 1])
             .map_err(|e| self.execution(e))
     }
 }
@@ -310,21 +310,20 @@ impl Device for VulkanDevice {
         let layout = BlockLayout::new(launch.module.module(), launch.kernel());
         let params =
             block::param_block(launch, &layout, &address_of).map_err(LaunchProblem::Execution)?;
-        let block_buffer = self
-            .context
-            .pooled(layout.size() as u64)
-            .map_err(|e| self.execution(e))?;
+        if let Compiled::Map(m) = compiled.as_ref() {
+            self.check_group(m)?;
+        }
         // SAFETY: the block holds `layout.size()` bytes.
         let block_bytes = unsafe { std::slice::from_raw_parts(params.as_ptr(), layout.size()) };
-        // SAFETY: a buffer from the pool is this launch's alone, and no kernel uses it.
-        unsafe { block_buffer.write(block_bytes) };
-        let block = (&block_buffer, block_buffer.address());
+        let mut recorder = self.context.recorder();
+        let block = recorder
+            .memory(block_bytes, block_bytes.len() as u64)
+            .map_err(|e| self.execution(e))?;
         match compiled.as_ref() {
             Compiled::Map(m) => {
-                self.check_group(m)?;
                 let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
                 let module = (&m.module, m.group_size);
-                self.dispatch(module, total, (block, m.frame_bytes), &[])
+                self.dispatch(&mut recorder, module, total, (block, m.frame_bytes), &[])
             }
             Compiled::Reduce(r) => {
                 let passes = VulkanPasses {
@@ -332,14 +331,12 @@ impl Device for VulkanDevice {
                     reduce: r,
                     declared: r.entries.iter().map(|(e, _)| *e).collect(),
                     block,
-                    handed_out: Default::default(),
+                    recorder: RefCell::new(recorder),
                 };
-                let ran = match &launch.scan {
+                match &launch.scan {
                     Some(scan) => crate::passes::scan::run(&passes, launch, r.value_size, scan),
                     None => crate::passes::reduce::run(&passes, launch, r.value_size),
-                };
-                self.context.keep(passes.handed_out.take());
-                ran
+                }
             }
         }
     }
@@ -369,15 +366,16 @@ struct VulkanPasses<'a> {
     device: &'a VulkanDevice,
     reduce: &'a SpirvReduce,
     declared: Vec<ReduceEntry>,
-    block: Block<'a>,
-    /// Every scratch buffer handed out, for the batch to keep until the passes have run.
-    handed_out: std::cell::RefCell<Vec<Arc<VkBuffer>>>,
+    /// The parameter block's address.
+    block: u64,
+    /// The launch's hold on the context: its passes' memory and recordings.
+    recorder: RefCell<Recorder<'a>>,
 }
 
 impl PassRunner for VulkanPasses<'_> {
-    /// Pooled, and kept by the batch until the passes recorded so far have run (its holder
-    /// may drop it as soon as the passes that use it are recorded).
-    type Scratch = Arc<VkBuffer>;
+    /// An address of launch-lived memory ([`Recorder::memory`]): it lives until the launch's
+    /// passes have run.
+    type Scratch = u64;
 
     fn entries(&self) -> &[ReduceEntry] {
         &self.declared
@@ -387,22 +385,24 @@ impl PassRunner for VulkanPasses<'_> {
         PARALLELISM
     }
 
-    fn scratch(&self, bytes: u64) -> Result<Arc<VkBuffer>, LaunchProblem> {
+    fn scratch(&self, bytes: u64) -> Result<u64, LaunchProblem> {
         let d = self.device;
-        let buffer = d.context.pooled(bytes.max(4)).map_err(|e| d.execution(e))?;
-        self.handed_out.borrow_mut().push(buffer.clone());
-        Ok(buffer)
+        let mut recorder = self.recorder.borrow_mut();
+        recorder
+            .memory(&[], bytes.max(4))
+            .map_err(|e| d.execution(e))
     }
 
-    fn upload(&self, bytes: &[u8]) -> Result<Arc<VkBuffer>, LaunchProblem> {
-        let buffer = self.scratch(bytes.len() as u64)?;
-        // SAFETY: a buffer from the pool is this launch's alone, and no kernel uses it.
-        unsafe { buffer.write(bytes) };
-        Ok(buffer)
+    fn upload(&self, bytes: &[u8]) -> Result<u64, LaunchProblem> {
+        let d = self.device;
+        let mut recorder = self.recorder.borrow_mut();
+        recorder
+            .memory(bytes, bytes.len() as u64)
+            .map_err(|e| d.execution(e))
     }
 
-    fn address(&self, scratch: &Arc<VkBuffer>) -> u64 {
-        scratch.address()
+    fn address(&self, scratch: &u64) -> u64 {
+        *scratch
     }
 
     fn run_pass(
@@ -433,7 +433,8 @@ impl PassRunner for VulkanPasses<'_> {
         ];
         words.extend_from_slice(extra);
         let frame = (self.block, self.reduce.frame_bytes);
+        let mut recorder = self.recorder.borrow_mut();
         self.device
-            .dispatch((module, GROUP), threads, frame, &words)
+            .dispatch(&mut recorder, (module, GROUP), threads, frame, &words)
     }
 }

@@ -145,18 +145,19 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(self.mapped, self.bytes as usize) }
     }
 
-    /// Writes `data` at the start of a shared buffer.
+    /// Writes `data` at `offset` of a shared buffer.
     ///
     /// # Safety
-    /// No kernel may be using the buffer and no other thread may be reading or writing its
-    /// bytes: the pool hands a buffer to one holder at a time ([`Pool::take`]).
-    pub(super) unsafe fn write(&self, data: &[u8]) {
-        assert!(
-            data.len() as u64 <= self.bytes,
-            "a write past a pooled buffer"
-        );
+    /// No kernel may be using those bytes and no other thread may be reading or writing them:
+    /// the pool hands a buffer to one holder at a time ([`Pool::take`]), the arena a piece.
+    pub(super) unsafe fn write_at(&self, offset: u64, data: &[u8]) {
+        let end = offset + data.len() as u64;
+        assert!(end <= self.bytes, "a write past a buffer's end");
         // SAFETY: in bounds (checked), and exclusive by the caller's promise.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.mapped, data.len()) }
+        unsafe {
+            let at = self.mapped.add(offset as usize);
+            std::ptr::copy_nonoverlapping(data.as_ptr(), at, data.len())
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 //!
 //! - [`mod@device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
 
+mod arena;
 mod batch;
 pub mod context;
 pub mod device;
