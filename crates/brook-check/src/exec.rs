@@ -648,7 +648,7 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> Judgement {
             let model = flushing
                 .as_ref()
                 .filter(|_| device.info().flushes_float_subnormals && !found.is_empty());
-            match model.map(|model| same_as_model(program, run, model, &outcome)) {
+            match model.map(|model| same_as_model((program, run, case.ulp), model, &outcome)) {
                 None => judgement.failures.extend(found),
                 Some(Ok(())) => judgement.flushed_subnormals.push(failure(
                     FailureKind::Differs,
@@ -670,15 +670,14 @@ pub fn judge(case: &Case, program: &Program, devices: &[Device]) -> Judgement {
 }
 
 /// Whether `outcome` is what `model` (the interpreter flushing `float` subnormals) gives for
-/// `run`, as [`same_outputs`] compares; else how it differs.
+/// `run`, as [`same_outputs`] compares (within the case's ulps); else how it differs.
 fn same_as_model(
-    program: &Program,
-    run: &Run,
+    (program, run, ulp): (&Program, &Run, Option<u64>),
     model: &Device,
     outcome: &Outcome,
 ) -> Result<(), String> {
     let modelled = run_once(program, run, model)?;
-    same_outputs(run, program, None, &modelled.outputs, outcome)
+    same_outputs(run, program, ulp, &modelled.outputs, outcome)
 }
 
 /// Every available device, the interpreter first.

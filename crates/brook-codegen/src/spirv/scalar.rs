@@ -85,6 +85,13 @@ impl Shell {
         match kind {
             ScalarKind::I8 | ScalarKind::I16 => {
                 let shift = self.const_u32(32 - width);
+                // The shift mixed with the opaque zero: NVIDIA's Vulkan compiler (driver 580)
+                // dropped this sign extension after a `char` negation or `abs` that wrapped
+                // (`-(-128)` gave 128 into a `min`: `fuzz_vulkan_char_negate_min`).
+                let shift = match self.opaque_zero {
+                    Some((zero32, _)) => op!(self, bitwise_xor, t, shift, zero32),
+                    None => shift,
+                };
                 let up = op!(self, shift_left_logical, t, v, shift);
                 op!(self, shift_right_arithmetic, t, up, shift)
             }
@@ -116,6 +123,16 @@ impl Shell {
         let ty = self.container(kind);
         match (op, kind) {
             (UnaryOp::Neg, ScalarKind::Bool) => v,
+            (UnaryOp::Neg, ScalarKind::F32) => {
+                // The sign bit flipped as an integer: NVIDIA's Vulkan compiler flushed a
+                // subnormal `-x` but not `-(-x)` (it cancelled the pair); a flip is the same
+                // everywhere and is what IEEE's negate is.
+                let u32_ty = self.u32_ty();
+                let bits = op!(self, bitcast, u32_ty, v);
+                let sign = self.const_u32(0x8000_0000);
+                let flipped = op!(self, bitwise_xor, u32_ty, bits, sign);
+                op!(self, bitcast, ty, flipped)
+            }
             (UnaryOp::Neg, k) if k.is_float() => {
                 let r = op!(self, f_negate, ty, v);
                 self.exact(r)

@@ -30,7 +30,8 @@ fn f32_bits_through_double(x: f32) -> u64 {
 pub fn unary(op: UnaryOp, a: &Num) -> Num {
     let kind = a.ty.kind;
     map(a.ty, |i| match (op, kind) {
-        (UnaryOp::Neg, ScalarKind::F32) => f32_bits(-a.f32(i)),
+        // A sign flip, which no device flushes.
+        (UnaryOp::Neg, ScalarKind::F32) => a.lane(i) ^ 0x8000_0000,
         (UnaryOp::Neg, ScalarKind::F64) => (-a.f64(i)).to_bits(),
         (UnaryOp::Neg, k) => normalize(k, a.lane(i).wrapping_neg()),
         (UnaryOp::Not, _) => u64::from(a.lane(i) == 0),
@@ -169,6 +170,16 @@ fn float_to(x: f64, single: Option<f32>, to: ScalarKind) -> u64 {
 fn float_map(a: &Num, f32_op: impl Fn(f32) -> f32, f64_op: impl Fn(f64) -> f64) -> Num {
     map(a.ty, |i| match a.ty.kind {
         ScalarKind::F32 => f32_bits(f32_op(a.f32(i))),
+        _ => f64_op(a.f64(i)).to_bits(),
+    })
+}
+
+/// [`float_map`] for a rounding to an integer (`floor`, `ceil`): its operand is read as it is
+/// (NVIDIA's Vulkan driver, which flushes `float` subnormals elsewhere, gave `ceil` of a
+/// positive subnormal as 1); its result is an integer or a zero, never subnormal.
+fn float_map_unflushed(a: &Num, f32_op: impl Fn(f32) -> f32, f64_op: impl Fn(f64) -> f64) -> Num {
+    map(a.ty, |i| match a.ty.kind {
+        ScalarKind::F32 => u64::from(f32_op(f32::from_bits(a.lanes[i] as u32)).to_bits()),
         _ => f64_op(a.f64(i)).to_bits(),
     })
 }
@@ -333,7 +344,7 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
         MathFun::Asin => float_map_wide(a, f32::asin, f64::asin),
         MathFun::Atan => float_map_wide(a, f32::atan, f64::atan),
         MathFun::Atan2 => float_map2_wide(a, &args[1], f32::atan2, f64::atan2),
-        MathFun::Ceil => float_map(a, f32::ceil, f64::ceil),
+        MathFun::Ceil => float_map_unflushed(a, f32::ceil, f64::ceil),
         MathFun::Clamp => min_max(&min_max(a, &args[1], true), &args[2], false),
         MathFun::Cos => float_map_wide(a, f32::cos, f64::cos),
         MathFun::Cross => cross(a, &args[1]),
@@ -341,10 +352,13 @@ pub fn math(fun: MathFun, args: &[Num]) -> Num {
         MathFun::Dot => dot(a, &args[1]),
         MathFun::Exp => float_map_wide(a, f32::exp, f64::exp),
         MathFun::Exp2 => float_map_wide(a, f32::exp2, f64::exp2),
-        MathFun::Floor => float_map(a, f32::floor, f64::floor),
+        MathFun::Floor => float_map_unflushed(a, f32::floor, f64::floor),
         MathFun::Fma => fused_multiply_add(a, &args[1], &args[2]),
         MathFun::Fmod => binary(BinaryOp::Rem, a, &args[1]),
-        MathFun::Frac => float_map(a, |x| x - x.floor(), |x| x - x.floor()),
+        MathFun::Frac => {
+            let floor = float_map_unflushed(a, f32::floor, f64::floor);
+            binary(BinaryOp::Sub, a, &floor)
+        }
         MathFun::IsFinite => classify(a, f32::is_finite, f64::is_finite),
         MathFun::IsInf => classify(a, f32::is_infinite, f64::is_infinite),
         MathFun::IsNan => classify(a, f32::is_nan, f64::is_nan),
@@ -396,6 +410,38 @@ mod tests {
             ty: ValueType::scalar(kind),
             lanes: [normalize(kind, v as u64), 0, 0, 0],
         }
+    }
+
+    fn float(x: f32) -> Num {
+        Num {
+            ty: ValueType::scalar(ScalarKind::F32),
+            lanes: [u64::from(x.to_bits()), 0, 0, 0],
+        }
+    }
+
+    /// The model of a device that flushes `float` subnormals (NVIDIA's Vulkan driver, as the
+    /// H200 runs found it): arithmetic flushes operands and results; what goes through
+    /// `double` keeps a subnormal result; selections (min/max), negation and floor/ceil see
+    /// or keep the bits as they are.
+    #[test]
+    fn the_flushing_rules_follow_the_device() {
+        let tiny = f32::from_bits(1); // 2^-149
+        let min_normal = f32::MIN_POSITIVE;
+        let half = float(0.5);
+        let bits = |n: Num| n.lanes[0] as u32;
+        let exact = binary(BinaryOp::Mul, &float(min_normal), &half);
+        assert!(f32::from_bits(bits(exact)).is_subnormal());
+        let _rules = super::super::value::FloatRules::enter(true);
+        assert_eq!(bits(binary(BinaryOp::Mul, &float(min_normal), &half)), 0);
+        assert_eq!(bits(binary(BinaryOp::Add, &float(tiny), &float(0.0))), 0);
+        let quotient = binary(BinaryOp::Div, &float(min_normal), &float(2.0));
+        assert!(f32::from_bits(bits(quotient)).is_subnormal());
+        // min(0, tiny): the compare sees two zeros, the tie ors their bits: tiny.
+        let m = math(MathFun::Min, &[float(0.0), float(tiny)]);
+        assert_eq!(bits(m), 1);
+        assert_eq!(bits(unary(UnaryOp::Neg, &float(tiny))), 0x8000_0001);
+        assert_eq!(f32::from_bits(bits(math(MathFun::Ceil, &[float(tiny)]))), 1.0);
+        assert_eq!(bits(math(MathFun::Exp, &[float(-100.0)])), (-100.0f32).exp().to_bits());
     }
 
     #[test]
