@@ -55,11 +55,10 @@ pub fn static_library(profile: &Path) -> PathBuf {
 /// a device group (the CPU twice: each launch split into two blocks, with the group's copies).
 pub fn runtimes() -> Vec<&'static str> {
     let mut runtimes = vec!["cpu", "interp", "cpu:0+cpu:0"];
-    if !brook::Device::of_type("cuda")
-        .unwrap_or_default()
-        .is_empty()
-    {
-        runtimes.push("cuda");
+    for gpu in ["cuda", "vulkan"] {
+        if !brook::Device::of_type(gpu).unwrap_or_default().is_empty() {
+            runtimes.push(gpu);
+        }
     }
     runtimes
 }

@@ -440,8 +440,14 @@ mod tests {
         let m = math(MathFun::Min, &[float(0.0), float(tiny)]);
         assert_eq!(bits(m), 1);
         assert_eq!(bits(unary(UnaryOp::Neg, &float(tiny))), 0x8000_0001);
-        assert_eq!(f32::from_bits(bits(math(MathFun::Ceil, &[float(tiny)]))), 1.0);
-        assert_eq!(bits(math(MathFun::Exp, &[float(-100.0)])), (-100.0f32).exp().to_bits());
+        assert_eq!(
+            f32::from_bits(bits(math(MathFun::Ceil, &[float(tiny)]))),
+            1.0
+        );
+        assert_eq!(
+            bits(math(MathFun::Exp, &[float(-100.0)])),
+            (-100.0f32).exp().to_bits()
+        );
     }
 
     #[test]

@@ -252,10 +252,14 @@ impl Device for VulkanDevice {
     }
 
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
-        let mut inner = self
-            .context
-            .buffer(bytes as u64)
-            .map_err(|e| self.fail(e))?;
+        let mut inner =
+            self.context
+                .buffer(bytes as u64)
+                .map_err(|reason| RuntimeError::Allocation {
+                    device: self.info.to_string(),
+                    bytes,
+                    reason,
+                })?;
         inner.bytes_mut().fill(0);
         let address = inner.address();
         Ok(Arc::new(VulkanBuffer {
