@@ -22,7 +22,7 @@ pub struct Context {
     /// The pipelines made so far, by their module's code (a kernel's second launch reuses
     /// its pipeline: lavapipe compiles each one with LLVM). Lock order: this, then `batch`.
     pipelines: Mutex<Pipelines>,
-    /// Internal buffers for reuse (parameter blocks, scratch).
+    /// Internal buffers for launch-lived memory larger than the arena's chunks.
     pool: Pool,
     /// Cached host memory downloads are copied through ([`Context::read`]).
     readback: Mutex<Option<Buffer>>,
@@ -100,10 +100,9 @@ impl Context {
         Buffer::new(&self.device, memory, Some(self.clone()), bytes)
     }
 
-    /// An internal buffer of at least `bytes` bytes from the pool, no kernel using it: the
-    /// caller may write it ([`Buffer`]'s `write`) and hand it to [`Context::record`] or
-    /// [`Context::keep`], after which it returns to the pool once its kernels have run.
-    pub fn pooled(&self, bytes: u64) -> Result<Arc<Buffer>, String> {
+    /// An internal buffer of at least `bytes` bytes from the pool, no kernel using it; it
+    /// returns to the pool when its last holder (a batch's keep list) lets it go.
+    fn pooled(&self, bytes: u64) -> Result<Arc<Buffer>, String> {
         let memory = (&self.memory, Placement::Device);
         self.pool
             .take(bytes, |size| Buffer::new(&self.device, memory, None, size))

@@ -1,7 +1,6 @@
 //! Device memory on a Vulkan device: buffers the host maps and kernels reach by device
-//! address, and the pool of internal buffers (parameter blocks, scratch frames, a reduction's
-//! partial results) that launches reuse instead of allocating each time (allocating device
-//! memory costs tens of microseconds; a launch should cost a few).
+//! address, and the pool of large internal buffers (launch-lived memory beyond the arena's
+//! chunks, `super::arena`) reused instead of allocated each time.
 
 use super::context::Context;
 use ash::vk;
