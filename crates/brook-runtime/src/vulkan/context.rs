@@ -1,5 +1,5 @@
 //! An open Vulkan device: one compute queue, buffers addressed by device address, and
-//! kernels (SPIR-V modules) recorded into batches ([`super::batch`]) and run on it.
+//! kernels (SPIR-V modules) recorded into batches (the `batch` module) and run on it.
 
 use super::arena::CHUNK;
 use super::batch::Batch;
