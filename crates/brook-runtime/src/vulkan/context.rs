@@ -197,7 +197,9 @@ impl Context {
     }
 }
 
-/// A launch's hold on a context ([`Context::recorder`]).
+/// A launch's hold on a context ([`Context::recorder`]). While one is held on a thread, that
+/// thread must not free a stream's buffer nor call [`Context::finish`] (both lock the batch
+/// it holds): a launch's stream buffers are held by its plan, which outlives the recorder.
 pub struct Recorder<'c> {
     context: &'c Context,
     pipelines: MutexGuard<'c, Pipelines>,
