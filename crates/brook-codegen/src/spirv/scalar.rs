@@ -367,11 +367,31 @@ impl Shell {
         match (from.is_float(), to.is_float()) {
             (true, true) if from == ScalarKind::F32 => self.widen(v),
             (true, true) => op!(self, f_convert, t, v),
-            (false, true) if from.is_signed() => op!(self, convert_s_to_f, t, v),
-            (false, true) => op!(self, convert_u_to_f, t, v),
+            (false, true) => {
+                // The integer mixed with the opaque zero: converted from a constant, the
+                // float was a literal lavapipe's LLVM folded `x * 0.0` with, to +0 for a
+                // negative `x` (`fuzz_vulkan_convert_zero_sign`), as it did float literals.
+                let v = self.hidden_int(from, v);
+                if from.is_signed() {
+                    op!(self, convert_s_to_f, t, v)
+                } else {
+                    op!(self, convert_u_to_f, t, v)
+                }
+            }
             (true, false) => self.float_to_int(from, to, v),
             (false, false) => self.int_to_int(from, to, v),
         }
+    }
+
+    /// An integer of `kind` xor-ed with the module's opaque zero, where it has one: the same
+    /// value, which the driver's compiler cannot take for a constant.
+    fn hidden_int(&mut self, kind: ScalarKind, v: Word) -> Word {
+        let Some((zero32, zero64)) = self.opaque_zero else {
+            return v;
+        };
+        let t = self.container(kind);
+        let zero = if kind.size() == 8 { zero64 } else { zero32 };
+        op!(self, bitwise_xor, t, v, zero)
     }
 
     fn int_to_int(&mut self, from: ScalarKind, to: ScalarKind, v: Word) -> Word {
