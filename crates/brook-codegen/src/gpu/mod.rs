@@ -39,17 +39,11 @@ pub enum PassParam {
 }
 
 impl PassParam {
-    /// The parameters of a reduction pass, in the order the runtime passes them.
-    pub const REDUCE: [PassParam; 6] = [
-        PassParam::Src,
-        PassParam::Dst,
-        PassParam::Leaves,
-        PassParam::Piece,
-        PassParam::Pieces,
-        PassParam::Mode,
-    ];
+    /// The parameters of a reduction pass, in the order the runtime passes them: a scan's
+    /// without `Pre` and `Init`.
+    pub const REDUCE: &[PassParam] = PassParam::SCAN.split_at(6).0;
     /// A scan pass's: the reduction's, then `Pre` and `Init`.
-    pub const SCAN: [PassParam; 8] = [
+    pub const SCAN: &[PassParam] = &[
         PassParam::Src,
         PassParam::Dst,
         PassParam::Leaves,

@@ -91,9 +91,9 @@ fn entry_module(
 ) -> Result<SpirvModule, CompileError> {
     let layout = BlockLayout::new(module, kernel);
     let params: &[PassParam] = if shape == ReduceShape::Scan {
-        &PassParam::SCAN
+        PassParam::SCAN
     } else {
-        &PassParam::REDUCE
+        PassParam::REDUCE
     };
     let mut s = shell(
         options,

@@ -159,9 +159,9 @@ pub fn build(
             }
         }
         let params: &[PassParam] = if path == Path::Scan {
-            &PassParam::SCAN
+            PassParam::SCAN
         } else {
-            &PassParam::REDUCE
+            PassParam::REDUCE
         };
         let mut extra = format!(",\n\t{}", &gpu::param_declarations(params)[2..]);
         if path.is_one_pass_scan() {
