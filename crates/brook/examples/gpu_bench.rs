@@ -8,12 +8,15 @@
 
 #[path = "common/blocked_matmul.rs"]
 mod blocked_matmul;
+#[path = "common/data.rs"]
+mod data;
 
 use blocked_matmul::quads;
 use brook::{args, host_var, Device, Grid, LoomProgram, Program, Stream};
 use brook_codegen::abi::Variant;
 use brook_codegen::ptx::{compile, Target};
 use brook_codegen::CodeTarget;
+use data::pseudo_random;
 use std::time::Instant;
 
 const REPEATS: usize = 21;
@@ -211,18 +214,6 @@ fn scan_row(
         time,
         bytes: 8.0 * data.len() as f64,
     })
-}
-
-fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(2654435761).max(1);
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state % 1000) as f32 / 100.0
-        })
-        .collect()
 }
 
 fn main() -> Result<(), brook::Error> {

@@ -11,7 +11,11 @@
 //! each 10 runs of "launch" then a wait for the output, divided by 10; the first run of each
 //! operation (pipeline creation, the driver's compiler) is not timed.
 
+#[path = "common/data.rs"]
+mod data;
+
 use brook::{args, Device, Kernel, Program, Stream};
+use data::pseudo_random;
 use std::time::Instant;
 
 const REPEATS: usize = 15;
@@ -44,18 +48,6 @@ fn time(mut run: impl FnMut(), wait: impl Fn()) -> f64 {
     )
 }
 
-fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        })
-        .collect()
-}
-
 /// The sizes: elements of the 1-D operations and the side of the square matrix.
 struct Sizes {
     n: usize,
@@ -68,8 +60,16 @@ struct Measured {
     bits: Vec<u32>,
 }
 
-fn bits(s: &Stream<f32>) -> Result<Vec<u32>, brook::Error> {
-    Ok(s.to_vec()?.into_iter().map(f32::to_bits).collect())
+/// `run` (which queues `per_call` runs of an operation writing `out`) timed with a wait for
+/// `out`, and `out`'s bits after.
+fn measured(
+    out: &Stream<f32>,
+    per_call: usize,
+    mut run: impl FnMut(),
+) -> Result<Measured, brook::Error> {
+    let seconds = time(&mut run, || out.finish().expect("the operation")) / per_call as f64;
+    let bits = out.to_vec()?.into_iter().map(f32::to_bits).collect();
+    Ok(Measured { seconds, bits })
 }
 
 /// Every operation on `device`, in the table's order.
@@ -80,70 +80,34 @@ fn measure(device: &Device, sizes: &Sizes) -> Result<Vec<Measured>, brook::Error
     let x = Stream::from_slice(device, &[n], &pseudo_random(n, 1))?;
     let y = Stream::from_slice(device, &[n], &pseudo_random(n, 2))?;
     let r = Stream::<f32>::new(device, &[n])?;
-    let mut rows = Vec::new();
-    let seconds = time(
-        || {
-            saxpy.launch(args![2.0f32, &x, &y, &r]).expect("saxpy");
-        },
-        || r.finish().expect("saxpy"),
-    );
-    rows.push(Measured {
-        seconds,
-        bits: bits(&r)?,
-    });
+    let mut rows = vec![measured(&r, 1, || {
+        saxpy.launch(args![2.0f32, &x, &y, &r]).expect("saxpy");
+    })?];
     let total = Stream::<f32>::new(device, &[1])?;
-    let seconds = time(
-        || {
-            sum.launch(args![&x, &total]).expect("sum");
-        },
-        || total.finish().expect("sum"),
-    );
-    rows.push(Measured {
-        seconds,
-        bits: bits(&total)?,
-    });
+    rows.push(measured(&total, 1, || {
+        sum.launch(args![&x, &total]).expect("sum");
+    })?);
     let side = sizes.side;
     let m = Stream::from_slice(device, &[side, side], &pseudo_random(side * side, 4))?;
     // Row sums into `[side]`, column sums into `[1, side]`.
     for out_shape in [vec![side], vec![1, side]] {
         let out = Stream::<f32>::new(device, &out_shape)?;
-        let seconds = time(
-            || {
-                sum.launch(args![&m, &out]).expect("row/column sums");
-            },
-            || out.finish().expect("row/column sums"),
-        );
-        rows.push(Measured {
-            seconds,
-            bits: bits(&out)?,
-        });
+        rows.push(measured(&out, 1, || {
+            sum.launch(args![&m, &out]).expect("row/column sums");
+        })?);
     }
     let scanned = Stream::<f32>::new(device, &[n])?;
-    let seconds = time(
-        || {
-            sum.scan(&x, &scanned).expect("scan");
-        },
-        || scanned.finish().expect("scan"),
-    );
-    rows.push(Measured {
-        seconds,
-        bits: bits(&scanned)?,
-    });
+    rows.push(measured(&scanned, 1, || {
+        sum.scan(&x, &scanned).expect("scan");
+    })?);
     let nothing = program.kernel("nothing")?;
     let one = Stream::<f32>::new(device, &[1])?;
     let launches = 1000;
-    let seconds = time(
-        || {
-            for _ in 0..launches {
-                nothing.launch(args![&one]).expect("nothing");
-            }
-        },
-        || one.finish().expect("nothing"),
-    ) / launches as f64;
-    rows.push(Measured {
-        seconds,
-        bits: bits(&one)?,
-    });
+    rows.push(measured(&one, launches, || {
+        for _ in 0..launches {
+            nothing.launch(args![&one]).expect("nothing");
+        }
+    })?);
     Ok(rows)
 }
 

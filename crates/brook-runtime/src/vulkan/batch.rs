@@ -155,9 +155,11 @@ impl Batch {
     }
 
     /// Runs what is recorded now, keeping a failure for the next [`Batch::finish`] (for a
-    /// caller that only asks whether the device is idle).
+    /// caller that only asks whether the device is idle); printed now too, in case no one
+    /// waits again.
     pub(super) fn run_now(&mut self, d: &ash::Device) {
         if let Err(e) = self.finish(d) {
+            crate::log::append(&format!("Vulkan kernels failed: {e}"));
             self.unseen = Some(e);
         }
     }

@@ -239,23 +239,24 @@ impl Recorder<'_> {
         let known = self
             .pipelines
             .get(&key)
-            .is_some_and(|v| v.iter().any(|(w, _)| *w == module.words));
-        if !known {
-            if self.pipelines.values().map(Vec::len).sum::<usize>() >= MAX_PIPELINES {
-                // Recorded kernels may use the pipelines: run them first.
-                self.batch.finish(d)?;
-                for (_, pipeline) in self.pipelines.drain().flat_map(|(_, v)| v) {
-                    pipeline.destroy(d);
+            .and_then(|v| v.iter().position(|(w, _)| *w == module.words));
+        let at = match known {
+            Some(at) => at,
+            None => {
+                if self.pipelines.values().map(Vec::len).sum::<usize>() >= MAX_PIPELINES {
+                    // Recorded kernels may use the pipelines: run them first.
+                    self.batch.finish(d)?;
+                    for (_, pipeline) in self.pipelines.drain().flat_map(|(_, v)| v) {
+                        pipeline.destroy(d);
+                    }
                 }
+                let pipeline = Pipeline::new(d, module)?;
+                let same_key = self.pipelines.entry(key).or_default();
+                same_key.push((module.words.clone(), pipeline));
+                same_key.len() - 1
             }
-            let pipeline = Pipeline::new(d, module)?;
-            let entry = (module.words.clone(), pipeline);
-            self.pipelines.entry(key).or_default().push(entry);
-        }
-        let (_, pipeline) = self.pipelines[&key]
-            .iter()
-            .find(|(w, _)| *w == module.words)
-            .expect("made above");
+        };
+        let (_, pipeline) = &self.pipelines[&key][at];
         self.batch.record(d, pipeline, (push, groups))
     }
 }
