@@ -1,4 +1,4 @@
-//! Every map, thread-group and reduction kernel of the conformance suite, written as SPIR-V for a 1-D and a 2-D launch (a reduction's serial and scan entries), is a valid module (`spirv-val`, where installed; CI installs it) or names
+//! Every map, thread-group and reduction kernel of the conformance suite, written as SPIR-V for a 1-D and a 2-D launch (a reduction's serial and scan entries; a map through each form of the grid-stride driver), is a valid module (`spirv-val`, where installed; CI installs it) or names
 //! what it cannot yet write. A step of issue 52: the Vulkan device runs what this writes; the
 //! test prints how many kernels compile and which constructs stop the others.
 
@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 fn kernels_are_valid_spirv() {
     let (mut compiled, mut invalid) = (0, Vec::new());
     let mut refused: BTreeMap<String, usize> = BTreeMap::new();
+    // Map modules by the driver's instances per step (`None`: an invocation per instance).
+    let mut steps: BTreeMap<Option<u64>, usize> = BTreeMap::new();
     let options = map::Options {
         float64: true,
         fused_fma: false,
@@ -26,9 +28,10 @@ fn kernels_are_valid_spirv() {
                 let mut variant = Variant::plain(kernel, rank);
                 variant.scan = kernel.kind == KernelKind::Reduce;
                 let modules: Result<Vec<SpirvModule>, _> = match kernel.kind {
-                    KernelKind::Map => {
-                        map::compile(module, kernel, &variant, &options).map(|m| vec![m.module])
-                    }
+                    KernelKind::Map => map::compile(module, kernel, &variant, &options).map(|m| {
+                        *steps.entry(m.instances_per_step).or_default() += 1;
+                        vec![m.module]
+                    }),
                     KernelKind::Reduce => reduce::compile(module, kernel, &variant, &options)
                         .map(|r| r.entries.into_iter().map(|(_, m)| m).collect()),
                 };
@@ -60,4 +63,13 @@ fn kernels_are_valid_spirv() {
         invalid[..invalid.len().min(5)].join("\n")
     );
     assert!(compiled > 100, "only {compiled} variants written");
+    println!("spirv_coverage: map modules by instances per grid-stride step: {steps:?}");
+    // The suite reaches every form of the shared map driver: unrolled steps, single steps
+    // (kernels with loops) and an invocation per instance (groups, a return inside a loop).
+    for form in [Some(4), Some(1), None] {
+        assert!(
+            steps.contains_key(&form),
+            "no map module of form {form:?}: {steps:?}"
+        );
+    }
 }

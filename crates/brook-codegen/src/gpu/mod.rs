@@ -3,12 +3,14 @@
 //! invocation's place in the launch, a pass entry's parameters, the reduction's combine
 //! step, where a counter stack lives).
 //!
+//! - [`map`]: the map driver (a grid-stride loop, unrolled steps, 16-byte loads).
 //! - [`reduce`]: the reduction and scan passes every GPU dialect has (the serial path and the
 //!   multi-pass scan), in the canonical order of `brook_ir::reduce_order`.
 //!
 //! PTX ([`crate::ptx`]) and SPIR-V ([`crate::spirv`]) implement [`Gpu`]; a dialect's own
 //! faster paths (PTX's warp and column reductions, its one-pass scan) stay beside it.
 
+pub mod map;
 pub mod reduce;
 
 use crate::lower::counter::Slots;

@@ -68,6 +68,12 @@ pub struct Lower<'a> {
     pub combine: Option<super::reduce::CombineFn>,
     /// A thread-group kernel's group ([`super::group`]).
     pub group: Option<super::group::Group>,
+    /// The element address variables and their streams, moved with the position
+    /// ([`Lower::set_elements`]).
+    elements: Vec<(Word, StreamRef<Word>)>,
+    /// Where a kernel `return` goes: the end of the instance being written (the map
+    /// driver's run-once construct), or `None` (it ends the invocation).
+    pub instance_end: Option<super::flow::LoopFrame>,
 }
 
 /// An `if` and whether the code before it was reachable.
@@ -131,6 +137,8 @@ impl<'a> Lower<'a> {
             thread: None,
             combine: None,
             group: None,
+            elements: Vec::new(),
+            instance_end: None,
         }
     }
 
@@ -289,6 +297,42 @@ impl<'a> Lower<'a> {
             span: self.kernel.span,
             construct,
         });
+    }
+
+    /// Writes every element address variable for the current position.
+    pub fn set_elements(&mut self) {
+        for (var, stream) in self.elements.clone() {
+            self.write_element(var, &stream);
+        }
+    }
+
+    fn write_element(&mut self, var: Word, stream: &StreamRef<Word>) {
+        let pos = self.pos.clone();
+        let index = self.element_index(stream.offset, &pos, &stream.pitch);
+        let addr = self.s.address(stream.base, index, stream.size);
+        self.s.write(var, addr);
+    }
+
+    /// Opens a run-once construct whose end a kernel `return` goes to (the map driver's
+    /// instance).
+    pub fn begin_instance_construct(&mut self) -> Option<super::flow::LoopFrame> {
+        let end = self.s.begin_loop();
+        self.instance_end.replace(end)
+    }
+
+    /// Closes the instance's construct (code after it runs) and restores `outer`.
+    pub fn end_instance_construct(&mut self, outer: Option<super::flow::LoopFrame>) {
+        let end = self
+            .instance_end
+            .take()
+            .expect("an instance construct is open");
+        if !self.dead {
+            self.s.jump_break(end);
+        }
+        self.s.begin_continuing(end);
+        self.s.end_loop(end);
+        self.dead = false;
+        self.instance_end = outer;
     }
 
     fn u64_op(&mut self, op: BinaryOp, a: Word, b: Word) -> Word {
@@ -498,14 +542,12 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     /// A variable holding the element's address at the position the driver set, written now
-    /// (one instance per invocation).
+    /// and again whenever the driver moves the position ([`Lower::set_elements`]).
     fn element_variable(&mut self, stream: &StreamRef<Word>) -> Word {
-        let pos = self.pos.clone();
-        let index = self.element_index(stream.offset, &pos, &stream.pitch);
-        let addr = self.s.address(stream.base, index, stream.size);
         let t = self.s.u64_ty();
         let var = self.variable(t);
-        self.s.write(var, addr);
+        self.elements.push((var, stream.clone()));
+        self.write_element(var, stream);
         var
     }
 
@@ -707,7 +749,10 @@ impl<'a> Target<'a> for Lower<'a> {
     }
 
     fn jump_return(&mut self) {
-        self.s.jump_return();
+        match self.instance_end {
+            Some(end) => self.s.jump_break(end),
+            None => self.s.jump_return(),
+        }
         self.dead = true;
     }
 

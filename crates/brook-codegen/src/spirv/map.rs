@@ -1,21 +1,24 @@
-//! Map kernels without thread groups as SPIR-V: one invocation per instance of the execution
-//! region, in workgroups of [`GROUP`] invocations laid out in two dimensions (a dispatch has
-//! at most 65,535 workgroups along an axis), the body lowered once by the shared lowering.
+//! Map kernels as SPIR-V: the shared grid-stride driver ([`crate::gpu::map`]) over this
+//! dialect's primitives, in workgroups of [`GROUP`] invocations laid out in two dimensions (a
+//! dispatch has at most 65,535 workgroups along an axis); thread-group kernels (and kernels
+//! that `return` from inside a loop) an invocation per instance.
 //!
 //! Push constants: word 0 the parameter block's address ([`crate::abi`]), word 1 the scratch
-//! memory of local arrays (a frame of [`SpirvMap::frame_bytes`] per instance, by the instance's
-//! linear index), word 2 the dispatch's width in invocations (workgroups along x times
-//! [`GROUP`]; its top bit, always 0, hides float literals from the driver's folding).
+//! memory of local arrays (a frame of [`SpirvMap::frame_bytes`] per invocation, by its linear
+//! index), word 2 the dispatch's width in invocations (workgroups along x times the workgroup
+//! size; its top bit, always 0, hides float literals from the driver's folding).
 
 use super::lower::Lower;
 use super::shell::Shell;
 use super::SpirvModule;
 use crate::abi::{header, BlockLayout, Variant};
+use crate::gpu;
+use crate::gpu::map::{MapGpu, Region, Stepping};
 use crate::leaves::has_array;
-use crate::lower::{bind_params, Target};
+use crate::lower::{bind_params, Binding, Target};
 use crate::CompileError;
 use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
-use rspirv::spirv::{BuiltIn, Capability};
+use rspirv::spirv::{BuiltIn, Capability, Word};
 
 /// Invocations per workgroup.
 pub const GROUP: u32 = 64;
@@ -42,10 +45,14 @@ pub struct SpirvMap {
     pub group_size: u32,
     /// Bytes of the group's shared array (thread-group kernels).
     pub shared_bytes: u32,
+    /// `Some(k)`: a grid-stride loop whose invocations run `k` instances a step (the launch
+    /// needs `total / k` invocations, and may have fewer); `None`: an invocation per instance.
+    pub instances_per_step: Option<u64>,
 }
 
-/// Writes map kernel `kernel` of `module` for a launch of `variant`: an invocation per
-/// instance, a thread-group kernel's groups as workgroups ([`super::group`]).
+/// Writes map kernel `kernel` of `module` for a launch of `variant`: the shared grid-stride
+/// driver ([`crate::gpu::map`]), or an invocation per instance for a thread-group kernel's
+/// groups as workgroups ([`super::group`]) and a kernel that returns from inside a loop.
 pub fn compile(
     module: &Module,
     kernel: &Kernel,
@@ -55,11 +62,60 @@ pub fn compile(
     if kernel.kind != KernelKind::Map {
         return Err(unsupported(kernel, "a reduction compiled as a map"));
     }
-    let group_size = kernel.group_size.map(|g| g.iter().product::<u32>().max(1));
     let prepared = crate::lower::prepared_kernel(kernel, |_| false);
     let kernel: &Kernel = &prepared;
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;
+    if kernel.group_size.is_none() && !gpu::map::returns_in_loops(kernel) {
+        return grid_stride(module, kernel, variant, options);
+    }
+    per_invocation(module, kernel, variant, options)
+}
+
+/// The shared map driver: a grid-stride loop of [`Stepping`] steps.
+fn grid_stride(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+) -> Result<SpirvMap, CompileError> {
+    let layout = BlockLayout::new(module, kernel);
+    let mut s = shell(options, 3, GROUP);
+    let block = s.push_word(0);
+    let scratch = s.push_word(1);
+    let linear = linear_invocation(&mut s);
+    let mut lower = Lower::new(module, kernel, s, block);
+    lower.thread = Some(linear);
+    let region = region(&mut lower, variant.rank);
+    // Frames by invocation: its instances run one after another.
+    let bytes = frame_bytes(module, kernel);
+    let frame = lower.s.address(scratch, linear, bytes.max(16));
+    lower.place_locals(frame);
+    lower.pos = vec![lower.index_constant(0); variant.rank];
+    lower.bindings = bind_params(&mut lower, &layout, variant);
+    let stepping = Stepping::of(module, kernel, variant);
+    gpu::map::emit(&mut lower, stepping, &region)?;
+    if let Some(problem) = lower.problem.take() {
+        return Err(problem);
+    }
+    Ok(SpirvMap {
+        module: lower.s.finish(),
+        frame_bytes: bytes,
+        group_size: GROUP,
+        shared_bytes: 0,
+        instances_per_step: Some(stepping.instances_per_step()),
+    })
+}
+
+/// An invocation per instance: a group kernel's, and one whose `return` in a loop could not
+/// end an instance of the grid-stride loop (SPIR-V leaves one construct at a time).
+fn per_invocation(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+) -> Result<SpirvMap, CompileError> {
+    let group_size = kernel.group_size.map(|g| g.iter().product::<u32>().max(1));
     let layout = BlockLayout::new(module, kernel);
     let mut s = shell(options, 3, group_size.unwrap_or(GROUP));
     let block = s.push_word(0);
@@ -72,15 +128,7 @@ pub fn compile(
         tid,
         words: (0, 0),
     });
-    let rank = variant.rank;
-    // Past the region's end, nothing.
-    lower.domain = crate::lower::binding::axes(&mut lower, header::DOMAIN, rank);
-    let origin = crate::lower::binding::axes(&mut lower, header::REGION_ORIGIN, rank);
-    let size = crate::lower::binding::axes(&mut lower, header::REGION_SIZE, rank);
-    let mut total = lower.index_constant(1);
-    for &n in &size {
-        total = lower.mul_index(total, n);
-    }
+    let region = region(&mut lower, variant.rank);
     let bytes = frame_bytes(module, kernel);
     let frame = lower.s.address(scratch, linear, bytes.max(16));
     lower.place_locals(frame);
@@ -88,12 +136,12 @@ pub fn compile(
     lower.zero_shared();
     let outside = lower
         .s
-        .binary(BinaryOp::Ge, ScalarKind::U64, linear, total)
+        .binary(BinaryOp::Ge, ScalarKind::U64, linear, region.total)
         .expect("compare");
     let leave = lower.begin_if(outside);
     lower.jump_return();
     lower.end_if(leave);
-    lower.pos = unravel(&mut lower, linear, &size, &origin);
+    lower.pos = gpu::map::unravel(&mut lower, linear, &region.size, &region.origin);
     lower.bindings = bind_params(&mut lower, &layout, variant);
     lower.zero_locals();
     lower.body()?;
@@ -103,7 +151,24 @@ pub fn compile(
         frame_bytes: bytes,
         group_size: group_size.unwrap_or(GROUP),
         shared_bytes,
+        instances_per_step: None,
     })
+}
+
+/// Reads the domain (into `lower.domain`) and the execution region.
+fn region(lower: &mut Lower<'_>, rank: usize) -> Region<Word> {
+    lower.domain = crate::lower::binding::axes(lower, header::DOMAIN, rank);
+    let origin = crate::lower::binding::axes(lower, header::REGION_ORIGIN, rank);
+    let size = crate::lower::binding::axes(lower, header::REGION_SIZE, rank);
+    let mut total = lower.index_constant(1);
+    for &n in &size {
+        total = lower.mul_index(total, n);
+    }
+    Region {
+        origin,
+        size,
+        total,
+    }
 }
 
 /// The dialect's error for a construct of `kernel` it cannot write.
@@ -160,32 +225,6 @@ pub fn linear_invocation(s: &mut Shell) -> rspirv::spirv::Word {
         .expect("integer add")
 }
 
-/// `linear` unravelled row-major in a box of `size`, plus `origin` (slowest first).
-fn unravel(
-    lower: &mut Lower<'_>,
-    linear: rspirv::spirv::Word,
-    size: &[rspirv::spirv::Word],
-    origin: &[rspirv::spirv::Word],
-) -> Vec<rspirv::spirv::Word> {
-    let mut pos = vec![linear; size.len()];
-    let mut rest = linear;
-    for k in (0..size.len()).rev() {
-        let p = if k == 0 {
-            rest
-        } else {
-            let t = lower.s.u64_ty();
-            let p = lower.s.b.u_mod(t, None, rest, size[k]).expect("in a block");
-            rest = lower.div_index(rest, size[k]);
-            p
-        };
-        pos[k] = lower
-            .s
-            .binary(BinaryOp::Add, ScalarKind::U64, p, origin[k])
-            .expect("add");
-    }
-    pos
-}
-
 /// Bytes of scratch memory an instance's local arrays take (each at a multiple of 16; a
 /// group kernel's `shared` locals live in the group's shared array).
 pub fn frame_bytes(module: &Module, kernel: &Kernel) -> u32 {
@@ -199,4 +238,90 @@ pub fn frame_bytes(module: &Module, kernel: &Kernel) -> u32 {
         }
     }
     used.next_multiple_of(16)
+}
+
+impl<'a> MapGpu<'a> for Lower<'a> {
+    type Instance = Option<Option<super::flow::LoopFrame>>;
+
+    /// The dispatch's width times its rows (`NumWorkgroups.y`).
+    fn invocations(&mut self) -> Word {
+        let width = self.s.push_word(2);
+        let rows = self.s.builtin_u64(BuiltIn::NumWorkgroups, 1);
+        self.mul_index(width, rows)
+    }
+
+    fn set_position(&mut self, pos: Vec<Word>) {
+        self.pos = pos;
+        self.set_elements();
+    }
+
+    fn set_binding(&mut self, param: usize, binding: Binding<Word, Word>) {
+        self.bindings[param] = binding;
+    }
+
+    /// A run-once construct where the kernel has a `return` (it leaves the construct).
+    fn begin_instance(&mut self) -> Self::Instance {
+        has_return(&self.kernel.body).then(|| self.begin_instance_construct())
+    }
+
+    fn end_instance(&mut self, instance: Self::Instance) {
+        if let Some(outer) = instance {
+            self.end_instance_construct(outer);
+        }
+    }
+
+    fn zero_locals(&mut self) {
+        Lower::zero_locals(self);
+    }
+
+    fn lower_body(&mut self) -> Result<(), CompileError> {
+        self.body()
+    }
+
+    fn load_quad(&mut self, kind: ScalarKind, addr: Word) -> [Word; 4] {
+        let ty = self.s.container(kind);
+        let vars = [(); 4].map(|_| self.variable(ty));
+        let fifteen = self.s.const_u64(15);
+        let u64_ty = self.s.u64_ty();
+        let low = self
+            .s
+            .b
+            .bitwise_and(u64_ty, None, addr, fifteen)
+            .expect("in a block");
+        let zero = self.s.const_u64(0);
+        let aligned = self
+            .s
+            .binary(BinaryOp::Eq, ScalarKind::U64, low, zero)
+            .expect("compare");
+        let arms = self.s.begin_if(aligned);
+        let vec4 = self.s.b.type_vector(ty, 4);
+        let four = self.s.load_typed(vec4, 16, addr);
+        for (k, &var) in vars.iter().enumerate() {
+            let v = self
+                .s
+                .b
+                .composite_extract(ty, None, four, [k as u32])
+                .expect("in a block");
+            self.s.write(var, v);
+        }
+        self.s.begin_else(&arms);
+        for (k, &var) in vars.iter().enumerate() {
+            let k = self.s.const_u64(k as u64);
+            let at = self.s.address(addr, k, 4);
+            let v = self.s.load_kind(kind, at);
+            self.s.write(var, v);
+        }
+        self.s.end_if(arms);
+        vars.map(|var| self.read_var(var))
+    }
+}
+
+/// Whether a block holds a `return` anywhere.
+fn has_return(block: &brook_ir::Block) -> bool {
+    block.iter().any(|s| match &s.stmt {
+        brook_ir::Stmt::Return => true,
+        brook_ir::Stmt::Loop { body, continuing } => has_return(body) || has_return(continuing),
+        brook_ir::Stmt::If { accept, reject, .. } => has_return(accept) || has_return(reject),
+        _ => false,
+    })
 }

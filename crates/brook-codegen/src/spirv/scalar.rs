@@ -126,10 +126,16 @@ impl Shell {
             (UnaryOp::Neg, ScalarKind::F32) => {
                 // The sign bit flipped as an integer: NVIDIA's Vulkan compiler flushed a
                 // subnormal `-x` but not `-(-x)` (it cancelled the pair); a flip is the same
-                // everywhere and is what IEEE's negate is.
+                // everywhere and is what IEEE's negate is. The mask is mixed with the opaque
+                // zero: with a plain constant the compiler saw the flip as its own negation
+                // and flushed again (driver 580).
                 let u32_ty = self.u32_ty();
                 let bits = op!(self, bitcast, u32_ty, v);
                 let sign = self.const_u32(0x8000_0000);
+                let sign = match self.opaque_zero {
+                    Some((zero32, _)) => op!(self, bitwise_xor, u32_ty, sign, zero32),
+                    None => sign,
+                };
                 let flipped = op!(self, bitwise_xor, u32_ty, bits, sign);
                 op!(self, bitcast, ty, flipped)
             }

@@ -200,14 +200,15 @@ impl VulkanDevice {
     }
 
     /// Records `module` on `threads` invocations (`group` to a workgroup, the workgroups in
-    /// rows of up to 65,535) with push words: the parameter block's address, a scratch frame
-    /// of `frame_bytes` per invocation, the dispatch's width, then `words`. It runs when the
+    /// rows of up to 65,535; at most 65,535 rows where the module `strides` over its work in a
+    /// grid-stride loop) with push words: the parameter block's address, a scratch frame of
+    /// `frame_bytes` per invocation, the dispatch's width, then `words`. It runs when the
     /// host next needs results ([`Context::finish`]).
     fn dispatch(
         &self,
         recorder: &mut Recorder<'_>,
         (module, group): (&SpirvModule, u32),
-        threads: u64,
+        (threads, strides): (u64, bool),
         (block, frame_bytes): (u64, u32),
         words: &[u64],
     ) -> Result<(), LaunchProblem> {
@@ -216,12 +217,16 @@ impl VulkanDevice {
         }
         let groups = threads.div_ceil(u64::from(group));
         let x = groups.min(65_535);
-        let y = groups.div_ceil(x);
+        let y = match groups.div_ceil(x) {
+            rows if strides => rows.min(65_535),
+            rows => rows,
+        };
         if y > 65_535 {
             return Err(self.execution(format!(
                 "{threads} invocations are more than one dispatch runs"
             )));
         }
+        let threads = x * y * u64::from(group);
         // Kernels without local arrays never read their frames.
         let frames = if frame_bytes == 0 {
             16
@@ -327,7 +332,11 @@ impl Device for VulkanDevice {
             Compiled::Map(m) => {
                 let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
                 let module = (&m.module, m.group_size);
-                self.dispatch(&mut recorder, module, total, (block, m.frame_bytes), &[])
+                let work = match m.instances_per_step {
+                    Some(k) => (total.div_ceil(k), true),
+                    None => (total, false),
+                };
+                self.dispatch(&mut recorder, module, work, (block, m.frame_bytes), &[])
             }
             Compiled::Reduce(r) => {
                 let passes = VulkanPasses {
@@ -438,7 +447,12 @@ impl PassRunner for VulkanPasses<'_> {
         words.extend_from_slice(extra);
         let frame = (self.block, self.reduce.frame_bytes);
         let mut recorder = self.recorder.borrow_mut();
-        self.device
-            .dispatch(&mut recorder, (module, GROUP), threads, frame, &words)
+        self.device.dispatch(
+            &mut recorder,
+            (module, GROUP),
+            (threads, false),
+            frame,
+            &words,
+        )
     }
 }

@@ -237,6 +237,9 @@ fn module(
     s.fused_fma = info.fma_fused == Some(true);
     s.flushes_f32 = info.subnormals_f32 != Some(Subnormals::Preserved);
     s.preserve_signed_zero = info.signed_zero_inf_nan;
+    // As in every kernel: push word 2 (here `dst`, an address below 2^63) gives the zero the
+    // driver cannot see.
+    brook_codegen::spirv::map::opaque_zero(&mut s);
     let (src_a, src_b, dst) = (s.push_word(0), s.push_word(1), s.push_word(2));
     let i = s.workgroup_x();
     let size = kind.size();

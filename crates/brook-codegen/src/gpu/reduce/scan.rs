@@ -12,10 +12,10 @@
 //! the output stream (the reduction target, bound with the input's shape), else to `dst`
 //! (`[row][leaf]`); bit 2: the scan is exclusive.
 
-use super::serial::input_leaf;
 use super::{
-    advance, index_vars, load_slot, mode_bit, mul_add, read_all, store_element, store_slot,
-    target_ref, u64_op, unravel, value_at, value_vars, write_all, Pass, Reduction, Share,
+    index_vars, load_run, load_slot, mode_bit, mul_add, next_positions, read_all, store_element,
+    store_slot, target_ref, u64_op, unravel, value_at, value_vars, write_all, Pass, Reduction, Run,
+    Share,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, PassParam};
@@ -88,51 +88,101 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let first = unravel(g, lo, &pass.tile);
     let lpos = index_vars(g, &first);
     let n = g.temporary(ScalarKind::U64);
-    let each = g.begin_loop();
-    let at = g.read_var(n);
-    let finished = u64_op(g, BinaryOp::Ge, at, count);
-    let stop = g.begin_if(finished);
-    g.jump_break(each);
-    g.end_if(stop);
-    let leaf = u64_op(g, BinaryOp::Add, lo, at);
-    let row_slot = mul_add(g, t, pass.leaves_per_target, leaf);
-    let here = read_all(g, &lpos);
-    let pos: Vec<G::Leaf> = (0..tpos.len())
-        .map(|k| mul_add(g, tpos[k], pass.tile[k], here[k]))
-        .collect();
-    // The leaf.
-    let x = value_vars(g, r);
-    let scratch = g.begin_if(from_scratch);
-    let v = load_slot(g, r, pass.src, row_slot);
-    write_all(g, &x, &v);
-    g.begin_else(&scratch);
-    let v = input_leaf(g, r, source, &tpos, &pass.tile, &here);
-    write_all(g, &x, &v);
-    g.end_if(scratch);
-    let x = read_all(g, &x);
-    // This leaf's prefix.
-    let out = value_vars(g, r);
-    let kind = g.begin_if(exclusive);
-    let prefix = read_all(g, &e.value);
-    write_all(g, &out, &prefix);
-    g.begin_else(&kind);
-    combine_after(g, r, &out, &e, &x)?;
-    g.end_if(kind);
-    let out = read_all(g, &out);
-    let to = g.begin_if(to_output);
-    let output = target_ref(g, r, layout, pos.len());
-    store_element(g, r, &output, &pos, &out);
-    g.begin_else(&to);
-    store_slot(g, r, (pass.dst, row_slot), &out);
-    g.end_if(to);
-    push(g, r, &levels, at, &x, &e)?;
-    advance(g, &lpos, &pass.tile);
-    let one = g.index_constant(1);
-    let next = u64_op(g, BinaryOp::Add, at, one);
-    g.write_var(n, next);
-    g.begin_continuing(each);
-    g.end_loop(each);
+    let contiguous = Run::contiguous(g, source, &pass.tile, lo, RUN);
+    let piece = PieceScan {
+        r,
+        layout,
+        pass,
+        tpos: &tpos,
+        e: &e,
+        levels: &levels,
+        exclusive,
+        to_output,
+    };
+    // Runs of [`RUN`] leaves while they last (their loads in flight together), then one by one.
+    for run_length in [RUN, 1] {
+        let each = g.begin_loop();
+        let at = g.read_var(n);
+        let length = g.index_constant(run_length);
+        let next = u64_op(g, BinaryOp::Add, at, length);
+        let short = u64_op(g, BinaryOp::Lt, count, next);
+        let stop = g.begin_if(short);
+        g.jump_break(each);
+        g.end_if(stop);
+        let leaf = u64_op(g, BinaryOp::Add, lo, at);
+        let first_slot = mul_add(g, t, pass.leaves_per_target, leaf);
+        // The run's positions (for its outputs), then its leaves from the first.
+        let positions = next_positions(g, &lpos, &pass.tile, run_length);
+        write_all(g, &lpos, &positions[0]);
+        let run = Run {
+            from_scratch,
+            src: pass.src,
+            source,
+            tpos: &tpos,
+            tile: &pass.tile,
+            lpos: &lpos,
+            contiguous,
+        };
+        let xs = load_run(g, r, &run, (first_slot, run_length));
+        for (k, (x, here)) in xs.iter().zip(&positions).enumerate() {
+            let offset = g.index_constant(k as u64);
+            let n_k = u64_op(g, BinaryOp::Add, at, offset);
+            let slot = u64_op(g, BinaryOp::Add, first_slot, offset);
+            piece.leaf(g, (n_k, slot), here, x)?;
+        }
+        g.write_var(n, next);
+        g.begin_continuing(each);
+        g.end_loop(each);
+    }
     Ok(())
+}
+
+/// Leaves a thread loads together.
+const RUN: u64 = 4;
+
+/// A thread's piece being scanned.
+struct PieceScan<'a, L, V> {
+    r: &'a Reduction,
+    layout: &'a BlockLayout,
+    pass: &'a Pass<L>,
+    tpos: &'a [L],
+    /// The next leaf's exclusive prefix.
+    e: &'a Held<V>,
+    levels: &'a [Level<V>],
+    exclusive: L,
+    to_output: L,
+}
+
+impl<L: Copy, V: Copy> PieceScan<'_, L, V> {
+    /// Leaf `n` of the piece (value `x`, at `here` in the tile, `row_slot` in a scratch
+    /// row): its prefix written, then pushed.
+    fn leaf<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        (n, row_slot): (L, L),
+        here: &[L],
+        x: &[L],
+    ) -> Result<(), G::Error> {
+        let (r, pass) = (self.r, self.pass);
+        let pos: Vec<L> = (0..self.tpos.len())
+            .map(|k| mul_add(g, self.tpos[k], pass.tile[k], here[k]))
+            .collect();
+        let out = value_vars(g, r);
+        let kind = g.begin_if(self.exclusive);
+        let prefix = read_all(g, &self.e.value);
+        write_all(g, &out, &prefix);
+        g.begin_else(&kind);
+        combine_after(g, r, &out, self.e, x)?;
+        g.end_if(kind);
+        let out = read_all(g, &out);
+        let to = g.begin_if(self.to_output);
+        let output = target_ref(g, r, self.layout, pos.len());
+        store_element(g, r, &output, &pos, &out);
+        g.begin_else(&to);
+        store_slot(g, r, (pass.dst, row_slot), &out);
+        g.end_if(to);
+        push(g, r, self.levels, n, x, self.e)
+    }
 }
 
 /// The exclusive prefix of piece `j` of row `t`: `pre[t][j]` after the first piece; the

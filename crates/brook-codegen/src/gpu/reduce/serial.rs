@@ -6,8 +6,9 @@
 //! flight together), each batch an aligned subtree inserted above the levels it fills.
 
 use super::{
-    advance, index_vars, load_slot, mode_bit, mul_add, read_all, store_element, store_slot,
-    target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction, Share, BATCH,
+    advance, index_vars, load_run, load_slot, mode_bit, mul_add, read_all, store_element,
+    store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction, Run, Share,
+    BATCH,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::Gpu;
@@ -43,6 +44,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
             let first = unravel(g, lo, &pass.tile);
             index_vars(g, &first)
         },
+        contiguous: Run::contiguous(g, source, &pass.tile, lo, BATCH),
         source,
     };
     let to_target = mode_bit(g, pass.mode, 2);
@@ -121,12 +123,7 @@ fn batches<'ir, G: Gpu<'ir>>(
     let stop = g.begin_if(short);
     g.jump_break(each);
     g.end_if(stop);
-    let mut level: Vec<Vec<G::Leaf>> = Vec::with_capacity(BATCH as usize);
-    for k in 0..BATCH {
-        let offset = g.index_constant(k);
-        let leaf = u64_op(g, BinaryOp::Add, at, offset);
-        level.push(load_leaf(g, r, leaves, leaf));
-    }
+    let mut level = load_batch(g, r, leaves, at);
     while level.len() > 1 {
         let mut up = Vec::with_capacity(level.len() / 2);
         for pair in level.chunks(2) {
@@ -157,7 +154,31 @@ struct SerialLeaves<'a, L, V> {
     tile: &'a [L],
     /// The position of the next input leaf in the tile (advanced by each load).
     lpos: Vec<V>,
+    /// Batches of the input lie side by side ([`Run::contiguous`]).
+    contiguous: L,
     source: &'a Source<L>,
+}
+
+/// Leaves `lo + n ..` of a batch, from the scratch array or the input, decided once for the
+/// batch ([`super::load_run`]).
+fn load_batch<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    l: &SerialLeaves<'_, G::Leaf, G::Var>,
+    n: G::Leaf,
+) -> Vec<Vec<G::Leaf>> {
+    let first = u64_op(g, BinaryOp::Add, l.lo, n);
+    let first_slot = mul_add(g, l.t, l.leaves, first);
+    let run = Run {
+        from_scratch: l.from_scratch,
+        src: l.src,
+        source: l.source,
+        tpos: l.tpos,
+        tile: l.tile,
+        lpos: &l.lpos,
+        contiguous: l.contiguous,
+    };
+    load_run(g, r, &run, (first_slot, BATCH))
 }
 
 /// Leaf `lo + n`: from the scratch array (`src[t][lo + n]`), or the next input leaf.
