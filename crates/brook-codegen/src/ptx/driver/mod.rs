@@ -19,12 +19,8 @@ use std::fmt::Write;
 /// The name of the entry function of every generated module.
 pub const ENTRY: &str = "brook_main";
 
-/// The execution region: origin and size, `rank` axes each, and the number of instances.
-pub struct Region {
-    pub origin: Vec<Reg>,
-    pub size: Vec<Reg>,
-    pub total: Reg,
-}
+/// The execution region, in index registers.
+pub type Region = crate::gpu::map::Region<Reg>;
 
 /// Loads the domain (into `lower.domain`) and the execution region.
 pub fn load_region(lower: &mut Lower<'_>, rank: usize) -> Region {

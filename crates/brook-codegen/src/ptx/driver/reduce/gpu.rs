@@ -36,12 +36,17 @@ pub(super) fn param_declarations(params: &[PassParam]) -> String {
 }
 
 impl<'a> Gpu<'a> for Lower<'a> {
+    /// `%ctaid.x * %ntid.x + %tid.x` in 64 bits, whatever the index width.
     fn global_thread(&mut self) -> Reg {
-        let ctaid = self.special_index("%ctaid.x");
-        let ntid = self.special_index("%ntid.x");
-        let tid = self.special_index("%tid.x");
-        self.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {ctaid}, {ntid}, {tid}")
+        let [ctaid, ntid, tid] = ["%ctaid.x", "%ntid.x", "%tid.x"].map(|name| {
+            self.e
+                .compute(Class::B32, |r| format!("mov.u32 {r}, {name}"))
+        });
+        let tid = self
+            .e
+            .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {tid}"));
+        self.e.compute(Class::B64, |r| {
+            format!("mad.wide.u32 {r}, {ctaid}, {ntid}, {tid}")
         })
     }
 
