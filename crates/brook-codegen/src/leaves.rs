@@ -93,6 +93,40 @@ pub fn has_array(module: &Module, ty: &Type) -> bool {
     }
 }
 
+/// Whether a value of `ty` holds a scalar of `kind` anywhere.
+pub fn holds_kind(module: &Module, ty: &Type, kind: ScalarKind) -> bool {
+    match ty {
+        Type::Value(v) => v.kind == kind,
+        Type::Array { elem, .. } => holds_kind(module, elem, kind),
+        Type::Struct(id) => module
+            .struct_decl(*id)
+            .is_some_and(|d| d.fields.iter().any(|f| holds_kind(module, &f.ty, kind))),
+    }
+}
+
+/// Where `kernel` first computes with scalars of `kind`: the span of a parameter that holds
+/// one, else of a local or an expression that does; `None` where it never does.
+pub fn first_use_of_kind(
+    module: &Module,
+    kernel: &brook_ir::Kernel,
+    kind: ScalarKind,
+) -> Option<brook_ir::SourceSpan> {
+    let param = kernel
+        .params
+        .iter()
+        .find(|p| holds_kind(module, &p.ty, kind))
+        .map(|p| p.span);
+    let local = || {
+        let (h, _) = (kernel.locals.iter()).find(|(_, l)| holds_kind(module, &l.ty, kind))?;
+        Some(kernel.locals.span(h))
+    };
+    let expr = || {
+        let (h, _) = (kernel.exprs.iter()).find(|(_, e)| holds_kind(module, &e.ty, kind))?;
+        Some(kernel.exprs.span(h))
+    };
+    param.or_else(local).or_else(expr)
+}
+
 /// Walks a place's path through a value held as leaves: the first leaf of the part reached,
 /// with `ty` set to its type. Array indices must be integer literals (clamped to the array);
 /// a computed index is returned as the error.
@@ -132,4 +166,35 @@ pub fn leaf_path(
         }
     }
     Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brook_ir::{Expr, ExprKind, KernelKind, Literal, ParamRole, SourceSpan, ValueType};
+
+    #[test]
+    fn the_first_use_of_a_kind_is_found_in_params_and_expressions() {
+        let module = Module::default();
+        let mut kernel = crate::test_kernels::kernel(
+            KernelKind::Map,
+            vec![crate::test_kernels::param(ParamRole::Input, 1)],
+        );
+        assert_eq!(first_use_of_kind(&module, &kernel, ScalarKind::F64), None);
+        let at = SourceSpan::default();
+        let double = Expr {
+            kind: ExprKind::Literal(Literal {
+                kind: ScalarKind::F64,
+                bits: 0,
+            }),
+            ty: Type::Value(ValueType::scalar(ScalarKind::F64)),
+        };
+        kernel.exprs.append(double, at);
+        assert_eq!(
+            first_use_of_kind(&module, &kernel, ScalarKind::F64),
+            Some(at)
+        );
+        assert!(first_use_of_kind(&module, &kernel, ScalarKind::F32).is_some());
+        assert_eq!(first_use_of_kind(&module, &kernel, ScalarKind::I8), None);
+    }
 }

@@ -121,6 +121,16 @@ pub enum LaunchProblem {
     /// The launch asks more of the device than it has.
     #[error("Kernel Execution: {0}")]
     DeviceLimit(DeviceLimit),
+    /// The kernel computes with a type the device has no arithmetic for; `at` shows where,
+    /// when the program kept its source.
+    #[error("Kernel Execution: kernel `{kernel}` computes with `{ty}`, which {device} cannot: it lacks {feature}; run it on another device (the CPU device always has `{ty}`){}", at.as_ref().map(|a| format!("\n{a}")).unwrap_or_default())]
+    DeviceType {
+        kernel: String,
+        ty: &'static str,
+        device: String,
+        feature: &'static str,
+        at: Option<String>,
+    },
     #[error("execution failed: {0}")]
     Execution(String),
     #[error("vout `{name}`: the instance at {position:?} (x first) pushed {pushed} values, more than its bound of {limit}; its first {limit} were kept (declare a larger `vout [N]`)")]
@@ -204,7 +214,8 @@ impl LaunchError {
         match self.problem {
             LaunchProblem::NotSupported(_)
             | LaunchProblem::Compile { .. }
-            | LaunchProblem::DeviceLimit(_) => BError::NotSupported,
+            | LaunchProblem::DeviceLimit(_)
+            | LaunchProblem::DeviceType { .. } => BError::NotSupported,
             LaunchProblem::ArgumentCount { .. }
             | LaunchProblem::ArgumentKind { .. }
             | LaunchProblem::Iterator { .. }

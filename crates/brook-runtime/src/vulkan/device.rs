@@ -15,11 +15,12 @@ use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
+use brook_codegen::leaves::first_use_of_kind;
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
 use brook_codegen::spirv::SpirvModule;
-use brook_ir::KernelKind;
+use brook_ir::{KernelKind, ScalarKind};
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,29 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
             shared_bytes: gpu.info.max_shared_memory,
         },
     }))
+}
+
+/// A kernel that computes with `double` on a device without `shaderFloat64` (`options`):
+/// refused, naming the type, the device and the place.
+fn check_types(
+    module: &brook_ir::Module,
+    kernel: &brook_ir::Kernel,
+    options: &map::Options,
+    device: &str,
+) -> Result<(), LaunchProblem> {
+    if options.float64 {
+        return Ok(());
+    }
+    match first_use_of_kind(module, kernel, ScalarKind::F64) {
+        None => Ok(()),
+        Some(span) => Err(LaunchProblem::DeviceType {
+            kernel: kernel.name.clone(),
+            ty: "double",
+            device: device.to_string(),
+            feature: "64-bit floats (Vulkan's shaderFloat64)",
+            at: module.excerpt(span),
+        }),
+    }
 }
 
 pub struct VulkanDevice {
@@ -151,6 +175,13 @@ impl VulkanDevice {
     }
 
     fn compiled(&self, launch: &LaunchPlan) -> Result<Arc<Compiled>, LaunchProblem> {
+        let device = self.info.to_string();
+        check_types(
+            launch.module.module(),
+            launch.kernel(),
+            &self.options,
+            &device,
+        )?;
         let variant = block::variant(launch);
         self.cache
             .get_or_make(&launch.module, launch.kernel, &variant, || {
@@ -454,5 +485,50 @@ impl PassRunner for VulkanPasses<'_> {
             frame,
             &words,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brook_ir::{Arena, Block, Kernel, Module, Param, ParamRole, SourceSpan, Type, ValueType};
+
+    fn kernel_with_input(kind: ScalarKind) -> Kernel {
+        Kernel {
+            name: "scale".into(),
+            kind: KernelKind::Map,
+            params: vec![Param {
+                name: "a".into(),
+                ty: Type::Value(ValueType::scalar(kind)),
+                role: ParamRole::Input,
+                span: SourceSpan::default(),
+            }],
+            group_size: None,
+            vouts: Vec::new(),
+            locals: Arena::new(),
+            exprs: Arena::new(),
+            body: Block::new(),
+            span: SourceSpan::default(),
+        }
+    }
+
+    #[test]
+    fn doubles_on_a_device_without_them_are_refused_by_name() {
+        let module = Module::default();
+        let without = map::Options::default();
+        let with = map::Options {
+            float64: true,
+            ..without
+        };
+        let doubles = kernel_with_input(ScalarKind::F64);
+        let problem = check_types(&module, &doubles, &without, "vulkan:3 (a GPU)")
+            .expect_err("refused without shaderFloat64");
+        let text = problem.to_string();
+        for part in ["`scale`", "`double`", "vulkan:3 (a GPU)", "shaderFloat64"] {
+            assert!(text.contains(part), "{part} not in: {text}");
+        }
+        assert!(check_types(&module, &doubles, &with, "vulkan:0").is_ok());
+        let floats = kernel_with_input(ScalarKind::F32);
+        assert!(check_types(&module, &floats, &without, "vulkan:0").is_ok());
     }
 }
