@@ -113,7 +113,7 @@ pub fn profile_report() -> String {
     if kernels.is_empty() && transfers.is_empty() {
         return String::new();
     }
-    let mut out = String::from("brook profile (BRT_PROFILE): device time is the GPU clock on cuda, the wall clock elsewhere\n");
+    let mut out = String::from("brook profile (BRT_PROFILE): device time is the GPU clock on GPUs that have one (cuda, vulkan with timestamps), the wall clock elsewhere\n");
     let _ = writeln!(
         out,
         "{:<10} {:<24} {:>8} {:>11} {:>10} {:>9} {:>10} {:>9} {:>11} {:>6}",

@@ -341,11 +341,13 @@ fn gpu_time_measures_gpu_work_and_is_absent_elsewhere() {
             copy.launch(args![&a, &b]).expect("launch");
         });
         match (device.type_name(), timed) {
-            ("cuda", Some(Ok(t))) => {
-                assert!(t.as_secs_f64() > 0.0 && t.as_secs_f64() < 1.0, "{t:?}");
+            // Vulkan devices with timestamps (lavapipe's too) measure like CUDA's events.
+            ("cuda" | "vulkan", Some(Ok(t))) => {
+                assert!(t.as_secs_f64() > 0.0 && t.as_secs_f64() < 10.0, "{t:?}");
                 assert_eq!(b.to_vec().expect("b")[12345], 1.5);
             }
             ("cuda", other) => panic!("{}: {other:?}", device.info()),
+            ("vulkan", Some(Err(e))) => panic!("{}: {e}", device.info()),
             (_, None) => {}
             (_, Some(r)) => panic!("{} has no GPU clock: {r:?}", device.info()),
         }

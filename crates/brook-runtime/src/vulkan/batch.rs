@@ -5,6 +5,7 @@
 //! a wait (tens of microseconds on a GPU).
 
 use super::arena::Arena;
+use super::clock::{Clock, Pair};
 use super::context::Pipeline;
 use super::memory::Buffer;
 use ash::vk;
@@ -33,10 +34,18 @@ pub(super) struct Batch {
     /// a launch (`in_launch` false: a launch may hold pieces for kernels it records next).
     pub(super) arena: Arena,
     pub(super) in_launch: bool,
+    /// Timestamps, where the queue family has them.
+    clock: Option<Clock>,
 }
 
 impl Batch {
-    pub(super) fn new(device: &ash::Device, family: u32) -> Result<Batch, String> {
+    /// The batch of queue family `family`, whose timestamps have `clock`'s valid bits and
+    /// tick length ([`Clock::new`]).
+    pub(super) fn new(
+        device: &ash::Device,
+        family: u32,
+        clock: (u32, f32),
+    ) -> Result<Batch, String> {
         // SAFETY: the device is live; the create infos live across the calls.
         unsafe {
             let queue = device.get_device_queue(family, 0);
@@ -59,10 +68,16 @@ impl Batch {
                     let fence = device
                         .create_fence(&vk::FenceCreateInfo::default(), None)
                         .map_err(|e| format!("creating a fence failed: {e}"))?;
-                    Ok((commands[0], fence))
+                    match Clock::new(device, clock) {
+                        Ok(clock) => Ok((commands[0], fence, clock)),
+                        Err(e) => {
+                            device.destroy_fence(fence, None);
+                            Err(e)
+                        }
+                    }
                 });
             match made {
-                Ok((commands, fence)) => Ok(Batch {
+                Ok((commands, fence, clock)) => Ok(Batch {
                     queue,
                     pool,
                     commands,
@@ -72,6 +87,7 @@ impl Batch {
                     unseen: None,
                     arena: Arena::new(),
                     in_launch: false,
+                    clock,
                 }),
                 Err(e) => {
                     device.destroy_command_pool(pool, None);
@@ -147,6 +163,43 @@ impl Batch {
             }
         }
         Ok(())
+    }
+
+    /// Whether the batch has timestamps.
+    pub(super) fn has_clock(&self) -> bool {
+        self.clock.is_some()
+    }
+
+    /// Records the start (`end` false) or the end of timestamp pair `pair`, after what is
+    /// recorded; `false` (nothing recorded) without timestamps.
+    pub(super) fn record_timestamp(
+        &mut self,
+        d: &ash::Device,
+        (pair, end): (Pair, bool),
+    ) -> Result<bool, String> {
+        if self.clock.is_none() {
+            return Ok(false);
+        }
+        // SAFETY: as in `record`: the command buffer is this batch's and is not pending.
+        unsafe {
+            self.begin_or_wait(d)?;
+            if let Some(clock) = &self.clock {
+                clock.record(d, self.commands, pair, end);
+            }
+        }
+        self.recorded += 1;
+        Ok(true)
+    }
+
+    /// Runs what is recorded, then the time between the start and end of `pair`; `None`
+    /// without timestamps.
+    pub(super) fn elapsed(
+        &mut self,
+        d: &ash::Device,
+        pair: Pair,
+    ) -> Result<Option<Duration>, String> {
+        self.finish(d)?;
+        self.clock.as_ref().map(|c| c.elapsed(d, pair)).transpose()
     }
 
     /// Keeps `buffer` until the kernels recorded so far and next (in this launch) have run.
@@ -227,6 +280,9 @@ impl Batch {
         unsafe {
             d.destroy_fence(self.fence, None);
             d.destroy_command_pool(self.pool, None);
+        }
+        if let Some(clock) = self.clock.take() {
+            clock.destroy(d);
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::arena::CHUNK;
 use super::batch::Batch;
+use super::clock::Pair;
 use super::info::GpuInfo;
 use super::instance::Vulkan;
 use super::memory::{Buffer, Placement, Pool};
@@ -10,6 +11,7 @@ use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// A logical device with its compute queue.
 pub struct Context {
@@ -76,7 +78,8 @@ impl Context {
             .map_err(|e| format!("opening the device failed: {e}"))?;
         // SAFETY: as above.
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
-        match Batch::new(&device, family) {
+        let clock = (info.timestamp_bits, info.timestamp_period);
+        match Batch::new(&device, family, clock) {
             Ok(batch) => Ok(Context {
                 _vulkan: vulkan.clone(),
                 device,
@@ -188,6 +191,26 @@ impl Context {
     pub fn finish(&self) -> Result<(), String> {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         batch.finish(&self.device)
+    }
+
+    /// Whether the device has timestamps ([`Context::timestamp`]).
+    pub fn has_clock(&self) -> bool {
+        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.has_clock()
+    }
+
+    /// Records the start (`end` false) or end of timestamp pair `pair` after the work
+    /// recorded so far; `false` where the device has no timestamps.
+    pub fn timestamp(&self, pair: Pair, end: bool) -> Result<bool, String> {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.record_timestamp(&self.device, (pair, end))
+    }
+
+    /// Runs the recorded work and returns the time between the start and the end of `pair`
+    /// (`None` without timestamps).
+    pub fn elapsed(&self, pair: Pair) -> Result<Option<Duration>, String> {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.elapsed(&self.device, pair)
     }
 
     /// Runs the recorded kernels now; a failure is kept for the next [`Context::finish`].

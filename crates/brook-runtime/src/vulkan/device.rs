@@ -4,6 +4,7 @@
 //! time, each waited for. Not yet in the registry's list (thread groups come first: a launch
 //! of one is a `LaunchProblem` naming it); made by [`device`].
 
+use super::clock::Pair;
 use super::context::{Context, Recorder};
 use super::memory::Buffer as VkBuffer;
 use super::Gpu;
@@ -24,6 +25,7 @@ use brook_ir::{KernelKind, ScalarKind};
 use std::any::Any;
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Vulkan device `ordinal` as a Brook device, or why it cannot be one.
 pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
@@ -63,6 +65,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         context: context.clone(),
         options,
         cache: KernelCache::new(format!("vulkan:{ordinal}")),
+        timing: Mutex::new(()),
         limits: Limits {
             threads_per_group: gpu
                 .info
@@ -102,6 +105,8 @@ pub struct VulkanDevice {
     context: Arc<Context>,
     options: map::Options,
     cache: KernelCache<Compiled>,
+    /// Held by one [`Device::gpu_time`] at a time (they share a timestamp pair).
+    timing: Mutex<()>,
     limits: Limits,
 }
 
@@ -399,6 +404,44 @@ impl Device for VulkanDevice {
         self.context.run_now();
         true
     }
+
+    /// Timestamps around the launch, read once it has run (the launch is waited for).
+    fn launch_timed(&self, plan: &LaunchPlan) -> Result<Option<Duration>, LaunchProblem> {
+        if !self.context.has_clock() {
+            return self.launch(plan).map(|()| None);
+        }
+        let stamp =
+            |end| (self.context.timestamp(Pair::Launch, end)).map_err(|e| self.execution(e));
+        stamp(false)?;
+        self.launch(plan)?;
+        stamp(true)?;
+        (self.context.elapsed(Pair::Launch)).map_err(|e| self.execution(e))
+    }
+
+    /// Timestamps around the work, recorded on the device's queue in order with its
+    /// launches; `None` where the device has no timestamps.
+    fn gpu_time(&self, work: &mut dyn FnMut()) -> Option<Result<Duration, RuntimeError>> {
+        if !self.context.has_clock() {
+            return None;
+        }
+        let _one_at_a_time = self.timing.lock().unwrap_or_else(|e| e.into_inner());
+        // `Some(end)`: record a timestamp; `None`: run the work and read the pair.
+        let on_queue = |stamp: Option<bool>| {
+            let context = self.context.clone();
+            let job = move || match stamp {
+                Some(end) => context.timestamp(Pair::Work, end).map(|_| None),
+                None => context.elapsed(Pair::Work),
+            };
+            (self.queue.run(job)).unwrap_or_else(|| Err("the device queue stopped".into()))
+        };
+        let mut timed = || {
+            on_queue(Some(false))?;
+            work();
+            on_queue(Some(true))?;
+            on_queue(None)
+        };
+        timed().map_err(|e| self.fail(e)).transpose()
+    }
 }
 
 /// Threads a Vulkan device is taken to keep busy at once when a reduction plans its pieces
@@ -530,5 +573,22 @@ mod tests {
         assert!(check_types(&module, &doubles, &with, "vulkan:0").is_ok());
         let floats = kernel_with_input(ScalarKind::F32);
         assert!(check_types(&module, &floats, &without, "vulkan:0").is_ok());
+    }
+
+    #[test]
+    fn devices_with_timestamps_time_their_work() {
+        let Ok(gpus) = super::super::gpus() else {
+            eprintln!("no Vulkan devices: gpu_time was not tried");
+            return;
+        };
+        for (k, gpu) in gpus.iter().enumerate() {
+            let Ok(device) = device(k) else { continue };
+            let timed = device.gpu_time(&mut || {});
+            match (gpu.info.timestamp_bits, timed) {
+                (0, None) => {}
+                (bits, Some(Ok(t))) if bits > 0 => assert!(t.as_secs_f64() < 10.0, "{t:?}"),
+                (bits, other) => panic!("vulkan:{k} ({bits} timestamp bits): {other:?}"),
+            }
+        }
     }
 }

@@ -46,6 +46,10 @@ pub struct GpuInfo {
     pub max_group_count: [u32; 3],
     /// The queue family with compute, if any.
     pub compute_queue: Option<u32>,
+    /// Valid bits of the compute family's timestamps (0: it has none) and nanoseconds per
+    /// tick.
+    pub timestamp_bits: u32,
+    pub timestamp_period: f32,
     /// What the probe found the device does with subnormals (`None` until probed, or for
     /// `double` where the device has none).
     pub subnormals_f32: Option<Subnormals>,
@@ -156,6 +160,8 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
         max_group_size: limits.max_compute_work_group_size,
         max_group_count: limits.max_compute_work_group_count,
         compute_queue,
+        timestamp_bits: compute_queue.map_or(0, |f| families[f as usize].timestamp_valid_bits),
+        timestamp_period: limits.timestamp_period,
         subnormals_f32: None,
         subnormals_f64: None,
         fma_fused: None,

@@ -16,6 +16,7 @@
 
 mod arena;
 mod batch;
+pub mod clock;
 pub mod context;
 pub mod device;
 pub mod info;
