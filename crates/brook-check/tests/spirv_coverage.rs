@@ -20,6 +20,8 @@ fn kernels_are_valid_spirv() {
         preserve_signed_zero: (true, true),
         // The widening that flushes explicitly (NVIDIA's driver) validated too.
         flushes_f32: true,
+        // A GPU's map modules: every form of the driver.
+        unrolled_maps: true,
     };
     for (name, _, program) in exec::compiled_cases() {
         let module = program.module();

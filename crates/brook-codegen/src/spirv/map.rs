@@ -34,6 +34,10 @@ pub struct Options {
     pub preserve_signed_zero: (bool, bool),
     /// The device flushes `float` subnormals (its probe says so).
     pub flushes_f32: bool,
+    /// Maps take the shared driver's unrolled steps ([`Stepping::of`]); else single steps.
+    /// A device on the CPU (lavapipe) gains nothing from them and compiles each module with
+    /// LLVM: four copies of a body cost it compile time (a cold CI run took minutes more).
+    pub unrolled_maps: bool,
 }
 
 /// A map kernel's module and the scratch memory each instance needs.
@@ -93,7 +97,10 @@ fn grid_stride(
     lower.place_locals(frame);
     lower.pos = vec![lower.index_constant(0); variant.rank];
     lower.bindings = bind_params(&mut lower, &layout, variant);
-    let stepping = Stepping::of(module, kernel, variant);
+    let stepping = match options.unrolled_maps {
+        true => Stepping::of(module, kernel, variant),
+        false => Stepping::Single,
+    };
     gpu::map::emit(&mut lower, stepping, &region)?;
     if let Some(problem) = lower.problem.take() {
         return Err(problem);

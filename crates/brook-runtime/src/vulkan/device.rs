@@ -6,6 +6,7 @@
 
 use super::clock::Pair;
 use super::context::{Context, Recorder};
+use super::info::GpuKind;
 use super::memory::Buffer as VkBuffer;
 use super::Gpu;
 use crate::buffer::{Buffer, Span};
@@ -46,6 +47,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         fused_fma: gpu.info.fma_fused == Some(true),
         flushes_f32: flushes,
         preserve_signed_zero: gpu.info.signed_zero_inf_nan,
+        unrolled_maps: gpu.info.kind != GpuKind::Cpu,
     };
     Ok(Arc::new(VulkanDevice {
         info: DeviceInfo {
@@ -180,13 +182,11 @@ impl VulkanDevice {
     }
 
     fn compiled(&self, launch: &LaunchPlan) -> Result<Arc<Compiled>, LaunchProblem> {
-        let device = self.info.to_string();
-        check_types(
-            launch.module.module(),
-            launch.kernel(),
-            &self.options,
-            &device,
-        )?;
+        if !self.options.float64 {
+            let device = self.info.to_string();
+            let (module, kernel) = (launch.module.module(), launch.kernel());
+            check_types(module, kernel, &self.options, &device)?;
+        }
         let variant = block::variant(launch);
         self.cache
             .get_or_make(&launch.module, launch.kernel, &variant, || {
@@ -251,7 +251,12 @@ impl VulkanDevice {
         if threads == 0 {
             return Ok(());
         }
-        let groups = threads.div_ceil(u64::from(group));
+        let mut groups = threads.div_ceil(u64::from(group));
+        if strides && frame_bytes > 0 {
+            // Local arrays' frames are per invocation: a grid-stride kernel runs its
+            // instances on fewer invocations rather than take more than `FRAMES` bytes.
+            groups = groups.min((FRAMES / (u64::from(group) * u64::from(frame_bytes))).max(1));
+        }
         let x = groups.min(65_535);
         let y = match groups.div_ceil(x) {
             rows if strides => rows.min(65_535),
@@ -443,6 +448,9 @@ impl Device for VulkanDevice {
         timed().map_err(|e| self.fail(e)).transpose()
     }
 }
+
+/// The most scratch memory the local-array frames of one grid-stride map take.
+const FRAMES: u64 = 256 << 20;
 
 /// Threads a Vulkan device is taken to keep busy at once when a reduction plans its pieces
 /// (Vulkan does not say; about a mid-sized GPU's).

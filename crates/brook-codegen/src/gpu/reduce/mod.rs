@@ -296,9 +296,9 @@ impl<L: Copy, V: Copy> Run<'_, L, V> {
 }
 
 /// The `length` leaves of the run at slot `first_slot` of the scratch array, or at the input
-/// position `lpos` (moved past them), read in one straight run of loads from one address:
-/// in flight together, without index arithmetic per leaf (a branch around each load and a
-/// 64-bit position per leaf kept Vulkan's serial sums at a quarter of CUDA's speed).
+/// position `lpos` (moved past them; left where it is for the scratch array), read in one
+/// straight run of loads from one address where they lie side by side: one branch for the
+/// run, no index arithmetic per leaf.
 pub fn load_run<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,

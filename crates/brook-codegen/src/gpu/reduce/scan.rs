@@ -111,8 +111,10 @@ pub fn emit<'ir, G: Gpu<'ir>>(
         g.end_if(stop);
         let leaf = u64_op(g, BinaryOp::Add, lo, at);
         let first_slot = mul_add(g, t, pass.leaves_per_target, leaf);
-        // The run's positions (for its outputs), then its leaves from the first.
+        // The run's positions (for its outputs), then its leaves from the first; `lpos`
+        // ends after the run whichever way the leaves come.
         let positions = next_positions(g, &lpos, &pass.tile, run_length);
+        let after: Vec<G::Leaf> = lpos.iter().map(|&v| g.snapshot_var(v)).collect();
         write_all(g, &lpos, &positions[0]);
         let run = Run {
             from_scratch,
@@ -124,6 +126,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
             contiguous,
         };
         let xs = load_run(g, r, &run, (first_slot, run_length));
+        write_all(g, &lpos, &after);
         for (k, (x, here)) in xs.iter().zip(&positions).enumerate() {
             let offset = g.index_constant(k as u64);
             let n_k = u64_op(g, BinaryOp::Add, at, offset);
