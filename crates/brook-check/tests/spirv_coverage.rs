@@ -22,6 +22,8 @@ fn kernels_are_valid_spirv() {
         flushes_f32: true,
         // A GPU's map modules: every form of the driver.
         unrolled_maps: true,
+        // Reductions' subgroup path validated too.
+        subgroup_shuffle: true,
     };
     for (name, _, program) in exec::compiled_cases() {
         let module = program.module();

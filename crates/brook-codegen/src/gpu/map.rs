@@ -120,9 +120,6 @@ pub trait MapGpu<'ir>: Gpu<'ir> {
     fn zero_locals(&mut self);
     /// Lowers the kernel body where the code stands.
     fn lower_body(&mut self) -> Result<(), Self::Error>;
-    /// Four consecutive scalars of `kind` (4 bytes) from `addr`, with one 16-byte load when
-    /// `addr` is 16-byte aligned.
-    fn load_quad(&mut self, kind: ScalarKind, addr: Self::Leaf) -> [Self::Leaf; 4];
 }
 
 /// The execution region: origin and size (slowest first) and the number of instances, index

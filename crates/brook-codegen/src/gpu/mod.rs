@@ -4,17 +4,18 @@
 //! step, where a counter stack lives).
 //!
 //! - [`map`]: the map driver (a grid-stride loop, unrolled steps, 16-byte loads).
-//! - [`reduce`]: the reduction and scan passes every GPU dialect has (the serial path and the
-//!   multi-pass scan), in the canonical order of `brook_ir::reduce_order`.
+//! - [`reduce`]: the reduction and scan passes every GPU dialect has (the serial path, the
+//!   subgroup path, the multi-pass scan), in the canonical order of `brook_ir::reduce_order`.
 //!
 //! PTX ([`crate::ptx`]) and SPIR-V ([`crate::spirv`]) implement [`Gpu`]; a dialect's own
-//! faster paths (PTX's warp and column reductions, its one-pass scan) stay beside it.
+//! faster paths (PTX's column reductions and one-pass scan) stay beside it.
 
 pub mod map;
 pub mod reduce;
 
 use crate::lower::counter::Slots;
 use crate::lower::Target;
+use brook_ir::ScalarKind;
 use reduce::Reduction;
 
 /// The parameters a pass entry (a reduction's or a scan's) takes beside the parameter
@@ -74,4 +75,31 @@ pub trait Gpu<'ir>: Target<'ir> {
     /// The slots of a counter stack of `levels` levels of `r`'s values: variables, or (a
     /// dialect's choice, for a heavy reduction) memory.
     fn stack_slots(&mut self, r: &Reduction, levels: usize) -> Slots<Self::Leaf, Self::Var>;
+    /// Four consecutive scalars of `kind` (4 bytes) from `addr`, with one 16-byte load when
+    /// `addr` is 16-byte aligned.
+    fn load_quad(&mut self, kind: ScalarKind, addr: Self::Leaf) -> [Self::Leaf; 4];
+    /// The invocation's subgroup (a warp): where it stands in the launch and its size.
+    fn subgroups(&mut self) -> Subgroups<Self::Leaf>;
+    /// The value `v` (of `kind`) that lane `lane ^ mask` of the subgroup holds. Every lane
+    /// of the subgroup runs it together.
+    fn shuffle_xor(&mut self, kind: ScalarKind, v: Self::Leaf, mask: u64) -> Self::Leaf;
+}
+
+/// An invocation's subgroup: its index among the launch's subgroups (`u64`s), the
+/// invocation's lane in it, and its size.
+#[derive(Clone, Copy, Debug)]
+pub struct Subgroups<L> {
+    pub index: L,
+    pub count: L,
+    pub lane: L,
+    pub size: SubgroupSize<L>,
+}
+
+/// How many lanes a subgroup has: a power of two known when the code is written (PTX's
+/// warps of 32), or read at run time (Vulkan: 8 on lavapipe, 32 on NVIDIA, 64 on AMD), at
+/// most `max`.
+#[derive(Clone, Copy, Debug)]
+pub enum SubgroupSize<L> {
+    Fixed(u64),
+    Runtime { size: L, max: u64 },
 }

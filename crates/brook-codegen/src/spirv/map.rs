@@ -38,6 +38,9 @@ pub struct Options {
     /// A device on the CPU (lavapipe) gains nothing from them and compiles each module with
     /// LLVM: four copies of a body cost it compile time (a cold CI run took minutes more).
     pub unrolled_maps: bool,
+    /// The device runs subgroup shuffles in compute shaders, its subgroups no larger than a
+    /// workgroup of [`GROUP`]: reductions get the subgroup path ([`crate::gpu::reduce::warp`]).
+    pub subgroup_shuffle: bool,
 }
 
 /// A map kernel's module and the scratch memory each instance needs.
@@ -283,43 +286,6 @@ impl<'a> MapGpu<'a> for Lower<'a> {
 
     fn lower_body(&mut self) -> Result<(), CompileError> {
         self.body()
-    }
-
-    fn load_quad(&mut self, kind: ScalarKind, addr: Word) -> [Word; 4] {
-        let ty = self.s.container(kind);
-        let vars = [(); 4].map(|_| self.variable(ty));
-        let fifteen = self.s.const_u64(15);
-        let u64_ty = self.s.u64_ty();
-        let low = self
-            .s
-            .b
-            .bitwise_and(u64_ty, None, addr, fifteen)
-            .expect("in a block");
-        let zero = self.s.const_u64(0);
-        let aligned = self
-            .s
-            .binary(BinaryOp::Eq, ScalarKind::U64, low, zero)
-            .expect("compare");
-        let arms = self.s.begin_if(aligned);
-        let vec4 = self.s.b.type_vector(ty, 4);
-        let four = self.s.load_typed(vec4, 16, addr);
-        for (k, &var) in vars.iter().enumerate() {
-            let v = self
-                .s
-                .b
-                .composite_extract(ty, None, four, [k as u32])
-                .expect("in a block");
-            self.s.write(var, v);
-        }
-        self.s.begin_else(&arms);
-        for (k, &var) in vars.iter().enumerate() {
-            let k = self.s.const_u64(k as u64);
-            let at = self.s.address(addr, k, 4);
-            let v = self.s.load_kind(kind, at);
-            self.s.write(var, v);
-        }
-        self.s.end_if(arms);
-        vars.map(|var| self.read_var(var))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Reductions and scans as SPIR-V: the shared strategies of [`crate::gpu::reduce`] (the
-//! serial path; the multi-pass scan) over this dialect's [`Gpu`] primitives, a module per
-//! entry.
+//! serial path; the subgroup path where the device shuffles; the multi-pass scan) over this
+//! dialect's [`Gpu`] primitives, a module per entry.
 //!
 //! Push constants: words 0-2 as a map's ([`super::map`]: the parameter block, the scratch
 //! frames of local arrays, the dispatch's width), then the pass parameters in the order of
@@ -14,15 +14,19 @@ use super::lower::Lower;
 use super::map::{frame_bytes, linear_invocation, shell, Options};
 use super::SpirvModule;
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
-use crate::gpu::reduce::{scan, serial, Pass, Reduction};
-use crate::gpu::{Gpu, PassParam};
+use crate::gpu::map::MapGpu;
+use crate::gpu::reduce::{scan, serial, warp, Pass, Reduction};
+use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
-use crate::lower::binding::reduction_source;
+use crate::lower::binding::{reduction_source, Source};
 use crate::lower::counter::{Slots, MAX_PIECE};
 use crate::lower::{bind_params, Binding, Target};
 use crate::CompileError;
-use brook_ir::{Kernel, KernelKind, Module, ScalarKind};
-use rspirv::spirv::Word;
+use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
+use rspirv::spirv::{BuiltIn, Capability, Word};
+
+/// The most invocations a Vulkan subgroup has.
+const MAX_SUBGROUP: u64 = 128;
 
 /// Push-constant words before the pass parameters.
 const FIXED_WORDS: u32 = 3;
@@ -56,6 +60,15 @@ pub fn compile(
     let kernel: &Kernel = &sunk;
     let r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
+    let stream_input = !variant
+        .inputs
+        .get(r.input)
+        .copied()
+        .flatten()
+        .is_some_and(|m| m.is_iterator());
+    if options.subgroup_shuffle && stream_input {
+        shapes.push((ReduceShape::Warp, MAX_PIECE));
+    }
     if variant.scan {
         shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
     }
@@ -106,8 +119,11 @@ fn entry_module(
     lower.thread = Some(thread);
     let pass = Pass::load(&mut lower, variant.rank);
     let source = reduction_source(&mut lower, r.input, &layout, variant);
-    match shape {
-        ReduceShape::Scan => scan::emit(&mut lower, r, &layout, &pass, &source)?,
+    match (shape, &source) {
+        (ReduceShape::Scan, _) => scan::emit(&mut lower, r, &layout, &pass, &source)?,
+        (ReduceShape::Warp, Source::Stream(stream)) => {
+            warp::emit(&mut lower, r, &layout, &pass, stream)?
+        }
         _ => serial::emit(&mut lower, r, &layout, &pass, &source)?,
     }
     if let Some(problem) = lower.problem.take() {
@@ -234,5 +250,81 @@ impl<'a> Gpu<'a> for Lower<'a> {
                 .map(|_| kinds.iter().map(|leaf| self.temporary(leaf.kind)).collect())
                 .collect(),
         )
+    }
+    fn load_quad(&mut self, kind: ScalarKind, addr: Word) -> [Word; 4] {
+        let ty = self.s.container(kind);
+        let vars = [(); 4].map(|_| self.variable(ty));
+        let fifteen = self.s.const_u64(15);
+        let u64_ty = self.s.u64_ty();
+        let low = self
+            .s
+            .b
+            .bitwise_and(u64_ty, None, addr, fifteen)
+            .expect("in a block");
+        let zero = self.s.const_u64(0);
+        let aligned = self
+            .s
+            .binary(BinaryOp::Eq, ScalarKind::U64, low, zero)
+            .expect("compare");
+        let arms = self.s.begin_if(aligned);
+        let vec4 = self.s.b.type_vector(ty, 4);
+        let four = self.s.load_typed(vec4, 16, addr);
+        for (k, &var) in vars.iter().enumerate() {
+            let v = self
+                .s
+                .b
+                .composite_extract(ty, None, four, [k as u32])
+                .expect("in a block");
+            self.s.write(var, v);
+        }
+        self.s.begin_else(&arms);
+        for (k, &var) in vars.iter().enumerate() {
+            let k = self.s.const_u64(k as u64);
+            let at = self.s.address(addr, k, 4);
+            let v = self.s.load_kind(kind, at);
+            self.s.write(var, v);
+        }
+        self.s.end_if(arms);
+        vars.map(|var| self.read_var(var))
+    }
+
+    /// `SubgroupSize` read at run time (at most 128 in Vulkan); the subgroup's index in the
+    /// launch from its workgroup's first invocation (a workgroup is whole subgroups).
+    fn subgroups(&mut self) -> Subgroups<Word> {
+        self.s.require(&[
+            Capability::GroupNonUniform,
+            Capability::GroupNonUniformShuffle,
+        ]);
+        let size = self.s.builtin_scalar_u64(BuiltIn::SubgroupSize);
+        let lane = self
+            .s
+            .builtin_scalar_u64(BuiltIn::SubgroupLocalInvocationId);
+        let in_group = self.s.builtin_scalar_u64(BuiltIn::SubgroupId);
+        let local = self.s.builtin_u64(BuiltIn::LocalInvocationId, 0);
+        let thread = self.global_thread();
+        let first = self.binary(BinaryOp::Sub, ScalarKind::U64, thread, local);
+        let groups_before = self.div_index(first, size);
+        let index = self.binary(BinaryOp::Add, ScalarKind::U64, groups_before, in_group);
+        let invocations = <Self as MapGpu>::invocations(self);
+        let count = self.div_index(invocations, size);
+        Subgroups {
+            index,
+            count,
+            lane,
+            size: SubgroupSize::Runtime {
+                size,
+                max: MAX_SUBGROUP,
+            },
+        }
+    }
+
+    fn shuffle_xor(&mut self, kind: ScalarKind, v: Word, mask: u64) -> Word {
+        let ty = self.s.container(kind);
+        let scope = self.s.const_u32(rspirv::spirv::Scope::Subgroup as u32);
+        let mask = self.s.const_u32(mask as u32);
+        self.s
+            .b
+            .group_non_uniform_shuffle_xor(ty, None, scope, v, mask)
+            .expect("in a block")
     }
 }

@@ -211,6 +211,27 @@ impl Shell {
         self.b.u_convert(self.u64_ty, None, x).expect("in a block")
     }
 
+    /// A `u32` scalar built-in (a subgroup's) as a `u64` (declared once).
+    pub fn builtin_scalar_u64(&mut self, builtin: BuiltIn) -> Word {
+        let u32_ty = self.u32_ty();
+        let var = match self.builtins.iter().find(|(b, _)| *b == builtin) {
+            Some(&(_, var)) => var,
+            None => {
+                let ptr_ty = self.b.type_pointer(None, StorageClass::Input, u32_ty);
+                let var = self.global_variable(ptr_ty, StorageClass::Input, None);
+                self.b
+                    .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
+                self.builtins.push((builtin, var));
+                var
+            }
+        };
+        let x = self
+            .b
+            .load(u32_ty, None, var, None, [])
+            .expect("in a block");
+        self.b.u_convert(self.u64_ty, None, x).expect("in a block")
+    }
+
     /// The `GLSL.std.450` extended instruction set (imported once).
     pub fn glsl(&mut self) -> Word {
         if let Some(set) = self.glsl {

@@ -48,6 +48,8 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         flushes_f32: flushes,
         preserve_signed_zero: gpu.info.signed_zero_inf_nan,
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
+        subgroup_shuffle: gpu.info.subgroup_shuffle
+            && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
     };
     Ok(Arc::new(VulkanDevice {
         info: DeviceInfo {

@@ -26,6 +26,8 @@ pub struct GpuInfo {
     pub vendor_id: u32,
     /// Invocations of a subgroup (8 on lavapipe, 32 on NVIDIA, 64 on AMD's GCN).
     pub subgroup_size: u32,
+    /// Compute shaders may shuffle values between a subgroup's invocations.
+    pub subgroup_shuffle: bool,
     pub float64: bool,
     pub int64: bool,
     pub storage8: bool,
@@ -140,6 +142,12 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
         ),
         vendor_id: p.vendor_id,
         subgroup_size: v11.subgroup_size,
+        subgroup_shuffle: v11
+            .subgroup_supported_operations
+            .contains(vk::SubgroupFeatureFlags::SHUFFLE)
+            && v11
+                .subgroup_supported_stages
+                .contains(vk::ShaderStageFlags::COMPUTE),
         float64: core.shader_float64 == vk::TRUE,
         int64: core.shader_int64 == vk::TRUE,
         storage8: f12.storage_buffer8_bit_access == vk::TRUE && f12.shader_int8 == vk::TRUE,

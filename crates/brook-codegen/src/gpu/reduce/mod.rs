@@ -8,6 +8,8 @@
 //! entries a module declares ([`crate::abi::ReduceEntry`]).
 //!
 //! - [`serial`]: a thread per piece, any layout (every GPU reduction module has it);
+//! - [`warp`]: a subgroup per piece of consecutive leaves, for any subgroup size (stream
+//!   inputs, on devices that shuffle values between a subgroup's lanes);
 //! - [`scan`]: a thread per piece of a row, scanning from the piece's exclusive prefix (the
 //!   pieces' prefixes come from reduction passes over the same pieces).
 //!
@@ -16,6 +18,7 @@
 
 pub mod scan;
 pub mod serial;
+pub mod warp;
 
 use super::{Gpu, PassParam};
 use crate::abi::{header, BlockLayout};
@@ -147,14 +150,26 @@ pub fn share<'ir, G: Gpu<'ir>>(
     g: &mut G,
     worker: G::Leaf,
     units: G::Leaf,
-    (pieces, piece): (G::Leaf, G::Leaf),
+    pieces: (G::Leaf, G::Leaf),
     leaves_per_target: G::Leaf,
 ) -> Share<G::Leaf> {
-    let workers = u64_op(g, BinaryOp::Mul, units, pieces);
+    let workers = u64_op(g, BinaryOp::Mul, units, pieces.0);
     let outside = u64_op(g, BinaryOp::Ge, worker, workers);
     let leave = g.begin_if(outside);
     g.jump_return();
     g.end_if(leave);
+    share_of(g, worker, units, pieces.1, leaves_per_target)
+}
+
+/// The share of worker `worker` (below `units * pieces`): unit `worker % units`, piece
+/// `worker / units` of `piece` leaves.
+pub fn share_of<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    worker: G::Leaf,
+    units: G::Leaf,
+    piece: G::Leaf,
+    leaves_per_target: G::Leaf,
+) -> Share<G::Leaf> {
     let piece_index = g.div_index(worker, units);
     let whole = u64_op(g, BinaryOp::Mul, piece_index, units);
     let unit = u64_op(g, BinaryOp::Sub, worker, whole);
@@ -457,6 +472,26 @@ pub fn store_element<'ir, G: Gpu<'ir>>(
     let addr = g.element_address(s.base, index, s.size);
     let at = value_at(g.module(), &r.ty, addr);
     g.store_memory(&at, value);
+}
+
+/// Writes the value of piece `j` of target `t` (at `tpos`): into the target element in the
+/// pass that reaches the targets (mode bit 1), else into the scratch slot `dst[t][j]`.
+pub fn write_piece<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    layout: &BlockLayout,
+    pass: &Pass<G::Leaf>,
+    (tpos, t, j): (&[G::Leaf], G::Leaf, G::Leaf),
+    value: &[G::Leaf],
+) {
+    let to_target = mode_bit(g, pass.mode, 2);
+    let last = g.begin_if(to_target);
+    let target = target_ref(g, r, layout, tpos.len());
+    store_element(g, r, &target, tpos, value);
+    g.begin_else(&last);
+    let slot = mul_add(g, t, pass.pieces, j);
+    store_slot(g, r, (pass.dst, slot), value);
+    g.end_if(last);
 }
 
 /// Variables for one value of `r`'s type.

@@ -6,9 +6,8 @@
 //! flight together), each batch an aligned subtree inserted above the levels it fills.
 
 use super::{
-    advance, index_vars, load_run, load_slot, mode_bit, mul_add, read_all, store_element,
-    store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction, Run, Share,
-    BATCH,
+    advance, index_vars, load_run, load_slot, mode_bit, mul_add, read_all, u64_op, unravel,
+    value_vars, write_all, write_piece, Pass, Reduction, Run, Share, BATCH,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::Gpu;
@@ -47,7 +46,6 @@ pub fn emit<'ir, G: Gpu<'ir>>(
         contiguous: Run::contiguous(g, source, &pass.tile, lo, BATCH),
         source,
     };
-    let to_target = mode_bit(g, pass.mode, 2);
     let slots = g.stack_slots(r, slot_count(LEVELS));
     let n = g.temporary(ScalarKind::U64);
     if let Slots::Vars(vars) = &slots {
@@ -74,14 +72,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     g.begin_continuing(each);
     g.end_loop(each);
     let result = finish_stack(g, r, &slots, count)?;
-    // The piece's value: into the target element in the last pass, else `dst[t][j]`.
-    let last = g.begin_if(to_target);
-    let target = target_ref(g, r, layout, tpos.len());
-    store_element(g, r, &target, &tpos, &result);
-    g.begin_else(&last);
-    let slot = mul_add(g, t, pass.pieces, j);
-    store_slot(g, r, (pass.dst, slot), &result);
-    g.end_if(last);
+    write_piece(g, r, layout, pass, (&tpos, t, j), &result);
     Ok(())
 }
 

@@ -6,11 +6,11 @@
 use super::{entry_text, load_region, ENTRY};
 use crate::abi::{BlockLayout, Variant};
 use crate::gpu::map::{self, MapGpu, Stepping};
-use crate::ptx::emit::{Class, Label, Reg};
+use crate::ptx::emit::{Label, Reg};
 use crate::ptx::lower::Binding;
 use crate::ptx::lower::{bind_params, IndexWidth, Lower};
 use crate::CompileError;
-use brook_ir::{Kernel, Module, ScalarKind};
+use brook_ir::{Kernel, Module};
 
 /// The entry's text, the math helpers it calls and the instances a thread runs per step.
 pub fn build(
@@ -71,28 +71,5 @@ impl<'a> MapGpu<'a> for Lower<'a> {
 
     fn lower_body(&mut self) -> Result<(), CompileError> {
         self.body()
-    }
-
-    fn load_quad(&mut self, kind: ScalarKind, addr: Reg) -> [Reg; 4] {
-        let values = [(); 4].map(|_| self.e.reg(Class::of(kind)));
-        let low = self
-            .e
-            .compute(Class::B64, |r| format!("and.b64 {r}, {addr}, 15"));
-        let aligned = self
-            .e
-            .compute(Class::Pred, |r| format!("setp.eq.u64 {r}, {low}, 0"));
-        let (one_by_one, loaded) = (self.e.label(), self.e.label());
-        self.e.bra_unless(aligned, one_by_one);
-        let list = values.map(|v| v.to_string()).join(", ");
-        self.e
-            .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{addr}]"));
-        self.e.bra(loaded);
-        self.e.at(one_by_one);
-        for (c, &v) in values.iter().enumerate() {
-            let got = self.load_scalar(kind, addr, 4 * c as u32, "global.nc");
-            self.e.mov(v, got);
-        }
-        self.e.at(loaded);
-        values
     }
 }

@@ -15,7 +15,7 @@
 
 use super::common::{
     combine, finish_stack_onto, insert, mode_bit, slot_count, unravel, write_result, Pass,
-    Reduction, Scratch, Share, Slots, Written, BATCH,
+    Reduction, Share, Slots, Written, BATCH,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::reduce::share;
@@ -155,7 +155,7 @@ pub(super) fn emit(
             tpos: &pos,
             piece_index: j,
             target_index: target,
-            scratch: Scratch::PieceMajor { targets: p.targets },
+            targets: p.targets,
         };
         write_result(lower, r, layout, pos.len(), &written, &result);
     }

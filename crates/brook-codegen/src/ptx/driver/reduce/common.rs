@@ -71,21 +71,13 @@ pub(super) struct Written<'a> {
     pub tpos: &'a [Reg],
     pub piece_index: Reg,
     pub target_index: Reg,
-    pub scratch: Scratch,
-}
-
-/// How a pass that is not the last lays out its scratch array.
-pub(super) enum Scratch {
-    /// `[target][piece]`, each target's pieces consecutive (read next by the serial or warp
-    /// entry), with this many pieces per target.
-    TargetMajor { pieces: Reg },
-    /// `[piece][target]`, neighbouring targets side by side (read next by the column
-    /// entry), with this many targets.
-    PieceMajor { targets: Reg },
+    /// Targets of the scratch array, laid out `[piece][target]` (neighbouring targets side
+    /// by side, read next by the column entry).
+    pub targets: Reg,
 }
 
 /// Stores a piece's value: into the target element when the pass is the last, else into the
-/// scratch array (laid out as `w.scratch` says).
+/// scratch array.
 pub(super) fn write_result(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -106,9 +98,9 @@ pub(super) fn write_result(
     lower.e.at(to_scratch);
     {
         let (j, t) = (w.piece_index, w.target_index);
-        let slot = lower.e.compute(Class::B64, |reg| match w.scratch {
-            Scratch::TargetMajor { pieces } => format!("mad.lo.u64 {reg}, {t}, {pieces}, {j}"),
-            Scratch::PieceMajor { targets } => format!("mad.lo.u64 {reg}, {j}, {targets}, {t}"),
+        let targets = w.targets;
+        let slot = lower.e.compute(Class::B64, |reg| {
+            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
         });
         let addr = lower.element_address(w.dst, slot, r.value_size);
         lower.store_value(&r.ty.clone(), result, addr, "global", true);

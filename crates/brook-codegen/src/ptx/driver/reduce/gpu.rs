@@ -4,11 +4,12 @@
 //! reduction, in `.local` memory walked by one loop).
 
 use super::common::{combine, Reduction};
-use crate::gpu::{Gpu, PassParam};
+use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::lower::counter::Slots;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;
+use brook_ir::ScalarKind;
 
 /// The name of a pass parameter in the entries' signatures.
 pub(super) fn param_name(p: PassParam) -> &'static str {
@@ -98,5 +99,51 @@ impl<'a> Gpu<'a> for Lower<'a> {
             ty: r.ty.clone(),
             layout,
         }
+    }
+    fn load_quad(&mut self, kind: ScalarKind, addr: Reg) -> [Reg; 4] {
+        let values = [(); 4].map(|_| self.e.reg(Class::of(kind)));
+        let low = self
+            .e
+            .compute(Class::B64, |r| format!("and.b64 {r}, {addr}, 15"));
+        let aligned = self
+            .e
+            .compute(Class::Pred, |r| format!("setp.eq.u64 {r}, {low}, 0"));
+        let (one_by_one, loaded) = (self.e.label(), self.e.label());
+        self.e.bra_unless(aligned, one_by_one);
+        let list = values.map(|v| v.to_string()).join(", ");
+        self.e
+            .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{addr}]"));
+        self.e.bra(loaded);
+        self.e.at(one_by_one);
+        for (c, &v) in values.iter().enumerate() {
+            let got = self.load_scalar(kind, addr, 4 * c as u32, "global.nc");
+            self.e.mov(v, got);
+        }
+        self.e.at(loaded);
+        values
+    }
+
+    /// Warps of 32: the lane is the thread's index modulo 32 (a block is whole warps).
+    fn subgroups(&mut self) -> Subgroups<Reg> {
+        let g = self.global_thread();
+        let [nctaid, ntid] = ["%nctaid.x", "%ntid.x"].map(|name| {
+            self.e
+                .compute(Class::B32, |r| format!("mov.u32 {r}, {name}"))
+        });
+        let threads = self.e.compute(Class::B64, |r| {
+            format!("mul.wide.u32 {r}, {nctaid}, {ntid}")
+        });
+        let wide =
+            |lower: &mut Lower<'_>, text: &dyn Fn(Reg) -> String| lower.e.compute(Class::B64, text);
+        Subgroups {
+            index: wide(self, &|r| format!("shr.u64 {r}, {g}, 5")),
+            count: wide(self, &|r| format!("shr.u64 {r}, {threads}, 5")),
+            lane: wide(self, &|r| format!("and.b64 {r}, {g}, 31")),
+            size: SubgroupSize::Fixed(32),
+        }
+    }
+
+    fn shuffle_xor(&mut self, _kind: ScalarKind, v: Reg, mask: u64) -> Reg {
+        super::lanes::shuffle(self, v, mask)
     }
 }

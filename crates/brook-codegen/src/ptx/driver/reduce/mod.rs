@@ -13,7 +13,8 @@
 //! (leaves per worker, a power of two), `pieces` (pieces per target) and `mode` (bit 0:
 //! leaves come from `src`; bit 1: results go to the targets):
 //! - [`serial`]: a thread per piece, any layout (always there);
-//! - [`warp`]: a warp per piece of consecutive leaves (stream inputs);
+//! - [`warp`]: a warp per piece of consecutive leaves (stream inputs; written once for every
+//!   GPU dialect);
 //! - [`columns`]: a thread per four neighbouring targets whose leaves lie side by side
 //!   (stream inputs of one 4-byte scalar).
 //!
@@ -22,17 +23,17 @@
 //!
 //! Separate entries keep each path's register count its own. [`common`] holds what they
 //! share (the pass parameters, a worker's share, the combine step, the binary-counter stack,
-//! writing results); the three import it and nothing of each other.
+//! writing results); [`lanes`] what the one-pass scan shares with a warp's lanes.
 
 mod columns;
 mod common;
 mod gpu;
+mod lanes;
 mod scan_tiles;
-mod warp;
 
 use super::{entry_text, ENTRY};
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
-use crate::gpu::reduce::{scan, serial};
+use crate::gpu::reduce::{scan, serial, warp};
 use crate::gpu::PassParam;
 use crate::ptx::lower::{bind_params, Lower};
 use crate::CompileError;

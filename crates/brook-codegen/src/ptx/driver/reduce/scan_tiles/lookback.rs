@@ -4,7 +4,7 @@
 use super::trees::fold;
 use super::{Params, RADIX, RADIX_BITS, TABLE_LEVELS, TABLE_WORD_BYTES};
 use crate::ptx::driver::reduce::common::{combine, copy_into, fresh_value, Held, Reduction};
-use crate::ptx::driver::reduce::warp::{butterfly, shuffle_with, u64_op};
+use crate::ptx::driver::reduce::lanes::{butterfly, shuffle_with, u64_op};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;

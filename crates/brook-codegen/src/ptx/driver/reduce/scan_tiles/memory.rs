@@ -4,7 +4,7 @@
 use super::shared::Shared;
 use super::{aligned_16, THREADS};
 use crate::ptx::driver::reduce::common::{copy_into, fresh_value, Reduction};
-use crate::ptx::driver::reduce::warp::{
+use crate::ptx::driver::reduce::lanes::{
     load_run, packable, u64_op, vector_run, Leaves, Vector, RUN,
 };
 use crate::ptx::emit::{Class, Reg};

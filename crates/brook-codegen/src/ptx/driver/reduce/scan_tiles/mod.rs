@@ -48,7 +48,7 @@
 //! counter).
 
 use super::common::{mode_bit, target_ref, unravel, Reduction};
-use super::warp::{u64_op, Leaves, RUN};
+use super::lanes::{u64_op, Leaves, RUN};
 use crate::abi::{header, BlockLayout};
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};

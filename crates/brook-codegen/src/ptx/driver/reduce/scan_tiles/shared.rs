@@ -3,7 +3,7 @@
 
 use super::{tile_leaves, STAGE, WARPS};
 use crate::ptx::driver::reduce::common::{copy_into, fresh_value, Held, Reduction};
-use crate::ptx::driver::reduce::warp::{packable, u64_op, vector_run, Vector, RUN};
+use crate::ptx::driver::reduce::lanes::{packable, u64_op, vector_run, Vector, RUN};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 

@@ -5,7 +5,7 @@ use super::{Params, CHUNK};
 use crate::ptx::driver::reduce::common::{
     combine, combine_after, copy_into, fresh_value, Held, Reduction,
 };
-use crate::ptx::driver::reduce::warp::{butterfly, u64_op, RUN};
+use crate::ptx::driver::reduce::lanes::{butterfly, u64_op, RUN};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::Lower;
 use crate::CompileError;

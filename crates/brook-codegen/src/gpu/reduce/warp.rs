@@ -1,0 +1,426 @@
+//! The subgroup path: a subgroup (a warp) per piece whose leaves are consecutive in memory (a
+//! whole-stream or row reduction of a dense stream, or a scratch array laid out
+//! `[target][piece]`), for any subgroup size.
+//!
+//! A subgroup of `S` lanes takes its piece in chunks of `S * RUN` leaves. Lane `l` reduces the
+//! run of [`RUN`] leaves `RUN l ..` of the chunk in registers (the run's canonical tree; runs
+//! of 4-byte scalars come in 16-byte loads), then `log2 S` butterfly levels combine the runs
+//! of neighbouring lanes into the chunk's tree. Every chunk is an aligned power-of-two subtree
+//! whatever `S` is, so the piece's value does not depend on the subgroup size. Every lane ends
+//! with the same bits, so all lanes keep the same binary-counter stack of chunk subtrees (see
+//! [`super::serial`]). A last, partial chunk is the same tree with its missing leaves pruned,
+//! which is the canonical tree of its leaf count; it is combined right of the stack. Lane 0
+//! writes the result. No combine ever runs on a missing leaf.
+//!
+//! Subgroups loop over the pass's workers (a target's piece each), so a launch of any number
+//! of subgroups covers them.
+
+use super::{
+    mode_bit, mul_add, read_all, serial::combine_fn, share_of, u64_op, unravel, value_at,
+    value_vars, write_all, write_piece, Pass, Reduction,
+};
+use crate::abi::BlockLayout;
+use crate::gpu::{Gpu, SubgroupSize, Subgroups};
+use crate::leaves::leaves;
+use crate::lower::counter::{self, slot_count, LEVELS};
+use crate::lower::StreamRef;
+use brook_ir::{BinaryOp, Literal, ScalarKind};
+
+/// Leaves of a lane's run.
+pub const RUN: u64 = 8;
+
+/// The entry's body: every worker of the pass, a subgroup each.
+pub fn emit<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    layout: &BlockLayout,
+    pass: &Pass<G::Leaf>,
+    input: &StreamRef<G::Leaf>,
+) -> Result<(), G::Error> {
+    let sub = g.subgroups();
+    let workers = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
+    let worker = g.temporary(ScalarKind::U64);
+    g.write_var(worker, sub.index);
+    let each = g.begin_loop();
+    let w = g.read_var(worker);
+    let finished = u64_op(g, BinaryOp::Ge, w, workers);
+    let stop = g.begin_if(finished);
+    g.jump_break(each);
+    g.end_if(stop);
+    piece(g, r, layout, pass, input, (&sub, w))?;
+    g.begin_continuing(each);
+    let w = g.read_var(worker);
+    let next = u64_op(g, BinaryOp::Add, w, sub.count);
+    g.write_var(worker, next);
+    g.end_loop(each);
+    Ok(())
+}
+
+/// Where the leaves of a subgroup's piece lie.
+struct PieceLeaves<L> {
+    /// Leaf `i` of the piece is at `base + i * size`.
+    base: L,
+    from_scratch: L,
+    /// Bytes of an input leaf.
+    input_size: u32,
+    /// `base` is 16-byte aligned (runs of 4-byte scalars may come in 16-byte loads).
+    aligned: L,
+    lane: L,
+    size: SubgroupSize<L>,
+}
+
+/// Reduces worker `w`'s piece and writes its value.
+fn piece<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    layout: &BlockLayout,
+    pass: &Pass<G::Leaf>,
+    input: &StreamRef<G::Leaf>,
+    (sub, w): (&Subgroups<G::Leaf>, G::Leaf),
+) -> Result<(), G::Error> {
+    let share = share_of(g, w, pass.targets, pass.piece, pass.leaves_per_target);
+    let tpos = unravel(g, share.unit, &pass.domain);
+    let from_scratch = mode_bit(g, pass.mode, 1);
+    let base = piece_base(
+        g,
+        r,
+        pass,
+        input,
+        (&tpos, share.unit, share.lo),
+        from_scratch,
+    );
+    let fifteen = g.index_constant(15);
+    let low = u64_op(g, BinaryOp::BitAnd, base, fifteen);
+    let zero = g.index_constant(0);
+    let aligned = u64_op(g, BinaryOp::Eq, low, zero);
+    let at = PieceLeaves {
+        base,
+        from_scratch,
+        input_size: input.size,
+        aligned,
+        lane: sub.lane,
+        size: sub.size,
+    };
+    let chunk = match sub.size {
+        SubgroupSize::Fixed(size) => g.index_constant(size * RUN),
+        SubgroupSize::Runtime { size, .. } => {
+            let run = g.index_constant(RUN);
+            u64_op(g, BinaryOp::Mul, size, run)
+        }
+    };
+    let smallest = match sub.size {
+        SubgroupSize::Fixed(size) => size * RUN,
+        SubgroupSize::Runtime { .. } => RUN,
+    };
+    let levels = LEVELS - smallest.trailing_zeros();
+    let slots = g.stack_slots(r, slot_count(levels));
+    let tail = value_vars(g, r);
+    let has_tail = g.temporary(ScalarKind::Bool);
+    let no = g.literal(Literal::bool(false));
+    g.write_var(has_tail, no);
+    let chunks = g.temporary(ScalarKind::U64);
+    g.write_var(chunks, zero);
+    // Whole chunks go onto the stack; a partial last one into `tail`.
+    let each = g.begin_loop();
+    let c = g.read_var(chunks);
+    let offset = u64_op(g, BinaryOp::Mul, c, chunk);
+    let finished = u64_op(g, BinaryOp::Ge, offset, share.count);
+    let stop = g.begin_if(finished);
+    g.jump_break(each);
+    g.end_if(stop);
+    let left = u64_op(g, BinaryOp::Sub, share.count, offset);
+    let partial = u64_op(g, BinaryOp::Lt, left, chunk);
+    let last = g.begin_if(partial);
+    let value = partial_chunk(g, r, &at, offset, left)?;
+    write_all(g, &tail, &value);
+    let yes = g.literal(Literal::bool(true));
+    g.write_var(has_tail, yes);
+    g.jump_break(each);
+    g.end_if(last);
+    let value = full_chunk(g, r, &at, offset)?;
+    let c = g.read_var(chunks);
+    counter::insert(g, &slots, 0, c, value, &mut combine_fn(r))?;
+    let one = g.index_constant(1);
+    let next = u64_op(g, BinaryOp::Add, c, one);
+    g.write_var(chunks, next);
+    g.begin_continuing(each);
+    g.end_loop(each);
+    let c = g.read_var(chunks);
+    counter::finish_onto(g, &slots, c, &tail, has_tail, &mut combine_fn(r))?;
+    let first_lane = u64_op(g, BinaryOp::Eq, sub.lane, zero);
+    let writes = g.begin_if(first_lane);
+    let value = read_all(g, &tail);
+    write_piece(
+        g,
+        r,
+        layout,
+        pass,
+        (&tpos, share.unit, share.piece_index),
+        &value,
+    );
+    g.end_if(writes);
+    Ok(())
+}
+
+/// The address of the piece's first leaf: in the scratch array (`[target][piece]`: the
+/// target's row, leaf `lo`), or in the input at the target's tile start plus `lo`.
+fn piece_base<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    pass: &Pass<G::Leaf>,
+    input: &StreamRef<G::Leaf>,
+    (tpos, t, lo): (&[G::Leaf], G::Leaf, G::Leaf),
+    from_scratch: G::Leaf,
+) -> G::Leaf {
+    let base = g.temporary(ScalarKind::U64);
+    let arms = g.begin_if(from_scratch);
+    let slot = mul_add(g, t, pass.leaves_per_target, lo);
+    let at = g.element_address(pass.src, slot, r.value_size);
+    g.write_var(base, at);
+    g.begin_else(&arms);
+    let first: Vec<G::Leaf> = tpos
+        .iter()
+        .zip(&pass.tile)
+        .map(|(&tp, &tl)| u64_op(g, BinaryOp::Mul, tp, tl))
+        .collect();
+    let index = g.element_index(input.offset, &first, &input.pitch);
+    let index = u64_op(g, BinaryOp::Add, index, lo);
+    let at = g.element_address(input.base, index, input.size);
+    g.write_var(base, at);
+    g.end_if(arms);
+    g.read_var(base)
+}
+
+/// Leaf `i` of the piece (from the scratch array or the input).
+fn load_leaf<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    i: G::Leaf,
+) -> Vec<G::Leaf> {
+    let into = value_vars(g, r);
+    let arms = g.begin_if(at.from_scratch);
+    let addr = g.element_address(at.base, i, r.value_size);
+    let cell = value_at(g.module(), &r.ty, addr);
+    let v = g.load_memory(&cell);
+    write_all(g, &into, &v);
+    g.begin_else(&arms);
+    let addr = g.element_address(at.base, i, at.input_size);
+    let input_ty = g.kernel().params[r.input].ty.clone();
+    let v = g.load_element(&input_ty, addr);
+    write_all(g, &into, &v);
+    g.end_if(arms);
+    read_all(g, &into)
+}
+
+/// The 4-byte scalar kind whose runs come in 16-byte loads: the input's and the target's
+/// type are the same one 4-byte scalar.
+fn quad_kind<'ir, G: Gpu<'ir>>(g: &G, r: &Reduction, input_size: u32) -> Option<ScalarKind> {
+    let input_ty = &g.kernel().params[r.input].ty;
+    let (a, b) = (leaves(g.module(), input_ty), leaves(g.module(), &r.ty));
+    match (a.as_slice(), b.as_slice()) {
+        ([x], [y])
+            if x.kind == y.kind
+                && x.kind.size() == 4
+                && x.kind != ScalarKind::Bool
+                && input_size == 4
+                && r.value_size == 4 =>
+        {
+            Some(x.kind)
+        }
+        _ => None,
+    }
+}
+
+/// The [`RUN`] leaves from leaf `first` (a multiple of `RUN`) on: 16-byte loads for runs of
+/// one 4-byte scalar when the piece is aligned, else one load each.
+fn load_run<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    first: G::Leaf,
+) -> Vec<Vec<G::Leaf>> {
+    let into: Vec<Vec<G::Var>> = (0..RUN).map(|_| value_vars(g, r)).collect();
+    let packed = quad_kind(g, r, at.input_size).map(|kind| {
+        let arms = g.begin_if(at.aligned);
+        let addr = g.element_address(at.base, first, 4);
+        for q in 0..RUN / 4 {
+            let offset = g.index_constant(16 * q);
+            let quad_at = u64_op(g, BinaryOp::Add, addr, offset);
+            let quad = g.load_quad(kind, quad_at);
+            for (k, &v) in quad.iter().enumerate() {
+                write_all(g, &into[(4 * q) as usize + k], &[v]);
+            }
+        }
+        g.begin_else(&arms);
+        arms
+    });
+    for (k, vars) in into.iter().enumerate() {
+        let offset = g.index_constant(k as u64);
+        let i = u64_op(g, BinaryOp::Add, first, offset);
+        let v = load_leaf(g, r, at, i);
+        write_all(g, vars, &v);
+    }
+    if let Some(arms) = packed {
+        g.end_if(arms);
+    }
+    into.iter().map(|vars| read_all(g, vars)).collect()
+}
+
+/// The canonical value of the whole chunk at `offset`, in every lane.
+fn full_chunk<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    offset: G::Leaf,
+) -> Result<Vec<G::Leaf>, G::Error> {
+    let run = g.index_constant(RUN);
+    let first = mul_add(g, at.lane, run, offset);
+    let mut level = load_run(g, r, at, first);
+    while level.len() > 1 {
+        let mut up = Vec::with_capacity(level.len() / 2);
+        for pair in level.chunks(2) {
+            up.push(g.combine_step(r, &pair[0], &pair[1])?);
+        }
+        level = up;
+    }
+    let value = level.pop().expect("a run has leaves");
+    across_lanes(g, r, at, value, |g, lower, upper, _| {
+        g.combine_step(r, lower, upper)
+    })
+}
+
+/// The canonical value of the first `valid` (fewer than a chunk) leaves of the chunk at
+/// `offset`, in every lane: the chunk's tree with the missing leaves pruned.
+fn partial_chunk<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    offset: G::Leaf,
+    valid: G::Leaf,
+) -> Result<Vec<G::Leaf>, G::Error> {
+    let run = g.index_constant(RUN);
+    let own = u64_op(g, BinaryOp::Mul, at.lane, run);
+    // Leaf `own + k` of the chunk is there when it is below `valid`.
+    let present = |g: &mut G, k: u64| {
+        let k = g.index_constant(k);
+        let i = u64_op(g, BinaryOp::Add, own, k);
+        u64_op(g, BinaryOp::Lt, i, valid)
+    };
+    let mut level = Vec::with_capacity(RUN as usize);
+    for k in 0..RUN {
+        let into = value_vars(g, r);
+        let here = present(g, k);
+        let load = g.begin_if(here);
+        let i = u64_op(g, BinaryOp::Add, offset, own);
+        let k = g.index_constant(k);
+        let i = u64_op(g, BinaryOp::Add, i, k);
+        let v = load_leaf(g, r, at, i);
+        write_all(g, &into, &v);
+        g.end_if(load);
+        level.push(read_all(g, &into));
+    }
+    let mut width = 1;
+    while level.len() > 1 {
+        let mut up = Vec::with_capacity(level.len() / 2);
+        for (p, pair) in level.chunks(2).enumerate() {
+            let right_here = present(g, (2 * p as u64 + 1) * width);
+            up.push(pruned_combine(g, r, right_here, &pair[0], &pair[1])?);
+        }
+        level = up;
+        width *= 2;
+    }
+    let value = level.pop().expect("a run has leaves");
+    across_lanes(g, r, at, value, |g, lower, upper, half| {
+        // The upper block's first lane is `(lane & !(2 half - 1)) + half`.
+        let mask = g.index_constant(!(2 * half - 1));
+        let block = u64_op(g, BinaryOp::BitAnd, at.lane, mask);
+        let half = g.index_constant(half);
+        let first = u64_op(g, BinaryOp::Add, block, half);
+        let first_leaf = u64_op(g, BinaryOp::Mul, first, run);
+        let upper_here = u64_op(g, BinaryOp::Lt, first_leaf, valid);
+        pruned_combine(g, r, upper_here, lower, upper)
+    })
+}
+
+/// The butterfly levels: at level `half`, lanes `lane` and `lane ^ half` join their blocks
+/// with `join(lower, upper, half)`. Levels past a run-time subgroup size are skipped (a
+/// branch every lane takes alike).
+fn across_lanes<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    value: Vec<G::Leaf>,
+    mut join: impl FnMut(&mut G, &[G::Leaf], &[G::Leaf], u64) -> Result<Vec<G::Leaf>, G::Error>,
+) -> Result<Vec<G::Leaf>, G::Error> {
+    let (levels, runtime) = match at.size {
+        SubgroupSize::Fixed(size) => (size.trailing_zeros(), None),
+        SubgroupSize::Runtime { size, max } => (max.trailing_zeros(), Some(size)),
+    };
+    let kinds: Vec<ScalarKind> = leaves(g.module(), &r.ty).iter().map(|l| l.kind).collect();
+    let vars = value_vars(g, r);
+    write_all(g, &vars, &value);
+    for k in 0..levels {
+        let half = 1u64 << k;
+        let level = runtime.map(|size| {
+            let h = g.index_constant(half);
+            let inside = u64_op(g, BinaryOp::Lt, h, size);
+            g.begin_if(inside)
+        });
+        let value = read_all(g, &vars);
+        let (lower, upper) = butterfly(g, &kinds, at.lane, half, &value);
+        let joined = join(g, &lower, &upper, half)?;
+        write_all(g, &vars, &joined);
+        if let Some(level) = level {
+            g.end_if(level);
+        }
+    }
+    Ok(read_all(g, &vars))
+}
+
+/// Exchanges `value` with lane `lane ^ half`: the lower and the upper lane's values.
+fn butterfly<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    kinds: &[ScalarKind],
+    lane: G::Leaf,
+    half: u64,
+    value: &[G::Leaf],
+) -> (Vec<G::Leaf>, Vec<G::Leaf>) {
+    let bit = g.index_constant(half);
+    let set = u64_op(g, BinaryOp::BitAnd, lane, bit);
+    let zero = g.index_constant(0);
+    let upper_me = u64_op(g, BinaryOp::Ne, set, zero);
+    let partner: Vec<G::Leaf> = kinds
+        .iter()
+        .zip(value)
+        .map(|(&kind, &v)| g.shuffle_xor(kind, v, half))
+        .collect();
+    let pick = |g: &mut G, a: &[G::Leaf], b: &[G::Leaf]| -> Vec<G::Leaf> {
+        kinds
+            .iter()
+            .zip(a.iter().zip(b))
+            .map(|(&kind, (&x, &y))| g.select(kind, upper_me, x, y))
+            .collect()
+    };
+    let lower = pick(g, &partner, value);
+    let upper = pick(g, value, &partner);
+    (lower, upper)
+}
+
+/// `present ? combine(left, right) : left` (the tree with an empty right subtree pruned).
+fn pruned_combine<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    present: G::Leaf,
+    left: &[G::Leaf],
+    right: &[G::Leaf],
+) -> Result<Vec<G::Leaf>, G::Error> {
+    let out = value_vars(g, r);
+    let arms = g.begin_if(present);
+    let joined = g.combine_step(r, left, right)?;
+    write_all(g, &out, &joined);
+    g.begin_else(&arms);
+    write_all(g, &out, left);
+    g.end_if(arms);
+    Ok(read_all(g, &out))
+}
