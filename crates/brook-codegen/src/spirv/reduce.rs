@@ -267,14 +267,7 @@ impl<'a> Gpu<'a> for Lower<'a> {
             .binary(BinaryOp::Eq, ScalarKind::U64, low, zero)
             .expect("compare");
         let arms = self.s.begin_if(aligned);
-        let vec4 = self.s.b.type_vector(ty, 4);
-        let four = self.s.load_typed(vec4, 16, addr);
-        for (k, &var) in vars.iter().enumerate() {
-            let v = self
-                .s
-                .b
-                .composite_extract(ty, None, four, [k as u32])
-                .expect("in a block");
+        for (&var, v) in vars.iter().zip(self.load_aligned_quad(kind, addr)) {
             self.s.write(var, v);
         }
         self.s.begin_else(&arms);
@@ -286,6 +279,18 @@ impl<'a> Gpu<'a> for Lower<'a> {
         }
         self.s.end_if(arms);
         vars.map(|var| self.read_var(var))
+    }
+
+    fn load_aligned_quad(&mut self, kind: ScalarKind, addr: Word) -> [Word; 4] {
+        let ty = self.s.container(kind);
+        let vec4 = self.s.b.type_vector(ty, 4);
+        let four = self.s.load_typed(vec4, 16, addr);
+        [0u32, 1, 2, 3].map(|k| {
+            self.s
+                .b
+                .composite_extract(ty, None, four, [k])
+                .expect("in a block")
+        })
     }
 
     /// `SubgroupSize` read at run time (at most 128 in Vulkan); the subgroup's index in the

@@ -110,9 +110,9 @@ impl<'a> Gpu<'a> for Lower<'a> {
             .compute(Class::Pred, |r| format!("setp.eq.u64 {r}, {low}, 0"));
         let (one_by_one, loaded) = (self.e.label(), self.e.label());
         self.e.bra_unless(aligned, one_by_one);
-        let list = values.map(|v| v.to_string()).join(", ");
-        self.e
-            .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{addr}]"));
+        for (&v, got) in values.iter().zip(self.load_aligned_quad(kind, addr)) {
+            self.e.mov(v, got);
+        }
         self.e.bra(loaded);
         self.e.at(one_by_one);
         for (c, &v) in values.iter().enumerate() {
@@ -120,6 +120,14 @@ impl<'a> Gpu<'a> for Lower<'a> {
             self.e.mov(v, got);
         }
         self.e.at(loaded);
+        values
+    }
+
+    fn load_aligned_quad(&mut self, kind: ScalarKind, addr: Reg) -> [Reg; 4] {
+        let values = [(); 4].map(|_| self.e.reg(Class::of(kind)));
+        let list = values.map(|v| v.to_string()).join(", ");
+        self.e
+            .op(format!("ld.global.nc.v4.b32 {{{list}}}, [{addr}]"));
         values
     }
 
