@@ -1,5 +1,6 @@
 //! Reductions and scans as SPIR-V: the shared strategies of [`crate::gpu::reduce`] (the
-//! serial path; the subgroup path where the device shuffles; the multi-pass scan) over this
+//! serial path; the column path; the subgroup path where the device shuffles; the multi-pass
+//! scan) over this
 //! dialect's [`Gpu`] primitives, a module per entry.
 //!
 //! Push constants: words 0-2 as a map's ([`super::map`]: the parameter block, the scratch
@@ -15,7 +16,7 @@ use super::map::{frame_bytes, linear_invocation, shell, Options};
 use super::SpirvModule;
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
 use crate::gpu::map::MapGpu;
-use crate::gpu::reduce::{scan, serial, warp, Pass, Reduction};
+use crate::gpu::reduce::{columns, scan, serial, warp, Pass, Reduction};
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
 use crate::lower::binding::{reduction_source, Source};
@@ -68,6 +69,9 @@ pub fn compile(
         .is_some_and(|m| m.is_iterator());
     if options.subgroup_shuffle && stream_input {
         shapes.push((ReduceShape::Warp, MAX_PIECE));
+    }
+    if stream_input && columns::applies(module, kernel, &r) {
+        shapes.push((ReduceShape::Columns, columns::MAX_PIECE));
     }
     if variant.scan {
         shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
@@ -123,6 +127,9 @@ fn entry_module(
         (ReduceShape::Scan, _) => scan::emit(&mut lower, r, &layout, &pass, &source)?,
         (ReduceShape::Warp, Source::Stream(stream)) => {
             warp::emit(&mut lower, r, &layout, &pass, stream)?
+        }
+        (ReduceShape::Columns, Source::Stream(stream)) => {
+            columns::emit(&mut lower, r, &layout, &pass, stream)?
         }
         _ => serial::emit(&mut lower, r, &layout, &pass, &source)?,
     }

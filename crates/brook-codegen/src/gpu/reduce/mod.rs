@@ -8,6 +8,8 @@
 //! entries a module declares ([`crate::abi::ReduceEntry`]).
 //!
 //! - [`serial`]: a thread per piece, any layout (every GPU reduction module has it);
+//! - [`columns`]: a thread per four neighbouring targets whose leaves lie side by side (one
+//!   4-byte scalar);
 //! - [`warp`]: a subgroup per piece of consecutive leaves, for any subgroup size (stream
 //!   inputs, on devices that shuffle values between a subgroup's lanes);
 //! - [`scan`]: a thread per piece of a row, scanning from the piece's exclusive prefix (the
@@ -16,6 +18,7 @@
 //! This module holds what they share: the reduction's parameters, a pass's parameters, a
 //! worker's share, positions, loads and stores of values, and where a piece's value goes.
 
+pub mod columns;
 pub mod scan;
 pub mod serial;
 pub mod warp;
@@ -474,14 +477,14 @@ pub fn store_element<'ir, G: Gpu<'ir>>(
     g.store_memory(&at, value);
 }
 
-/// Writes the value of piece `j` of target `t` (at `tpos`): into the target element in the
-/// pass that reaches the targets (mode bit 1), else into the scratch slot `dst[t][j]`.
+/// Writes a piece's value: into the element of the target at `tpos` in the pass that reaches
+/// the targets (mode bit 1), else into slot `slot` of the scratch array `dst`.
 pub fn write_piece<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     layout: &BlockLayout,
     pass: &Pass<G::Leaf>,
-    (tpos, t, j): (&[G::Leaf], G::Leaf, G::Leaf),
+    (tpos, slot): (&[G::Leaf], G::Leaf),
     value: &[G::Leaf],
 ) {
     let to_target = mode_bit(g, pass.mode, 2);
@@ -489,9 +492,23 @@ pub fn write_piece<'ir, G: Gpu<'ir>>(
     let target = target_ref(g, r, layout, tpos.len());
     store_element(g, r, &target, tpos, value);
     g.begin_else(&last);
-    let slot = mul_add(g, t, pass.pieces, j);
     store_slot(g, r, (pass.dst, slot), value);
     g.end_if(last);
+}
+
+/// The kind of the one 4-byte scalar that the reduction's input and values both are, if they
+/// are (such leaves load four at a time).
+pub fn one_quad_scalar(
+    module: &brook_ir::Module,
+    kernel: &brook_ir::Kernel,
+    r: &Reduction,
+) -> Option<ScalarKind> {
+    let one = |ty: &Type| match leaves(module, ty).as_slice() {
+        [leaf] if leaf.kind.size() == 4 && leaf.kind != ScalarKind::Bool => Some(leaf.kind),
+        _ => None,
+    };
+    let kind = one(&kernel.params[r.input].ty)?;
+    (one(&r.ty) == Some(kind) && r.value_size == 4).then_some(kind)
 }
 
 /// Variables for one value of `r`'s type.

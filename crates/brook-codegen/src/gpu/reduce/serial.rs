@@ -72,7 +72,8 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     g.begin_continuing(each);
     g.end_loop(each);
     let result = finish_stack(g, r, &slots, count)?;
-    write_piece(g, r, layout, pass, (&tpos, t, j), &result);
+    let slot = mul_add(g, t, pass.pieces, j);
+    write_piece(g, r, layout, pass, (&tpos, slot), &result);
     Ok(())
 }
 

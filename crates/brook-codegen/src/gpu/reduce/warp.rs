@@ -16,8 +16,8 @@
 //! of subgroups covers them.
 
 use super::{
-    mode_bit, mul_add, read_all, serial::combine_fn, share_of, u64_op, unravel, value_at,
-    value_vars, write_all, write_piece, Pass, Reduction,
+    mode_bit, mul_add, one_quad_scalar, read_all, serial::combine_fn, share_of, u64_op, unravel,
+    value_at, value_vars, write_all, write_piece, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, SubgroupSize, Subgroups};
@@ -161,14 +161,8 @@ fn piece<'ir, G: Gpu<'ir>>(
     let first_lane = u64_op(g, BinaryOp::Eq, sub.lane, zero);
     let writes = g.begin_if(first_lane);
     let value = read_all(g, &tail);
-    write_piece(
-        g,
-        r,
-        layout,
-        pass,
-        (&tpos, share.unit, share.piece_index),
-        &value,
-    );
+    let slot = mul_add(g, share.unit, pass.pieces, share.piece_index);
+    write_piece(g, r, layout, pass, (&tpos, slot), &value);
     g.end_if(writes);
     Ok(())
 }
@@ -224,25 +218,6 @@ fn load_leaf<'ir, G: Gpu<'ir>>(
     read_all(g, &into)
 }
 
-/// The 4-byte scalar kind whose runs come in 16-byte loads: the input's and the target's
-/// type are the same one 4-byte scalar.
-fn quad_kind<'ir, G: Gpu<'ir>>(g: &G, r: &Reduction, input_size: u32) -> Option<ScalarKind> {
-    let input_ty = &g.kernel().params[r.input].ty;
-    let (a, b) = (leaves(g.module(), input_ty), leaves(g.module(), &r.ty));
-    match (a.as_slice(), b.as_slice()) {
-        ([x], [y])
-            if x.kind == y.kind
-                && x.kind.size() == 4
-                && x.kind != ScalarKind::Bool
-                && input_size == 4
-                && r.value_size == 4 =>
-        {
-            Some(x.kind)
-        }
-        _ => None,
-    }
-}
-
 /// The run of leaves from leaf `first` (a multiple of the run's length) on: 16-byte loads for runs of
 /// one 4-byte scalar when the piece is aligned, else one load each.
 fn load_run<'ir, G: Gpu<'ir>>(
@@ -252,7 +227,7 @@ fn load_run<'ir, G: Gpu<'ir>>(
     first: G::Leaf,
 ) -> Vec<Vec<G::Leaf>> {
     let into: Vec<Vec<G::Var>> = (0..at.run).map(|_| value_vars(g, r)).collect();
-    let packed = quad_kind(g, r, at.input_size).map(|kind| {
+    let packed = one_quad_scalar(g.module(), g.kernel(), r).map(|kind| {
         let arms = g.begin_if(at.aligned);
         let addr = g.element_address(at.base, first, 4);
         for q in 0..at.run / 4 {

@@ -1,15 +1,13 @@
-//! What the reduction entries share: the pass parameters, a worker's share of a pass, the
-//! combine step (the kernel body), the binary-counter stack of aligned subtrees (the shared
-//! [`crate::lower::counter`] with the PTX combine), and where a piece's value goes.
+//! What PTX's reduction entries share: the pass parameters, where the leaves come from, and
+//! the combine step (the kernel body written inline).
 
 use crate::abi::{BlockLayout, Variant};
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Binding, Lower};
 use crate::CompileError;
 
-pub(super) use crate::gpu::reduce::{mode_bit, target_ref, unravel, Reduction, Share, BATCH};
-pub(super) use crate::lower::counter::Slots;
-pub(super) use crate::lower::counter::{slot_count, MAX_PIECE};
+pub(super) use crate::gpu::reduce::Reduction;
+pub(super) use crate::lower::counter::MAX_PIECE;
 
 /// A pass's parameters, loaded ([`crate::gpu::reduce::Pass`]).
 pub(super) type Pass = crate::gpu::reduce::Pass<Reg>;
@@ -64,50 +62,6 @@ pub(super) fn combine_after(
     Ok(())
 }
 
-/// Where a piece's value goes.
-pub(super) struct Written<'a> {
-    pub to_target: Reg,
-    pub dst: Reg,
-    pub tpos: &'a [Reg],
-    pub piece_index: Reg,
-    pub target_index: Reg,
-    /// Targets of the scratch array, laid out `[piece][target]` (neighbouring targets side
-    /// by side, read next by the column entry).
-    pub targets: Reg,
-}
-
-/// Stores a piece's value: into the target element when the pass is the last, else into the
-/// scratch array.
-pub(super) fn write_result(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    layout: &BlockLayout,
-    rank: usize,
-    w: &Written<'_>,
-    result: &[Reg],
-) {
-    let (to_scratch, written) = (lower.e.label(), lower.e.label());
-    lower.e.bra_unless(w.to_target, to_scratch);
-    {
-        let target = target_ref(lower, r, layout, rank);
-        let index = lower.element_index(target.offset, w.tpos, &target.pitch);
-        let addr = lower.element_address(target.base, index, target.size);
-        lower.store_value(&r.ty.clone(), result, addr, "global", true);
-        lower.e.bra(written);
-    }
-    lower.e.at(to_scratch);
-    {
-        let (j, t) = (w.piece_index, w.target_index);
-        let targets = w.targets;
-        let slot = lower.e.compute(Class::B64, |reg| {
-            format!("mad.lo.u64 {reg}, {j}, {targets}, {t}")
-        });
-        let addr = lower.element_address(w.dst, slot, r.value_size);
-        lower.store_value(&r.ty.clone(), result, addr, "global", true);
-    }
-    lower.e.at(written);
-}
-
 pub(super) fn input_source(
     lower: &mut Lower<'_>,
     r: &Reduction,
@@ -148,43 +102,4 @@ pub(super) fn combine(
     body?;
     lower.e.at(end);
     Ok(())
-}
-
-/// [`combine`] as the counter stack calls it: into fresh registers.
-fn combine_fresh(
-    r: &Reduction,
-) -> impl FnMut(&mut Lower<'_>, &[Reg], &[Reg]) -> Result<Vec<Reg>, CompileError> + '_ {
-    move |lower, left, right| {
-        let dest: Vec<Reg> = left.iter().map(|v| lower.e.reg(v.class)).collect();
-        combine(lower, r, &dest, left, right)?;
-        Ok(dest)
-    }
-}
-
-/// Pushes leaf number `n` (value `value`) onto the counter stack `slots`
-/// ([`crate::lower::counter::insert`]).
-pub(super) fn insert(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    value: &[Reg],
-    slots: &Slots<Reg, Reg>,
-    n: Reg,
-) -> Result<(), CompileError> {
-    let mut combine = combine_fresh(r);
-    crate::lower::counter::insert(lower, slots, 0, n, value.to_vec(), &mut combine)
-}
-
-/// Folds the stack's subtrees onto `result`, a value right of every subtree of the stack
-/// when `has` holds (else `result` is empty). Leaves the value in `result`
-/// ([`crate::lower::counter::finish_onto`]).
-pub(super) fn finish_stack_onto(
-    lower: &mut Lower<'_>,
-    r: &Reduction,
-    slots: &Slots<Reg, Reg>,
-    count: Reg,
-    result: &[Reg],
-    has: Reg,
-) -> Result<(), CompileError> {
-    let mut combine = combine_fresh(r);
-    crate::lower::counter::finish_onto(lower, slots, count, result, has, &mut combine)
 }

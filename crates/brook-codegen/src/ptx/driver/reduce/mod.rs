@@ -16,7 +16,7 @@
 //! - [`warp`]: a warp per piece of consecutive leaves (stream inputs; written once for every
 //!   GPU dialect);
 //! - [`columns`]: a thread per four neighbouring targets whose leaves lie side by side
-//!   (stream inputs of one 4-byte scalar).
+//!   (stream inputs of one 4-byte scalar; written once for every GPU dialect).
 //!
 //! A module of a [`Variant::scan`] launch also has [`scan`]'s entry, which the runtime runs
 //! after reduction passes have made the pieces' prefixes.
@@ -25,7 +25,6 @@
 //! share (the pass parameters, a worker's share, the combine step, the binary-counter stack,
 //! writing results); [`lanes`] what the one-pass scan shares with a warp's lanes.
 
-mod columns;
 mod common;
 mod gpu;
 mod lanes;
@@ -33,7 +32,7 @@ mod scan_tiles;
 
 use super::{entry_text, ENTRY};
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
-use crate::gpu::reduce::{scan, serial, warp};
+use crate::gpu::reduce::{columns, scan, serial, warp};
 use crate::gpu::PassParam;
 use crate::ptx::lower::{bind_params, Lower};
 use crate::CompileError;

@@ -47,9 +47,10 @@
 //! round trip to L2 instead of two; larger values are in `values`), `ticket` (a zeroed
 //! counter).
 
-use super::common::{mode_bit, target_ref, unravel, Reduction};
+use super::common::Reduction;
 use super::lanes::{u64_op, Leaves, RUN};
 use crate::abi::{header, BlockLayout};
+use crate::gpu::reduce::{mode_bit, target_ref, unravel};
 use crate::ptx::driver::special;
 use crate::ptx::emit::{Class, Reg};
 use crate::ptx::lower::{Lower, StreamRef};
