@@ -256,6 +256,9 @@ pub enum ReduceShape {
     /// A warp scans a tile of a row whose leaves are consecutive, in one pass over the data
     /// (a [`Variant::scan`] module's entry, for stream inputs).
     ScanTiles,
+    /// A subgroup scans a piece of a row whose leaves are consecutive from its prefix, as
+    /// [`ReduceShape::Scan`]'s thread does (a [`Variant::scan`] module's entry).
+    ScanWarp,
 }
 
 /// An entry a compiled reduction declares: its name in the compiled module, its shape, and

@@ -1,6 +1,6 @@
 //! Reductions and scans as SPIR-V: the shared strategies of [`crate::gpu::reduce`] (the
-//! serial path; the column path; the subgroup path where the device shuffles; the multi-pass
-//! scan) over this
+//! serial path; the column path; the subgroup paths of reductions and scans where the device
+//! shuffles; the multi-pass scan) over this
 //! dialect's [`Gpu`] primitives, a module per entry.
 //!
 //! Push constants: words 0-2 as a map's ([`super::map`]: the parameter block, the scratch
@@ -16,7 +16,7 @@ use super::map::{frame_bytes, linear_invocation, shell, Options};
 use super::SpirvModule;
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
 use crate::gpu::map::MapGpu;
-use crate::gpu::reduce::{columns, scan, serial, warp, Pass, Reduction};
+use crate::gpu::reduce::{columns, scan, scan_warp, serial, warp, Pass, Reduction};
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
 use crate::lower::binding::{reduction_source, Source};
@@ -75,6 +75,9 @@ pub fn compile(
     }
     if variant.scan {
         shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
+        if options.subgroup_shuffle && stream_input {
+            shapes.push((ReduceShape::ScanWarp, scan_warp::MAX_PIECE));
+        }
     }
     let entries = shapes
         .into_iter()
@@ -107,7 +110,7 @@ fn entry_module(
     shape: ReduceShape,
 ) -> Result<SpirvModule, CompileError> {
     let layout = BlockLayout::new(module, kernel);
-    let params: &[PassParam] = if shape == ReduceShape::Scan {
+    let params: &[PassParam] = if matches!(shape, ReduceShape::Scan | ReduceShape::ScanWarp) {
         PassParam::SCAN
     } else {
         PassParam::REDUCE
@@ -127,6 +130,9 @@ fn entry_module(
         (ReduceShape::Scan, _) => scan::emit(&mut lower, r, &layout, &pass, &source)?,
         (ReduceShape::Warp, Source::Stream(stream)) => {
             warp::emit(&mut lower, r, &layout, &pass, stream)?
+        }
+        (ReduceShape::ScanWarp, Source::Stream(stream)) => {
+            scan_warp::emit(&mut lower, r, &layout, &pass, stream)?
         }
         (ReduceShape::Columns, Source::Stream(stream)) => {
             columns::emit(&mut lower, r, &layout, &pass, stream)?

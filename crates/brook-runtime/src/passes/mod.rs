@@ -66,7 +66,7 @@ pub trait PassRunner {
 /// Threads a pass of `entry` over `targets` targets of `pieces` pieces each takes.
 pub fn threads(entry: &ReduceEntry, targets: u64, pieces: u64) -> u64 {
     match entry.shape {
-        ReduceShape::Warp => targets * pieces * 32,
+        ReduceShape::Warp | ReduceShape::ScanWarp => targets * pieces * 32,
         ReduceShape::Columns => targets / 4 * pieces,
         ReduceShape::Serial | ReduceShape::Scan | ReduceShape::ScanTiles => targets * pieces,
     }

@@ -1,6 +1,7 @@
 //! A scan in levels, in the canonical order of `brook_ir::scan_order`. A level scans `rows`
 //! rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one thread per piece (the
-//! module's scan entry). When a row has more than one piece, a reduction pass first writes
+//! module's scan entry), or of [`WARP_PIECE`] leaves, a subgroup per piece, where the module
+//! has the subgroup scan entry and the level's leaves are consecutive. When a row has more than one piece, a reduction pass first writes
 //! every piece's total (`[row][piece]`), the next level scans the totals exclusively (from
 //! the initial value, if any) into the pieces' prefixes, and then this level's pieces are
 //! scanned from them. Every piece is an aligned block of its row, so the result is the
@@ -10,11 +11,13 @@ use super::layout::tile_is_contiguous;
 use super::{threads, PassArgs, PassRunner};
 use crate::error::LaunchProblem;
 use crate::plan::{LaunchPlan, ScanPlan};
-use brook_codegen::abi::ReduceShape;
+use brook_codegen::abi::{ReduceEntry, ReduceShape};
 use brook_ir::scan_order::ScanKind;
 
 /// Leaves per piece: a thread's serial scan, and a warp's reduction of one chunk.
 pub const PIECE: u64 = 256;
+/// Leaves per piece of a level scanned by subgroups ([`ReduceShape::ScanWarp`]).
+pub const WARP_PIECE: u64 = 4096;
 
 /// Where a level's leaves come from and its prefixes go: the launch's streams (the first
 /// level) or scratch arrays (`[row][leaf]`).
@@ -74,8 +77,25 @@ pub fn run<R: PassRunner>(
 }
 
 impl<R: PassRunner> Scan<'_, R> {
+    /// The subgroup scan entry, where the module has it and the level's leaves are
+    /// consecutive.
+    fn warp_entry(&self, level: Level) -> Option<ReduceEntry> {
+        self.runner
+            .entry(ReduceShape::ScanWarp)
+            .filter(|_| !level.streams || self.contiguous)
+    }
+
+    /// Leaves per piece of a level: a subgroup's or a thread's.
+    fn piece(&self, level: Level) -> u64 {
+        match self.warp_entry(level) {
+            Some(_) => WARP_PIECE,
+            None => PIECE,
+        }
+    }
+
     fn level(&self, level: Level) -> Result<(), LaunchProblem> {
-        let pieces = level.leaves.div_ceil(PIECE);
+        let piece = self.piece(level);
+        let pieces = level.leaves.div_ceil(piece);
         if pieces == 1 {
             return self.scan_pieces(level, 0, pieces);
         }
@@ -108,7 +128,7 @@ impl<R: PassRunner> Scan<'_, R> {
             src: level.src,
             dst,
             leaves: level.leaves,
-            piece: PIECE,
+            piece: self.piece(level),
             pieces,
             mode: u32::from(!level.streams),
         };
@@ -118,18 +138,21 @@ impl<R: PassRunner> Scan<'_, R> {
 
     /// Scans every piece from its prefix (`pre[row][piece]` after each row's first).
     fn scan_pieces(&self, level: Level, pre: u64, pieces: u64) -> Result<(), LaunchProblem> {
-        let entry = self.runner.required(ReduceShape::Scan)?;
+        let entry = match self.warp_entry(level) {
+            Some(warp) => warp,
+            None => self.runner.required(ReduceShape::Scan)?,
+        };
         let args = PassArgs {
             src: level.src,
             dst: level.dst,
             leaves: level.leaves,
-            piece: PIECE,
+            piece: self.piece(level),
             pieces,
             mode: u32::from(!level.streams)
                 | if level.streams { 2 } else { 0 }
                 | if level.exclusive { 4 } else { 0 },
         };
-        let threads = self.rows * pieces;
+        let threads = threads(&entry, self.rows, pieces);
         self.runner
             .run_pass(&entry, threads, args, &[pre, self.init])
     }

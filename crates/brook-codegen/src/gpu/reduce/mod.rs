@@ -13,13 +13,15 @@
 //! - [`warp`]: a subgroup per piece of consecutive leaves, for any subgroup size (stream
 //!   inputs, on devices that shuffle values between a subgroup's lanes);
 //! - [`scan`]: a thread per piece of a row, scanning from the piece's exclusive prefix (the
-//!   pieces' prefixes come from reduction passes over the same pieces).
+//!   pieces' prefixes come from reduction passes over the same pieces);
+//! - [`scan_warp`]: the same with a subgroup per piece of consecutive leaves.
 //!
 //! This module holds what they share: the reduction's parameters, a pass's parameters, a
 //! worker's share, positions, loads and stores of values, and where a piece's value goes.
 
 pub mod columns;
 pub mod scan;
+pub mod scan_warp;
 pub mod serial;
 pub mod warp;
 

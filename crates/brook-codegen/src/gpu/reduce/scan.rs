@@ -30,13 +30,14 @@ const LEVELS: u32 = 16;
 pub const MAX_PIECE: u64 = 1 << LEVELS;
 
 /// A scan's value in variables and whether it is there (a prefix may be nothing).
-struct Held<V> {
-    value: Vec<V>,
-    has: V,
+#[derive(Clone)]
+pub(super) struct Held<V> {
+    pub value: Vec<V>,
+    pub has: V,
 }
 
 impl<V: Copy> Held<V> {
-    fn fresh<'ir, G: Gpu<'ir, Var = V>>(g: &mut G, r: &Reduction) -> Held<V> {
+    pub(super) fn fresh<'ir, G: Gpu<'ir, Var = V>>(g: &mut G, r: &Reduction) -> Held<V> {
         Held {
             value: value_vars(g, r),
             has: g.temporary(ScalarKind::Bool),
@@ -44,7 +45,7 @@ impl<V: Copy> Held<V> {
     }
 
     /// Copies `from` into this one.
-    fn copy_from<'ir, G: Gpu<'ir, Var = V>>(&self, g: &mut G, from: &Held<V>) {
+    pub(super) fn copy_from<'ir, G: Gpu<'ir, Var = V>>(&self, g: &mut G, from: &Held<V>) {
         let value = read_all(g, &from.value);
         write_all(g, &self.value, &value);
         let has = g.read_var(from.has);
@@ -53,9 +54,9 @@ impl<V: Copy> Held<V> {
 }
 
 /// One level of the stack: its waiting block and the fold of everything before it.
-struct Level<V> {
-    block: Vec<V>,
-    above: Held<V>,
+pub(super) struct Level<V> {
+    pub block: Vec<V>,
+    pub above: Held<V>,
 }
 
 /// The scan entry's body: scans this thread's piece.
@@ -190,7 +191,7 @@ impl<L: Copy, V: Copy> PieceScan<'_, L, V> {
 
 /// The exclusive prefix of piece `j` of row `t`: `pre[t][j]` after the first piece; the
 /// initial value for an exclusive scan's first piece; nothing for an inclusive one's.
-fn prefix_of_piece<'ir, G: Gpu<'ir>>(
+pub(super) fn prefix_of_piece<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     (pre, init): (G::Leaf, G::Leaf),
@@ -227,7 +228,7 @@ fn prefix_of_piece<'ir, G: Gpu<'ir>>(
 }
 
 /// `dest = held ∘ right` when `held` is there, else `right`.
-fn combine_after<'ir, G: Gpu<'ir>>(
+pub(super) fn combine_after<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     dest: &[G::Var],
@@ -249,7 +250,7 @@ fn combine_after<'ir, G: Gpu<'ir>>(
 /// through the set low bits of `n` (each waiting block on the left, its `above` becoming the
 /// carry's), lands at the first clear bit, and `e = above ∘ block`. A level is full exactly
 /// when its bit of the count is set.
-fn push<'ir, G: Gpu<'ir>>(
+pub(super) fn push<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     levels: &[Level<G::Var>],

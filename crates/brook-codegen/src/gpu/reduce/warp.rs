@@ -64,19 +64,58 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     Ok(())
 }
 
-/// Where the leaves of a subgroup's piece lie.
-struct PieceLeaves<L> {
+/// Where the leaves of a subgroup's piece lie, and the subgroup.
+pub(super) struct PieceLeaves<L> {
     /// Leaf `i` of the piece is at `base + i * size`.
-    base: L,
-    from_scratch: L,
+    pub base: L,
+    pub from_scratch: L,
     /// Bytes of an input leaf.
-    input_size: u32,
+    pub input_size: u32,
     /// `base` is 16-byte aligned (runs of 4-byte scalars may come in 16-byte loads).
-    aligned: L,
-    lane: L,
-    size: SubgroupSize<L>,
+    pub aligned: L,
+    pub lane: L,
+    pub size: SubgroupSize<L>,
     /// Leaves of a lane's run ([`run_length`]).
-    run: u64,
+    pub run: u64,
+}
+
+impl<L: Copy> PieceLeaves<L> {
+    /// The leaves of the piece from leaf `lo` of target `t` (at `tpos`), from the scratch
+    /// array when `from_scratch`, else from the input.
+    pub fn new<'ir, G: Gpu<'ir, Leaf = L>>(
+        g: &mut G,
+        r: &Reduction,
+        (pass, input): (&Pass<L>, &StreamRef<L>),
+        (sub, tpos): (&Subgroups<L>, &[L]),
+        (t, lo): (L, L),
+        from_scratch: L,
+    ) -> PieceLeaves<L> {
+        let base = piece_base(g, r, pass, input, (tpos, t, lo), from_scratch);
+        let fifteen = g.index_constant(15);
+        let low = u64_op(g, BinaryOp::BitAnd, base, fifteen);
+        let zero = g.index_constant(0);
+        let aligned = u64_op(g, BinaryOp::Eq, low, zero);
+        PieceLeaves {
+            base,
+            from_scratch,
+            input_size: input.size,
+            aligned,
+            lane: sub.lane,
+            size: sub.size,
+            run: run_length(r),
+        }
+    }
+
+    /// Leaves of a chunk: the subgroup's size times a run's.
+    pub fn chunk<'ir, G: Gpu<'ir, Leaf = L>>(&self, g: &mut G) -> L {
+        match self.size {
+            SubgroupSize::Fixed(size) => g.index_constant(size * self.run),
+            SubgroupSize::Runtime { size, .. } => {
+                let run = g.index_constant(self.run);
+                u64_op(g, BinaryOp::Mul, size, run)
+            }
+        }
+    }
 }
 
 /// Reduces worker `w`'s piece and writes its value.
@@ -91,34 +130,16 @@ fn piece<'ir, G: Gpu<'ir>>(
     let share = share_of(g, w, pass.targets, pass.piece, pass.leaves_per_target);
     let tpos = unravel(g, share.unit, &pass.domain);
     let from_scratch = mode_bit(g, pass.mode, 1);
-    let base = piece_base(
+    let at = PieceLeaves::new(
         g,
         r,
-        pass,
-        input,
-        (&tpos, share.unit, share.lo),
+        (pass, input),
+        (sub, &tpos),
+        (share.unit, share.lo),
         from_scratch,
     );
-    let fifteen = g.index_constant(15);
-    let low = u64_op(g, BinaryOp::BitAnd, base, fifteen);
     let zero = g.index_constant(0);
-    let aligned = u64_op(g, BinaryOp::Eq, low, zero);
-    let at = PieceLeaves {
-        base,
-        from_scratch,
-        input_size: input.size,
-        aligned,
-        lane: sub.lane,
-        size: sub.size,
-        run: run_length(r),
-    };
-    let chunk = match sub.size {
-        SubgroupSize::Fixed(size) => g.index_constant(size * at.run),
-        SubgroupSize::Runtime { size, .. } => {
-            let run = g.index_constant(at.run);
-            u64_op(g, BinaryOp::Mul, size, run)
-        }
-    };
+    let chunk = at.chunk(g);
     let smallest = match sub.size {
         SubgroupSize::Fixed(size) => size * at.run,
         SubgroupSize::Runtime { .. } => at.run,
@@ -169,7 +190,7 @@ fn piece<'ir, G: Gpu<'ir>>(
 
 /// The address of the piece's first leaf: in the scratch array (`[target][piece]`: the
 /// target's row, leaf `lo`), or in the input at the target's tile start plus `lo`.
-fn piece_base<'ir, G: Gpu<'ir>>(
+pub(super) fn piece_base<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     pass: &Pass<G::Leaf>,
@@ -197,7 +218,7 @@ fn piece_base<'ir, G: Gpu<'ir>>(
 }
 
 /// Leaf `i` of the piece (from the scratch array or the input).
-fn load_leaf<'ir, G: Gpu<'ir>>(
+pub(super) fn load_leaf<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     at: &PieceLeaves<G::Leaf>,
@@ -220,7 +241,7 @@ fn load_leaf<'ir, G: Gpu<'ir>>(
 
 /// The run of leaves from leaf `first` (a multiple of the run's length) on: 16-byte loads for runs of
 /// one 4-byte scalar when the piece is aligned, else one load each.
-fn load_run<'ir, G: Gpu<'ir>>(
+pub(super) fn load_run<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     at: &PieceLeaves<G::Leaf>,
@@ -365,7 +386,7 @@ fn across_lanes<'ir, G: Gpu<'ir>>(
 }
 
 /// Exchanges `value` with lane `lane ^ half`: the lower and the upper lane's values.
-fn butterfly<'ir, G: Gpu<'ir>>(
+pub(super) fn butterfly<'ir, G: Gpu<'ir>>(
     g: &mut G,
     kinds: &[ScalarKind],
     lane: G::Leaf,
@@ -394,7 +415,7 @@ fn butterfly<'ir, G: Gpu<'ir>>(
 }
 
 /// `present ? combine(left, right) : left` (the tree with an empty right subtree pruned).
-fn pruned_combine<'ir, G: Gpu<'ir>>(
+pub(super) fn pruned_combine<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     present: G::Leaf,

@@ -1,0 +1,375 @@
+//! The subgroup scan entry: a subgroup scans one aligned piece of a row whose leaves are
+//! consecutive in memory, from the piece's exclusive prefix, in the canonical order of
+//! `brook_ir::scan_order`, for any subgroup size.
+//!
+//! The piece goes by in chunks of `S * R` leaves ([`super::warp`]'s chunks: lane `l` loads
+//! the run of `R` leaves `R l ..`, reduces it as a tree, and `log2 S` butterfly levels make
+//! the chunk's total in every lane). A position's exclusive prefix is the left fold of the
+//! aligned blocks of its binary digits, largest first, so it splits at every aligned level:
+//! - the chunk's prefix comes from the piece's prefix and the waiting chunks, by
+//!   [`super::scan`]'s binary counter of chunk totals (every lane keeps the same one);
+//! - lane `l`'s run prefix folds onto it, for each set bit `b` of `l` from the highest, the
+//!   block of `2^b` runs before it: the lower half of the butterfly at level `b`;
+//! - leaf `j` of the run folds onto that, for each set bit of `j`, a node of the run's tree.
+//!
+//! Then an inclusive scan combines the leaf itself last. A last, partial chunk loads only its
+//! leaves and combines nothing missing (pruned as [`super::warp`] prunes); its total is never
+//! needed. Mode bits as [`super::scan`]'s.
+
+use super::scan::{combine_after, prefix_of_piece, push, Held, Level};
+use super::warp::{butterfly, load_leaf, load_run, pruned_combine, PieceLeaves};
+use super::{
+    index_vars, mode_bit, mul_add, next_positions, read_all, share_of, store_element, store_slot,
+    target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
+};
+use crate::abi::BlockLayout;
+use crate::gpu::{Gpu, PassParam, SubgroupSize};
+use crate::leaves::leaves;
+use crate::lower::counter::slot_count;
+use crate::lower::StreamRef;
+use brook_ir::{BinaryOp, Literal, ScalarKind};
+
+/// A value's leaves.
+type Value<L> = Vec<L>;
+/// A run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
+type RunTree<L> = [Vec<Value<L>>];
+
+/// Levels of the chunk counter: pieces of at most `2^LEVELS` chunks.
+const LEVELS: u32 = 16;
+/// The most leaves the entry scans in one piece (chunks have at least 8 leaves).
+pub const MAX_PIECE: u64 = 1 << LEVELS;
+
+/// The entry's body: every piece of the pass, a subgroup each.
+pub fn emit<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    layout: &BlockLayout,
+    pass: &Pass<G::Leaf>,
+    input: &StreamRef<G::Leaf>,
+) -> Result<(), G::Error> {
+    let sub = g.subgroups();
+    let workers = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
+    let worker = g.temporary(ScalarKind::U64);
+    g.write_var(worker, sub.index);
+    let each = g.begin_loop();
+    let w = g.read_var(worker);
+    let finished = u64_op(g, BinaryOp::Ge, w, workers);
+    let stop = g.begin_if(finished);
+    g.jump_break(each);
+    g.end_if(stop);
+    let piece = Piece::start(g, r, layout, pass, input, (&sub, w));
+    piece.scan(g)?;
+    g.begin_continuing(each);
+    let w = g.read_var(worker);
+    let next = u64_op(g, BinaryOp::Add, w, sub.count);
+    g.write_var(worker, next);
+    g.end_loop(each);
+    Ok(())
+}
+
+/// One subgroup's piece being scanned.
+struct Piece<'a, L, V> {
+    r: &'a Reduction,
+    layout: &'a BlockLayout,
+    pass: &'a Pass<L>,
+    at: PieceLeaves<L>,
+    /// The row (target) and its position in the domain.
+    t: L,
+    tpos: Vec<L>,
+    /// The piece's first leaf in its row and its leaves.
+    lo: L,
+    count: L,
+    to_output: L,
+    exclusive: L,
+    /// The next chunk's exclusive prefix, and the counter of chunk totals.
+    e: Held<V>,
+    levels: Vec<Level<V>>,
+}
+
+impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
+    fn start<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        g: &mut G,
+        r: &'a Reduction,
+        layout: &'a BlockLayout,
+        pass: &'a Pass<L>,
+        input: &StreamRef<L>,
+        (sub, w): (&crate::gpu::Subgroups<L>, L),
+    ) -> Self {
+        let (pre, init) = (g.pass_param(PassParam::Pre), g.pass_param(PassParam::Init));
+        let share = share_of(g, w, pass.targets, pass.piece, pass.leaves_per_target);
+        let (t, j) = (share.unit, share.piece_index);
+        let tpos = unravel(g, t, &pass.domain);
+        let from_scratch = mode_bit(g, pass.mode, 1);
+        let exclusive = mode_bit(g, pass.mode, 4);
+        let e = prefix_of_piece(g, r, (pre, init), exclusive, (t, j), pass.pieces);
+        let at = PieceLeaves::new(
+            g,
+            r,
+            (pass, input),
+            (sub, &tpos),
+            (t, share.lo),
+            from_scratch,
+        );
+        let levels = (0..slot_count(LEVELS - 1))
+            .map(|_| Level {
+                block: value_vars(g, r),
+                above: Held::fresh(g, r),
+            })
+            .collect();
+        Piece {
+            r,
+            layout,
+            pass,
+            at,
+            t,
+            tpos,
+            lo: share.lo,
+            count: share.count,
+            to_output: mode_bit(g, pass.mode, 2),
+            exclusive,
+            e,
+            levels,
+        }
+    }
+
+    /// Whole chunks while they last, then the partial one.
+    fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G) -> Result<(), G::Error> {
+        let chunk = self.at.chunk(g);
+        let chunks = g.temporary(ScalarKind::U64);
+        let zero = g.index_constant(0);
+        g.write_var(chunks, zero);
+        let each = g.begin_loop();
+        let c = g.read_var(chunks);
+        let offset = u64_op(g, BinaryOp::Mul, c, chunk);
+        let finished = u64_op(g, BinaryOp::Ge, offset, self.count);
+        let stop = g.begin_if(finished);
+        g.jump_break(each);
+        g.end_if(stop);
+        let left = u64_op(g, BinaryOp::Sub, self.count, offset);
+        let partial = u64_op(g, BinaryOp::Lt, left, chunk);
+        let last = g.begin_if(partial);
+        self.chunk(g, offset, Some(left))?;
+        g.jump_break(each);
+        g.end_if(last);
+        let total = self.chunk(g, offset, None)?;
+        let c = g.read_var(chunks);
+        push(g, self.r, &self.levels, c, &total, &self.e)?;
+        let one = g.index_constant(1);
+        let next = u64_op(g, BinaryOp::Add, c, one);
+        g.write_var(chunks, next);
+        g.begin_continuing(each);
+        g.end_loop(each);
+        Ok(())
+    }
+
+    /// Scans the chunk at `offset` from the chunk prefix `e` (all of it, or its first
+    /// `valid` leaves) and writes its prefixes; the chunk's total (used only when whole).
+    fn chunk<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        offset: L,
+        valid: Option<L>,
+    ) -> Result<Vec<L>, G::Error> {
+        let (r, run) = (self.r, self.at.run);
+        let run_leaves = g.index_constant(run);
+        let own = u64_op(g, BinaryOp::Mul, self.at.lane, run_leaves);
+        let first = u64_op(g, BinaryOp::Add, offset, own);
+        // Leaf `k` of the run is there (always, in a whole chunk).
+        let present = |g: &mut G, k: u64| {
+            valid.map(|valid| {
+                let k = g.index_constant(k);
+                let i = u64_op(g, BinaryOp::Add, own, k);
+                u64_op(g, BinaryOp::Lt, i, valid)
+            })
+        };
+        let xs = match valid {
+            None => load_run(g, r, &self.at, first),
+            Some(_) => (0..run)
+                .map(|k| {
+                    let into = value_vars(g, r);
+                    let here = present(g, k).expect("a partial chunk");
+                    let load = g.begin_if(here);
+                    let k = g.index_constant(k);
+                    let i = u64_op(g, BinaryOp::Add, first, k);
+                    let v = load_leaf(g, r, &self.at, i);
+                    write_all(g, &into, &v);
+                    g.end_if(load);
+                    read_all(g, &into)
+                })
+                .collect(),
+        };
+        // The run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
+        let mut nodes = vec![xs.clone()];
+        while nodes.last().is_some_and(|level| level.len() > 1) {
+            let below = nodes.last().expect("a level");
+            let width = (run as usize / below.len()) as u64;
+            let mut up = Vec::with_capacity(below.len() / 2);
+            for (p, pair) in below.chunks(2).enumerate() {
+                up.push(match present(g, (2 * p as u64 + 1) * width) {
+                    None => g.combine_step(r, &pair[0], &pair[1])?,
+                    Some(here) => pruned_combine(g, r, here, &pair[0], &pair[1])?,
+                });
+            }
+            nodes.push(up);
+        }
+        let run_total = nodes.last().expect("the root")[0].clone();
+        let (total, lowers) = self.across_lanes(g, run_total, valid)?;
+        let lane_here = present(g, 0);
+        let lane_prefix = self.lane_prefix(g, &lowers, lane_here)?;
+        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &present)?;
+        Ok(total)
+    }
+
+    /// The butterfly levels: the chunk's total and, for each level `b`, the lower block's
+    /// value (the `2^b` runs before this lane's block, when bit `b` of the lane is set).
+    fn across_lanes<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        value: Vec<L>,
+        valid: Option<L>,
+    ) -> Result<(Value<L>, Vec<Value<V>>), G::Error> {
+        let r = self.r;
+        let (levels, runtime) = match self.at.size {
+            SubgroupSize::Fixed(size) => (size.trailing_zeros(), None),
+            SubgroupSize::Runtime { size, max } => (max.trailing_zeros(), Some(size)),
+        };
+        let kinds: Vec<ScalarKind> = leaves(g.module(), &r.ty).iter().map(|l| l.kind).collect();
+        let vars = value_vars(g, r);
+        write_all(g, &vars, &value);
+        let mut lowers = Vec::with_capacity(levels as usize);
+        for k in 0..levels {
+            let half = 1u64 << k;
+            let lower_var = value_vars(g, r);
+            let level = runtime.map(|size| {
+                let h = g.index_constant(half);
+                let inside = u64_op(g, BinaryOp::Lt, h, size);
+                g.begin_if(inside)
+            });
+            let value = read_all(g, &vars);
+            let (lower, upper) = butterfly(g, &kinds, self.at.lane, half, &value);
+            write_all(g, &lower_var, &lower);
+            let joined = match valid {
+                None => g.combine_step(r, &lower, &upper)?,
+                Some(valid) => {
+                    // The upper block's first leaf is there.
+                    let mask = g.index_constant(!(2 * half - 1));
+                    let block = u64_op(g, BinaryOp::BitAnd, self.at.lane, mask);
+                    let h = g.index_constant(half);
+                    let first = u64_op(g, BinaryOp::Add, block, h);
+                    let run = g.index_constant(self.at.run);
+                    let first_leaf = u64_op(g, BinaryOp::Mul, first, run);
+                    let here = u64_op(g, BinaryOp::Lt, first_leaf, valid);
+                    pruned_combine(g, r, here, &lower, &upper)?
+                }
+            };
+            write_all(g, &vars, &joined);
+            if let Some(level) = level {
+                g.end_if(level);
+            }
+            lowers.push(lower_var);
+        }
+        Ok((read_all(g, &vars), lowers))
+    }
+
+    /// This lane's run prefix: the chunk's prefix folded with the lower blocks of the set
+    /// bits of the lane, the highest first (levels past the subgroup have no set bits).
+    /// In a partial chunk a lane whose run is missing folds nothing.
+    fn lane_prefix<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        lowers: &[Vec<V>],
+        lane_here: Option<L>,
+    ) -> Result<Held<V>, G::Error> {
+        let r = self.r;
+        let held = Held::fresh(g, r);
+        held.copy_from(g, &self.e);
+        let guard = lane_here.map(|here| g.begin_if(here));
+        for (b, lower) in lowers.iter().enumerate().rev() {
+            let bit = g.index_constant(1 << b);
+            let set = u64_op(g, BinaryOp::BitAnd, self.at.lane, bit);
+            let zero = g.index_constant(0);
+            let set = u64_op(g, BinaryOp::Ne, set, zero);
+            let fold = g.begin_if(set);
+            let block = read_all(g, lower);
+            combine_after(g, r, &held.value, &held, &block)?;
+            let yes = g.literal(Literal::bool(true));
+            g.write_var(held.has, yes);
+            g.end_if(fold);
+        }
+        if let Some(guard) = guard {
+            g.end_if(guard);
+        }
+        Ok(held)
+    }
+
+    /// Writes the prefixes of the run from leaf `first` (leaves `xs`, tree `nodes`) onto
+    /// the lane's prefix: leaf `j`'s exclusive prefix is `F(j & (j - 1))` combined with the
+    /// node of `j`'s lowest set bit that ends at `j`.
+    fn write_run<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        (first, xs, nodes): (L, &[Value<L>], &RunTree<L>),
+        lane_prefix: &Held<V>,
+        present: &impl Fn(&mut G, u64) -> Option<L>,
+    ) -> Result<(), G::Error> {
+        let (r, pass) = (self.r, self.pass);
+        let row_first = u64_op(g, BinaryOp::Add, self.lo, first);
+        let first_pos = unravel(g, row_first, &pass.tile);
+        let lpos = index_vars(g, &first_pos);
+        let positions = next_positions(g, &lpos, &pass.tile, self.at.run);
+        let mut folds: Vec<Held<V>> = Vec::with_capacity(xs.len());
+        for j in 0..xs.len() {
+            let fold = if j == 0 {
+                lane_prefix.clone()
+            } else {
+                let low = j & j.wrapping_neg();
+                let from = &folds[j & (j - 1)];
+                let node = &nodes[low.trailing_zeros() as usize][(j - low) / low];
+                let next = Held::fresh(g, r);
+                combine_after(g, r, &next.value, from, node)?;
+                let yes = g.literal(Literal::bool(true));
+                g.write_var(next.has, yes);
+                next
+            };
+            let guard = present(g, j as u64).map(|here| g.begin_if(here));
+            let out = value_vars(g, r);
+            let kind = g.begin_if(self.exclusive);
+            let prefix = read_all(g, &fold.value);
+            write_all(g, &out, &prefix);
+            g.begin_else(&kind);
+            combine_after(g, r, &out, &fold, &xs[j])?;
+            g.end_if(kind);
+            let out = read_all(g, &out);
+            let offset = g.index_constant(j as u64);
+            let leaf = u64_op(g, BinaryOp::Add, row_first, offset);
+            self.store(g, leaf, &positions[j], &out);
+            if let Some(guard) = guard {
+                g.end_if(guard);
+            }
+            folds.push(fold);
+        }
+        Ok(())
+    }
+
+    /// Stores the prefix of leaf `leaf` of the row (at `here` in the tile): into the output
+    /// stream in the pass that reads the streams, else into `dst[row][leaf]`.
+    fn store<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        leaf: L,
+        here: &[L],
+        out: &[L],
+    ) {
+        let (r, pass) = (self.r, self.pass);
+        let to = g.begin_if(self.to_output);
+        let pos: Vec<L> = (0..self.tpos.len())
+            .map(|k| mul_add(g, self.tpos[k], pass.tile[k], here[k]))
+            .collect();
+        let output = target_ref(g, r, self.layout, pos.len());
+        store_element(g, r, &output, &pos, out);
+        g.begin_else(&to);
+        let slot = mul_add(g, self.t, pass.leaves_per_target, leaf);
+        store_slot(g, r, (pass.dst, slot), out);
+        g.end_if(to);
+    }
+}
