@@ -31,6 +31,8 @@ use brook_ir::{BinaryOp, Literal, ScalarKind};
 
 /// A value's leaves.
 type Value<L> = Vec<L>;
+/// A chunk's total and the lower blocks of a lane's butterfly levels.
+type Butterflies<L, V> = (Value<L>, Vec<Value<V>>);
 /// A run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
 type RunTree<L> = [Vec<Value<L>>];
 
@@ -227,7 +229,7 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         g: &mut G,
         value: Vec<L>,
         valid: Option<L>,
-    ) -> Result<(Value<L>, Vec<Value<V>>), G::Error> {
+    ) -> Result<Butterflies<L, V>, G::Error> {
         let r = self.r;
         let (levels, runtime) = match self.at.size {
             SubgroupSize::Fixed(size) => (size.trailing_zeros(), None),
