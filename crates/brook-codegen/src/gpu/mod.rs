@@ -80,6 +80,8 @@ pub trait Gpu<'ir>: Target<'ir> {
     fn load_quad(&mut self, kind: ScalarKind, addr: Self::Leaf) -> [Self::Leaf; 4];
     /// Four consecutive scalars of `kind` (4 bytes) from `addr`, 16-byte aligned: one load.
     fn load_aligned_quad(&mut self, kind: ScalarKind, addr: Self::Leaf) -> [Self::Leaf; 4];
+    /// Stores four scalars of `kind` (4 bytes) at `addr`, 16-byte aligned: one store.
+    fn store_aligned_quad(&mut self, kind: ScalarKind, addr: Self::Leaf, values: [Self::Leaf; 4]);
     /// The invocation's subgroup (a warp): where it stands in the launch and its size.
     fn subgroups(&mut self) -> Subgroups<Self::Leaf>;
     /// The value `v` (of `kind`) that lane `lane ^ mask` of the subgroup holds. Every lane

@@ -306,6 +306,17 @@ impl<'a> Gpu<'a> for Lower<'a> {
         })
     }
 
+    fn store_aligned_quad(&mut self, kind: ScalarKind, addr: Word, values: [Word; 4]) {
+        let ty = self.s.container(kind);
+        let vec4 = self.s.b.type_vector(ty, 4);
+        let four = self
+            .s
+            .b
+            .composite_construct(vec4, None, values)
+            .expect("in a block");
+        self.s.store_typed(vec4, 16, addr, four);
+    }
+
     /// `SubgroupSize` read at run time (at most 128 in Vulkan); the subgroup's index in the
     /// launch from its workgroup's first invocation (a workgroup is whole subgroups).
     fn subgroups(&mut self) -> Subgroups<Word> {

@@ -19,8 +19,8 @@
 use super::scan::{combine_after, prefix_of_piece, push, Held, Level};
 use super::warp::{butterfly, load_leaf, load_run, pruned_combine, PieceLeaves};
 use super::{
-    index_vars, mode_bit, mul_add, next_positions, read_all, share_of, store_element, store_slot,
-    target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
+    index_vars, mode_bit, mul_add, next_positions, one_quad_scalar, read_all, share_of,
+    store_element, store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, PassParam, SubgroupSize};
@@ -314,12 +314,9 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         lane_prefix: &Held<V>,
         present: &impl Fn(&mut G, u64) -> Option<L>,
     ) -> Result<(), G::Error> {
-        let (r, pass) = (self.r, self.pass);
-        let row_first = u64_op(g, BinaryOp::Add, self.lo, first);
-        let first_pos = unravel(g, row_first, &pass.tile);
-        let lpos = index_vars(g, &first_pos);
-        let positions = next_positions(g, &lpos, &pass.tile, self.at.run);
+        let r = self.r;
         let mut folds: Vec<Held<V>> = Vec::with_capacity(xs.len());
+        let mut outs = Vec::with_capacity(xs.len());
         for j in 0..xs.len() {
             let fold = if j == 0 {
                 lane_prefix.clone()
@@ -341,16 +338,79 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
             g.begin_else(&kind);
             combine_after(g, r, &out, &fold, &xs[j])?;
             g.end_if(kind);
-            let out = read_all(g, &out);
+            if let Some(guard) = guard {
+                g.end_if(guard);
+            }
+            outs.push(out);
+            folds.push(fold);
+        }
+        let row_first = u64_op(g, BinaryOp::Add, self.lo, first);
+        let whole = present(g, 0).is_none();
+        let quads = one_quad_scalar(g.module(), g.kernel(), r).filter(|_| whole);
+        let by_quads = quads.map(|kind| {
+            let (addr, side_by_side) = self.run_address(g, row_first);
+            let arms = g.begin_if(side_by_side);
+            for (q, four) in outs.chunks(4).enumerate() {
+                let values = [0, 1, 2, 3].map(|k| g.read_var(four[k][0]));
+                let offset = g.index_constant(16 * q as u64);
+                let at = u64_op(g, BinaryOp::Add, addr, offset);
+                g.store_aligned_quad(kind, at, values);
+            }
+            g.begin_else(&arms);
+            arms
+        });
+        let first_pos = unravel(g, row_first, &self.pass.tile);
+        let lpos = index_vars(g, &first_pos);
+        let positions = next_positions(g, &lpos, &self.pass.tile, self.at.run);
+        for (j, out) in outs.iter().enumerate() {
+            let guard = present(g, j as u64).map(|here| g.begin_if(here));
+            let out = read_all(g, out);
             let offset = g.index_constant(j as u64);
             let leaf = u64_op(g, BinaryOp::Add, row_first, offset);
             self.store(g, leaf, &positions[j], &out);
             if let Some(guard) = guard {
                 g.end_if(guard);
             }
-            folds.push(fold);
+        }
+        if let Some(arms) = by_quads {
+            g.end_if(arms);
         }
         Ok(())
+    }
+
+    /// Where a whole run of prefixes from leaf `leaf` of the row goes, and whether it lies
+    /// side by side there, 16-byte aligned: in the output stream (unit pitch along the last
+    /// axis, the run inside one row of the tile), or in the row of the scratch array.
+    fn run_address<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G, leaf: L) -> (L, L) {
+        let (r, pass) = (self.r, self.pass);
+        let here = unravel(g, leaf, &pass.tile);
+        let pos: Vec<L> = (0..self.tpos.len())
+            .map(|k| mul_add(g, self.tpos[k], pass.tile[k], here[k]))
+            .collect();
+        let output = target_ref(g, r, self.layout, pos.len());
+        let index = g.element_index(output.offset, &pos, &output.pitch);
+        let output_addr = g.element_address(output.base, index, output.size);
+        let (zero, one) = (g.index_constant(0), g.index_constant(1));
+        let run = g.index_constant(self.at.run);
+        let mut in_row = g.literal(Literal::bool(true));
+        if let (Some(&pitch), Some(&at), Some(&row)) =
+            (output.pitch.last(), here.last(), pass.tile.last())
+        {
+            let unit = u64_op(g, BinaryOp::Eq, pitch, one);
+            let end = u64_op(g, BinaryOp::Add, at, run);
+            let inside = u64_op(g, BinaryOp::Le, end, row);
+            in_row = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, unit, inside);
+        }
+        let slot = mul_add(g, self.t, pass.leaves_per_target, leaf);
+        let scratch_addr = g.element_address(pass.dst, slot, r.value_size);
+        let addr = g.select(ScalarKind::U64, self.to_output, output_addr, scratch_addr);
+        let yes = g.literal(Literal::bool(true));
+        let lies = g.select(ScalarKind::Bool, self.to_output, in_row, yes);
+        let fifteen = g.index_constant(15);
+        let low = u64_op(g, BinaryOp::BitAnd, addr, fifteen);
+        let aligned = u64_op(g, BinaryOp::Eq, low, zero);
+        let side_by_side = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, lies, aligned);
+        (addr, side_by_side)
     }
 
     /// Stores the prefix of leaf `leaf` of the row (at `here` in the tile): into the output

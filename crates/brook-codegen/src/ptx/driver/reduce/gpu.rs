@@ -131,6 +131,11 @@ impl<'a> Gpu<'a> for Lower<'a> {
         values
     }
 
+    fn store_aligned_quad(&mut self, _kind: ScalarKind, addr: Reg, values: [Reg; 4]) {
+        let list = values.map(|v| v.to_string()).join(", ");
+        self.e.op(format!("st.global.v4.b32 [{addr}], {{{list}}}"));
+    }
+
     /// Warps of 32: the lane is the thread's index modulo 32 (a block is whole warps).
     fn subgroups(&mut self) -> Subgroups<Reg> {
         let g = self.global_thread();
