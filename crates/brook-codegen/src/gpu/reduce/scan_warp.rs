@@ -17,22 +17,19 @@
 //! needed. Mode bits as [`super::scan`]'s.
 
 use super::scan::{combine_after, prefix_of_piece, push, Held, Level};
-use super::warp::{butterfly, load_leaf, load_run, pruned_combine, PieceLeaves};
+use super::warp::{across_lanes, each_worker, load_leaf, load_run, pruned_combine, PieceLeaves};
 use super::{
     index_vars, mode_bit, mul_add, next_positions, one_quad_scalar, read_all, share_of,
     store_element, store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
-use crate::gpu::{Gpu, PassParam, SubgroupSize};
-use crate::leaves::leaves;
+use crate::gpu::{Gpu, PassParam};
 use crate::lower::counter::slot_count;
 use crate::lower::StreamRef;
 use brook_ir::{BinaryOp, Literal, ScalarKind};
 
 /// A value's leaves.
 type Value<L> = Vec<L>;
-/// A chunk's total and the lower blocks of a lane's butterfly levels.
-type Butterflies<L, V> = (Value<L>, Vec<Value<V>>);
 /// A run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
 type RunTree<L> = [Vec<Value<L>>];
 
@@ -50,23 +47,9 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     input: &StreamRef<G::Leaf>,
 ) -> Result<(), G::Error> {
     let sub = g.subgroups();
-    let workers = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
-    let worker = g.temporary(ScalarKind::U64);
-    g.write_var(worker, sub.index);
-    let each = g.begin_loop();
-    let w = g.read_var(worker);
-    let finished = u64_op(g, BinaryOp::Ge, w, workers);
-    let stop = g.begin_if(finished);
-    g.jump_break(each);
-    g.end_if(stop);
-    let piece = Piece::start(g, r, layout, pass, input, (&sub, w));
-    piece.scan(g)?;
-    g.begin_continuing(each);
-    let w = g.read_var(worker);
-    let next = u64_op(g, BinaryOp::Add, w, sub.count);
-    g.write_var(worker, next);
-    g.end_loop(each);
-    Ok(())
+    each_worker(g, pass, &sub, |g, w| {
+        Piece::start(g, r, layout, pass, input, (&sub, w)).scan(g)
+    })
 }
 
 /// One subgroup's piece being scanned.
@@ -215,62 +198,11 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
             nodes.push(up);
         }
         let run_total = nodes.last().expect("the root")[0].clone();
-        let (total, lowers) = self.across_lanes(g, run_total, valid)?;
+        let (total, lowers) = across_lanes(g, r, &self.at, run_total, valid)?;
         let lane_here = present(g, 0);
         let lane_prefix = self.lane_prefix(g, &lowers, lane_here)?;
         self.write_run(g, (first, &xs, &nodes), &lane_prefix, &present)?;
         Ok(total)
-    }
-
-    /// The butterfly levels: the chunk's total and, for each level `b`, the lower block's
-    /// value (the `2^b` runs before this lane's block, when bit `b` of the lane is set).
-    fn across_lanes<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
-        &self,
-        g: &mut G,
-        value: Vec<L>,
-        valid: Option<L>,
-    ) -> Result<Butterflies<L, V>, G::Error> {
-        let r = self.r;
-        let (levels, runtime) = match self.at.size {
-            SubgroupSize::Fixed(size) => (size.trailing_zeros(), None),
-            SubgroupSize::Runtime { size, max } => (max.trailing_zeros(), Some(size)),
-        };
-        let kinds: Vec<ScalarKind> = leaves(g.module(), &r.ty).iter().map(|l| l.kind).collect();
-        let vars = value_vars(g, r);
-        write_all(g, &vars, &value);
-        let mut lowers = Vec::with_capacity(levels as usize);
-        for k in 0..levels {
-            let half = 1u64 << k;
-            let lower_var = value_vars(g, r);
-            let level = runtime.map(|size| {
-                let h = g.index_constant(half);
-                let inside = u64_op(g, BinaryOp::Lt, h, size);
-                g.begin_if(inside)
-            });
-            let value = read_all(g, &vars);
-            let (lower, upper) = butterfly(g, &kinds, self.at.lane, half, &value);
-            write_all(g, &lower_var, &lower);
-            let joined = match valid {
-                None => g.combine_step(r, &lower, &upper)?,
-                Some(valid) => {
-                    // The upper block's first leaf is there.
-                    let mask = g.index_constant(!(2 * half - 1));
-                    let block = u64_op(g, BinaryOp::BitAnd, self.at.lane, mask);
-                    let h = g.index_constant(half);
-                    let first = u64_op(g, BinaryOp::Add, block, h);
-                    let run = g.index_constant(self.at.run);
-                    let first_leaf = u64_op(g, BinaryOp::Mul, first, run);
-                    let here = u64_op(g, BinaryOp::Lt, first_leaf, valid);
-                    pruned_combine(g, r, here, &lower, &upper)?
-                }
-            };
-            write_all(g, &vars, &joined);
-            if let Some(level) = level {
-                g.end_if(level);
-            }
-            lowers.push(lower_var);
-        }
-        Ok((read_all(g, &vars), lowers))
     }
 
     /// This lane's run prefix: the chunk's prefix folded with the lower blocks of the set

@@ -46,6 +46,19 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     input: &StreamRef<G::Leaf>,
 ) -> Result<(), G::Error> {
     let sub = g.subgroups();
+    each_worker(g, pass, &sub, |g, w| {
+        piece(g, r, layout, pass, input, (&sub, w))
+    })
+}
+
+/// Runs `body` for every worker of the pass (a target's piece each) this subgroup takes:
+/// worker `index`, then every `count`-th after it.
+pub(super) fn each_worker<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    pass: &Pass<G::Leaf>,
+    sub: &Subgroups<G::Leaf>,
+    mut body: impl FnMut(&mut G, G::Leaf) -> Result<(), G::Error>,
+) -> Result<(), G::Error> {
     let workers = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
     let worker = g.temporary(ScalarKind::U64);
     g.write_var(worker, sub.index);
@@ -55,7 +68,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let stop = g.begin_if(finished);
     g.jump_break(each);
     g.end_if(stop);
-    piece(g, r, layout, pass, input, (&sub, w))?;
+    body(g, w)?;
     g.begin_continuing(each);
     let w = g.read_var(worker);
     let next = u64_op(g, BinaryOp::Add, w, sub.count);
@@ -292,9 +305,7 @@ fn full_chunk<'ir, G: Gpu<'ir>>(
         level = up;
     }
     let value = level.pop().expect("a run has leaves");
-    across_lanes(g, r, at, value, |g, lower, upper, _| {
-        g.combine_step(r, lower, upper)
-    })
+    Ok(across_lanes(g, r, at, value, None)?.0)
 }
 
 /// The canonical value of the first `valid` (fewer than a chunk) leaves of the chunk at
@@ -338,28 +349,23 @@ fn partial_chunk<'ir, G: Gpu<'ir>>(
         width *= 2;
     }
     let value = level.pop().expect("a run has leaves");
-    across_lanes(g, r, at, value, |g, lower, upper, half| {
-        // The upper block's first lane is `(lane & !(2 half - 1)) + half`.
-        let mask = g.index_constant(!(2 * half - 1));
-        let block = u64_op(g, BinaryOp::BitAnd, at.lane, mask);
-        let half = g.index_constant(half);
-        let first = u64_op(g, BinaryOp::Add, block, half);
-        let first_leaf = u64_op(g, BinaryOp::Mul, first, run);
-        let upper_here = u64_op(g, BinaryOp::Lt, first_leaf, valid);
-        pruned_combine(g, r, upper_here, lower, upper)
-    })
+    Ok(across_lanes(g, r, at, value, Some(valid))?.0)
 }
 
-/// The butterfly levels: at level `half`, lanes `lane` and `lane ^ half` join their blocks
-/// with `join(lower, upper, half)`. Levels past a run-time subgroup size are skipped (a
-/// branch every lane takes alike).
-fn across_lanes<'ir, G: Gpu<'ir>>(
+/// A chunk's value after the butterfly levels, and at each level `b` the lower block's value
+/// (the `2^b` runs before this lane's block, when bit `b` of the lane is set).
+pub(super) type Butterflies<L, V> = (Vec<L>, Vec<Vec<V>>);
+
+/// The butterfly levels: at level `half`, lanes `lane` and `lane ^ half` combine their blocks,
+/// the upper one pruned where it starts at or past `valid` leaves (a partial chunk). Levels
+/// past a run-time subgroup size are skipped (a branch every lane takes alike).
+pub(super) fn across_lanes<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
     at: &PieceLeaves<G::Leaf>,
     value: Vec<G::Leaf>,
-    mut join: impl FnMut(&mut G, &[G::Leaf], &[G::Leaf], u64) -> Result<Vec<G::Leaf>, G::Error>,
-) -> Result<Vec<G::Leaf>, G::Error> {
+    valid: Option<G::Leaf>,
+) -> Result<Butterflies<G::Leaf, G::Var>, G::Error> {
     let (levels, runtime) = match at.size {
         SubgroupSize::Fixed(size) => (size.trailing_zeros(), None),
         SubgroupSize::Runtime { size, max } => (max.trailing_zeros(), Some(size)),
@@ -367,8 +373,10 @@ fn across_lanes<'ir, G: Gpu<'ir>>(
     let kinds: Vec<ScalarKind> = leaves(g.module(), &r.ty).iter().map(|l| l.kind).collect();
     let vars = value_vars(g, r);
     write_all(g, &vars, &value);
+    let mut lowers = Vec::with_capacity(levels as usize);
     for k in 0..levels {
         let half = 1u64 << k;
+        let lower_vars = value_vars(g, r);
         let level = runtime.map(|size| {
             let h = g.index_constant(half);
             let inside = u64_op(g, BinaryOp::Lt, h, size);
@@ -376,13 +384,28 @@ fn across_lanes<'ir, G: Gpu<'ir>>(
         });
         let value = read_all(g, &vars);
         let (lower, upper) = butterfly(g, &kinds, at.lane, half, &value);
-        let joined = join(g, &lower, &upper, half)?;
+        write_all(g, &lower_vars, &lower);
+        let joined = match valid {
+            None => g.combine_step(r, &lower, &upper)?,
+            Some(valid) => {
+                // The upper block's first lane is `(lane & !(2 half - 1)) + half`.
+                let mask = g.index_constant(!(2 * half - 1));
+                let block = u64_op(g, BinaryOp::BitAnd, at.lane, mask);
+                let h = g.index_constant(half);
+                let first = u64_op(g, BinaryOp::Add, block, h);
+                let run = g.index_constant(at.run);
+                let first_leaf = u64_op(g, BinaryOp::Mul, first, run);
+                let upper_here = u64_op(g, BinaryOp::Lt, first_leaf, valid);
+                pruned_combine(g, r, upper_here, &lower, &upper)?
+            }
+        };
         write_all(g, &vars, &joined);
         if let Some(level) = level {
             g.end_if(level);
         }
+        lowers.push(lower_vars);
     }
-    Ok(read_all(g, &vars))
+    Ok((read_all(g, &vars), lowers))
 }
 
 /// Exchanges `value` with lane `lane ^ half`: the lower and the upper lane's values.
