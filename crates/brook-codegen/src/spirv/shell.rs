@@ -192,17 +192,7 @@ impl Shell {
     pub fn builtin_u64(&mut self, builtin: BuiltIn, component: u32) -> Word {
         let u32_ty = self.u32_ty();
         let v3 = self.b.type_vector(u32_ty, 3);
-        let var = match self.builtins.iter().find(|(b, _)| *b == builtin) {
-            Some(&(_, var)) => var,
-            None => {
-                let ptr_ty = self.b.type_pointer(None, StorageClass::Input, v3);
-                let var = self.global_variable(ptr_ty, StorageClass::Input, None);
-                self.b
-                    .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
-                self.builtins.push((builtin, var));
-                var
-            }
-        };
+        let var = self.builtin_variable(builtin, v3);
         let all = self.b.load(v3, None, var, None, []).expect("in a block");
         let x = self
             .b
@@ -214,22 +204,25 @@ impl Shell {
     /// A `u32` scalar built-in (a subgroup's) as a `u64` (declared once).
     pub fn builtin_scalar_u64(&mut self, builtin: BuiltIn) -> Word {
         let u32_ty = self.u32_ty();
-        let var = match self.builtins.iter().find(|(b, _)| *b == builtin) {
-            Some(&(_, var)) => var,
-            None => {
-                let ptr_ty = self.b.type_pointer(None, StorageClass::Input, u32_ty);
-                let var = self.global_variable(ptr_ty, StorageClass::Input, None);
-                self.b
-                    .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
-                self.builtins.push((builtin, var));
-                var
-            }
-        };
+        let var = self.builtin_variable(builtin, u32_ty);
         let x = self
             .b
             .load(u32_ty, None, var, None, [])
             .expect("in a block");
         self.b.u_convert(self.u64_ty, None, x).expect("in a block")
+    }
+
+    /// The input variable of `builtin`, of type `ty` (declared once).
+    fn builtin_variable(&mut self, builtin: BuiltIn, ty: Word) -> Word {
+        if let Some(&(_, var)) = self.builtins.iter().find(|(b, _)| *b == builtin) {
+            return var;
+        }
+        let ptr_ty = self.b.type_pointer(None, StorageClass::Input, ty);
+        let var = self.global_variable(ptr_ty, StorageClass::Input, None);
+        self.b
+            .decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(builtin)]);
+        self.builtins.push((builtin, var));
+        var
     }
 
     /// The `GLSL.std.450` extended instruction set (imported once).

@@ -15,7 +15,7 @@
 
 use super::serial::{combine_fn, finish_stack};
 use super::{
-    mode_bit, mul_add, one_quad_scalar, share, u64_op, unravel, write_piece, Pass, Reduction,
+    mode_bit, mul_add, one_quad_scalar, share, tree, u64_op, unravel, write_piece, Pass, Reduction,
     Share, BATCH,
 };
 use crate::abi::BlockLayout;
@@ -143,15 +143,8 @@ fn batches<'ir, G: Gpu<'ir>>(
     let batch = u64_op(g, BinaryOp::Shr, at, shift);
     let skip = BATCH.trailing_zeros() as usize;
     for (c, stack) in stacks.iter().enumerate() {
-        let mut level: Vec<Vec<G::Leaf>> = rows.iter().map(|row| vec![row[c]]).collect();
-        while level.len() > 1 {
-            let mut up = Vec::with_capacity(level.len() / 2);
-            for pair in level.chunks(2) {
-                up.push(g.combine_step(r, &pair[0], &pair[1])?);
-            }
-            level = up;
-        }
-        let value = level.pop().expect("a batch has a value");
+        let column: Vec<Vec<G::Leaf>> = rows.iter().map(|row| vec![row[c]]).collect();
+        let value = tree(g, r, column)?;
         let slots = Slots::Vars(stack[skip..].to_vec());
         counter::insert(g, &slots, 0, batch, value, &mut combine_fn(r))?;
     }

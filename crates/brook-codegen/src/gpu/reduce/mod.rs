@@ -498,6 +498,22 @@ pub fn write_piece<'ir, G: Gpu<'ir>>(
     g.end_if(last);
 }
 
+/// The canonical tree of a power-of-two number of values: neighbours combined level by level.
+pub fn tree<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    mut level: Vec<Vec<G::Leaf>>,
+) -> Result<Vec<G::Leaf>, G::Error> {
+    while level.len() > 1 {
+        let mut up = Vec::with_capacity(level.len() / 2);
+        for pair in level.chunks(2) {
+            up.push(g.combine_step(r, &pair[0], &pair[1])?);
+        }
+        level = up;
+    }
+    Ok(level.pop().expect("a tree has leaves"))
+}
+
 /// The kind of the one 4-byte scalar that the reduction's input and values both are, if they
 /// are (such leaves load four at a time).
 pub fn one_quad_scalar(

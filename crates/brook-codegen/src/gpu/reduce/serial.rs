@@ -6,7 +6,7 @@
 //! flight together), each batch an aligned subtree inserted above the levels it fills.
 
 use super::{
-    advance, index_vars, load_run, load_slot, mode_bit, mul_add, read_all, u64_op, unravel,
+    advance, index_vars, load_run, load_slot, mode_bit, mul_add, read_all, tree, u64_op, unravel,
     value_vars, write_all, write_piece, Pass, Reduction, Run, Share, BATCH,
 };
 use crate::abi::BlockLayout;
@@ -115,17 +115,10 @@ fn batches<'ir, G: Gpu<'ir>>(
     let stop = g.begin_if(short);
     g.jump_break(each);
     g.end_if(stop);
-    let mut level = load_batch(g, r, leaves, at);
-    while level.len() > 1 {
-        let mut up = Vec::with_capacity(level.len() / 2);
-        for pair in level.chunks(2) {
-            up.push(g.combine_step(r, &pair[0], &pair[1])?);
-        }
-        level = up;
-    }
+    let loaded = load_batch(g, r, leaves, at);
+    let value = tree(g, r, loaded)?;
     let shift = g.index_constant(u64::from(BATCH.trailing_zeros()));
     let batch = u64_op(g, BinaryOp::Shr, at, shift);
-    let value = level.pop().expect("a batch has a value");
     let stack = Slots::Vars(upper.to_vec());
     counter::insert(g, &stack, 0, batch, value, &mut combine_fn(r))?;
     g.write_var(n, next);

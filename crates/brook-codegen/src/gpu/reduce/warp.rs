@@ -16,8 +16,8 @@
 //! of subgroups covers them.
 
 use super::{
-    mode_bit, mul_add, one_quad_scalar, read_all, serial::combine_fn, share_of, u64_op, unravel,
-    value_at, value_vars, write_all, write_piece, Pass, Reduction,
+    mode_bit, mul_add, one_quad_scalar, read_all, serial::combine_fn, share_of, tree, u64_op,
+    unravel, value_at, value_vars, write_all, write_piece, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, SubgroupSize, Subgroups};
@@ -296,15 +296,8 @@ fn full_chunk<'ir, G: Gpu<'ir>>(
 ) -> Result<Vec<G::Leaf>, G::Error> {
     let run = g.index_constant(at.run);
     let first = mul_add(g, at.lane, run, offset);
-    let mut level = load_run(g, r, at, first);
-    while level.len() > 1 {
-        let mut up = Vec::with_capacity(level.len() / 2);
-        for pair in level.chunks(2) {
-            up.push(g.combine_step(r, &pair[0], &pair[1])?);
-        }
-        level = up;
-    }
-    let value = level.pop().expect("a run has leaves");
+    let loaded = load_run(g, r, at, first);
+    let value = tree(g, r, loaded)?;
     Ok(across_lanes(g, r, at, value, None)?.0)
 }
 
