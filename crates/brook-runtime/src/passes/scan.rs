@@ -1,11 +1,12 @@
 //! A scan in levels, in the canonical order of `brook_ir::scan_order`. A level scans `rows`
 //! rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one thread per piece (the
 //! module's scan entry), or of [`WARP_PIECE`] leaves, a subgroup per piece, where the module
-//! has the subgroup scan entry and the level's leaves are consecutive. When a row has more than one piece, a reduction pass first writes
-//! every piece's total (`[row][piece]`), the next level scans the totals exclusively (from
-//! the initial value, if any) into the pieces' prefixes, and then this level's pieces are
-//! scanned from them. Every piece is an aligned block of its row, so the result is the
-//! canonical scan (see `scan_order`, "Why this order"). No workgroup waits for another.
+//! has the subgroup scan entry and the level's leaves are consecutive. When a row has more
+//! than one piece, a reduction pass first writes every piece's total (`[row][piece]`), the
+//! next level scans the totals exclusively (from the initial value, if any) into the pieces'
+//! prefixes, and then this level's pieces are scanned from them. Every piece is an aligned
+//! block of its row, so the result is the canonical scan (see `scan_order`, "Why this
+//! order"). No workgroup waits for another.
 
 use super::layout::tile_is_contiguous;
 use super::{threads, PassArgs, PassRunner};
