@@ -45,6 +45,7 @@ pub mod profile;
 pub mod queue;
 pub mod reduce_plan;
 pub mod registry;
+pub mod slow_call;
 pub mod stream;
 pub mod vulkan;
 

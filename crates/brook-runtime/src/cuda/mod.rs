@@ -132,7 +132,7 @@ impl CudaDevice {
                 kernel.name
             )
         };
-        let module = watch::reporting(&compiling, || {
+        let module = crate::slow_call::reporting(&compiling, || {
             disk_cache::load(&ptx.text, self.target().sm, &names, self.handles)
         })
         .map_err(LaunchProblem::Execution)?;

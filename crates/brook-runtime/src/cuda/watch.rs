@@ -5,7 +5,7 @@
 //! [`SPIN`] (short kernels cost no latency, as with the driver's own spinning wait), then
 //! sleeping [`POLL`] between queries. A wait that has lasted a minute says on stderr, once a minute,
 //! which kernel was the last work queued on that GPU (its name and `.br` line), and a driver
-//! compile that takes a minute says so too ([`reporting`]). With `BRT_KERNEL_TIMEOUT=SECONDS`
+//! compile that takes a minute says so too ([`crate::slow_call::reporting`]). With `BRT_KERNEL_TIMEOUT=SECONDS`
 //! a wait that lasts longer ends with an error, and the GPU is marked unusable: the driver
 //! cannot stop a running kernel short of ending the process, so every later use of that GPU
 //! fails at once with the reason ([`failure_of`], checked when its context is bound) instead of
@@ -17,15 +17,14 @@ use brook_ir::{SourceFile, ValidModule};
 use cudarc::driver::sys::{self, CUresult};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a wait spins (then yields) before it sleeps between queries.
 const SPIN: Duration = Duration::from_millis(20);
 /// The sleep between queries after that.
 const POLL: Duration = Duration::from_micros(500);
-/// How often a wait, or a driver compile, that makes no progress says so.
-const REPORT_EVERY: Duration = Duration::from_secs(60);
+use crate::slow_call::REPORT_EVERY;
 
 /// The last kernel queued on one GPU context.
 struct Queued {
@@ -169,30 +168,6 @@ pub fn wait_stream(handles: &Handles) -> Result<(), String> {
     wait(handles, "the GPU", || unsafe {
         sys::cuStreamQuery(handles.stream)
     })
-}
-
-/// Runs `work` (a call into the driver that cannot be interrupted, such as its compiler),
-/// saying on stderr once a minute that it is still running, with `what`.
-pub fn reporting<T>(what: &dyn Fn() -> String, work: impl FnOnce() -> T) -> T {
-    let (done, waiting) = mpsc::channel::<()>();
-    let text = what();
-    let reporter = std::thread::Builder::new()
-        .name("brook-cuda-watch".into())
-        .spawn(move || {
-            let started = Instant::now();
-            while let Err(mpsc::RecvTimeoutError::Timeout) = waiting.recv_timeout(REPORT_EVERY) {
-                crate::log::append(&format!(
-                    "warning: {text} has taken {} s so far",
-                    started.elapsed().as_secs()
-                ));
-            }
-        });
-    let result = work();
-    drop(done);
-    if let Ok(reporter) = reporter {
-        let _ = reporter.join();
-    }
-    result
 }
 
 #[cfg(test)]

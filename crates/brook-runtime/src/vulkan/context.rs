@@ -273,7 +273,14 @@ impl Recorder<'_> {
                         pipeline.destroy(d);
                     }
                 }
-                let pipeline = Pipeline::new(d, module)?;
+                let compiling = || {
+                    format!(
+                        "the Vulkan driver's compile of a kernel module ({} words of SPIR-V)",
+                        module.words.len()
+                    )
+                };
+                let pipeline =
+                    crate::slow_call::reporting(&compiling, || Pipeline::new(d, module))?;
                 let same_key = self.pipelines.entry(key).or_default();
                 same_key.push((module.words.clone(), pipeline));
                 same_key.len() - 1
