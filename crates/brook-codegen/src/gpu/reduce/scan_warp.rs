@@ -17,7 +17,9 @@
 //! needed. Mode bits as [`super::scan`]'s.
 
 use super::scan::{combine_after, prefix_of_piece, push, Held, Level};
-use super::warp::{across_lanes, each_worker, load_leaf, load_run, pruned_combine, PieceLeaves};
+use super::warp::{
+    across_lanes, each_chunk, each_worker, load_leaf, load_run, pruned_combine, PieceLeaves,
+};
 use super::{
     index_vars, mode_bit, mul_add, next_positions, one_quad_scalar, read_all, share_of,
     store_element, store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
@@ -120,30 +122,13 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
     /// Whole chunks while they last, then the partial one.
     fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G) -> Result<(), G::Error> {
         let chunk = self.at.chunk(g);
-        let chunks = g.temporary(ScalarKind::U64);
-        let zero = g.index_constant(0);
-        g.write_var(chunks, zero);
-        let each = g.begin_loop();
-        let c = g.read_var(chunks);
-        let offset = u64_op(g, BinaryOp::Mul, c, chunk);
-        let finished = u64_op(g, BinaryOp::Ge, offset, self.count);
-        let stop = g.begin_if(finished);
-        g.jump_break(each);
-        g.end_if(stop);
-        let left = u64_op(g, BinaryOp::Sub, self.count, offset);
-        let partial = u64_op(g, BinaryOp::Lt, left, chunk);
-        let last = g.begin_if(partial);
-        self.chunk(g, offset, Some(left))?;
-        g.jump_break(each);
-        g.end_if(last);
-        let total = self.chunk(g, offset, None)?;
-        let c = g.read_var(chunks);
-        push(g, self.r, &self.levels, c, &total, &self.e)?;
-        let one = g.index_constant(1);
-        let next = u64_op(g, BinaryOp::Add, c, one);
-        g.write_var(chunks, next);
-        g.begin_continuing(each);
-        g.end_loop(each);
+        each_chunk(
+            g,
+            (chunk, self.count),
+            |g, offset, left| self.chunk(g, offset, Some(left)).map(drop),
+            |g, offset| self.chunk(g, offset, None),
+            |g, total, c| push(g, self.r, &self.levels, c, &total, &self.e),
+        )?;
         Ok(())
     }
 

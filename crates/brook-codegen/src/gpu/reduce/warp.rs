@@ -77,6 +77,43 @@ pub(super) fn each_worker<'ir, G: Gpu<'ir>>(
     Ok(())
 }
 
+/// The chunk loop over a subgroup's piece of `count` leaves in chunks of `chunk`: for each
+/// whole chunk `c` at `offset`, `push(whole(offset), c)`; for a last, partial one of `left`
+/// leaves, `partial(offset, left)`. The variable counting the whole chunks.
+pub(super) fn each_chunk<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    (chunk, count): (G::Leaf, G::Leaf),
+    mut partial: impl FnMut(&mut G, G::Leaf, G::Leaf) -> Result<(), G::Error>,
+    mut whole: impl FnMut(&mut G, G::Leaf) -> Result<Vec<G::Leaf>, G::Error>,
+    mut push: impl FnMut(&mut G, Vec<G::Leaf>, G::Leaf) -> Result<(), G::Error>,
+) -> Result<G::Var, G::Error> {
+    let chunks = g.temporary(ScalarKind::U64);
+    let zero = g.index_constant(0);
+    g.write_var(chunks, zero);
+    let each = g.begin_loop();
+    let c = g.read_var(chunks);
+    let offset = u64_op(g, BinaryOp::Mul, c, chunk);
+    let finished = u64_op(g, BinaryOp::Ge, offset, count);
+    let stop = g.begin_if(finished);
+    g.jump_break(each);
+    g.end_if(stop);
+    let left = u64_op(g, BinaryOp::Sub, count, offset);
+    let short = u64_op(g, BinaryOp::Lt, left, chunk);
+    let last = g.begin_if(short);
+    partial(g, offset, left)?;
+    g.jump_break(each);
+    g.end_if(last);
+    let value = whole(g, offset)?;
+    let c = g.read_var(chunks);
+    push(g, value, c)?;
+    let one = g.index_constant(1);
+    let next = u64_op(g, BinaryOp::Add, c, one);
+    g.write_var(chunks, next);
+    g.begin_continuing(each);
+    g.end_loop(each);
+    Ok(chunks)
+}
+
 /// Where the leaves of a subgroup's piece lie, and the subgroup.
 pub(super) struct PieceLeaves<L> {
     /// Leaf `i` of the piece is at `base + i * size`.
@@ -163,33 +200,20 @@ fn piece<'ir, G: Gpu<'ir>>(
     let has_tail = g.temporary(ScalarKind::Bool);
     let no = g.literal(Literal::bool(false));
     g.write_var(has_tail, no);
-    let chunks = g.temporary(ScalarKind::U64);
-    g.write_var(chunks, zero);
     // Whole chunks go onto the stack; a partial last one into `tail`.
-    let each = g.begin_loop();
-    let c = g.read_var(chunks);
-    let offset = u64_op(g, BinaryOp::Mul, c, chunk);
-    let finished = u64_op(g, BinaryOp::Ge, offset, share.count);
-    let stop = g.begin_if(finished);
-    g.jump_break(each);
-    g.end_if(stop);
-    let left = u64_op(g, BinaryOp::Sub, share.count, offset);
-    let partial = u64_op(g, BinaryOp::Lt, left, chunk);
-    let last = g.begin_if(partial);
-    let value = partial_chunk(g, r, &at, offset, left)?;
-    write_all(g, &tail, &value);
-    let yes = g.literal(Literal::bool(true));
-    g.write_var(has_tail, yes);
-    g.jump_break(each);
-    g.end_if(last);
-    let value = full_chunk(g, r, &at, offset)?;
-    let c = g.read_var(chunks);
-    counter::insert(g, &slots, 0, c, value, &mut combine_fn(r))?;
-    let one = g.index_constant(1);
-    let next = u64_op(g, BinaryOp::Add, c, one);
-    g.write_var(chunks, next);
-    g.begin_continuing(each);
-    g.end_loop(each);
+    let chunks = each_chunk(
+        g,
+        (chunk, share.count),
+        |g, offset, left| {
+            let value = partial_chunk(g, r, &at, offset, left)?;
+            write_all(g, &tail, &value);
+            let yes = g.literal(Literal::bool(true));
+            g.write_var(has_tail, yes);
+            Ok(())
+        },
+        |g, offset| full_chunk(g, r, &at, offset),
+        |g, value, c| counter::insert(g, &slots, 0, c, value, &mut combine_fn(r)),
+    )?;
     let c = g.read_var(chunks);
     counter::finish_onto(g, &slots, c, &tail, has_tail, &mut combine_fn(r))?;
     let first_lane = u64_op(g, BinaryOp::Eq, sub.lane, zero);
