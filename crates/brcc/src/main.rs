@@ -559,11 +559,13 @@ fn ptx_text(
     Ok(out)
 }
 
-/// The GPU `--emit ptx` writes for: `--sm`, else [`brook_codegen::ptx::Target::DEFAULT`].
+/// The GPU `--emit ptx` writes for: `--sm`, else [`brook_codegen::ptx::Target::DEFAULT`],
+/// with the tuning the environment asks for (as the runtime compiles).
 fn ptx_target(args: &Args) -> brook_codegen::ptx::Target {
     let default = brook_codegen::ptx::Target::DEFAULT;
     brook_codegen::ptx::Target {
         sm: args.sm.unwrap_or(default.sm),
+        tuning: brook_codegen::Tuning::from_env(),
     }
 }
 

@@ -24,6 +24,7 @@ fn kernels_are_valid_spirv() {
         unrolled_maps: true,
         // Reductions' subgroup path validated too.
         subgroup_shuffle: true,
+        tuning: Default::default(),
     };
     for (name, _, program) in exec::compiled_cases() {
         let module = program.module();

@@ -16,6 +16,10 @@ fn planned_gangs_compile() {
     let mut in_gangs = 0;
     let mut groups_in_gangs = 0;
     let mut failures = Vec::new();
+    // The CPU device's options: the environment's tuning (`BROOK_SPMD`).
+    let options = cpu::Options {
+        tuning: brook_runtime::kernel_cache::process_tuning(),
+    };
     for (name, _, program) in exec::compiled_cases() {
         let module = program.module();
         for (index, kernel) in module.kernels.iter().enumerate() {
@@ -23,9 +27,9 @@ fn planned_gangs_compile() {
                 continue;
             }
             for rank in 1..=2 {
-                let planned = cpu::planned_gang_lanes(module, index, rank);
+                let planned = cpu::planned_gang_lanes(module, index, rank, &options);
                 let variant = Variant::plain(kernel, rank);
-                let compiled = match cpu::compile(module, index, &variant, &Default::default()) {
+                let compiled = match cpu::compile(module, index, &variant, &options) {
                     Ok(c) => c,
                     Err(e) => {
                         failures.push(format!("{name}: `{}`: {e}", kernel.name));

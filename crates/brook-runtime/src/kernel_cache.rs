@@ -7,11 +7,23 @@
 //! used again and is removed at the next insertion: the cache holds the kernels of live
 //! programs only, and a dropped program's compiled code is freed with its entry (as far as the
 //! device frees code: see the CUDA device).
+//!
+//! A device's backend options, its [`Tuning`] included, are fixed when it is made, so the key
+//! needs no options: two devices made with other options have two caches.
 
 use brook_codegen::abi::Variant;
+use brook_codegen::Tuning;
 use brook_ir::ValidModule;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
+
+/// The code generation choices of the devices this process makes: the environment's
+/// ([`Tuning::from_env`]), read when the first device is made (a value it cannot take is
+/// named on stderr once).
+pub fn process_tuning() -> Tuning {
+    static TUNING: std::sync::OnceLock<Tuning> = std::sync::OnceLock::new();
+    *TUNING.get_or_init(Tuning::from_env)
+}
 
 /// A module's address, a kernel index and the variant.
 type Key = (usize, usize, Variant);

@@ -11,10 +11,18 @@ use brook_codegen::ptx::{
 
 /// The PTX of the scan module of the file's only kernel for compute capability `sm`.
 fn scan_module(source: &str, sm: u32) -> (Vec<&'static str>, String) {
+    let target = Target {
+        sm,
+        ..Target::DEFAULT
+    };
+    scan_module_for(source, &target)
+}
+
+fn scan_module_for(source: &str, target: &Target) -> (Vec<&'static str>, String) {
     let program = Program::from_source("scan.br", source).expect("compiles");
     let mut variant = Variant::plain(&program.module().kernels[0], 1);
     variant.scan = true;
-    let ptx = compile(program.module(), 0, &variant, &Target { sm }).expect("PTX");
+    let ptx = compile(program.module(), 0, &variant, target).expect("PTX");
     (ptx.entry_names(), ptx.text)
 }
 
@@ -36,6 +44,29 @@ fn long_float_rows_stage_twice_as_long_tiles_by_cp_async_from_sm_80() {
         assert!(ahead.contains("cp.async.wait_all"), "sm_{sm}");
         assert!(ahead.contains(".minnctapersm 3"), "sm_{sm}");
     }
+}
+
+/// The target's tuning sets the tile entry's blocks per SM and the prefetch distance
+/// (`BROOK_SCAN_BLOCKS`, `BROOK_SCAN_AHEAD`).
+#[test]
+fn the_tuning_sets_blocks_per_sm_and_the_prefetch() {
+    let (_, shipped) = scan_module(FLOAT_SUM, 90);
+    assert!(shipped.contains(".minnctapersm 5"));
+    assert!(shipped.contains("prefetch.global.L2"));
+    let tuning = brook_codegen::Tuning {
+        scan_blocks: 3,
+        scan_ahead: 0,
+        ..brook_codegen::Tuning::DEFAULT
+    };
+    let target = Target { sm: 90, tuning };
+    let (_, tuned) = scan_module_for(FLOAT_SUM, &target);
+    let plain = &tuned[tuned
+        .find(".entry brook_scan_tiles(")
+        .expect("the tile entry")..];
+    let plain = &plain[..plain[1..].find(".entry ").map_or(plain.len(), |e| e + 1)];
+    assert!(plain.contains(".minnctapersm 3"));
+    assert!(!tuned.contains(".minnctapersm 5"));
+    assert!(!tuned.contains("prefetch.global.L2"));
 }
 
 #[test]

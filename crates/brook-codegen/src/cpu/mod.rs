@@ -119,25 +119,31 @@ pub struct CompiledKernel {
 
 /// The instances a map kernel of `module` runs at once on this host, in SIMD lanes, when
 /// launched over a region of `rank` axes, or the leaves a reduction's block combines at once
-/// (`BROOK_SPMD`, the host's vector width, and what the kernel holds decide; 1 for kernels
-/// that run one at a time).
-pub fn planned_gang_lanes(module: &ValidModule, kernel: usize, rank: usize) -> usize {
+/// (the tuning's gangs, the host's vector width, and what the kernel holds decide; 1 for
+/// kernels that run one at a time).
+pub fn planned_gang_lanes(
+    module: &ValidModule,
+    kernel: usize,
+    rank: usize,
+    options: &Options,
+) -> usize {
+    let tuning = &options.tuning;
     let module = module.module();
-    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
+    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false, tuning);
     if prepared.kind == KernelKind::Reduce {
-        return lower::spmd::combine::lane_kind(module, &prepared)
+        return lower::spmd::combine::lane_kind(module, &prepared, tuning)
             .map_or(1, |_| lower::spmd::MAX_LANES);
     }
     if prepared.group_size.is_some() {
-        return lower::spmd::group::host_group_gang(module, &prepared, rank)
+        return lower::spmd::group::host_group_gang(module, &prepared, rank, tuning)
             .map_or(1, |(g, _)| g.lanes());
     }
-    gang_for(module, &prepared).map_or(1, |g| g.lanes())
+    gang_for(module, &prepared, tuning).map_or(1, |g| g.lanes())
 }
 
 /// The gang a prepared map kernel runs in on this host (`None`: one instance at a time).
-fn gang_for(module: &Module, kernel: &Kernel) -> Option<lower::spmd::Gang> {
-    lower::spmd::Gang::host().filter(|&g| lower::spmd::supported(module, kernel, g))
+fn gang_for(module: &Module, kernel: &Kernel, tuning: &crate::Tuning) -> Option<lower::spmd::Gang> {
+    lower::spmd::Gang::host(tuning.gangs).filter(|&g| lower::spmd::supported(module, kernel, g))
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -200,9 +206,12 @@ fn dumping() -> bool {
     std::env::var_os("BROOK_DUMP_CPU").is_some()
 }
 
-/// What the CPU backend is told: nothing yet, the host machine is asked directly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {}
+/// What the CPU backend is told (the host machine itself is asked directly).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// The code generation choices.
+    pub tuning: crate::Tuning,
+}
 
 /// The CPU backend ([`Backend`]): native code for the host, through Cranelift.
 pub struct Cpu;
@@ -229,11 +238,11 @@ pub fn compile(
     variant: &Variant,
     options: &Options,
 ) -> Result<CompiledKernel, CompileError> {
-    let Options {} = options;
+    let tuning = &options.tuning;
     let started = Instant::now();
     let module = module.module();
     // The CPU runs collectives as the canonical stores and barriers.
-    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false);
+    let prepared = crate::lower::prepared_kernel(&module.kernels[kernel], |_| false, tuning);
     let ir: &brook_ir::Kernel = &prepared;
     let layout = BlockLayout::new(module, ir);
     let mut jit = JITModule::new(JITBuilder::with_isa(host_isa()?, default_libcall_names()));
@@ -243,6 +252,7 @@ pub fn compile(
         jit: &mut jit,
         layout: &layout,
         variant,
+        tuning,
     };
     let mut gang_lanes = 1;
     let entry = match (ir.kind, ir.group_size) {
@@ -251,8 +261,8 @@ pub fn compile(
             // fail to compile reduces one leaf at a time (and says why under
             // `BROOK_DUMP_CPU`).
             let params = &[types::I64; 5];
-            let lanes =
-                lower::spmd::combine::lane_kind(module, ir).map_or(1, |_| lower::spmd::MAX_LANES);
+            let lanes = lower::spmd::combine::lane_kind(module, ir, tuning)
+                .map_or(1, |_| lower::spmd::MAX_LANES);
             let range = builder
                 .define("range", params, None, |lower, params, layout, variant| {
                     driver::reduce::build_range(lower, params, layout, variant, true)
@@ -302,7 +312,7 @@ pub fn compile(
             // The whole group in gangs where its threads may run in lockstep; a kernel whose
             // gangs fail to compile runs a thread at a time (and says why under
             // `BROOK_DUMP_CPU`).
-            let gangs = lower::spmd::group::host_group_gang(module, ir, variant.rank);
+            let gangs = lower::spmd::group::host_group_gang(module, ir, variant.rank, tuning);
             let in_gangs = gangs.and_then(|(gang, phases)| {
                 builder
                     .define("group", &[types::I64; 5], None, |l, p, la, v| {
@@ -356,7 +366,7 @@ pub fn compile(
             // A kernel whose gangs fail to compile runs one instance at a time (and says why
             // under `BROOK_DUMP_CPU`).
             let params = &[types::I64; 3];
-            let gang = gang_for(module, ir);
+            let gang = gang_for(module, ir, tuning);
             let run = builder
                 .define("map", params, None, |lower, params, layout, variant| {
                     driver::map::build(lower, params, layout, variant, gang)
@@ -396,6 +406,7 @@ struct Builder<'a> {
     jit: &'a mut JITModule,
     layout: &'a BlockLayout,
     variant: &'a Variant,
+    tuning: &'a crate::Tuning,
 }
 
 impl Builder<'_> {
@@ -433,7 +444,8 @@ impl Builder<'_> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let args = b.block_params(entry).to_vec();
-        let mut lower = lower::Lower::new(self.module, self.kernel, b, call_conv, args[0]);
+        let mut lower =
+            lower::Lower::new(self.module, self.kernel, b, call_conv, args[0], self.tuning);
         build(&mut lower, &args, self.layout, self.variant)?;
         lower.finish(self.jit.isa().frontend_config());
         let id = self

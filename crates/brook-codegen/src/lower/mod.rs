@@ -40,26 +40,22 @@ use std::collections::HashMap;
 
 /// The kernel a backend lowers: the collectives `native` refuses rewritten into stores and
 /// barriers ([`brook_ir::collective::expand`]), then its counted loops unrolled
-/// ([`brook_ir::unroll`]; `BROOK_UNROLL=0` keeps them, to compare).
-pub fn prepared_kernel(
-    kernel: &Kernel,
+/// ([`brook_ir::unroll`]) unless `tuning` keeps them.
+pub fn prepared_kernel<'k>(
+    kernel: &'k Kernel,
     native: impl Fn(&brook_ir::Collective) -> bool,
-) -> Cow<'_, Kernel> {
+    tuning: &crate::Tuning,
+) -> Cow<'k, Kernel> {
     let expanded = brook_ir::collective::expand(kernel, native);
     let base = expanded.as_ref().unwrap_or(kernel);
-    let unrolled = unrolling()
+    let unrolled = tuning
+        .unroll
         .then(|| brook_ir::unroll::unroll_counted_loops(base))
         .flatten();
     match unrolled.or(expanded) {
         Some(prepared) => Cow::Owned(prepared),
         None => Cow::Borrowed(kernel),
     }
-}
-
-/// Whether counted loops are unrolled: unless `BROOK_UNROLL` is `0` (read once).
-fn unrolling() -> bool {
-    static UNROLL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *UNROLL.get_or_init(|| std::env::var("BROOK_UNROLL").map_or(true, |v| v.trim() != "0"))
 }
 
 /// The primitive operations of a backend that the shared lowering is written over. `'ir` is

@@ -54,11 +54,16 @@ use std::time::{Duration, Instant};
 pub struct Target {
     /// Compute capability as `major * 10 + minor` (`90` for an H100/H200).
     pub sm: u32,
+    /// The code generation choices.
+    pub tuning: crate::Tuning,
 }
 
 impl Target {
     /// The target where no GPU is there to ask (`brcc --emit ptx`): an H100/H200.
-    pub const DEFAULT: Target = Target { sm: 90 };
+    pub const DEFAULT: Target = Target {
+        sm: 90,
+        tuning: crate::Tuning::DEFAULT,
+    };
 
     /// The PTX ISA version written in the module: the oldest that knows `sm`.
     pub fn ptx_version(&self) -> &'static str {
@@ -144,12 +149,13 @@ pub fn compile(
     let k = &module.kernels[kernel];
     // Collectives without a native form become the canonical stores and barriers.
     let group = k.group_size.map_or(1, |g| g.iter().product::<u32>());
-    let prepared = crate::lower::prepared_kernel(k, |c| lower::is_native(c, group, k));
+    let prepared =
+        crate::lower::prepared_kernel(k, |c| lower::is_native(c, group, k), &target.tuning);
     let k: &brook_ir::Kernel = &prepared;
     let layout = BlockLayout::new(module, k);
     let (entry_text, helper_names, entry) = match (k.kind, k.group_size) {
         (KernelKind::Reduce, _) => {
-            let built = driver::reduce::build(module, k, variant, &layout, target.sm)?;
+            let built = driver::reduce::build(module, k, variant, &layout, target)?;
             let entry = EntryKind::Reduce {
                 value_size: built.value_size,
                 entries: built.entries,
@@ -159,7 +165,7 @@ pub fn compile(
         (KernelKind::Map, Some(size)) => {
             let group_size = size.iter().product::<u32>().max(1);
             let (text, helpers, shared_bytes) =
-                driver::group::build(module, k, variant, &layout, group_size)?;
+                driver::group::build(module, k, variant, &layout, group_size, &target.tuning)?;
             (
                 text,
                 helpers,
@@ -170,7 +176,8 @@ pub fn compile(
             )
         }
         (KernelKind::Map, None) => {
-            let (text, helpers, per_thread) = driver::map::build(module, k, variant, &layout)?;
+            let (text, helpers, per_thread) =
+                driver::map::build(module, k, variant, &layout, &target.tuning)?;
             (text, helpers, EntryKind::Map { per_thread })
         }
     };

@@ -114,6 +114,7 @@ struct FlagScope {
 
 impl<'a> Lower<'a> {
     pub fn new(module: &'a Module, kernel: &'a Kernel, s: Shell, block: Word) -> Self {
+        let induction = crate::lower::induction::Induction::new(s.tuning.induction);
         Lower {
             module,
             kernel,
@@ -126,7 +127,7 @@ impl<'a> Lower<'a> {
             var_types: HashMap::new(),
             memo: HashMap::new(),
             bounds: brook_ir::footprint::IndexBounds::new(kernel),
-            induction: Default::default(),
+            induction,
             dead: false,
             scopes: Vec::new(),
             next_once: None,

@@ -41,6 +41,8 @@ pub struct Options {
     /// The device runs subgroup shuffles in compute shaders, its subgroups no larger than a
     /// workgroup of [`GROUP`]: reductions get the subgroup path ([`crate::gpu::reduce::warp`]).
     pub subgroup_shuffle: bool,
+    /// The code generation choices.
+    pub tuning: crate::Tuning,
 }
 
 /// A map kernel's module and the scratch memory each instance needs.
@@ -69,7 +71,7 @@ pub fn compile(
     if kernel.kind != KernelKind::Map {
         return Err(unsupported(kernel, "a reduction compiled as a map"));
     }
-    let prepared = crate::lower::prepared_kernel(kernel, |_| false);
+    let prepared = crate::lower::prepared_kernel(kernel, |_| false, &options.tuning);
     let kernel: &Kernel = &prepared;
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;
@@ -202,6 +204,7 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     };
     let mut s = Shell::new(push_words, [group, 1, 1], extra);
     s.fused_fma = options.fused_fma;
+    s.tuning = options.tuning;
     s.flushes_f32 = options.flushes_f32;
     s.preserve_signed_zero = options.preserve_signed_zero;
     opaque_zero(&mut s);

@@ -55,7 +55,7 @@ pub fn compile(
             "a map kernel compiled as a reduction",
         ));
     }
-    let prepared = crate::lower::prepared_kernel(kernel, |_| false);
+    let prepared = crate::lower::prepared_kernel(kernel, |_| false, &options.tuning);
     let kernel: &Kernel = &prepared;
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;

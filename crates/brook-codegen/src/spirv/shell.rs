@@ -35,6 +35,8 @@ pub struct Shell {
     glsl: Option<Word>,
     /// The device's `Fma` on doubles is fused (else the math library emulates it).
     pub fused_fma: bool,
+    /// The code generation choices ([`crate::Tuning`]).
+    pub tuning: crate::Tuning,
     /// The device flushes `float` subnormals: a `float` widened to `double` is flushed
     /// explicitly first ([`Shell::widen`]), so that every use sees the same zero.
     pub flushes_f32: bool,
@@ -123,6 +125,7 @@ impl Shell {
             local_size,
             glsl: None,
             fused_fma: false,
+            tuning: crate::Tuning::DEFAULT,
             flushes_f32: false,
             preserve_signed_zero: (false, false),
             capabilities,

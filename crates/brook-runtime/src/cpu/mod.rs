@@ -32,10 +32,19 @@ pub struct CpuDevice {
     info: DeviceInfo,
     queue: Queue,
     cache: KernelCache<CompiledKernel>,
+    options: Options,
 }
 
 impl CpuDevice {
+    /// The CPU device, with the process's tuning ([`crate::kernel_cache::process_tuning`]).
     pub fn new() -> Self {
+        CpuDevice::with_options(Options {
+            tuning: crate::kernel_cache::process_tuning(),
+        })
+    }
+
+    /// The CPU device compiling with `options` (a test of another SIMD width, say).
+    pub fn with_options(options: Options) -> Self {
         let threads = run::worker_count();
         CpuDevice {
             info: DeviceInfo {
@@ -47,6 +56,7 @@ impl CpuDevice {
             },
             queue: Queue::new("brook-cpu-0"),
             cache: KernelCache::new("cpu:0"),
+            options,
         }
     }
 
@@ -65,7 +75,7 @@ impl CpuDevice {
     ) -> Result<Arc<CompiledKernel>, LaunchProblem> {
         self.cache
             .get_or_make(&launch.module, launch.kernel, variant, || {
-                compile(&launch.module, launch.kernel, variant, &Options::default())
+                compile(&launch.module, launch.kernel, variant, &self.options)
                     .map_err(|e| LaunchProblem::compile(&launch.module, e))
             })
     }

@@ -75,7 +75,10 @@ impl CudaDevice {
                 kind: DeviceKind::Cuda,
                 ordinal,
                 description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
-                target: Some(brook_codegen::CodeTarget::Ptx(Target { sm: properties.sm })),
+                target: Some(brook_codegen::CodeTarget::Ptx(Target {
+                    sm: properties.sm,
+                    tuning: crate::kernel_cache::process_tuning(),
+                })),
                 flushes_float_subnormals: false,
             },
             queue: Queue::new(format!("brook-cuda-{ordinal}")),
@@ -88,6 +91,7 @@ impl CudaDevice {
     pub fn target(&self) -> Target {
         Target {
             sm: self.properties.sm,
+            tuning: crate::kernel_cache::process_tuning(),
         }
     }
 

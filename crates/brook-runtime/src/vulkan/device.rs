@@ -50,6 +50,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
+        tuning: crate::kernel_cache::process_tuning(),
     };
     Ok(Arc::new(VulkanDevice {
         info: DeviceInfo {

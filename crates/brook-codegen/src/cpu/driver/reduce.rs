@@ -375,7 +375,7 @@ fn block_node(
     in_lanes: bool,
 ) -> Result<Vec<Value>, CompileError> {
     use crate::cpu::lower::spmd::combine;
-    let lanes = combine::lane_kind(lower.module, lower.kernel).filter(|_| in_lanes);
+    let lanes = combine::lane_kind(lower.module, lower.kernel, &lower.tuning).filter(|_| in_lanes);
     let (Some(value), Source::Stream(stream)) = (lanes, &walk.source) else {
         let values: Vec<Vec<Value>> = (0..BLOCK).map(|i| walk.leaf(lower, &roles.ty, i)).collect();
         return block_tree(lower, roles, acc, values);

@@ -99,6 +99,8 @@ pub struct Lower<'a, 'f> {
     /// Which array indices need no clamp.
     pub(crate) bounds: brook_ir::footprint::IndexBounds<'a>,
     induction: crate::lower::induction::Induction<Value, Variable>,
+    /// The code generation choices ([`crate::Tuning`]).
+    pub tuning: crate::Tuning,
     sigs: HashMap<super::helpers::HelperSig, SigRef>,
 }
 
@@ -109,6 +111,7 @@ impl<'a, 'f> Lower<'a, 'f> {
         b: FunctionBuilder<'f>,
         call_conv: CallConv,
         param_block: Value,
+        tuning: &crate::Tuning,
     ) -> Self {
         Lower {
             module,
@@ -125,7 +128,8 @@ impl<'a, 'f> Lower<'a, 'f> {
             param_block,
             memo: HashMap::new(),
             bounds: brook_ir::footprint::IndexBounds::new(kernel),
-            induction: Default::default(),
+            induction: crate::lower::induction::Induction::new(tuning.induction),
+            tuning: *tuning,
             sigs: HashMap::new(),
         }
     }

@@ -55,15 +55,19 @@ pub struct Induction<L, V> {
     /// Updates counted instead of done (their variables are read nowhere else), by value.
     counted: HashMap<Handle<Expr>, V>,
     active: bool,
+    /// Whether loops get fast loops at all ([`crate::Tuning::induction`]).
+    enabled: bool,
 }
 
-impl<L, V> Default for Induction<L, V> {
-    fn default() -> Self {
+impl<L, V> Induction<L, V> {
+    /// The state of a kernel being lowered; `enabled`: loops get fast loops.
+    pub fn new(enabled: bool) -> Self {
         Induction {
             gathers: HashMap::new(),
             updates: HashMap::new(),
             counted: HashMap::new(),
             active: false,
+            enabled,
         }
     }
 }
@@ -455,7 +459,7 @@ fn fast_loop<'ir, T: Target<'ir>>(
     let kind = t.index_kind();
     let mut state: Induction<T::Leaf, T::Var> = Induction {
         active: true,
-        ..Induction::default()
+        ..Induction::new(true)
     };
     let mut vars: Vec<T::Var> = Vec::with_capacity(plan.gathers.len());
     for (i, (g, first)) in plan.gathers.iter().zip(&entry.gathers).enumerate() {
@@ -615,11 +619,10 @@ pub fn counted_update<'ir, T: Target<'ir>>(t: &mut T, value: Handle<Expr>) -> bo
 }
 
 /// Whether a loop gets a fast loop: not inside another one's (each would double the code),
-/// and not with `BROOK_INDUCTION=0` (read once; to compare).
+/// and not where the tuning turns them off ([`crate::Tuning::induction`]).
 pub fn applies<'ir, T: Target<'ir>>(t: &mut T) -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| std::env::var("BROOK_INDUCTION").map_or(true, |v| v.trim() != "0"));
-    on && !t.induction().active
+    let state = t.induction();
+    state.enabled && !state.active
 }
 
 /// After the update whose value is `value`: moves the element indices of the gathers that

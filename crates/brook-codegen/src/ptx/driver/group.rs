@@ -15,8 +15,9 @@ pub fn build(
     variant: &Variant,
     layout: &BlockLayout,
     group_size: u32,
+    tuning: &crate::Tuning,
 ) -> Result<(String, Vec<&'static str>, u32), CompileError> {
-    let mut lower = Lower::new(module, kernel);
+    let mut lower = Lower::new(module, kernel, tuning);
     lower.index = IndexWidth::of(variant);
     lower.place_locals(true);
     bind_params(&mut lower, layout, variant);

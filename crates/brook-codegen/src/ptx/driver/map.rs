@@ -18,8 +18,9 @@ pub fn build(
     kernel: &Kernel,
     variant: &Variant,
     layout: &BlockLayout,
+    tuning: &crate::Tuning,
 ) -> Result<(String, Vec<&'static str>, u64), CompileError> {
-    let mut lower = Lower::new(module, kernel);
+    let mut lower = Lower::new(module, kernel, tuning);
     lower.index = IndexWidth::of(variant);
     lower.place_locals(false);
     bind_params(&mut lower, layout, variant);

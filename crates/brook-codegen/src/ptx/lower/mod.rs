@@ -68,12 +68,14 @@ pub struct Lower<'a> {
     /// Which array indices need no clamp.
     bounds: brook_ir::footprint::IndexBounds<'a>,
     induction: crate::lower::induction::Induction<Reg, Reg>,
+    /// The code generation choices ([`crate::Tuning`]).
+    pub tuning: crate::Tuning,
     /// Helper functions (`.func`) the body calls, by name.
     pub helpers: Vec<&'static str>,
 }
 
 impl<'a> Lower<'a> {
-    pub fn new(module: &'a Module, kernel: &'a Kernel) -> Self {
+    pub fn new(module: &'a Module, kernel: &'a Kernel, tuning: &crate::Tuning) -> Self {
         let mut e = Emitter::default();
         let ret = e.label();
         Lower {
@@ -90,7 +92,8 @@ impl<'a> Lower<'a> {
             elements: Vec::new(),
             memo: HashMap::new(),
             bounds: brook_ir::footprint::IndexBounds::new(kernel),
-            induction: Default::default(),
+            induction: crate::lower::induction::Induction::new(tuning.induction),
+            tuning: *tuning,
             helpers: Vec::new(),
         }
     }

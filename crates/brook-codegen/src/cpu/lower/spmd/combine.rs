@@ -31,12 +31,12 @@ pub struct LaneValue {
 /// The kind and width of the value a reduce kernel combines, where its blocks can be reduced
 /// in lanes on this host: one packable 32-bit scalar or a vector of four as input and target,
 /// no thread groups or shared locals, nothing that depends on an instance's position, and
-/// SIMD gangs on this host (`BROOK_SPMD` not `off`).
-pub fn lane_kind(module: &Module, kernel: &Kernel) -> Option<LaneValue> {
+/// SIMD gangs on this host (not turned off by `tuning`).
+pub fn lane_kind(module: &Module, kernel: &Kernel, tuning: &crate::Tuning) -> Option<LaneValue> {
     // Blocks use gangs of 8 (two 128-bit vectors) on every host with SIMD gangs: a block's
     // few values fit the registers of SSE4.1 and NEON hosts too, whose map kernels run in
     // gangs of 4.
-    let gang = Gang::host().map(|_| Gang { parts: MAX_PARTS })?;
+    let gang = Gang::host(tuning.gangs).map(|_| Gang { parts: MAX_PARTS })?;
     if kernel.kind != KernelKind::Reduce || kernel.group_size.is_some() {
         return None;
     }

@@ -13,13 +13,14 @@ use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 
 /// The gang and phases a group kernel runs in on this host: the host's gang, or gangs of 4
 /// where its group is a multiple of 4 threads but not of the host's 8; `None` (also with
-/// `BROOK_SPMD=off`): a thread at a time.
+/// gangs turned off by `tuning`): a thread at a time.
 pub fn host_group_gang(
     module: &Module,
     kernel: &Kernel,
     rank: usize,
+    tuning: &crate::Tuning,
 ) -> Option<(Gang, Vec<Phase>)> {
-    let host = Gang::host()?;
+    let host = Gang::host(tuning.gangs)?;
     [host, Gang { parts: 1 }]
         .into_iter()
         .find_map(|gang| group_phases(module, kernel, gang, rank).map(|phases| (gang, phases)))

@@ -123,18 +123,18 @@ impl Gang {
         self.parts * VECTOR_LANES
     }
 
-    /// The gang this host runs: `BROOK_SPMD` (`off`, `4`, `8`) or the host's vector width;
-    /// `None` runs one instance at a time.
-    pub fn host() -> Option<Gang> {
-        static GANG: std::sync::OnceLock<Option<Gang>> = std::sync::OnceLock::new();
-        *GANG.get_or_init(
-            || match std::env::var("BROOK_SPMD").as_deref().map(str::trim) {
-                Ok("off" | "0" | "1") => None,
-                Ok("4") => Some(Gang { parts: 1 }),
-                Ok("8") => Some(Gang { parts: 2 }),
-                _ => Gang::detected(),
-            },
-        )
+    /// The gang this host runs as `gangs` asks ([`crate::Tuning::gangs`]): the host's vector
+    /// width unless it names one; `None` runs one instance at a time.
+    pub fn host(gangs: crate::Gangs) -> Option<Gang> {
+        match gangs {
+            crate::Gangs::Off => None,
+            crate::Gangs::Four => Some(Gang { parts: 1 }),
+            crate::Gangs::Eight => Some(Gang { parts: 2 }),
+            crate::Gangs::Host => {
+                static DETECTED: std::sync::OnceLock<Option<Gang>> = std::sync::OnceLock::new();
+                *DETECTED.get_or_init(Gang::detected)
+            }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -454,6 +454,7 @@ pub struct Spmd<'l, 'a, 'f> {
 impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
     fn new(s: &'l mut Lower<'a, 'f>, plan: &'l Plan, count: Option<Value>) -> Self {
         let gang = plan.gang;
+        let induction = crate::lower::induction::Induction::new(s.tuning.induction);
         let offsets = std::array::from_fn(|k| {
             let k = k.min(gang.lanes() - 1) as i64;
             match count {
@@ -480,7 +481,7 @@ impl<'l, 'a, 'f> Spmd<'l, 'a, 'f> {
             depth: 0,
             next_arms: None,
             memo: HashMap::new(),
-            induction: Default::default(),
+            induction,
             gathers: HashMap::new(),
         };
         let none = spmd.splat_mask(false);

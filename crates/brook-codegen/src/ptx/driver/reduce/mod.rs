@@ -104,17 +104,18 @@ pub struct Built {
     pub entries: Vec<ReduceEntry>,
 }
 
-/// Writes the entries of reduction `kernel` for a GPU of compute capability `sm`.
+/// Writes the entries of reduction `kernel` for `target`.
 pub fn build(
     module: &Module,
     kernel: &Kernel,
     variant: &Variant,
     layout: &BlockLayout,
-    sm: u32,
+    target: &crate::ptx::Target,
 ) -> Result<Built, CompileError> {
+    let sm = target.sm;
     let mut r = Reduction::of(module, kernel, crate::BackendKind::Ptx)?;
     let input = r.input;
-    r.heavy = combine_lines(module, kernel, variant, layout, &r)? > HEAVY_COMBINE_LINES;
+    r.heavy = combine_lines(module, kernel, variant, layout, &r, target)? > HEAVY_COMBINE_LINES;
     let stream_input = !variant
         .inputs
         .get(input)
@@ -149,7 +150,7 @@ pub fn build(
         .map(|&(path, name)| path.entry(name))
         .collect();
     for (path, name) in chosen {
-        let mut lower = Lower::new(module, kernel);
+        let mut lower = Lower::new(module, kernel, &target.tuning);
         lower.place_locals(false);
         bind_params(&mut lower, layout, variant);
         emit(&mut lower, &r, variant, layout, path)?;
@@ -174,7 +175,7 @@ pub fn build(
                 text.push_str(&scan_tiles::stage_declaration());
                 scan_tiles::ahead_attributes()
             }
-            Path::ScanTiles => scan_tiles::attributes(),
+            Path::ScanTiles => scan_tiles::attributes(target.tuning.scan_blocks),
             _ => String::new(),
         };
         let entry = entry_text(name, layout.size(), lower.e.finish(), &attributes);
@@ -198,8 +199,9 @@ fn combine_lines(
     variant: &Variant,
     layout: &BlockLayout,
     r: &Reduction,
+    target: &crate::ptx::Target,
 ) -> Result<usize, CompileError> {
-    let mut lower = Lower::new(module, kernel);
+    let mut lower = Lower::new(module, kernel, &target.tuning);
     lower.place_locals(false);
     bind_params(&mut lower, layout, variant);
     let (left, right) = (

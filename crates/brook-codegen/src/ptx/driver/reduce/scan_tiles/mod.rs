@@ -92,24 +92,11 @@ fn chunks_per_tile(value_size: u32) -> u64 {
 const WARPS: u64 = 8;
 /// Threads of a block of the entry.
 pub(crate) const THREADS: u32 = WARPS as u32 * 32;
-/// The entry's performance directives: its block size, and blocks per SM
-/// (`BROOK_SCAN_BLOCKS`, 5 unless set; read once, to compare). Measured on an H100 with the
-/// leaves staged in shared memory (2^28 floats / 8192 rows of 8192, ms): 3 blocks 1.046 /
-/// 0.198, 4 0.962 / 0.194, 5 0.931 / 0.197.
-pub(super) fn attributes() -> String {
-    static BLOCKS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let blocks = *BLOCKS.get_or_init(|| {
-        let Ok(text) = std::env::var("BROOK_SCAN_BLOCKS") else {
-            return 5;
-        };
-        match text.trim().parse().ok().filter(|b| (1..=8).contains(b)) {
-            Some(blocks) => blocks,
-            None => {
-                eprintln!("brook: BROOK_SCAN_BLOCKS={text:?} is not a number from 1 to 8; scans use 5 blocks per SM");
-                5
-            }
-        }
-    });
+/// The entry's performance directives: its block size, and `blocks` per SM
+/// ([`crate::Tuning::scan_blocks`], 5 unless changed). Measured on an H100 with the leaves
+/// staged in shared memory (2^28 floats / 8192 rows of 8192, ms): 3 blocks 1.046 / 0.198, 4
+/// 0.962 / 0.194, 5 0.931 / 0.197.
+pub(super) fn attributes(blocks: u32) -> String {
     format!("\n.maxntid {THREADS}, 1, 1\n.minnctapersm {blocks}")
 }
 
@@ -354,23 +341,11 @@ pub(super) fn prefetches(value_size: u32) -> bool {
 }
 
 /// Tiles per SM between a tile and the one whose input its block prefetches
-/// (`BROOK_SCAN_AHEAD`, 1 unless set; 0: none; read once, to compare). Measured on an H100
-/// (2^28 floats): 1: 0.849-0.853 ms, 2: 0.885-0.892, none: 0.931-0.933; 4 and more were
-/// slower than none (the lines wait in L2 too long).
-fn tiles_ahead_per_sm() -> u64 {
-    static AHEAD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *AHEAD.get_or_init(|| {
-        let Ok(text) = std::env::var("BROOK_SCAN_AHEAD") else {
-            return 1;
-        };
-        match text.trim().parse().ok().filter(|a| *a <= 16) {
-            Some(ahead) => ahead,
-            None => {
-                eprintln!("brook: BROOK_SCAN_AHEAD={text:?} is not a number from 0 to 16; scans prefetch 1 tile per SM ahead");
-                1
-            }
-        }
-    })
+/// ([`crate::Tuning::scan_ahead`], 1 unless changed; 0: none). Measured on an H100 (2^28
+/// floats): 1: 0.849-0.853 ms, 2: 0.885-0.892, none: 0.931-0.933; 4 and more were slower than
+/// none (the lines wait in L2 too long).
+fn tiles_ahead_per_sm(lower: &Lower<'_>) -> u64 {
+    u64::from(lower.tuning.scan_ahead)
 }
 
 /// Where the tiles of a launch lie: rows of the domain, cut into tiles of `tile_len` leaves.
@@ -441,7 +416,7 @@ fn plan_prefetch(
     tile: &TileAt,
     input: &StreamRef,
 ) {
-    let per_sm = tiles_ahead_per_sm();
+    let per_sm = tiles_ahead_per_sm(lower);
     if per_sm == 0 {
         return;
     }
@@ -483,7 +458,7 @@ fn plan_prefetch(
 /// input [`plan_prefetch`] planned, a 128-byte line each (line `tid - 32`, then every
 /// `THREADS - 32` lines): the memory is otherwise idle during the wait.
 fn prefetch_ahead(lower: &mut Lower<'_>, shared: &Shared, tid: Reg, tile_bytes: u64) {
-    if tiles_ahead_per_sm() == 0 {
+    if tiles_ahead_per_sm(lower) == 0 {
         return;
     }
     let skip = lower.e.label();

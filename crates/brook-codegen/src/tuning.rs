@@ -1,0 +1,197 @@
+//! Code generation choices kept to compare against (a benchmark with and without a
+//! transformation, a slowdown bisected): [`Tuning`], part of every backend's options.
+//!
+//! The defaults are what Brook ships; each choice can be changed by an environment variable
+//! that the runtime reads once, when it makes its devices ([`Tuning::from_env`]). A device's
+//! options, its tuning included, are fixed when it is made, and its compiled kernels are kept
+//! per device: two devices made with different tunings never share a compiled kernel.
+
+/// How wide the CPU backend runs map kernels' instances in SIMD lanes (`BROOK_SPMD`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gangs {
+    /// The host's vector width: 8 lanes with AVX2, 4 with SSE4.1 or NEON, else one at a time.
+    Host,
+    /// One instance at a time (`off`, `0` or `1`).
+    Off,
+    /// Gangs of 4 lanes, one 128-bit vector per value (`4`).
+    Four,
+    /// Gangs of 8 lanes, two 128-bit vectors per value (`8`).
+    Eight,
+}
+
+/// The code generation choices of every backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// Counted loops are unrolled before lowering (`BROOK_UNROLL=0` keeps them).
+    pub unroll: bool,
+    /// Loops stepping an index get a fast loop that moves their gathers' element indices
+    /// instead of recomputing them (`BROOK_INDUCTION=0` turns it off).
+    pub induction: bool,
+    /// The CPU backend's SIMD gangs (`BROOK_SPMD`).
+    pub gangs: Gangs,
+    /// PTX scans: the tile entry's blocks per SM, 1 to 8 (`BROOK_SCAN_BLOCKS`).
+    pub scan_blocks: u32,
+    /// PTX scans: tiles per SM between a tile and the one whose input its block prefetches,
+    /// 0 (none) to 16 (`BROOK_SCAN_AHEAD`).
+    pub scan_ahead: u32,
+}
+
+impl Tuning {
+    /// What Brook ships.
+    pub const DEFAULT: Tuning = Tuning {
+        unroll: true,
+        induction: true,
+        gangs: Gangs::Host,
+        scan_blocks: 5,
+        scan_ahead: 1,
+    };
+
+    /// The defaults with the environment's changes; a value it cannot take is named on
+    /// stderr and the default kept.
+    pub fn from_env() -> Tuning {
+        let (tuning, problems) = Tuning::from_vars(|name| std::env::var(name).ok());
+        for problem in problems {
+            eprintln!("brook: {problem}");
+        }
+        tuning
+    }
+
+    /// The defaults with the changes `var` gives (a variable's value by name), and a line for
+    /// each value that could not be taken.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Tuning, Vec<String>) {
+        let mut t = Tuning::DEFAULT;
+        let mut problems = Vec::new();
+        let mut setting = Setting {
+            var: &var,
+            problems: &mut problems,
+        };
+        if let Some(on) = setting.read("BROOK_UNROLL", "0 or 1", switch) {
+            t.unroll = on;
+        }
+        if let Some(on) = setting.read("BROOK_INDUCTION", "0 or 1", switch) {
+            t.induction = on;
+        }
+        if let Some(gangs) = setting.read("BROOK_SPMD", "off, 4, 8 or host", gangs) {
+            t.gangs = gangs;
+        }
+        let blocks = |v: &str| number_in(v, 1, 8);
+        if let Some(n) = setting.read("BROOK_SCAN_BLOCKS", "a number from 1 to 8", blocks) {
+            t.scan_blocks = n;
+        }
+        let ahead = |v: &str| number_in(v, 0, 16);
+        if let Some(n) = setting.read("BROOK_SCAN_AHEAD", "a number from 0 to 16", ahead) {
+            t.scan_ahead = n;
+        }
+        (t, problems)
+    }
+}
+
+/// The variables being read, and the lines naming values that could not be taken.
+struct Setting<'a, V> {
+    var: &'a V,
+    problems: &'a mut Vec<String>,
+}
+
+impl<V: Fn(&str) -> Option<String>> Setting<'_, V> {
+    /// Variable `name` parsed by `parse`; `None` where it is unset or its value is not
+    /// `expected` (which is noted).
+    fn read<T>(
+        &mut self,
+        name: &str,
+        expected: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Option<T> {
+        let text = (self.var)(name)?;
+        let value = parse(text.trim());
+        if value.is_none() {
+            self.problems.push(format!(
+                "{name}={text:?} is not {expected}; the default is kept"
+            ));
+        }
+        value
+    }
+}
+
+fn switch(v: &str) -> Option<bool> {
+    match v {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
+fn gangs(v: &str) -> Option<Gangs> {
+    match v {
+        "off" | "0" | "1" => Some(Gangs::Off),
+        "4" => Some(Gangs::Four),
+        "8" => Some(Gangs::Eight),
+        "host" => Some(Gangs::Host),
+        _ => None,
+    }
+}
+
+fn number_in(v: &str, low: u32, high: u32) -> Option<u32> {
+    v.parse().ok().filter(|n| (low..=high).contains(n))
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuning(vars: &[(&str, &str)]) -> (Tuning, Vec<String>) {
+        Tuning::from_vars(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn no_variables_give_the_defaults() {
+        assert_eq!(tuning(&[]), (Tuning::DEFAULT, vec![]));
+        assert_eq!(Tuning::default(), Tuning::DEFAULT);
+    }
+
+    #[test]
+    fn each_variable_changes_its_choice() {
+        let (t, problems) = tuning(&[
+            ("BROOK_UNROLL", "0"),
+            ("BROOK_INDUCTION", " 0 "),
+            ("BROOK_SPMD", "4"),
+            ("BROOK_SCAN_BLOCKS", "3"),
+            ("BROOK_SCAN_AHEAD", "0"),
+        ]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let expected = Tuning {
+            unroll: false,
+            induction: false,
+            gangs: Gangs::Four,
+            scan_blocks: 3,
+            scan_ahead: 0,
+        };
+        assert_eq!(t, expected);
+        assert_eq!(tuning(&[("BROOK_SPMD", "off")]).0.gangs, Gangs::Off);
+        assert_eq!(tuning(&[("BROOK_SPMD", "8")]).0.gangs, Gangs::Eight);
+    }
+
+    #[test]
+    fn a_value_out_of_range_is_named_and_the_default_kept() {
+        let (t, problems) = tuning(&[
+            ("BROOK_SCAN_BLOCKS", "9"),
+            ("BROOK_SPMD", "16"),
+            ("BROOK_UNROLL", "no"),
+        ]);
+        assert_eq!(t, Tuning::DEFAULT);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems
+            .iter()
+            .any(|p| p.contains("BROOK_SCAN_BLOCKS=\"9\"") && p.contains("from 1 to 8")));
+        assert!(problems.iter().any(|p| p.contains("BROOK_SPMD=\"16\"")));
+    }
+}
