@@ -6,6 +6,7 @@
 //! a handle always points to an earlier expression (the validator checks this).
 
 use crate::arena::{Handle, SourceSpan};
+use crate::intrinsic::{Exactness, Intrinsic, INTRINSICS};
 use crate::module::{Local, ParamId, Type};
 use crate::types::ScalarKind;
 
@@ -147,7 +148,8 @@ impl BinaryOp {
     }
 }
 
-/// The intrinsic library (seed 003, section 5). Component-wise unless said otherwise.
+/// The intrinsic library (seed 003, section 5; its table: [`crate::intrinsic`]).
+/// Component-wise unless said otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MathFun {
     Abs,
@@ -198,128 +200,38 @@ pub enum MathFun {
 }
 
 impl MathFun {
-    pub const ALL: [MathFun; 34] = [
-        MathFun::Abs,
-        MathFun::Acos,
-        MathFun::Asin,
-        MathFun::Atan,
-        MathFun::Atan2,
-        MathFun::Ceil,
-        MathFun::Clamp,
-        MathFun::Cos,
-        MathFun::Cross,
-        MathFun::Distance,
-        MathFun::Dot,
-        MathFun::Exp,
-        MathFun::Exp2,
-        MathFun::Floor,
-        MathFun::Fma,
-        MathFun::Fmod,
-        MathFun::Frac,
-        MathFun::IsFinite,
-        MathFun::IsInf,
-        MathFun::IsNan,
-        MathFun::Length,
-        MathFun::Lerp,
-        MathFun::Log,
-        MathFun::Log2,
-        MathFun::Max,
-        MathFun::Min,
-        MathFun::Normalize,
-        MathFun::Pow,
-        MathFun::Round,
-        MathFun::Rsqrt,
-        MathFun::Sign,
-        MathFun::Sin,
-        MathFun::Sqrt,
-        MathFun::Tan,
-    ];
+    /// Its row of the intrinsic table.
+    pub fn intrinsic(self) -> &'static Intrinsic {
+        &INTRINSICS[self as usize]
+    }
+
+    /// Every intrinsic, in the table's order.
+    pub fn all() -> impl Iterator<Item = MathFun> {
+        INTRINSICS.iter().map(|i| i.fun)
+    }
 
     /// The Brook name of the intrinsic.
     pub fn name(self) -> &'static str {
-        match self {
-            MathFun::Abs => "abs",
-            MathFun::Acos => "acos",
-            MathFun::Asin => "asin",
-            MathFun::Atan => "atan",
-            MathFun::Atan2 => "atan2",
-            MathFun::Ceil => "ceil",
-            MathFun::Clamp => "clamp",
-            MathFun::Cos => "cos",
-            MathFun::Cross => "cross",
-            MathFun::Distance => "distance",
-            MathFun::Dot => "dot",
-            MathFun::Exp => "exp",
-            MathFun::Exp2 => "exp2",
-            MathFun::Floor => "floor",
-            MathFun::Fma => "fma",
-            MathFun::Fmod => "fmod",
-            MathFun::Frac => "frac",
-            MathFun::IsFinite => "isfinite",
-            MathFun::IsInf => "isinf",
-            MathFun::IsNan => "isnan",
-            MathFun::Length => "length",
-            MathFun::Lerp => "lerp",
-            MathFun::Log => "log",
-            MathFun::Log2 => "log2",
-            MathFun::Max => "max",
-            MathFun::Min => "min",
-            MathFun::Normalize => "normalize",
-            MathFun::Pow => "pow",
-            MathFun::Round => "round",
-            MathFun::Rsqrt => "rsqrt",
-            MathFun::Sign => "sign",
-            MathFun::Sin => "sin",
-            MathFun::Sqrt => "sqrt",
-            MathFun::Tan => "tan",
-        }
+        self.intrinsic().name
     }
 
     pub fn from_name(name: &str) -> Option<MathFun> {
-        MathFun::ALL.into_iter().find(|f| f.name() == name)
+        crate::intrinsic::lookup(name).map(|i| i.fun)
     }
 
     pub fn arity(self) -> usize {
-        match self {
-            MathFun::Atan2
-            | MathFun::Cross
-            | MathFun::Distance
-            | MathFun::Dot
-            | MathFun::Fmod
-            | MathFun::Max
-            | MathFun::Min
-            | MathFun::Pow => 2,
-            MathFun::Clamp | MathFun::Fma | MathFun::Lerp => 3,
-            _ => 1,
-        }
+        self.intrinsic().signature.arity()
     }
 
     /// The transcendental functions: computed by each device's math library, within a few
     /// ulps of one another rather than bit-identical (docs/GUIDE.md, the math library).
     pub fn is_transcendental(self) -> bool {
-        matches!(
-            self,
-            MathFun::Acos
-                | MathFun::Asin
-                | MathFun::Atan
-                | MathFun::Atan2
-                | MathFun::Cos
-                | MathFun::Exp
-                | MathFun::Exp2
-                | MathFun::Log
-                | MathFun::Log2
-                | MathFun::Pow
-                | MathFun::Sin
-                | MathFun::Tan
-        )
+        self.intrinsic().exactness == Exactness::Library
     }
 
     /// Functions that accept integer operands too.
     pub fn is_numeric(self) -> bool {
-        matches!(
-            self,
-            MathFun::Abs | MathFun::Sign | MathFun::Min | MathFun::Max | MathFun::Clamp
-        )
+        self.intrinsic().signature.takes_integers()
     }
 }
 

@@ -7,6 +7,8 @@
 //!   parameters with their launch roles, locals, an expression arena and a structured body. The
 //!   module docs say when expressions are evaluated.
 //! - [`expr`] and [`stmt`]: pure typed expression trees and structured statements.
+//! - [`intrinsic`]: the intrinsic library in one table (names, operands, exactness) that the
+//!   checkers, the validator and the tests read.
 //! - [`valid`]: the validator, whose checklist is what every backend may assume.
 //! - [`mod@print`]: the text form (`brcc --emit ir`).
 //! - [`types`]: scalar and vector value types with their C layout;
@@ -28,6 +30,7 @@ pub mod collective;
 pub mod expr;
 pub mod footprint;
 pub mod induction;
+pub mod intrinsic;
 pub mod launch;
 pub mod lockstep;
 pub mod module;

@@ -15,6 +15,7 @@
 
 use crate::arena::{Handle, SourceSpan};
 use crate::expr::{Access, BinaryOp, Expr, ExprKind, MathFun, Place, PlaceRoot, UnaryOp};
+use crate::intrinsic::Signature;
 use crate::module::{Kernel, Module, ParamId, ParamRole, Type};
 use crate::stmt::{Block, Stmt};
 use crate::types::{ScalarKind, ValueType};
@@ -508,13 +509,13 @@ impl KernelValidator<'_> {
         if !kind_ok {
             return Err(bad());
         }
-        Ok(Type::Value(match fun {
-            MathFun::Dot | MathFun::Length | MathFun::Distance => ValueType::scalar(first.kind),
-            MathFun::Cross if first.width != 3 => return Err(bad()),
-            MathFun::IsNan | MathFun::IsInf | MathFun::IsFinite => {
-                first.with_kind(ScalarKind::Bool)
+        Ok(Type::Value(match fun.intrinsic().signature {
+            Signature::Dot | Signature::Length | Signature::Distance => {
+                ValueType::scalar(first.kind)
             }
-            _ => first,
+            Signature::Cross if first.width != 3 => return Err(bad()),
+            Signature::Classify => first.with_kind(ScalarKind::Bool),
+            Signature::Cross | Signature::FloatMap(_) | Signature::NumericMap(_) => first,
         }))
     }
 

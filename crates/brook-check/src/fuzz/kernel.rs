@@ -9,13 +9,15 @@ use super::rng::Rng;
 use super::values;
 use super::Generated;
 use crate::case::{ArgSpec, Run};
+use brook_ir::intrinsic::{Exactness, Intrinsic, INTRINSICS};
 use brook_ir::ScalarKind;
 
-/// The transcendental intrinsics (compared within their ulp bound, never fed into more
-/// arithmetic).
-const TRANSCENDENTAL: [&str; 12] = [
-    "sin", "cos", "tan", "asin", "acos", "atan", "exp", "exp2", "log", "log2", "atan2", "pow",
-];
+/// The transcendental intrinsics, the math library's (compared within their ulp bound, never
+/// fed into more arithmetic).
+fn transcendentals() -> Vec<&'static Intrinsic> {
+    let library = |i: &&Intrinsic| i.exactness == Exactness::Library;
+    INTRINSICS.iter().filter(library).collect()
+}
 
 /// One random kernel and its run.
 pub fn generate(rng: &mut Rng) -> Generated {
@@ -247,10 +249,13 @@ fn map(rng: &mut Rng) -> Generated {
     let mut ulp = None;
     if math {
         if let Some((name, ty)) = outputs.iter().find(|(_, t)| t.is_float()) {
-            let fun = *g.rng.pick(&TRANSCENDENTAL);
-            let arity = if matches!(fun, "atan2" | "pow") { 2 } else { 1 };
-            let args = (0..arity).map(|_| g.expr(*ty, 3)).collect();
-            body.push(Stmt::Assign(name.clone(), "=", Expr::Call(fun, args, *ty)));
+            let fun = *g.rng.pick(&transcendentals());
+            let args = (0..fun.signature.arity()).map(|_| g.expr(*ty, 3)).collect();
+            body.push(Stmt::Assign(
+                name.clone(),
+                "=",
+                Expr::Call(fun.name, args, *ty),
+            ));
             ulp = Some(2);
         }
     }

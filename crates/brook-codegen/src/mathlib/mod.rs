@@ -21,6 +21,8 @@ mod inverse;
 pub mod native;
 mod trig;
 
+use brook_ir::MathFun;
+
 /// Ordered comparisons (false when either operand is NaN).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cmp {
@@ -125,28 +127,37 @@ impl Fun {
         Fun::Pow,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// The routine behind intrinsic `fun`: every [`Exactness::Library`] intrinsic has one.
+    ///
+    /// [`Exactness::Library`]: brook_ir::intrinsic::Exactness::Library
+    pub fn of(fun: MathFun) -> Option<Fun> {
+        Fun::ALL.into_iter().find(|f| f.intrinsic() == fun)
+    }
+
+    /// The intrinsic this routine computes.
+    pub fn intrinsic(self) -> MathFun {
         match self {
-            Fun::Sin => "sin",
-            Fun::Cos => "cos",
-            Fun::Tan => "tan",
-            Fun::Asin => "asin",
-            Fun::Acos => "acos",
-            Fun::Atan => "atan",
-            Fun::Atan2 => "atan2",
-            Fun::Exp => "exp",
-            Fun::Exp2 => "exp2",
-            Fun::Log => "log",
-            Fun::Log2 => "log2",
-            Fun::Pow => "pow",
+            Fun::Sin => MathFun::Sin,
+            Fun::Cos => MathFun::Cos,
+            Fun::Tan => MathFun::Tan,
+            Fun::Asin => MathFun::Asin,
+            Fun::Acos => MathFun::Acos,
+            Fun::Atan => MathFun::Atan,
+            Fun::Atan2 => MathFun::Atan2,
+            Fun::Exp => MathFun::Exp,
+            Fun::Exp2 => MathFun::Exp2,
+            Fun::Log => MathFun::Log,
+            Fun::Log2 => MathFun::Log2,
+            Fun::Pow => MathFun::Pow,
         }
     }
 
+    pub fn name(self) -> &'static str {
+        self.intrinsic().name()
+    }
+
     pub fn arity(self) -> usize {
-        match self {
-            Fun::Atan2 | Fun::Pow => 2,
-            _ => 1,
-        }
+        self.intrinsic().arity()
     }
 
     /// Whether the function reads the 2/pi table ([`consts::TWO_OVER_PI_WORDS`]).

@@ -233,3 +233,21 @@ fn exact_cases_are_exact() {
         );
     }
 }
+
+/// The library has a routine for each intrinsic the table says it computes, and for no other.
+#[test]
+fn every_library_intrinsic_has_its_routine() {
+    use brook_ir::intrinsic::{Exactness, INTRINSICS};
+    for row in INTRINSICS {
+        let routine = Fun::of(row.fun);
+        assert_eq!(
+            routine.is_some(),
+            row.exactness == Exactness::Library,
+            "{}",
+            row.name
+        );
+        if let Some(f) = routine {
+            assert_eq!((f.name(), f.arity()), (row.name, row.signature.arity()));
+        }
+    }
+}

@@ -41,13 +41,6 @@ pub fn math_helper(fun: MathFun, double: bool) -> Option<&'static str> {
     Some(name)
 }
 
-/// The library function behind an IR intrinsic, if it is one.
-fn library_fun(fun: MathFun) -> Option<Fun> {
-    Fun::ALL
-        .into_iter()
-        .find(|f| MathFun::from_name(f.name()) == Some(fun))
-}
-
 /// A helper's PTX text, and whether it reads the 2/pi table ([`libm::table_text`]).
 pub struct HelperText {
     pub text: String,
@@ -62,10 +55,10 @@ pub fn helper_text(name: &str) -> Option<HelperText> {
             uses_table: false,
         });
     }
-    for math in MathFun::ALL {
+    for math in MathFun::all() {
         for double in [false, true] {
             if math_helper(math, double) == Some(name) {
-                let fun = library_fun(math)?;
+                let fun = Fun::of(math)?;
                 return Some(HelperText {
                     text: libm::function_text(name, fun, double),
                     uses_table: fun.uses_table(),

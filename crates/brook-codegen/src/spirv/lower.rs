@@ -428,9 +428,7 @@ impl<'a> Target<'a> for Lower<'a> {
     type Helper = crate::mathlib::Fun;
 
     fn math_helper(&self, fun: MathFun, _double: bool) -> Option<crate::mathlib::Fun> {
-        crate::mathlib::Fun::ALL
-            .into_iter()
-            .find(|f| MathFun::from_name(f.name()) == Some(fun))
+        crate::mathlib::Fun::of(fun)
     }
 
     fn call_math_helper(

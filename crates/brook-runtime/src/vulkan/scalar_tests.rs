@@ -10,6 +10,7 @@ use crate::interp::ops;
 use crate::interp::value::{normalize, Num};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::shell::Shell;
+use brook_ir::intrinsic::{Exactness, Signature, INTRINSICS};
 use brook_ir::{BinaryOp, MathFun, ScalarKind, UnaryOp, ValueType};
 use rspirv::spirv::{Capability, Word};
 use std::sync::Arc;
@@ -87,37 +88,13 @@ fn operations(kind: ScalarKind) -> Vec<Operation> {
         }
     }
     out.extend(ScalarKind::ALL.iter().map(|&to| Operation::Convert(to)));
-    let integer = [
-        (MathFun::Abs, 1),
-        (MathFun::Max, 2),
-        (MathFun::Min, 2),
-        (MathFun::Clamp, 3),
-        (MathFun::Sign, 1),
-    ];
-    let float = [
-        (MathFun::Ceil, 1),
-        (MathFun::Floor, 1),
-        (MathFun::Sqrt, 1),
-        (MathFun::Rsqrt, 1),
-        (MathFun::Round, 1),
-        (MathFun::Frac, 1),
-        (MathFun::Fmod, 2),
-        (MathFun::Lerp, 3),
-        (MathFun::Fma, 3),
-        (MathFun::IsNan, 1),
-        (MathFun::IsInf, 1),
-        (MathFun::IsFinite, 1),
-        (MathFun::Dot, 2),
-        (MathFun::Length, 1),
-        (MathFun::Distance, 2),
-        (MathFun::Normalize, 1),
-    ];
-    if kind.is_integer() || kind.is_float() {
-        out.extend(integer.iter().map(|&(f, n)| Operation::Math(f, n)));
-    }
-    if kind.is_float() {
-        out.extend(float.iter().map(|&(f, n)| Operation::Math(f, n)));
-    }
+    // Every exact intrinsic of the table, on one scalar (`cross` takes vectors).
+    let exact = INTRINSICS.iter().filter(|i| {
+        i.exactness == Exactness::Exact
+            && i.signature != Signature::Cross
+            && (kind.is_float() || (kind.is_integer() && i.signature.takes_integers()))
+    });
+    out.extend(exact.map(|i| Operation::Math(i.fun, i.signature.arity())));
     out
 }
 

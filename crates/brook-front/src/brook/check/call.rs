@@ -1,12 +1,12 @@
 //! Calls inside kernels: the intrinsic library, `indexof`/`instance`/`instanceInGroup`/
 //! `syncGroup`, and subkernels (seed 003, sections 4.3 and 6.3.9).
 
-use super::intrinsics::{self, Signature};
 use super::ops::ConvContext;
 use super::{Checker, ConversionReporting, KernelKind, ParamInfo, ParamRole, Type, VarKind};
 use crate::brook::ast::{Expr, ExprKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
+use brook_ir::intrinsic::{self, Signature};
 use brook_ir::{ScalarKind, ValueType};
 
 impl Checker<'_> {
@@ -31,7 +31,7 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        if let Some(signature) = intrinsics::lookup(name) {
+        if let Some(signature) = intrinsic::lookup(name).map(|i| i.signature) {
             return self.intrinsic(name, signature, args, span);
         }
         if let Some(&index) = self.kernel_index.get(name) {

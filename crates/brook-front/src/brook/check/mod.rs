@@ -13,7 +13,6 @@ mod expr;
 mod host;
 mod index;
 mod inlining;
-pub mod intrinsics;
 mod ops;
 mod scope;
 mod signature;

@@ -7,6 +7,7 @@
 
 use super::ty::Ty;
 use crate::loom::ast::BasicType;
+use brook_ir::intrinsic::{lookup, INTRINSICS};
 use brook_ir::MathFun;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,51 +17,20 @@ pub enum Builtin {
     Math(MathFun),
 }
 
-/// The math functions LOOM offers: those on scalars.
-const MATH: &[MathFun] = &[
-    MathFun::Abs,
-    MathFun::Acos,
-    MathFun::Asin,
-    MathFun::Atan,
-    MathFun::Atan2,
-    MathFun::Ceil,
-    MathFun::Clamp,
-    MathFun::Cos,
-    MathFun::Exp,
-    MathFun::Exp2,
-    MathFun::Floor,
-    MathFun::Fmod,
-    MathFun::Frac,
-    MathFun::IsFinite,
-    MathFun::IsInf,
-    MathFun::IsNan,
-    MathFun::Log,
-    MathFun::Log2,
-    MathFun::Max,
-    MathFun::Min,
-    MathFun::Pow,
-    MathFun::Round,
-    MathFun::Rsqrt,
-    MathFun::Sign,
-    MathFun::Sin,
-    MathFun::Sqrt,
-    MathFun::Tan,
-];
-
 impl Builtin {
     pub fn from_name(name: &str) -> Option<Builtin> {
         if name == "block" {
             return Some(Builtin::Block);
         }
-        MATH.iter()
-            .copied()
-            .find(|f| f.name() == name)
-            .map(Builtin::Math)
+        lookup(name)
+            .filter(|i| i.in_loom)
+            .map(|i| Builtin::Math(i.fun))
     }
 
     /// The names of every predefined function.
     pub fn names() -> impl Iterator<Item = &'static str> {
-        std::iter::once("block").chain(MATH.iter().map(|f| f.name()))
+        let math = INTRINSICS.iter().filter(|i| i.in_loom).map(|i| i.name);
+        std::iter::once("block").chain(math)
     }
 
     pub fn name(self) -> &'static str {
