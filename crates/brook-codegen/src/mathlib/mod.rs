@@ -19,6 +19,7 @@ mod exp_log;
 pub mod fma;
 mod inverse;
 pub mod native;
+pub mod soft;
 mod trig;
 
 use brook_ir::MathFun;
@@ -296,5 +297,7 @@ pub fn ulps_f32(a: f32, b: f32) -> u64 {
     u64::from(order(a).abs_diff(order(b)))
 }
 
+#[cfg(test)]
+mod soft_tests;
 #[cfg(test)]
 mod tests;
