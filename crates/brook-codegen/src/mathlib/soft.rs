@@ -256,7 +256,7 @@ impl<'a, A: Arith> Soft<'a, A> {
     }
 
     /// An integer's magnitude `mag` (as unsigned) with sign bit `sign`, rounded to a double.
-    fn from_magnitude(&mut self, sign: A::I, mag: A::I) -> A::I {
+    fn integer_to_double(&mut self, sign: A::I, mag: A::I) -> A::I {
         let zero_in = self.is_zero_int(mag);
         let lz = self.inner.clz(mag);
         let m = self.inner.shl(mag, lz);
@@ -551,11 +551,11 @@ impl<A: Arith> Arith for Soft<'_, A> {
         let minus = self.inner.isub(zero, a);
         let mag = self.inner.select_int(negative, minus, a);
         let sign = self.sign_of(a);
-        self.from_magnitude(sign, mag)
+        self.integer_to_double(sign, mag)
     }
     fn uint_to_float(&mut self, a: A::I) -> A::I {
         let zero = self.k(0);
-        self.from_magnitude(zero, a)
+        self.integer_to_double(zero, a)
     }
     fn two_over_pi_word(&mut self, index: A::I) -> A::I {
         self.inner.two_over_pi_word(index)
