@@ -21,7 +21,7 @@ const ONE: i64 = 0x3FF0_0000_0000_0000;
 
 /// `|x|` (finite, not zero) as `m * 2^e` with `m` in `[1, 2)`: `(m, e)`, subnormals
 /// included.
-fn unpack<A: Arith>(a: &mut A, x: A::F) -> (A::F, A::I) {
+pub(super) fn unpack<A: Arith>(a: &mut A, x: A::F) -> (A::F, A::I) {
     let ax = a.abs(x);
     // Subnormals are brought into the normal range first (exactly).
     let tiny = a.num(f64::MIN_POSITIVE);
@@ -206,7 +206,7 @@ fn step_any<A: Arith>(a: &mut A, x: A::F, up: bool) -> A::F {
 }
 
 /// The quotient for zeros, infinities and NaNs; `finite` otherwise.
-fn special_div<A: Arith>(a: &mut A, x: A::F, y: A::F, sign: A::I, finite: A::F) -> A::F {
+pub(super) fn special_div<A: Arith>(a: &mut A, x: A::F, y: A::F, sign: A::I, finite: A::F) -> A::F {
     let zero = a.num(0.0);
     let inf = a.num(f64::INFINITY);
     let ax = a.abs(x);

@@ -16,6 +16,7 @@
 pub mod consts;
 pub mod exact;
 mod exp_log;
+pub mod float32;
 pub mod fma;
 mod inverse;
 pub mod native;
@@ -53,6 +54,28 @@ pub trait Arith {
     /// `a * b + c` rounded once.
     fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     fn sqrt(&mut self, a: Self::F) -> Self::F;
+    /// `a / b` within 2^-20 relative, for `b` in `[1, 2]` or a `float` value's range (a
+    /// device's own division; [`float32`]): the correctly rounded one unless a device's is
+    /// faster.
+    fn approx_div(&mut self, a: Self::F, b: Self::F) -> Self::F {
+        self.div(a, b)
+    }
+    /// `sqrt(a)` within 2^-20 relative, for `a` in `[1, 4)` (as [`Arith::approx_div`]).
+    fn approx_sqrt(&mut self, a: Self::F) -> Self::F {
+        self.sqrt(a)
+    }
+    /// The `float` nearest `a` (ties to even), as a double; infinity past the largest. By
+    /// default from its bits ([`soft::narrow_to_f32`]), for a device that converts natively.
+    fn round_to_f32(&mut self, a: Self::F) -> Self::F
+    where
+        Self: Sized,
+    {
+        let bits = self.to_bits(a);
+        let mut soft = soft::Soft::new(self);
+        let narrow = soft::narrow_to_f32(&mut soft, bits);
+        let wide = soft::widen_f32(&mut soft, narrow);
+        self.bits_to_float(wide)
+    }
     fn neg(&mut self, a: Self::F) -> Self::F;
     fn abs(&mut self, a: Self::F) -> Self::F;
     /// Round to the nearest integer, ties to even.
@@ -297,6 +320,8 @@ pub fn ulps_f32(a: f32, b: f32) -> u64 {
     u64::from(order(a).abs_diff(order(b)))
 }
 
+#[cfg(test)]
+mod float32_tests;
 #[cfg(test)]
 mod soft_tests;
 #[cfg(test)]

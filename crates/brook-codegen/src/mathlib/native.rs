@@ -57,6 +57,9 @@ impl Arith for Native {
     fn sqrt(&mut self, a: f64) -> f64 {
         a.sqrt()
     }
+    fn round_to_f32(&mut self, a: f64) -> f64 {
+        f64::from(a as f32)
+    }
     fn neg(&mut self, a: f64) -> f64 {
         -a
     }

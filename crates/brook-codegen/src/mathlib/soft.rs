@@ -417,6 +417,10 @@ impl<A: Arith> Arith for Soft<'_, A> {
     fn sqrt(&mut self, x: A::I) -> A::I {
         super::exact::sqrt(self, x)
     }
+    fn round_to_f32(&mut self, x: A::I) -> A::I {
+        let narrow = narrow_to_f32(self, x);
+        widen_f32(self, narrow)
+    }
     fn neg(&mut self, x: A::I) -> A::I {
         let sign = self.k(SIGN);
         let flipped = self.inner.ior(x, sign);

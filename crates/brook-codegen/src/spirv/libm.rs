@@ -192,6 +192,23 @@ impl Arith for SpirvArith<'_> {
     fn sqrt(&mut self, a: Word) -> Word {
         crate::mathlib::exact::sqrt(self, a)
     }
+    fn approx_div(&mut self, a: Word, b: Word) -> Word {
+        float_op!(self, f_div, a, b)
+    }
+    fn approx_sqrt(&mut self, a: Word) -> Word {
+        let r = self.ext(self.f64_ty, glsl::SQRT, &[a]);
+        self.exact(r)
+    }
+    fn round_to_f32(&mut self, a: Word) -> Word {
+        let f32_ty = self.s.ty(Scalar::F32);
+        let narrow = self.s.b.f_convert(f32_ty, None, a).expect("in a block");
+        let wide = self
+            .s
+            .b
+            .f_convert(self.f64_ty, None, narrow)
+            .expect("in a block");
+        self.exact(wide)
+    }
     fn neg(&mut self, a: Word) -> Word {
         float_op!(self, f_negate, a)
     }

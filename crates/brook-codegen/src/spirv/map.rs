@@ -211,19 +211,32 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     s
 }
 
-/// Sets the shell's opaque zero ([`Shell::opaque_zero`]) for the function being written (each
-/// function computes its own): the dispatch's width is below 2^63, so its top bit is a zero
-/// the driver's compiler cannot see.
+/// Sets the shell's opaque zeros ([`Shell::opaque_zero`], [`Shell::literal_zero`]) for the
+/// function being written (each function computes its own): the dispatch's width is below
+/// 2^63, so its top bit is a zero the driver's compiler cannot see; moved to where a
+/// `float`'s (a `double`'s) exponent lies it is a second one, for float literals. A literal
+/// `-0.0` (a `0.0` negated by a flip of its sign bit, whose mask is mixed with the first zero)
+/// mixed with the same zero as the mask gave lavapipe's LLVM the constant back, and it folded
+/// `x - -0.0` to `x` (`-0.0 - -0.0` gave -0: `fuzz_vulkan_minus_negative_zero`).
 pub fn opaque_zero(s: &mut Shell) {
     let width = s.push_word(2);
-    let sixty_three = s.const_u64(63);
     let u64_ty = s.u64_ty();
-    let zero64 =
-        s.b.shift_right_logical(u64_ty, None, width, sixty_three)
-            .expect("in a block");
     let u32_ty = s.u32_ty();
+    let shift = |s: &mut Shell, v: Word, right: bool, by: u64| {
+        let by = s.const_u64(by);
+        match right {
+            true => s.b.shift_right_logical(u64_ty, None, v, by),
+            false => s.b.shift_left_logical(u64_ty, None, v, by),
+        }
+        .expect("in a block")
+    };
+    let zero64 = shift(s, width, true, 63);
     let zero32 = s.b.u_convert(u32_ty, None, zero64).expect("in a block");
     s.opaque_zero = Some((zero32, zero64));
+    let literal64 = shift(s, zero64, false, 52);
+    let wide32 = shift(s, zero64, false, 23);
+    let literal32 = s.b.u_convert(u32_ty, None, wide32).expect("in a block");
+    s.literal_zero = Some((literal32, literal64));
 }
 
 /// The invocation's index in the dispatch (`y * width + x`, width in push word 2), a `u64`.

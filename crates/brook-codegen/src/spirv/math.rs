@@ -257,7 +257,10 @@ impl Shell {
         let fused = self.fused_fma;
         let r = {
             let mut a = SpirvArith::new(self, fused);
-            crate::mathlib::exact::sqrt(&mut a, wide)
+            match kind {
+                ScalarKind::F32 => crate::mathlib::float32::sqrt_f32(&mut a, wide),
+                _ => crate::mathlib::exact::sqrt(&mut a, wide),
+            }
         };
         if kind == ScalarKind::F32 {
             let f32_ty = self.b.type_float(32);

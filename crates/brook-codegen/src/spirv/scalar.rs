@@ -42,7 +42,7 @@ impl Shell {
         match kind {
             ScalarKind::Bool if bits != 0 => self.b.constant_true(ty),
             ScalarKind::Bool => self.b.constant_false(ty),
-            ScalarKind::F32 | ScalarKind::F64 if self.opaque_zero.is_some() => {
+            ScalarKind::F32 | ScalarKind::F64 if self.literal_zero.is_some() => {
                 self.opaque_float(kind, bits)
             }
             ScalarKind::F64 | ScalarKind::I64 | ScalarKind::U64 => self.b.constant_bit64(ty, bits),
@@ -61,10 +61,10 @@ impl Shell {
     }
 
     /// A float literal the driver's compiler cannot see through: its bits xor-ed with a zero
-    /// it cannot prove ([`Shell::opaque_zero`]). Mesa's lavapipe folds `x * 0.0` to `+0.0`
+    /// it cannot prove ([`Shell::literal_zero`]). Mesa's lavapipe folds `x * 0.0` to `+0.0`
     /// (and NaN times zero to zero) even when the module asks to keep signed zeros and NaNs.
     fn opaque_float(&mut self, kind: ScalarKind, bits: u64) -> Word {
-        let (zero32, zero64) = self.opaque_zero.expect("set by the driver");
+        let (zero32, zero64) = self.literal_zero.expect("set by the driver");
         let ty = self.container(kind);
         let mixed = if kind == ScalarKind::F32 {
             let t = self.u32_ty();
@@ -248,24 +248,22 @@ impl Shell {
         Some(self.exact(r))
     }
 
-    /// Correctly rounded division ([`crate::mathlib::exact::div`]).
+    /// Correctly rounded division: a `float`'s from the device's double division corrected
+    /// ([`crate::mathlib::float32::div_f32`]), a `double`'s the library's
+    /// ([`crate::mathlib::exact::div`]).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
-        let (x, y) = if kind == ScalarKind::F32 {
-            (self.widen(a), self.widen(b))
-        } else {
-            (a, b)
-        };
         let fused = self.fused_fma;
+        if kind == ScalarKind::F64 {
+            let mut arith = SpirvArith::new(self, fused);
+            return crate::mathlib::exact::div(&mut arith, a, b);
+        }
+        let (x, y) = (self.widen(a), self.widen(b));
         let q = {
             let mut arith = SpirvArith::new(self, fused);
-            crate::mathlib::exact::div(&mut arith, x, y)
+            crate::mathlib::float32::div_f32(&mut arith, x, y)
         };
-        if kind == ScalarKind::F32 {
-            let f32_ty = self.b.type_float(32);
-            op!(self, f_convert, f32_ty, q)
-        } else {
-            q
-        }
+        let f32_ty = self.b.type_float(32);
+        op!(self, f_convert, f32_ty, q)
     }
 
     /// The exact remainder ([`Shell::fmod_f64`]; a `float`'s through `double`, exactly).

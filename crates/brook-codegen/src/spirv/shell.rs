@@ -15,6 +15,7 @@ pub mod glsl {
     pub const TRUNC: u32 = 3;
     pub const FABS: u32 = 4;
     pub const FLOOR: u32 = 8;
+    pub const SQRT: u32 = 31;
     pub const CEIL: u32 = 9;
     pub const FMA: u32 = 50;
     pub const FIND_U_MSB: u32 = 75;
@@ -46,9 +47,12 @@ pub struct Shell {
     capabilities: Vec<Capability>,
     builtins: Vec<(BuiltIn, Word)>,
     /// A zero (`u32`, `u64`) the driver's compiler cannot prove, computed from a push
-    /// constant, that float literals are mixed with (see `Shell::literal`); `None`: plain
-    /// constants.
+    /// constant, that masks and integers are mixed with where a driver must not see through
+    /// them; `None`: plain constants.
     pub opaque_zero: Option<(Word, Word)>,
+    /// Another such zero, for float literals (see `Shell::literal`): a literal mixed with the
+    /// same zero as a sign mask would give the constant back when the two are combined.
+    pub literal_zero: Option<(Word, Word)>,
     /// The open block follows a jump: nothing reaches it ([`crate::spirv::flow`]).
     pub(crate) in_dead_block: bool,
     /// In a helper function that returns a value: its type and the variables (with their
@@ -132,6 +136,7 @@ impl Shell {
             builtins: Vec::new(),
             in_dead_block: false,
             opaque_zero: None,
+            literal_zero: None,
             returns: None,
             rejects_begun: Default::default(),
         }

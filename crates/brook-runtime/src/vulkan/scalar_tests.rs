@@ -210,14 +210,14 @@ fn module(
     info: &super::GpuInfo,
 ) -> brook_codegen::spirv::SpirvModule {
     let extra: &[Capability] = &[Capability::Float64];
-    let mut s = Shell::new(3, [1, 1, 1], extra);
+    let mut s = Shell::new(4, [1, 1, 1], extra);
     s.fused_fma = info.fma_fused == Some(true);
     s.flushes_f32 = info.subnormals_f32 != Some(Subnormals::Preserved);
     s.preserve_signed_zero = info.signed_zero_inf_nan;
-    // As in every kernel: push word 2 (here `dst`, an address below 2^63) gives the zero the
+    // As in every kernel: push word 2 (here 0) gives the zeros the
     // driver cannot see.
     brook_codegen::spirv::map::opaque_zero(&mut s);
-    let (src_a, src_b, dst) = (s.push_word(0), s.push_word(1), s.push_word(2));
+    let (src_a, src_b, dst) = (s.push_word(0), s.push_word(1), s.push_word(3));
     let i = s.workgroup_x();
     let size = kind.size();
     let at_a = s.address(src_a, i, size);
@@ -311,7 +311,7 @@ fn check_kind(
     }
     let dst = context.buffer(8 * n * ops.len() as u64).unwrap();
     let mut push = Vec::new();
-    for w in [src_a.address(), src_b.address(), dst.address()] {
+    for w in [src_a.address(), src_b.address(), 0, dst.address()] {
         push.extend_from_slice(&w.to_le_bytes());
     }
     // A module per few operations: NVIDIA's driver refused (VK_ERROR_UNKNOWN) one module
@@ -321,7 +321,7 @@ fn check_kind(
         brook_codegen::spirv::validate::check(&module, &format!("{kind:?} operations"));
         let mut push = push.clone();
         let at = dst.address() + 8 * n * (c * OPS_PER_MODULE) as u64;
-        push[16..24].copy_from_slice(&at.to_le_bytes());
+        push[24..32].copy_from_slice(&at.to_le_bytes());
         if let Err(e) = context.run(&module, &push, [n as u32, 1, 1]) {
             panic!("{kind:?} operations {chunk:?}: {e}");
         }
