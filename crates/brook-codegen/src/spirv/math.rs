@@ -254,11 +254,12 @@ impl Shell {
         } else {
             x
         };
-        let fused = self.fused_fma;
+        // As division ([`Shell::float_div`]): corrected where `float` subnormals are kept.
+        let (fused, corrected) = (self.fused_fma, !self.flushes_f32);
         let r = {
             let mut a = SpirvArith::new(self, fused);
             match kind {
-                ScalarKind::F32 => crate::mathlib::float32::sqrt_f32(&mut a, wide),
+                ScalarKind::F32 if corrected => crate::mathlib::float32::sqrt_f32(&mut a, wide),
                 _ => crate::mathlib::exact::sqrt(&mut a, wide),
             }
         };
