@@ -123,6 +123,11 @@ impl Shell {
 
     /// Starts a loop; goes on in its body.
     pub fn begin_loop(&mut self) -> LoopFrame {
+        self.begin_loop_with(LoopControl::NONE)
+    }
+
+    /// Starts a loop the driver is asked to treat as `control` says; goes on in its body.
+    pub fn begin_loop_with(&mut self, control: LoopControl) -> LoopFrame {
         let (header, body, continuing, merge) =
             (self.b.id(), self.b.id(), self.b.id(), self.b.id());
         let bool_ty = self.b.type_bool();
@@ -132,7 +137,7 @@ impl Shell {
         self.branch_out(header);
         self.begin_live_block(header);
         self.b
-            .loop_merge(merge, continuing, LoopControl::NONE, [])
+            .loop_merge(merge, continuing, control, [])
             .expect("in a block");
         self.b.branch(body).expect("in a block");
         self.begin_live_block(body);

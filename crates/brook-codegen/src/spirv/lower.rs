@@ -13,7 +13,7 @@ use brook_ir::{
     BinaryOp, Expr, Handle, Kernel, Literal, Local, MathFun, Module, ParamId, ScalarKind, Type,
     UnaryOp,
 };
-use rspirv::spirv::Word;
+use rspirv::spirv::{LoopControl, Word};
 use std::collections::HashMap;
 
 /// Where a kernel local lives.
@@ -52,6 +52,8 @@ pub struct Lower<'a> {
     scopes: Vec<FlagScope>,
     /// The next loop runs its body once ([`Target::loop_body`]): `Some(needs a flag)`.
     next_once: Option<bool>,
+    /// The next loop's body or continuing part holds a `return` ([`Target::loop_body`]).
+    next_returns: bool,
     /// How deeply the arms being written nest (`if` arms and continuing parts).
     depth: usize,
     /// Guards opened after a `break` in a continuing part, each with its depth: the rest of
@@ -131,6 +133,7 @@ impl<'a> Lower<'a> {
             dead: false,
             scopes: Vec::new(),
             next_once: None,
+            next_returns: false,
             depth: 0,
             guards: Vec::new(),
             broken: Vec::new(),
@@ -667,12 +670,15 @@ impl<'a> Target<'a> for Lower<'a> {
 
     fn loop_body(&mut self, body: &brook_ir::Block, continuing: &brook_ir::Block) {
         self.next_once = runs_once(body, continuing).then(|| breaks_then_more(&body.0));
+        use super::map::has_return;
+        self.next_returns = has_return(body) || has_return(continuing);
     }
 
     fn begin_loop(&mut self) -> Loop {
         let live = !self.dead;
         let id = self.s.b.id();
         self.depth += 1;
+        let returns = std::mem::take(&mut self.next_returns);
         let kind = match self.next_once.take() {
             Some(true) => {
                 let bool_ty = self.s.b.type_bool();
@@ -682,6 +688,10 @@ impl<'a> Target<'a> for Lower<'a> {
                 LoopKind::Once { flag: Some(flag) }
             }
             Some(false) => LoopKind::Once { flag: None },
+            // A loop a `return` leaves is not the driver's to unroll: lavapipe (Mesa 22.3)
+            // unrolled `for (i = 0; i < 3; i++) if ((uint)i == 0u) return;` into a `return`
+            // taken at once (`fuzz_vulkan_return_in_counted_loop`).
+            None if returns => LoopKind::Looping(self.s.begin_loop_with(LoopControl::DONT_UNROLL)),
             None => LoopKind::Looping(self.s.begin_loop()),
         };
         let flag = match kind {

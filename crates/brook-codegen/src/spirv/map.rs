@@ -306,7 +306,8 @@ impl<'a> MapGpu<'a> for Lower<'a> {
 }
 
 /// Whether a block holds a `return` anywhere.
-fn has_return(block: &brook_ir::Block) -> bool {
+/// Whether `block` holds a `return` (in nested blocks too).
+pub(crate) fn has_return(block: &brook_ir::Block) -> bool {
     block.iter().any(|s| match &s.stmt {
         brook_ir::Stmt::Return => true,
         brook_ir::Stmt::Loop { body, continuing } => has_return(body) || has_return(continuing),
