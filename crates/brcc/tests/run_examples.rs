@@ -130,23 +130,40 @@ fn every_example_prints_its_expected_output_on_every_device() {
         "examples with expected output: {}",
         examples.len()
     );
-    for (path, expected) in examples {
-        let exe = std::env::temp_dir().join(format!(
-            "brcc-example-{}-{}",
-            path.file_stem().and_then(|s| s.to_str()).unwrap_or("x"),
-            std::process::id()
-        ));
-        // Lossy and without a byte-order mark: some programs are saved as Windows editors did.
-        let bytes = std::fs::read(&path).expect("program text");
-        let source = String::from_utf8_lossy(&bytes);
-        let source = source.trim_start_matches('\u{feff}');
-        let flags = build_flags(source);
-        let mut inputs: Vec<PathBuf> = vec![path.clone()];
-        inputs.extend(companion_files(source, &path));
-        build(brcc, &flags, &inputs, &exe);
-        prints_on_every_runtime(&exe, None, &expected, &path.display().to_string());
-        let _ = std::fs::remove_file(&exe);
-    }
+    // The examples on as many threads as the machine has cores (each builds with the C++
+    // compiler and runs in its own processes; one at a time left CI's second core idle).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((path, expected)) = examples.get(i) else {
+                    break;
+                };
+                build_and_run_example(brcc, path, expected);
+            });
+        }
+    });
+}
+
+/// Builds the example at `path` and checks that it prints `expected` on every runtime.
+fn build_and_run_example(brcc: &Path, path: &Path, expected: &str) {
+    let exe = std::env::temp_dir().join(format!(
+        "brcc-example-{}-{}",
+        path.file_stem().and_then(|s| s.to_str()).unwrap_or("x"),
+        std::process::id()
+    ));
+    // Lossy and without a byte-order mark: some programs are saved as Windows editors did.
+    let bytes = std::fs::read(path).expect("program text");
+    let source = String::from_utf8_lossy(&bytes);
+    let source = source.trim_start_matches('\u{feff}');
+    let flags = build_flags(source);
+    let mut inputs: Vec<PathBuf> = vec![path.to_path_buf()];
+    inputs.extend(companion_files(source, path));
+    build(brcc, &flags, &inputs, &exe);
+    prints_on_every_runtime(&exe, None, expected, &path.display().to_string());
+    let _ = std::fs::remove_file(&exe);
 }
 
 #[test]
