@@ -292,13 +292,19 @@ pub fn sqrt<A: Arith>(a: &mut A, x: A::F) -> A::F {
     let round_up = a.cmp(Cmp::Gt, beyond, zero);
     let s = a.select(round_up, s2, s1);
     let result = scale(a, s, k);
-    // Zeros (keeping their sign), +infinity and NaN as they are; negative numbers: NaN.
+    special_sqrt(a, x, result)
+}
+
+/// `sqrt(x)` given `root`, the root of a positive finite `x`: zeros (keeping their sign),
+/// +infinity and NaN as they are; negative numbers: NaN.
+pub(super) fn special_sqrt<A: Arith>(a: &mut A, x: A::F, root: A::F) -> A::F {
+    let zero = a.num(0.0);
     let ax = a.abs(x);
     let is_zero = a.cmp(Cmp::Eq, ax, zero);
     let inf = a.num(f64::INFINITY);
     let is_inf = a.cmp(Cmp::Eq, x, inf);
     let keep = a.or(is_zero, is_inf);
-    let r = a.select(keep, x, result);
+    let r = a.select(keep, x, root);
     let negative = sign_bit(a, x);
     let not_zero = a.not(is_zero);
     let invalid_neg = a.and(negative, not_zero);

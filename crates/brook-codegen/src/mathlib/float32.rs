@@ -14,8 +14,8 @@
 //!
 //! Values are doubles holding `float` values; the result is one too.
 
-use super::exact::{special_div, unpack};
-use super::{pow2, sign_bit, Arith, Cmp};
+use super::exact::{special_div, special_sqrt, unpack};
+use super::{pow2, Arith, Cmp};
 
 const FRACTION: i64 = 0x000F_FFFF_FFFF_FFFF;
 
@@ -80,21 +80,7 @@ pub fn sqrt_f32<A: Arith>(a: &mut A, x: A::F) -> A::F {
         let square = a.mul(mid, mid);
         a.sub(x, square)
     });
-    // Zeros (keeping their sign), +infinity and NaN as they are; negative numbers: NaN.
-    let zero = a.num(0.0);
-    let ax = a.abs(x);
-    let is_zero = a.cmp(Cmp::Eq, ax, zero);
-    let inf = a.num(f64::INFINITY);
-    let is_inf = a.cmp(Cmp::Eq, x, inf);
-    let keep = a.or(is_zero, is_inf);
-    let r = a.select(keep, x, s);
-    let negative = sign_bit(a, x);
-    let not_zero = a.not(is_zero);
-    let invalid_neg = a.and(negative, not_zero);
-    let nan_in = a.is_nan(x);
-    let invalid = a.or(invalid_neg, nan_in);
-    let nan = a.num(f64::NAN);
-    a.select(invalid, nan, r)
+    special_sqrt(a, x, s)
 }
 
 /// The `float` nearest a nonnegative `v`, the largest finite one for anything larger (so
