@@ -24,6 +24,8 @@ fn kernels_are_valid_spirv() {
         unrolled_maps: true,
         // Reductions' subgroup path validated too.
         subgroup_shuffle: true,
+        // And scans' one-pass entry.
+        int64_atomics: true,
         tuning: Default::default(),
     };
     for (name, _, program) in exec::compiled_cases() {

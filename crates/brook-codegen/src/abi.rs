@@ -259,6 +259,10 @@ pub enum ReduceShape {
     /// A subgroup scans a piece of a row whose leaves are consecutive from its prefix, as
     /// [`ReduceShape::Scan`]'s thread does (a [`Variant::scan`] module's entry).
     ScanWarp,
+    /// Subgroups take the tiles of rows whose leaves are consecutive by ticket and scan each
+    /// in one pass over the data, their prefixes from a table of published tree nodes
+    /// (`gpu::reduce::lookback`; a [`Variant::scan`] module's entry, for stream inputs).
+    ScanLookback,
 }
 
 /// An entry a compiled reduction declares: its name in the compiled module, its shape, and

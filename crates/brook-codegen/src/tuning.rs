@@ -34,6 +34,12 @@ pub struct Tuning {
     /// PTX scans: tiles per SM between a tile and the one whose input its block prefetches,
     /// 0 (none) to 16 (`BROOK_SCAN_AHEAD`).
     pub scan_ahead: u32,
+    /// The shared one-pass scan ([`crate::gpu::reduce::lookback`]): leaves per tile, a power
+    /// of two from 256 to 65536 (`BROOK_SCAN_TILE`).
+    pub scan_tile: u32,
+    /// The shared one-pass scan: how often a tile reads a tree node that another tile has not
+    /// published yet before it computes the node itself, 0 to 2^20 (`BROOK_SCAN_SPINS`).
+    pub scan_spins: u32,
 }
 
 impl Tuning {
@@ -44,6 +50,8 @@ impl Tuning {
         gangs: Gangs::Host,
         scan_blocks: 5,
         scan_ahead: 1,
+        scan_tile: 2048,
+        scan_spins: 4096,
     };
 
     /// The defaults with the environment's changes; a value it cannot take is named on
@@ -81,6 +89,15 @@ impl Tuning {
         let ahead = |v: &str| number_in(v, 0, 16);
         if let Some(n) = setting.read("BROOK_SCAN_AHEAD", "a number from 0 to 16", ahead) {
             t.scan_ahead = n;
+        }
+        let tile = |v: &str| number_in(v, 256, 65536).filter(|n| n.is_power_of_two());
+        let expected = "a power of two from 256 to 65536";
+        if let Some(n) = setting.read("BROOK_SCAN_TILE", expected, tile) {
+            t.scan_tile = n;
+        }
+        let spins = |v: &str| number_in(v, 0, 1 << 20);
+        if let Some(n) = setting.read("BROOK_SCAN_SPINS", "a number from 0 to 1048576", spins) {
+            t.scan_spins = n;
         }
         (t, problems)
     }
@@ -166,6 +183,8 @@ mod tests {
             ("BROOK_SPMD", "4"),
             ("BROOK_SCAN_BLOCKS", "3"),
             ("BROOK_SCAN_AHEAD", "0"),
+            ("BROOK_SCAN_TILE", "512"),
+            ("BROOK_SCAN_SPINS", "0"),
         ]);
         assert!(problems.is_empty(), "{problems:?}");
         let expected = Tuning {
@@ -174,6 +193,8 @@ mod tests {
             gangs: Gangs::Four,
             scan_blocks: 3,
             scan_ahead: 0,
+            scan_tile: 512,
+            scan_spins: 0,
         };
         assert_eq!(t, expected);
         assert_eq!(tuning(&[("BROOK_SPMD", "off")]).0.gangs, Gangs::Off);
@@ -186,9 +207,10 @@ mod tests {
             ("BROOK_SCAN_BLOCKS", "9"),
             ("BROOK_SPMD", "16"),
             ("BROOK_UNROLL", "no"),
+            ("BROOK_SCAN_TILE", "1000"),
         ]);
         assert_eq!(t, Tuning::DEFAULT);
-        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(problems.len(), 4, "{problems:?}");
         assert!(problems
             .iter()
             .any(|p| p.contains("BROOK_SCAN_BLOCKS=\"9\"") && p.contains("from 1 to 8")));

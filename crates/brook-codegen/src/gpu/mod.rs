@@ -39,14 +39,21 @@ pub enum PassParam {
     Pre,
     /// An exclusive scan's initial value (a device address; 0 when it has none).
     Init,
+    /// The one-pass scan's table of published tree nodes (zeroed; see
+    /// [`reduce::lookback`]).
+    Table,
+    /// The one-pass scan's ticket counter (a zeroed `u32`).
+    Ticket,
 }
 
 impl PassParam {
     /// The parameters of a reduction pass, in the order the runtime passes them: a scan's
     /// without `Pre` and `Init`.
-    pub const REDUCE: &[PassParam] = PassParam::SCAN.split_at(6).0;
+    pub const REDUCE: &[PassParam] = PassParam::LOOKBACK.split_at(6).0;
     /// A scan pass's: the reduction's, then `Pre` and `Init`.
-    pub const SCAN: &[PassParam] = &[
+    pub const SCAN: &[PassParam] = PassParam::LOOKBACK.split_at(8).0;
+    /// The one-pass scan's: a scan pass's, then `Table` and `Ticket`.
+    pub const LOOKBACK: &[PassParam] = &[
         PassParam::Src,
         PassParam::Dst,
         PassParam::Leaves,
@@ -55,6 +62,8 @@ impl PassParam {
         PassParam::Mode,
         PassParam::Pre,
         PassParam::Init,
+        PassParam::Table,
+        PassParam::Ticket,
     ];
 }
 
@@ -87,6 +96,21 @@ pub trait Gpu<'ir>: Target<'ir> {
     /// The value `v` (of `kind`) that lane `lane ^ mask` of the subgroup holds. Every lane
     /// of the subgroup runs it together.
     fn shuffle_xor(&mut self, kind: ScalarKind, v: Self::Leaf, mask: u64) -> Self::Leaf;
+    /// Lane 0's value `v` (of `kind`), in every lane. Every lane of the subgroup runs it
+    /// together.
+    fn first_lane(&mut self, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
+    /// Adds `amount` to the `u32` at `addr` atomically (relaxed, at device scope); the old
+    /// value, as a `u64`.
+    fn atomic_add_u32(&mut self, addr: Self::Leaf, amount: u32) -> Self::Leaf;
+    /// The `u64` at `addr` (8-byte aligned), read atomically (relaxed, at device scope): it
+    /// sees the atomic stores of other workgroups, never a stale copy.
+    fn atomic_load_u64(&mut self, addr: Self::Leaf) -> Self::Leaf;
+    /// Stores the `u64` `v` at `addr` (8-byte aligned) atomically (relaxed, at device scope).
+    fn atomic_store_u64(&mut self, addr: Self::Leaf, v: Self::Leaf);
+    /// The bits of `v`, a scalar of `kind` of 4 or 8 bytes, as a `u64` (zero-extended).
+    fn to_bits(&mut self, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
+    /// The scalar of `kind` (4 or 8 bytes) whose bits are the low bytes of the `u64` `bits`.
+    fn from_bits(&mut self, kind: ScalarKind, bits: Self::Leaf) -> Self::Leaf;
 }
 
 /// An invocation's subgroup: its index among the launch's subgroups (`u64`s), the

@@ -16,7 +16,7 @@ use super::map::{frame_bytes, linear_invocation, shell, Options};
 use super::SpirvModule;
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
 use crate::gpu::map::MapGpu;
-use crate::gpu::reduce::{columns, scan, scan_warp, serial, warp, Pass, Reduction};
+use crate::gpu::reduce::{columns, lookback, scan, scan_warp, serial, warp, Pass, Reduction};
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
 use crate::lower::binding::{reduction_source, Source};
@@ -24,7 +24,7 @@ use crate::lower::counter::{Slots, MAX_PIECE};
 use crate::lower::{bind_params, Binding, Target};
 use crate::CompileError;
 use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
-use rspirv::spirv::{BuiltIn, Capability, Word};
+use rspirv::spirv::{BuiltIn, Capability, Scope, Word};
 
 /// The most invocations a Vulkan subgroup has.
 const MAX_SUBGROUP: u64 = 128;
@@ -77,6 +77,9 @@ pub fn compile(
         shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
         if options.subgroup_shuffle && stream_input {
             shapes.push((ReduceShape::ScanWarp, scan_warp::MAX_PIECE));
+            if options.int64_atomics && lookback::applies(module, &r) {
+                shapes.push((ReduceShape::ScanLookback, scan_warp::MAX_PIECE));
+            }
         }
     }
     let entries = shapes
@@ -110,10 +113,10 @@ fn entry_module(
     shape: ReduceShape,
 ) -> Result<SpirvModule, CompileError> {
     let layout = BlockLayout::new(module, kernel);
-    let params: &[PassParam] = if matches!(shape, ReduceShape::Scan | ReduceShape::ScanWarp) {
-        PassParam::SCAN
-    } else {
-        PassParam::REDUCE
+    let params: &[PassParam] = match shape {
+        ReduceShape::Scan | ReduceShape::ScanWarp => PassParam::SCAN,
+        ReduceShape::ScanLookback => PassParam::LOOKBACK,
+        _ => PassParam::REDUCE,
     };
     let mut s = shell(
         options,
@@ -133,6 +136,10 @@ fn entry_module(
         }
         (ReduceShape::ScanWarp, Source::Stream(stream)) => {
             scan_warp::emit(&mut lower, r, &layout, &pass, stream)?
+        }
+        (ReduceShape::ScanLookback, Source::Stream(stream)) => {
+            let spins = options.tuning.scan_spins;
+            lookback::emit(&mut lower, r, &layout, (&pass, stream), spins)?
         }
         (ReduceShape::Columns, Source::Stream(stream)) => {
             columns::emit(&mut lower, r, &layout, &pass, stream)?
@@ -197,6 +204,15 @@ fn combine_function(
     Ok(c.s)
 }
 
+impl Lower<'_> {
+    /// The operands of a relaxed atomic at device scope: its scope and memory semantics.
+    fn device_scope(&mut self) -> (Word, Word) {
+        let scope = self.s.const_u32(Scope::Device as u32);
+        let relaxed = self.s.const_u32(0);
+        (scope, relaxed)
+    }
+}
+
 impl<'a> Gpu<'a> for Lower<'a> {
     fn global_thread(&mut self) -> Word {
         self.thread
@@ -204,10 +220,10 @@ impl<'a> Gpu<'a> for Lower<'a> {
     }
 
     fn pass_param(&mut self, p: PassParam) -> Word {
-        let index = PassParam::SCAN
+        let index = PassParam::LOOKBACK
             .iter()
             .position(|&q| q == p)
-            .expect("every pass parameter is a scan's");
+            .expect("every pass parameter is the one-pass scan's");
         let word = self.s.push_word(FIXED_WORDS + index as u32);
         if p == PassParam::Mode {
             return self.convert(ScalarKind::U64, ScalarKind::U32, word);
@@ -349,11 +365,85 @@ impl<'a> Gpu<'a> for Lower<'a> {
 
     fn shuffle_xor(&mut self, kind: ScalarKind, v: Word, mask: u64) -> Word {
         let ty = self.s.container(kind);
-        let scope = self.s.const_u32(rspirv::spirv::Scope::Subgroup as u32);
+        let scope = self.s.const_u32(Scope::Subgroup as u32);
         let mask = self.s.const_u32(mask as u32);
         self.s
             .b
             .group_non_uniform_shuffle_xor(ty, None, scope, v, mask)
             .expect("in a block")
+    }
+
+    fn first_lane(&mut self, kind: ScalarKind, v: Word) -> Word {
+        let ty = self.s.container(kind);
+        let scope = self.s.const_u32(Scope::Subgroup as u32);
+        let lane = self.s.const_u32(0);
+        self.s
+            .b
+            .group_non_uniform_shuffle(ty, None, scope, v, lane)
+            .expect("in a block")
+    }
+
+    fn atomic_add_u32(&mut self, addr: Word, amount: u32) -> Word {
+        let ty = self.s.u32_ty();
+        let ptr = self.s.pointer(ty, addr);
+        let (scope, relaxed) = self.device_scope();
+        let amount = self.s.const_u32(amount);
+        let old = self
+            .s
+            .b
+            .atomic_i_add(ty, None, ptr, scope, relaxed, amount)
+            .expect("in a block");
+        self.convert(ScalarKind::U32, ScalarKind::U64, old)
+    }
+
+    fn atomic_load_u64(&mut self, addr: Word) -> Word {
+        self.s.require(&[Capability::Int64Atomics]);
+        let ty = self.s.u64_ty();
+        let ptr = self.s.pointer(ty, addr);
+        let (scope, relaxed) = self.device_scope();
+        self.s
+            .b
+            .atomic_load(ty, None, ptr, scope, relaxed)
+            .expect("in a block")
+    }
+
+    fn atomic_store_u64(&mut self, addr: Word, v: Word) {
+        self.s.require(&[Capability::Int64Atomics]);
+        let ty = self.s.u64_ty();
+        let ptr = self.s.pointer(ty, addr);
+        let (scope, relaxed) = self.device_scope();
+        self.s
+            .b
+            .atomic_store(ptr, scope, relaxed, v)
+            .expect("in a block");
+    }
+
+    fn to_bits(&mut self, kind: ScalarKind, v: Word) -> Word {
+        match kind {
+            ScalarKind::F64 => {
+                let ty = self.s.u64_ty();
+                self.s.b.bitcast(ty, None, v).expect("in a block")
+            }
+            ScalarKind::F32 => {
+                let ty = self.s.u32_ty();
+                let word = self.s.b.bitcast(ty, None, v).expect("in a block");
+                self.convert(ScalarKind::U32, ScalarKind::U64, word)
+            }
+            k if k.size() == 8 => v,
+            _ => self.convert(ScalarKind::U32, ScalarKind::U64, v),
+        }
+    }
+
+    fn from_bits(&mut self, kind: ScalarKind, bits: Word) -> Word {
+        let ty = self.s.container(kind);
+        match kind {
+            ScalarKind::F64 => self.s.b.bitcast(ty, None, bits).expect("in a block"),
+            ScalarKind::F32 => {
+                let word = self.convert(ScalarKind::U64, ScalarKind::U32, bits);
+                self.s.b.bitcast(ty, None, word).expect("in a block")
+            }
+            k if k.size() == 8 => bits,
+            _ => self.convert(ScalarKind::U64, ScalarKind::U32, bits),
+        }
     }
 }

@@ -275,7 +275,8 @@ impl Shell {
             .expect("in a block")
     }
 
-    fn pointer(&mut self, ty: Word, addr: Word) -> Word {
+    /// A pointer to a value of type `ty` at device address `addr`.
+    pub fn pointer(&mut self, ty: Word, addr: Word) -> Word {
         let ptr_ty = self
             .b
             .type_pointer(None, StorageClass::PhysicalStorageBuffer, ty);

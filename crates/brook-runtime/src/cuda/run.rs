@@ -165,6 +165,15 @@ impl PassRunner for CudaPasses<'_> {
         CudaBuffer::uninit(*self.handles, bytes as usize).map_err(LaunchProblem::Execution)
     }
 
+    fn zeroed(&self, bytes: u64) -> Result<CudaBuffer, LaunchProblem> {
+        CudaBuffer::new(*self.handles, bytes as usize).map_err(LaunchProblem::Execution)
+    }
+
+    /// PTX modules scan in one pass with their own entry (`ScanTiles`), not the shared one.
+    fn scan_tile(&self) -> u64 {
+        u64::from(crate::kernel_cache::process_tuning().scan_tile)
+    }
+
     fn upload(&self, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {
         super::scan::upload(self.handles, bytes)
     }

@@ -5,8 +5,9 @@
 //! - [`layout`]: what the layout of a launch's leaves allows (consecutive tiles, tiles side
 //!   by side), read from the launch plan;
 //! - [`reduce`]: a reduction in the passes `reduce_plan` plans;
-//! - [`scan`]: a scan in levels (reduction passes for the pieces' totals, a scan of the
-//!   totals, then the scan entry from the pieces' prefixes).
+//! - [`scan`]: a scan in one pass where the module has the one-pass entry, else in levels
+//!   (reduction passes for the pieces' totals, a scan of the totals, then the scan entry
+//!   from the pieces' prefixes).
 
 pub mod layout;
 pub mod reduce;
@@ -36,6 +37,10 @@ pub trait PassRunner {
     fn parallelism(&self) -> u64;
     /// `bytes` of scratch memory (uninitialized).
     fn scratch(&self, bytes: u64) -> Result<Self::Scratch, LaunchProblem>;
+    /// `bytes` of scratch memory, zeroed before the passes recorded next run.
+    fn zeroed(&self, bytes: u64) -> Result<Self::Scratch, LaunchProblem>;
+    /// Leaves per tile of the one-pass scan entry ([`ReduceShape::ScanLookback`]).
+    fn scan_tile(&self) -> u64;
     /// `bytes` copied into new device memory.
     fn upload(&self, bytes: &[u8]) -> Result<Self::Scratch, LaunchProblem>;
     /// The device address of scratch memory.
@@ -66,7 +71,9 @@ pub trait PassRunner {
 /// Threads a pass of `entry` over `targets` targets of `pieces` pieces each takes.
 pub fn threads(entry: &ReduceEntry, targets: u64, pieces: u64) -> u64 {
     match entry.shape {
-        ReduceShape::Warp | ReduceShape::ScanWarp => targets * pieces * 32,
+        ReduceShape::Warp | ReduceShape::ScanWarp | ReduceShape::ScanLookback => {
+            targets * pieces * 32
+        }
         ReduceShape::Columns => targets / 4 * pieces,
         ReduceShape::Serial | ReduceShape::Scan | ReduceShape::ScanTiles => targets * pieces,
     }

@@ -1,4 +1,11 @@
-//! A scan in levels, in the canonical order of `brook_ir::scan_order`. A level scans `rows`
+//! A scan in the canonical order of `brook_ir::scan_order`: in one pass where the module has
+//! the one-pass entry ([`ReduceShape::ScanLookback`], `brook_codegen::gpu::reduce::lookback`)
+//! and the rows' leaves are consecutive, else in levels.
+//!
+//! The one pass: tiles of [`PassRunner::scan_tile`] leaves, a subgroup each, taken by ticket;
+//! a table of the rows' tree nodes and the ticket in one zeroed allocation.
+//!
+//! In levels: a level scans `rows`
 //! rows of `leaves` leaves in aligned pieces of [`PIECE`] leaves, one thread per piece (the
 //! module's scan entry), or of [`WARP_PIECE`] leaves, a subgroup per piece, where the module
 //! has the subgroup scan entry and the level's leaves are consecutive. When a row has more
@@ -13,12 +20,16 @@ use super::{threads, PassArgs, PassRunner};
 use crate::error::LaunchProblem;
 use crate::plan::{LaunchPlan, ScanPlan};
 use brook_codegen::abi::{ReduceEntry, ReduceShape};
+use brook_codegen::gpu::reduce::lookback;
 use brook_ir::scan_order::ScanKind;
 
 /// Leaves per piece: a thread's serial scan, and a warp's reduction of one chunk.
 pub const PIECE: u64 = 256;
 /// Leaves per piece of a level scanned by subgroups ([`ReduceShape::ScanWarp`]).
 pub const WARP_PIECE: u64 = 4096;
+
+/// Bytes before the one-pass entry's table: its ticket's, padded.
+const TICKET_BYTES: u64 = 256;
 
 /// Where a level's leaves come from and its prefixes go: the launch's streams (the first
 /// level) or scratch arrays (`[row][leaf]`).
@@ -67,17 +78,70 @@ pub fn run<R: PassRunner>(
         init: init.as_ref().map_or(0, |i| runner.address(i)),
         contiguous: tile_is_contiguous(launch, tile),
     };
+    let exclusive = scan.kind == ScanKind::Exclusive;
+    if let Some(entry) = runner.entry(ReduceShape::ScanLookback) {
+        if s.contiguous {
+            if let Some(done) = s.one_pass(&entry, leaves, exclusive) {
+                return done;
+            }
+        }
+    }
     s.level(Level {
         leaves,
         src: 0,
         dst: 0,
         streams: true,
-        exclusive: scan.kind == ScanKind::Exclusive,
+        exclusive,
     })
     // `init` is freed in the device's order after the launches that read it.
 }
 
 impl<R: PassRunner> Scan<'_, R> {
+    /// Scans every row in one launch of the one-pass entry; `None` when there are too many
+    /// tiles for its tickets (the levels then do it).
+    fn one_pass(
+        &self,
+        entry: &ReduceEntry,
+        leaves: u64,
+        exclusive: bool,
+    ) -> Option<Result<(), LaunchProblem>> {
+        let tile = self.runner.scan_tile();
+        let pieces = leaves.div_ceil(tile);
+        let tiles = self.rows.checked_mul(pieces)?;
+        if tiles > u64::from(u32::MAX) || pieces >= 1 << lookback::TILE_BITS {
+            return None;
+        }
+        Some(self.launch_one_pass(entry, (leaves, tile, pieces), exclusive))
+    }
+
+    fn launch_one_pass(
+        &self,
+        entry: &ReduceEntry,
+        (leaves, tile, pieces): (u64, u64, u64),
+        exclusive: bool,
+    ) -> Result<(), LaunchProblem> {
+        // The ticket first, then the table: `2 * pieces` entries a row (none is read when
+        // rows have one tile).
+        let entry_bytes = lookback::entry_bytes(self.value_size as u32);
+        let table_bytes = match pieces {
+            1 => 0,
+            _ => self.rows * 2 * pieces * entry_bytes,
+        };
+        let memory = self.runner.zeroed(TICKET_BYTES + table_bytes)?;
+        let ticket = self.runner.address(&memory);
+        let args = PassArgs {
+            src: 0,
+            dst: 0,
+            leaves,
+            piece: tile,
+            pieces,
+            mode: 2 | if exclusive { 4 } else { 0 },
+        };
+        let threads = threads(entry, self.rows, pieces);
+        let extra = [0, self.init, ticket + TICKET_BYTES, ticket];
+        self.runner.run_pass(entry, threads, args, &extra)
+    }
+
     /// The subgroup scan entry, where the module has it and the level's leaves are
     /// consecutive.
     fn warp_entry(&self, level: Level) -> Option<ReduceEntry> {

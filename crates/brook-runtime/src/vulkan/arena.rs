@@ -35,7 +35,32 @@ impl Arena {
         bytes: u64,
         make: impl FnOnce(u64) -> Result<Buffer, String>,
     ) -> Result<u64, String> {
-        let size = bytes.max(data.len() as u64).max(1).next_multiple_of(ALIGN);
+        let (chunk, at) = self.take_piece(bytes.max(data.len() as u64), make)?;
+        let chunk = &self.chunks[chunk];
+        // SAFETY: the piece is in the chunk and no one else holds it: pieces are handed out
+        // once between resets, and a reset comes after the kernels ran.
+        unsafe { chunk.write_at(at, data) };
+        Ok(chunk.address() + at)
+    }
+
+    /// A new piece of at least `bytes` (at most [`CHUNK`]): its chunk's buffer and where the
+    /// piece starts in it.
+    pub(super) fn take_buffer(
+        &mut self,
+        bytes: u64,
+        make: impl FnOnce(u64) -> Result<Buffer, String>,
+    ) -> Result<(&Buffer, u64), String> {
+        let (chunk, at) = self.take_piece(bytes, make)?;
+        Ok((&self.chunks[chunk], at))
+    }
+
+    /// A new piece of at least `bytes`: its chunk's index and where it starts there.
+    fn take_piece(
+        &mut self,
+        bytes: u64,
+        make: impl FnOnce(u64) -> Result<Buffer, String>,
+    ) -> Result<(usize, u64), String> {
+        let size = bytes.max(1).next_multiple_of(ALIGN);
         assert!(size <= CHUNK, "an arena piece larger than a chunk");
         if self.chunks.is_empty() || self.used + size > CHUNK {
             if !self.chunks.is_empty() {
@@ -46,13 +71,9 @@ impl Arena {
             }
             self.used = 0;
         }
-        let chunk = &self.chunks[self.current];
         let at = self.used;
         self.used += size;
-        // SAFETY: the piece is in the chunk (checked above) and no one else holds it: pieces
-        // are handed out once between resets, and a reset comes after the kernels ran.
-        unsafe { chunk.write_at(at, data) };
-        Ok(chunk.address() + at)
+        Ok((self.current, at))
     }
 
     /// Takes every piece back (the kernels that used them have run).

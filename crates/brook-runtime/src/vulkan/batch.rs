@@ -142,6 +142,24 @@ impl Batch {
         Ok(())
     }
 
+    /// Records zeroing `bytes` bytes (a multiple of 4) of `buffer` from `offset`, after what
+    /// is recorded.
+    pub(super) fn record_zeroing(
+        &mut self,
+        d: &ash::Device,
+        buffer: vk::Buffer,
+        (offset, bytes): (u64, u64),
+    ) -> Result<(), String> {
+        // SAFETY: as in `record`; the buffer lives until the batch is finished (the arena's
+        // chunks and the pool's buffers are kept until then).
+        unsafe {
+            self.begin_or_wait(d)?;
+            d.cmd_fill_buffer(self.commands, buffer, offset, bytes, 0);
+        }
+        self.recorded += 1;
+        Ok(())
+    }
+
     /// Begins the command buffer for the first command of a batch, or puts a barrier after
     /// the commands recorded before: each command sees its predecessors' writes.
     ///

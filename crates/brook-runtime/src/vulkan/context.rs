@@ -42,7 +42,7 @@ const MAX_PIPELINES: usize = 512;
 
 impl Context {
     /// Opens `physical` with the features Brook uses (device addresses; 8- and 16-bit storage,
-    /// `shaderInt64`, `shaderFloat64` where the device has them).
+    /// `shaderInt64`, `shaderFloat64`, 64-bit atomics in buffers where the device has them).
     pub fn open(
         vulkan: Arc<Vulkan>,
         physical: vk::PhysicalDevice,
@@ -60,7 +60,8 @@ impl Context {
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
             .buffer_device_address(true)
             .storage_buffer8_bit_access(info.storage8)
-            .shader_int8(info.storage8);
+            .shader_int8(info.storage8)
+            .shader_buffer_int64_atomics(info.int64_atomics);
         let core = vk::PhysicalDeviceFeatures::default()
             .shader_int64(true)
             .shader_int16(info.storage16)
@@ -246,6 +247,28 @@ impl Recorder<'_> {
         unsafe { buffer.write_at(0, data) };
         let address = buffer.address();
         self.batch.keep_until_run(buffer);
+        Ok(address)
+    }
+
+    /// `bytes` bytes of device memory, zeroed before the kernels recorded next run, that live
+    /// until they have run; their address.
+    pub fn zeroed(&mut self, bytes: u64) -> Result<u64, String> {
+        let c = self.context;
+        let bytes = bytes.max(4).next_multiple_of(4);
+        let d = &c.device;
+        if bytes <= CHUNK {
+            let memory = (&c.memory, Placement::Device);
+            let (buffer, at) = self.batch.arena.take_buffer(bytes, |size| {
+                Buffer::new(&c.device, memory, None, size)
+            })?;
+            let (handle, address) = (buffer.handle(), buffer.address() + at);
+            self.batch.record_zeroing(d, handle, (at, bytes))?;
+            return Ok(address);
+        }
+        let buffer = c.pooled(bytes)?;
+        let (handle, address) = (buffer.handle(), buffer.address());
+        self.batch.keep_until_run(buffer);
+        self.batch.record_zeroing(d, handle, (0, bytes))?;
         Ok(address)
     }
 

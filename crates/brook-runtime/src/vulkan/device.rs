@@ -50,6 +50,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
+        int64_atomics: gpu.info.int64_atomics,
         tuning: crate::kernel_cache::process_tuning(),
     };
     Ok(Arc::new(VulkanDevice {
@@ -489,6 +490,16 @@ impl PassRunner for VulkanPasses<'_> {
         recorder
             .memory(&[], bytes.max(4))
             .map_err(|e| d.execution(e))
+    }
+
+    fn zeroed(&self, bytes: u64) -> Result<u64, LaunchProblem> {
+        let d = self.device;
+        let mut recorder = self.recorder.borrow_mut();
+        recorder.zeroed(bytes).map_err(|e| d.execution(e))
+    }
+
+    fn scan_tile(&self) -> u64 {
+        u64::from(self.device.options.tuning.scan_tile)
     }
 
     fn upload(&self, bytes: &[u8]) -> Result<u64, LaunchProblem> {

@@ -14,12 +14,15 @@
 //!   inputs, on devices that shuffle values between a subgroup's lanes);
 //! - [`scan`]: a thread per piece of a row, scanning from the piece's exclusive prefix (the
 //!   pieces' prefixes come from reduction passes over the same pieces);
-//! - [`scan_warp`]: the same with a subgroup per piece of consecutive leaves.
+//! - [`scan_warp`]: the same with a subgroup per piece of consecutive leaves;
+//! - [`lookback`]: one pass for a scan of consecutive leaves, subgroups taking tiles by
+//!   ticket, their prefixes from the nodes earlier tiles publish.
 //!
 //! This module holds what they share: the reduction's parameters, a pass's parameters, a
 //! worker's share, positions, loads and stores of values, and where a piece's value goes.
 
 pub mod columns;
+pub mod lookback;
 pub mod scan;
 pub mod scan_warp;
 pub mod serial;

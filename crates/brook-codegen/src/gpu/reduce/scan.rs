@@ -211,20 +211,31 @@ pub(super) fn prefix_of_piece<'ir, G: Gpu<'ir>>(
         g.write_var(e.has, yes);
     }
     g.begin_else(&which);
-    {
-        // Inner levels scan totals exclusively without an initial value when the scan has
-        // none: their first prefix is never read.
-        let given = u64_op(g, BinaryOp::Ne, init, zero);
-        let has = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, exclusive, given);
-        g.write_var(e.has, has);
-        let load = g.begin_if(has);
-        let at = value_at(g.module(), &r.ty, init);
-        let v = g.load_memory(&at);
-        write_all(g, &e.value, &v);
-        g.end_if(load);
-    }
+    initial_prefix(g, r, init, exclusive, &e);
     g.end_if(which);
     e
+}
+
+/// Sets `e` to a row's first exclusive prefix: the initial value for an exclusive scan that
+/// has one (`init`, its address, is not 0), else nothing.
+pub(super) fn initial_prefix<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    init: G::Leaf,
+    exclusive: G::Leaf,
+    e: &Held<G::Var>,
+) {
+    // Inner levels scan totals exclusively without an initial value when the scan has none:
+    // their first prefix is never read.
+    let zero = g.index_constant(0);
+    let given = u64_op(g, BinaryOp::Ne, init, zero);
+    let has = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, exclusive, given);
+    g.write_var(e.has, has);
+    let load = g.begin_if(has);
+    let at = value_at(g.module(), &r.ty, init);
+    let v = g.load_memory(&at);
+    write_all(g, &e.value, &v);
+    g.end_if(load);
 }
 
 /// `dest = held ∘ right` when `held` is there, else `right`.

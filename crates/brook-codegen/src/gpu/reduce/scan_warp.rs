@@ -50,12 +50,12 @@ pub fn emit<'ir, G: Gpu<'ir>>(
 ) -> Result<(), G::Error> {
     let sub = g.subgroups();
     each_worker(g, pass, &sub, |g, w| {
-        Piece::start(g, r, layout, pass, input, (&sub, w)).scan(g)
+        Piece::start(g, r, layout, (pass, input), (&sub, w), None).scan(g)
     })
 }
 
 /// One subgroup's piece being scanned.
-struct Piece<'a, L, V> {
+pub(super) struct Piece<'a, L, V> {
     r: &'a Reduction,
     layout: &'a BlockLayout,
     pass: &'a Pass<L>,
@@ -74,21 +74,32 @@ struct Piece<'a, L, V> {
 }
 
 impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
-    fn start<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+    /// Worker `w`'s piece, from its exclusive prefix: `prefix` where the caller has it, else
+    /// from the pass's parameters ([`prefix_of_piece`]).
+    pub(super) fn start<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
         g: &mut G,
         r: &'a Reduction,
         layout: &'a BlockLayout,
-        pass: &'a Pass<L>,
-        input: &StreamRef<L>,
+        (pass, input): (&'a Pass<L>, &StreamRef<L>),
         (sub, w): (&crate::gpu::Subgroups<L>, L),
+        prefix: Option<&Held<V>>,
     ) -> Self {
-        let (pre, init) = (g.pass_param(PassParam::Pre), g.pass_param(PassParam::Init));
         let share = share_of(g, w, pass.targets, pass.piece, pass.leaves_per_target);
         let (t, j) = (share.unit, share.piece_index);
         let tpos = unravel(g, t, &pass.domain);
         let from_scratch = mode_bit(g, pass.mode, 1);
         let exclusive = mode_bit(g, pass.mode, 4);
-        let e = prefix_of_piece(g, r, (pre, init), exclusive, (t, j), pass.pieces);
+        let e = match prefix {
+            Some(given) => {
+                let e = Held::fresh(g, r);
+                e.copy_from(g, given);
+                e
+            }
+            None => {
+                let (pre, init) = (g.pass_param(PassParam::Pre), g.pass_param(PassParam::Init));
+                prefix_of_piece(g, r, (pre, init), exclusive, (t, j), pass.pieces)
+            }
+        };
         let at = PieceLeaves::new(
             g,
             r,
@@ -120,7 +131,7 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
     }
 
     /// Whole chunks while they last, then the partial one.
-    fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G) -> Result<(), G::Error> {
+    pub(super) fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G) -> Result<(), G::Error> {
         let chunk = self.at.chunk(g);
         each_chunk(
             g,

@@ -188,13 +188,31 @@ fn piece<'ir, G: Gpu<'ir>>(
         (share.unit, share.lo),
         from_scratch,
     );
+    let value = piece_value(g, r, &at, share.count, LEVELS)?;
     let zero = g.index_constant(0);
+    let first_lane = u64_op(g, BinaryOp::Eq, sub.lane, zero);
+    let writes = g.begin_if(first_lane);
+    let slot = mul_add(g, share.unit, pass.pieces, share.piece_index);
+    write_piece(g, r, layout, pass, (&tpos, slot), &value);
+    g.end_if(writes);
+    Ok(())
+}
+
+/// The canonical value of the `count` leaves (at least one, at most `2^levels`) of a
+/// subgroup's piece, in every lane.
+pub(super) fn piece_value<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    r: &Reduction,
+    at: &PieceLeaves<G::Leaf>,
+    count: G::Leaf,
+    levels: u32,
+) -> Result<Vec<G::Leaf>, G::Error> {
     let chunk = at.chunk(g);
-    let smallest = match sub.size {
+    let smallest = match at.size {
         SubgroupSize::Fixed(size) => size * at.run,
         SubgroupSize::Runtime { .. } => at.run,
     };
-    let levels = LEVELS - smallest.trailing_zeros();
+    let levels = levels - smallest.trailing_zeros();
     let slots = g.stack_slots(r, slot_count(levels));
     let tail = value_vars(g, r);
     let has_tail = g.temporary(ScalarKind::Bool);
@@ -203,26 +221,20 @@ fn piece<'ir, G: Gpu<'ir>>(
     // Whole chunks go onto the stack; a partial last one into `tail`.
     let chunks = each_chunk(
         g,
-        (chunk, share.count),
+        (chunk, count),
         |g, offset, left| {
-            let value = partial_chunk(g, r, &at, offset, left)?;
+            let value = partial_chunk(g, r, at, offset, left)?;
             write_all(g, &tail, &value);
             let yes = g.literal(Literal::bool(true));
             g.write_var(has_tail, yes);
             Ok(())
         },
-        |g, offset| full_chunk(g, r, &at, offset),
+        |g, offset| full_chunk(g, r, at, offset),
         |g, value, c| counter::insert(g, &slots, 0, c, value, &mut combine_fn(r)),
     )?;
     let c = g.read_var(chunks);
     counter::finish_onto(g, &slots, c, &tail, has_tail, &mut combine_fn(r))?;
-    let first_lane = u64_op(g, BinaryOp::Eq, sub.lane, zero);
-    let writes = g.begin_if(first_lane);
-    let value = read_all(g, &tail);
-    let slot = mul_add(g, share.unit, pass.pieces, share.piece_index);
-    write_piece(g, r, layout, pass, (&tpos, slot), &value);
-    g.end_if(writes);
-    Ok(())
+    Ok(read_all(g, &tail))
 }
 
 /// The address of the piece's first leaf: in the scratch array (`[target][piece]`: the

@@ -22,6 +22,8 @@ pub(super) fn param_name(p: PassParam) -> &'static str {
         PassParam::Mode => "mode",
         PassParam::Pre => "pre",
         PassParam::Init => "init",
+        PassParam::Table => "table",
+        PassParam::Ticket => "ticket",
     }
 }
 
@@ -158,5 +160,55 @@ impl<'a> Gpu<'a> for Lower<'a> {
 
     fn shuffle_xor(&mut self, _kind: ScalarKind, v: Reg, mask: u64) -> Reg {
         super::lanes::shuffle(self, v, mask)
+    }
+
+    fn first_lane(&mut self, _kind: ScalarKind, v: Reg) -> Reg {
+        super::lanes::shuffle_with(self, v, "idx", "0")
+    }
+
+    fn atomic_add_u32(&mut self, addr: Reg, amount: u32) -> Reg {
+        let old = self.e.compute(Class::B32, |r| {
+            format!("atom.relaxed.gpu.global.add.u32 {r}, [{addr}], {amount}")
+        });
+        self.e
+            .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {old}"))
+    }
+
+    fn atomic_load_u64(&mut self, addr: Reg) -> Reg {
+        self.e
+            .compute(Class::B64, |r| format!("ld.relaxed.gpu.global.u64 {r}, [{addr}]"))
+    }
+
+    fn atomic_store_u64(&mut self, addr: Reg, v: Reg) {
+        self.e
+            .op(format!("st.relaxed.gpu.global.u64 [{addr}], {v}"));
+    }
+
+    fn to_bits(&mut self, kind: ScalarKind, v: Reg) -> Reg {
+        match Class::of(kind) {
+            Class::B64 => v,
+            Class::F64 => self.e.compute(Class::B64, |r| format!("mov.b64 {r}, {v}")),
+            class => {
+                let word = match class {
+                    Class::F32 => self.e.compute(Class::B32, |r| format!("mov.b32 {r}, {v}")),
+                    _ => v,
+                };
+                self.e
+                    .compute(Class::B64, |r| format!("cvt.u64.u32 {r}, {word}"))
+            }
+        }
+    }
+
+    fn from_bits(&mut self, kind: ScalarKind, bits: Reg) -> Reg {
+        match Class::of(kind) {
+            Class::B64 => bits,
+            Class::F64 => self.e.compute(Class::F64, |r| format!("mov.b64 {r}, {bits}")),
+            class => {
+                let word = self
+                    .e
+                    .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {bits}"));
+                self.e.compute(class, |r| format!("mov.b32 {r}, {word}"))
+            }
+        }
     }
 }
