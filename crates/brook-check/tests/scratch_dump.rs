@@ -7,7 +7,7 @@ fn dump() {
     let kernel = &module.kernels[0];
     let mut variant = Variant::plain(kernel, 1);
     variant.scan = true;
-    let options = map::Options { float64: true, subgroup_shuffle: true, int64_atomics: true, ..Default::default() };
+    let options = map::Options { float64: true, subgroup_shuffle: true, lookback_scans: true, ..Default::default() };
     let r = reduce::compile(module, kernel, &variant, &options).unwrap();
     for (e, m) in &r.entries {
         if e.shape == ReduceShape::ScanLookback {

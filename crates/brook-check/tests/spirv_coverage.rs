@@ -25,7 +25,7 @@ fn kernels_are_valid_spirv() {
         // Reductions' subgroup path validated too.
         subgroup_shuffle: true,
         // And scans' one-pass entry.
-        int64_atomics: true,
+        lookback_scans: true,
         tuning: Default::default(),
     };
     for (name, _, program) in exec::compiled_cases() {

@@ -51,7 +51,7 @@ impl Tuning {
         scan_blocks: 5,
         scan_ahead: 1,
         scan_tile: 2048,
-        scan_spins: 4096,
+        scan_spins: 512,
     };
 
     /// The defaults with the environment's changes; a value it cannot take is named on

@@ -333,3 +333,90 @@ fn scans_over_many_tiles_on_compiled_devices() {
         );
     }
 }
+
+/// The one-pass scan entry (`gpu::reduce::lookback`) on every Vulkan device with 64-bit
+/// atomics — lavapipe too, which does not choose it — with tiles of 256 leaves, waiting for a
+/// missing node (the shipped number of reads) and not waiting at all (a tile then reduces
+/// every node it does not find published at once: the fallback). Floats, doubles and 2x2
+/// matrix products (non-commutative, 16-byte values), inclusive and exclusive, whole streams
+/// and rows: the CPU device's bits (the canonical order).
+#[test]
+fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
+    let gpus = match brook_runtime::vulkan::gpus() {
+        Ok(gpus) => gpus,
+        Err(why) => return println!("skipped: no Vulkan device ({why})"),
+    };
+    let program = Program::from_source(
+        "ops.br",
+        &format!("{SOURCE}\nreduce void addd(double a<>, reduce double r<>) {{ r += a; }}"),
+    )
+    .expect("compiles");
+    let cpu = Device::from_spec("cpu:0").expect("cpu");
+    let usable = gpus
+        .iter()
+        .enumerate()
+        .filter(|(_, gpu)| gpu.info.int64_atomics && gpu.info.subgroup_vote && gpu.info.unusable.is_none());
+    for (ordinal, _) in usable {
+        for spins in [brook_codegen::Tuning::DEFAULT.scan_spins, 0] {
+            let raw = brook_runtime::vulkan::device_with(ordinal, |o| {
+                o.lookback_scans = true;
+                o.tuning.scan_tile = 256;
+                o.tuning.scan_spins = spins;
+            })
+            .expect("the device opens");
+            let vulkan = Device::from_raw(raw);
+            let label = format!("{} waiting {spins} reads", vulkan.info());
+            let floats = spread(70_007);
+            let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();
+            let matrices = random(23, 3 * 9_001);
+            for (dims, whole, exclusive) in [
+                (vec![70_007], true, false),
+                (vec![70_007], true, true),
+                (vec![7, 10_001], false, true),
+                (vec![7, 10_001], false, false),
+            ] {
+                let on = |device: &Device| {
+                    let add = program.kernel("add").expect("add");
+                    let s = Stream::from_slice(device, &dims, &floats).expect("input");
+                    let r = Stream::<f32>::new(device, &dims).expect("output");
+                    let request = match exclusive {
+                        true => ScanRequest::exclusive(brook_runtime::Constant::of(0.25f32)),
+                        false => ScanRequest::inclusive(),
+                    };
+                    let request = if whole { request.whole_stream() } else { request };
+                    add.scan_with(request, &s, &r).expect("scan");
+                    r.to_vec().expect("result")
+                };
+                let (want, got) = (on(&cpu), on(&vulkan));
+                let first = want.iter().zip(&got).position(|(w, g)| w.to_bits() != g.to_bits());
+                assert_eq!(first, None, "floats {dims:?} exclusive {exclusive} on {label}");
+                let on = |device: &Device| {
+                    let add = program.kernel("addd").expect("addd");
+                    let s = Stream::from_slice(device, &dims, &doubles).expect("input");
+                    let r = Stream::<f64>::new(device, &dims).expect("output");
+                    let request = if whole {
+                        ScanRequest::inclusive().whole_stream()
+                    } else {
+                        ScanRequest::inclusive()
+                    };
+                    add.scan_with(request, &s, &r).expect("scan");
+                    r.to_vec().expect("result")
+                };
+                let (want, got) = (on(&cpu), on(&vulkan));
+                let first = want.iter().zip(&got).position(|(w, g)| w.to_bits() != g.to_bits());
+                assert_eq!(first, None, "doubles {dims:?} on {label}");
+            }
+            let product = program.kernel("product").expect("product");
+            for (dims, whole) in [(vec![3 * 9_001], true), (vec![3, 9_001], false)] {
+                let s = Stream::from_slice(&vulkan, &dims, &matrices).expect("input");
+                let r = Stream::<M>::new(&vulkan, &dims).expect("output");
+                let request = ScanRequest::exclusive(brook_runtime::Constant::of([1, 2, 0, 1]));
+                let request = if whole { request.whole_stream() } else { request };
+                product.scan_with(request, &s, &r).expect("scan");
+                let row = if whole { matrices.len() } else { dims[1] };
+                let want = prefixes(&matrices, row, Some([1, 2, 0, 1]));
+                assert!(r.to_vec().expect("result") == want, "matrices on {label}");
+            }
+        }
+    }
+}

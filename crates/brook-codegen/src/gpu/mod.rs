@@ -96,9 +96,12 @@ pub trait Gpu<'ir>: Target<'ir> {
     /// The value `v` (of `kind`) that lane `lane ^ mask` of the subgroup holds. Every lane
     /// of the subgroup runs it together.
     fn shuffle_xor(&mut self, kind: ScalarKind, v: Self::Leaf, mask: u64) -> Self::Leaf;
-    /// Lane 0's value `v` (of `kind`), in every lane. Every lane of the subgroup runs it
+    /// The value `v` (of `kind`) that lane `lane` (a `u64`, the same in every lane) holds.
+    /// Every lane of the subgroup runs it together.
+    fn shuffle_from(&mut self, kind: ScalarKind, v: Self::Leaf, lane: Self::Leaf) -> Self::Leaf;
+    /// Whether the bool `p` is true in every lane. Every lane of the subgroup runs it
     /// together.
-    fn first_lane(&mut self, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
+    fn subgroup_all(&mut self, p: Self::Leaf) -> Self::Leaf;
     /// Adds `amount` to the `u32` at `addr` atomically (relaxed, at device scope); the old
     /// value, as a `u64`.
     fn atomic_add_u32(&mut self, addr: Self::Leaf, amount: u32) -> Self::Leaf;

@@ -41,9 +41,9 @@ pub struct Options {
     /// The device runs subgroup shuffles in compute shaders, its subgroups no larger than a
     /// workgroup of [`GROUP`]: reductions get the subgroup path ([`crate::gpu::reduce::warp`]).
     pub subgroup_shuffle: bool,
-    /// The device has atomics on 64-bit integers in buffers (`shaderBufferInt64Atomics`):
-    /// scans get the one-pass entry ([`crate::gpu::reduce::lookback`]).
-    pub int64_atomics: bool,
+    /// Scans get the one-pass entry ([`crate::gpu::reduce::lookback`]): the device has atomics
+    /// on 64-bit integers in buffers (`shaderBufferInt64Atomics`) and subgroup votes.
+    pub lookback_scans: bool,
     /// The code generation choices.
     pub tuning: crate::Tuning,
 }

@@ -77,7 +77,7 @@ pub fn compile(
         shapes.push((ReduceShape::Scan, scan::MAX_PIECE));
         if options.subgroup_shuffle && stream_input {
             shapes.push((ReduceShape::ScanWarp, scan_warp::MAX_PIECE));
-            if options.int64_atomics && lookback::applies(module, &r) {
+            if options.lookback_scans && lookback::applies(module, &r) {
                 shapes.push((ReduceShape::ScanLookback, scan_warp::MAX_PIECE));
             }
         }
@@ -373,13 +373,23 @@ impl<'a> Gpu<'a> for Lower<'a> {
             .expect("in a block")
     }
 
-    fn first_lane(&mut self, kind: ScalarKind, v: Word) -> Word {
+    fn shuffle_from(&mut self, kind: ScalarKind, v: Word, lane: Word) -> Word {
         let ty = self.s.container(kind);
         let scope = self.s.const_u32(Scope::Subgroup as u32);
-        let lane = self.s.const_u32(0);
+        let lane = self.convert(ScalarKind::U64, ScalarKind::U32, lane);
         self.s
             .b
             .group_non_uniform_shuffle(ty, None, scope, v, lane)
+            .expect("in a block")
+    }
+
+    fn subgroup_all(&mut self, p: Word) -> Word {
+        self.s.require(&[Capability::GroupNonUniformVote]);
+        let ty = self.s.container(ScalarKind::Bool);
+        let scope = self.s.const_u32(Scope::Subgroup as u32);
+        self.s
+            .b
+            .group_non_uniform_all(ty, None, scope, p)
             .expect("in a block")
     }
 

@@ -30,6 +30,15 @@ use std::time::Duration;
 
 /// Vulkan device `ordinal` as a Brook device, or why it cannot be one.
 pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
+    device_with(ordinal, |_| {})
+}
+
+/// [`device`] with its code generation options changed by `edit` (tests use it to run a
+/// strategy the device would not choose itself).
+pub fn device_with(
+    ordinal: usize,
+    edit: impl FnOnce(&mut map::Options),
+) -> Result<Arc<dyn Device>, String> {
     let gpus = super::gpus().as_ref().map_err(Clone::clone)?;
     let gpu: &Gpu = gpus.get(ordinal).ok_or_else(|| {
         format!(
@@ -42,7 +51,7 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         return Err(why.clone());
     }
     let flushes = gpu.info.subnormals_f32 != Some(Subnormals::Preserved);
-    let options = map::Options {
+    let mut options = map::Options {
         float64: gpu.info.float64,
         fused_fma: gpu.info.fma_fused == Some(true),
         flushes_f32: flushes,
@@ -50,9 +59,14 @@ pub fn device(ordinal: usize) -> Result<Arc<dyn Device>, String> {
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
-        int64_atomics: gpu.info.int64_atomics,
+        // Scans in one pass where the device is a GPU: lavapipe ends an invocation's loops
+        // after 65,535 iterations in all, which a waiting tile's fallback may need.
+        lookback_scans: gpu.info.int64_atomics
+            && gpu.info.subgroup_vote
+            && gpu.info.kind != GpuKind::Cpu,
         tuning: crate::kernel_cache::process_tuning(),
     };
+    edit(&mut options);
     Ok(Arc::new(VulkanDevice {
         info: DeviceInfo {
             kind: DeviceKind::Vulkan,

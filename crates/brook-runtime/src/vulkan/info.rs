@@ -28,6 +28,8 @@ pub struct GpuInfo {
     pub subgroup_size: u32,
     /// Compute shaders may shuffle values between a subgroup's invocations.
     pub subgroup_shuffle: bool,
+    /// Compute shaders may vote across a subgroup (`all`, `any`).
+    pub subgroup_vote: bool,
     /// Kernels may use atomics on 64-bit integers in buffers (`shaderBufferInt64Atomics`).
     pub int64_atomics: bool,
     pub float64: bool,
@@ -150,6 +152,9 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
             && v11
                 .subgroup_supported_stages
                 .contains(vk::ShaderStageFlags::COMPUTE),
+        subgroup_vote: v11
+            .subgroup_supported_operations
+            .contains(vk::SubgroupFeatureFlags::VOTE),
         int64_atomics: f12.shader_buffer_int64_atomics == vk::TRUE,
         float64: core.shader_float64 == vk::TRUE,
         int64: core.shader_int64 == vk::TRUE,

@@ -27,7 +27,7 @@ pub mod probe;
 mod scalar_tests;
 
 pub use context::Context;
-pub use device::device;
+pub use device::{device, device_with};
 pub use info::{GpuInfo, GpuKind};
 pub use memory::Buffer;
 

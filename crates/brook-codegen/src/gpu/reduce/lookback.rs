@@ -35,7 +35,7 @@ use super::scan_warp::Piece;
 use super::warp::{piece_value, PieceLeaves};
 use super::{mode_bit, mul_add, read_all, u64_op, unravel, value_vars, write_all, Pass, Reduction};
 use crate::abi::BlockLayout;
-use crate::gpu::{Gpu, PassParam, Subgroups};
+use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
 use crate::lower::StreamRef;
 use brook_ir::{BinaryOp, Literal, ScalarKind, UnaryOp};
@@ -60,8 +60,8 @@ pub fn entry_bytes(value_size: u32) -> u64 {
     2 * u64::from(value_size).next_multiple_of(4)
 }
 
-/// The entry's body: tiles by ticket until every row's are taken; a node waited for at most
-/// `spins` reads.
+/// The entry's body: the tile of the subgroup's ticket (none past the last); a node waited
+/// for at most `spins` reads.
 pub fn emit<'ir, G: Gpu<'ir>>(
     g: &mut G,
     r: &Reduction,
@@ -75,12 +75,14 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let init = g.pass_param(PassParam::Init);
     let exclusive = mode_bit(g, pass.mode, 4);
     let tiles = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
-    let each = g.begin_loop();
+    // One ticket a subgroup (the launch has a subgroup per tile or more): a subgroup that
+    // looped over tickets would run its loops ever longer, and lavapipe ends an
+    // invocation's loops after 65,535 iterations in all.
     let t = take_ticket(g, &sub, ticket);
     let done = u64_op(g, BinaryOp::Ge, t, tiles);
-    let stop = g.begin_if(done);
-    g.jump_break(each);
-    g.end_if(stop);
+    let leave = g.begin_if(done);
+    g.jump_return();
+    g.end_if(leave);
     // Ticket `t`: tile `j` of row `row`, the scan entry's worker `j * rows + row`.
     let row = g.div_index(t, pass.pieces);
     let before = u64_op(g, BinaryOp::Mul, row, pass.pieces);
@@ -101,10 +103,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     };
     let e = tile.prefix(g, init, exclusive)?;
     let w = mul_add(g, j, pass.targets, row);
-    Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&e)).scan(g)?;
-    g.begin_continuing(each);
-    g.end_loop(each);
-    Ok(())
+    Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&e)).scan(g)
 }
 
 /// The next ticket, in every lane: lane 0 takes it.
@@ -118,7 +117,25 @@ fn take_ticket<'ir, G: Gpu<'ir>>(g: &mut G, sub: &Subgroups<G::Leaf>, at: G::Lea
     g.write_var(got, old);
     g.end_if(only);
     let mine = g.read_var(got);
-    g.first_lane(ScalarKind::U64, mine)
+    g.shuffle_from(ScalarKind::U64, mine, zero)
+}
+
+/// A node a tile needs in one slot of a phase.
+struct Request<L> {
+    needed: L,
+    /// The tile's own total (never read: the tile reduces it).
+    own: L,
+    level: L,
+    start: L,
+}
+
+/// A round of a phase: its first slot, the subgroup's size, and the slots the phase uses.
+struct Round<L> {
+    looking: L,
+    ones: L,
+    base: L,
+    size: L,
+    top: L,
 }
 
 /// A subgroup's tile `j` of row `row` (at `tpos` in the domain), and where the row's nodes
@@ -139,10 +156,11 @@ struct Tile<'a, L> {
 
 impl<L: Copy> Tile<'_, L> {
     /// Publishes the tile's nodes (unless it is the row's last) and folds the nodes of its
-    /// digits into its exclusive prefix. One loop of steps, each getting one node, so the
-    /// wait and its fallback are written once: while `publishing`, the tile's total, then
-    /// the left sibling of the node built so far (`built` levels high) while the tile ends
-    /// its parent; then for each set bit of `j`, the highest first, that digit's node.
+    /// digits into its exclusive prefix, in two phases of slots, each a node the tile needs. Publication: slot 0 is the tile's total, slot `s >= 1` the left sibling at
+    /// level `s - 1` while the tile ends its parent, folded in order, each fold a node to
+    /// publish. Look-back: slot `b` is the node of bit `b` of `j` where it is set, folded
+    /// from the highest. A round gets the nodes of `S` slots at once, a lane each (one trip
+    /// to memory for all), and folds them.
     fn prefix<'ir, G: Gpu<'ir, Leaf = L>>(
         &self,
         g: &mut G,
@@ -153,103 +171,350 @@ impl<L: Copy> Tile<'_, L> {
         let e = Held::fresh(g, r);
         initial_prefix(g, r, init, exclusive, &e);
         let node = value_vars(g, r);
-        let one = g.index_constant(1);
+        let (zero, one) = (g.index_constant(0), g.index_constant(1));
         let final_tile = u64_op(g, BinaryOp::Sub, self.pass.pieces, one);
         let last = u64_op(g, BinaryOp::Eq, self.j, final_tile);
-        let publishing = g.temporary(ScalarKind::Bool);
-        let not_last = g.unary(UnaryOp::Not, ScalarKind::Bool, last);
-        g.write_var(publishing, not_last);
-        let has_total = g.temporary(ScalarKind::Bool);
-        let no = g.literal(Literal::bool(false));
-        g.write_var(has_total, no);
-        let built = g.temporary(ScalarKind::U64);
-        let zero = g.index_constant(0);
-        g.write_var(built, zero);
-        let digits = g.temporary(ScalarKind::U64);
-        let all = g.index_constant(u64::from(TILE_BITS));
-        g.write_var(digits, all);
+        let ones = self.count_bits(g, true);
+        let top_a = u64_op(g, BinaryOp::Add, ones, one);
+        let top_b = self.count_bits(g, false);
+        let size = match self.sub.size {
+            SubgroupSize::Fixed(size) => g.index_constant(size),
+            SubgroupSize::Runtime { size, .. } => size,
+        };
+        let phase = g.temporary(ScalarKind::U64);
+        let first = g.select(ScalarKind::U64, last, one, zero);
+        g.write_var(phase, first);
+        let phases = g.begin_loop();
+        let ph = g.read_var(phase);
+        let two = g.index_constant(2);
+        let done = u64_op(g, BinaryOp::Ge, ph, two);
+        let stop = g.begin_if(done);
+        g.jump_break(phases);
+        g.end_if(stop);
+        let looking = u64_op(g, BinaryOp::Eq, ph, one);
+        let top = g.select(ScalarKind::U64, looking, top_b, top_a);
+        let size_less = u64_op(g, BinaryOp::Sub, size, one);
+        let spread = u64_op(g, BinaryOp::Add, top, size_less);
+        let rounds = g.div_index(spread, size);
+        let round = g.temporary(ScalarKind::U64);
+        g.write_var(round, zero);
+        let each = g.begin_loop();
+        let k = g.read_var(round);
+        let finished = u64_op(g, BinaryOp::Ge, k, rounds);
+        let stop = g.begin_if(finished);
+        g.jump_break(each);
+        g.end_if(stop);
+        // Publication folds its rounds upward, the look-back downward.
+        let k_less = u64_op(g, BinaryOp::Sub, rounds, one);
+        let downward = u64_op(g, BinaryOp::Sub, k_less, k);
+        let at_round = g.select(ScalarKind::U64, looking, downward, k);
+        let base = u64_op(g, BinaryOp::Mul, at_round, size);
+        let slot = u64_op(g, BinaryOp::Add, base, self.sub.lane);
+        let value = self.gather(g, (looking, ones), slot, (base, size))?;
+        let round_slots = Round {
+            looking,
+            ones,
+            base,
+            size,
+            top,
+        };
+        self.fold(g, &round_slots, &value, (&node, &e))?;
+        let next = u64_op(g, BinaryOp::Add, k, one);
+        g.write_var(round, next);
+        g.begin_continuing(each);
+        g.end_loop(each);
+        let next = u64_op(g, BinaryOp::Add, ph, one);
+        g.write_var(phase, next);
+        g.begin_continuing(phases);
+        g.end_loop(phases);
+        Ok(e)
+    }
 
-        let steps = g.begin_loop();
-        let (level, start, own) = (
-            g.temporary(ScalarKind::U64),
-            g.temporary(ScalarKind::U64),
-            g.temporary(ScalarKind::Bool),
+    /// With `ones`: how many of `j`'s lowest bits are set; else `j`'s bit length.
+    fn count_bits<'ir, G: Gpu<'ir, Leaf = L>>(&self, g: &mut G, ones: bool) -> L {
+        let count = g.temporary(ScalarKind::U64);
+        let zero = g.index_constant(0);
+        g.write_var(count, zero);
+        let each = g.begin_loop();
+        let c = g.read_var(count);
+        let shifted = u64_op(g, BinaryOp::Shr, self.j, c);
+        let bits = g.index_constant(u64::from(TILE_BITS));
+        let outside = u64_op(g, BinaryOp::Ge, c, bits);
+        let end = if ones {
+            let one = g.index_constant(1);
+            let bit = u64_op(g, BinaryOp::BitAnd, shifted, one);
+            u64_op(g, BinaryOp::Eq, bit, zero)
+        } else {
+            u64_op(g, BinaryOp::Eq, shifted, zero)
+        };
+        let end = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, end, outside);
+        let stop = g.begin_if(end);
+        g.jump_break(each);
+        g.end_if(stop);
+        let one = g.index_constant(1);
+        let next = u64_op(g, BinaryOp::Add, c, one);
+        g.write_var(count, next);
+        g.begin_continuing(each);
+        g.end_loop(each);
+        g.read_var(count)
+    }
+
+    /// The node in slot `slot` of a phase (`looking`: the look-back's; `ones`: how many low
+    /// bits of `j` are set): whether the tile needs it, whether it is the tile's own total,
+    /// its level and its first tile.
+    fn request<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        (looking, ones): (L, L),
+        slot: L,
+    ) -> Request<L> {
+        let (zero, one) = (g.index_constant(0), g.index_constant(1));
+        // Publication: the total, then the siblings at levels below `ones`.
+        let is_total = u64_op(g, BinaryOp::Eq, slot, zero);
+        let within = u64_op(g, BinaryOp::Le, slot, ones);
+        let below = u64_op(g, BinaryOp::Sub, slot, one);
+        let sibling_level = g.select(ScalarKind::U64, is_total, zero, below);
+        let span = u64_op(g, BinaryOp::Shl, one, sibling_level);
+        let aligned = self.aligned_j(g, sibling_level);
+        let sibling = u64_op(g, BinaryOp::Sub, aligned, span);
+        let sibling = g.select(ScalarKind::U64, is_total, self.j, sibling);
+        // Look-back: the node of each set bit of `j`.
+        let bits = g.index_constant(u64::from(TILE_BITS));
+        let inside = u64_op(g, BinaryOp::Lt, slot, bits);
+        let set = self.bit_of_j(g, slot);
+        let digit = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, inside, set);
+        let above = u64_op(g, BinaryOp::Add, slot, one);
+        let block = self.aligned_j(g, above);
+        let no = g.literal(Literal::bool(false));
+        Request {
+            needed: g.select(ScalarKind::Bool, looking, digit, within),
+            own: g.select(ScalarKind::Bool, looking, no, is_total),
+            level: g.select(ScalarKind::U64, looking, slot, sibling_level),
+            start: g.select(ScalarKind::U64, looking, block, sibling),
+        }
+    }
+
+    /// Each lane's node of a round (its slot's; slots from `base`, `size` of them): the
+    /// tile's own total reduced first; then the others read from the table, all lanes at
+    /// once, while some are missing (at most `spins + 1` times), and each still missing
+    /// reduced by the whole subgroup and published.
+    fn gather<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        phase: (L, L),
+        slot: L,
+        (base, size): (L, L),
+    ) -> Result<Vec<G::Var>, G::Error> {
+        let r = self.r;
+        let want = self.request(g, phase, slot);
+        let value = value_vars(g, r);
+        let ready = g.temporary(ScalarKind::Bool);
+        let unneeded = g.unary(UnaryOp::Not, ScalarKind::Bool, want.needed);
+        g.write_var(ready, unneeded);
+        let at = self.entry(g, want.level, want.start);
+        // Two passes: the tile's own total first (other tiles wait for it), then the wait
+        // and the nodes still missing after it.
+        let zero = g.index_constant(0);
+        let pass = g.temporary(ScalarKind::U64);
+        g.write_var(pass, zero);
+        let passes = g.begin_loop();
+        let p = g.read_var(pass);
+        let two = g.index_constant(2);
+        let done = u64_op(g, BinaryOp::Ge, p, two);
+        let stop = g.begin_if(done);
+        g.jump_break(passes);
+        g.end_if(stop);
+        let one = g.index_constant(1);
+        let second = u64_op(g, BinaryOp::Eq, p, one);
+        let waiting = g.begin_if(second);
+        self.wait(g, &want, at, (&value, ready));
+        g.end_if(waiting);
+        let now = g.read_var(ready);
+        let missing = g.unary(UnaryOp::Not, ScalarKind::Bool, now);
+        let own_missing = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, want.own, missing);
+        let serve = g.select(ScalarKind::Bool, second, missing, own_missing);
+        self.reduce_missing(g, (phase, serve), (base, size), (&value, ready))?;
+        let next = u64_op(g, BinaryOp::Add, p, one);
+        g.write_var(pass, next);
+        g.begin_continuing(passes);
+        g.end_loop(passes);
+        Ok(value)
+    }
+
+    /// Reads each lane's node (not the tile's own total) until every lane has its node or
+    /// `spins + 1` reads were made.
+    fn wait<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        want: &Request<L>,
+        at: L,
+        (value, ready): (&[G::Var], G::Var),
+    ) {
+        let tries = g.temporary(ScalarKind::U64);
+        let zero = g.index_constant(0);
+        g.write_var(tries, zero);
+        let wait = g.begin_loop();
+        let now = g.read_var(ready);
+        let skip = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, now, want.own);
+        let reading = g.unary(UnaryOp::Not, ScalarKind::Bool, skip);
+        let read = g.begin_if(reading);
+        let (there, got) = self.read(g, at);
+        let found = g.begin_if(there);
+        write_all(g, value, &got);
+        let yes = g.literal(Literal::bool(true));
+        g.write_var(ready, yes);
+        g.end_if(found);
+        g.end_if(read);
+        let now = g.read_var(ready);
+        let settled = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, now, want.own);
+        let all = g.subgroup_all(settled);
+        let n = g.read_var(tries);
+        let limit = g.index_constant(u64::from(self.spins));
+        let tired = u64_op(g, BinaryOp::Ge, n, limit);
+        let stop = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, all, tired);
+        let leave = g.begin_if(stop);
+        g.jump_break(wait);
+        g.end_if(leave);
+        let one = g.index_constant(1);
+        let next = u64_op(g, BinaryOp::Add, n, one);
+        g.write_var(tries, next);
+        g.begin_continuing(wait);
+        g.end_loop(wait);
+    }
+
+    /// The nodes of the lanes where `serve` holds, one after another, each reduced by the
+    /// whole subgroup and published; the lane keeps it.
+    fn reduce_missing<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        (phase, serve): ((L, L), L),
+        (base, size): (L, L),
+        (value, ready): (&[G::Var], G::Var),
+    ) -> Result<(), G::Error> {
+        let serving = g.temporary(ScalarKind::Bool);
+        g.write_var(serving, serve);
+        let lane = g.temporary(ScalarKind::U64);
+        let zero = g.index_constant(0);
+        g.write_var(lane, zero);
+        let each = g.begin_loop();
+        let now = g.read_var(serving);
+        let idle = g.unary(UnaryOp::Not, ScalarKind::Bool, now);
+        let none = g.subgroup_all(idle);
+        let l = g.read_var(lane);
+        let past = u64_op(g, BinaryOp::Ge, l, size);
+        let stop = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, none, past);
+        let leave = g.begin_if(stop);
+        g.jump_break(each);
+        g.end_if(leave);
+        let theirs_wanted = g.shuffle_from(ScalarKind::Bool, now, l);
+        let reduce = g.begin_if(theirs_wanted);
+        let their_slot = u64_op(g, BinaryOp::Add, base, l);
+        let theirs = self.request(g, phase, their_slot);
+        let got = self.reduce_node(g, (theirs.level, theirs.start))?;
+        let mine = u64_op(g, BinaryOp::Eq, self.sub.lane, l);
+        let keep = g.begin_if(mine);
+        write_all(g, value, &got);
+        let (yes, no) = (g.literal(Literal::bool(true)), g.literal(Literal::bool(false)));
+        g.write_var(ready, yes);
+        g.write_var(serving, no);
+        g.end_if(keep);
+        g.end_if(reduce);
+        let one = g.index_constant(1);
+        let next = u64_op(g, BinaryOp::Add, l, one);
+        g.write_var(lane, next);
+        g.begin_continuing(each);
+        g.end_loop(each);
+        Ok(())
+    }
+
+    /// Node `(level, start)` reduced from the input by the whole subgroup, and published.
+    fn reduce_node<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        (level, start): (L, L),
+    ) -> Result<Vec<L>, G::Error> {
+        let r = self.r;
+        let tile = self.pass.piece;
+        let lo = u64_op(g, BinaryOp::Mul, start, tile);
+        let span = u64_op(g, BinaryOp::Shl, tile, level);
+        let from_scratch = g.literal(Literal::bool(false));
+        let leaves = PieceLeaves::new(
+            g,
+            r,
+            (self.pass, self.input),
+            (self.sub, &self.tpos),
+            (self.row, lo),
+            from_scratch,
         );
-        g.write_var(own, no);
-        let in_publication = g.read_var(publishing);
-        let phase = g.begin_if(in_publication);
+        let got = piece_value(g, r, &leaves, span, FALLBACK_LEVELS)?;
+        let at = self.entry(g, level, start);
+        self.publish(g, at, &got);
+        Ok(got)
+    }
+
+    /// Folds a round's nodes, each lane's `value`, in the phase's order: publication onto
+    /// `node` (the total first, then each sibling on its left, each result published);
+    /// look-back onto `e`.
+    fn fold<'ir, G: Gpu<'ir, Leaf = L>>(
+        &self,
+        g: &mut G,
+        round: &Round<L>,
+        value: &[G::Var],
+        (node, e): (&[G::Var], &Held<G::Var>),
+    ) -> Result<(), G::Error> {
+        let r = self.r;
+        let kinds: Vec<ScalarKind> = leaves(g.module(), &r.ty).iter().map(|l| l.kind).collect();
+        let (zero, one) = (g.index_constant(0), g.index_constant(1));
+        let step = g.temporary(ScalarKind::U64);
+        g.write_var(step, zero);
+        let each = g.begin_loop();
+        let t = g.read_var(step);
+        let past = u64_op(g, BinaryOp::Ge, t, round.size);
+        let stop = g.begin_if(past);
+        g.jump_break(each);
+        g.end_if(stop);
+        let next = u64_op(g, BinaryOp::Add, t, one);
+        g.write_var(step, next);
+        let size_less = u64_op(g, BinaryOp::Sub, round.size, one);
+        let down = u64_op(g, BinaryOp::Sub, size_less, t);
+        let i = g.select(ScalarKind::U64, round.looking, down, t);
+        let slot = u64_op(g, BinaryOp::Add, round.base, i);
+        let used = u64_op(g, BinaryOp::Lt, slot, round.top);
+        let want = self.request(g, (round.looking, round.ones), slot);
+        let needed = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, used, want.needed);
+        let skip = g.begin_if(needed);
+        g.begin_else(&skip);
+        g.jump_continue(each);
+        g.end_if(skip);
+        let mine = read_all(g, value);
+        let v: Vec<L> = kinds
+            .iter()
+            .zip(mine)
+            .map(|(&kind, x)| g.shuffle_from(kind, x, i))
+            .collect();
+        let phase = g.begin_if(round.looking);
         {
-            let started = g.read_var(has_total);
-            let which = g.begin_if(started);
-            let c = g.read_var(built);
-            let ends_parent = self.bit_of_j(g, c);
-            let parent = g.begin_if(ends_parent);
-            g.begin_else(&parent);
-            g.write_var(publishing, no);
-            g.jump_continue(steps);
-            g.end_if(parent);
-            let span = u64_op(g, BinaryOp::Shl, one, c);
-            let aligned = self.aligned_j(g, c);
-            let sibling = u64_op(g, BinaryOp::Sub, aligned, span);
-            g.write_var(level, c);
-            g.write_var(start, sibling);
-            g.begin_else(&which);
-            let yes = g.literal(Literal::bool(true));
-            g.write_var(own, yes);
-            g.write_var(level, zero);
-            g.write_var(start, self.j);
-            g.end_if(which);
-        }
-        g.begin_else(&phase);
-        {
-            let d = g.read_var(digits);
-            let finished = u64_op(g, BinaryOp::Eq, d, zero);
-            let stop = g.begin_if(finished);
-            g.jump_break(steps);
-            g.end_if(stop);
-            let b = u64_op(g, BinaryOp::Sub, d, one);
-            g.write_var(digits, b);
-            let set = self.bit_of_j(g, b);
-            let skip = g.begin_if(set);
-            g.begin_else(&skip);
-            g.jump_continue(steps);
-            g.end_if(skip);
-            let above = u64_op(g, BinaryOp::Add, b, one);
-            let block = self.aligned_j(g, above);
-            g.write_var(level, b);
-            g.write_var(start, block);
-        }
-        g.end_if(phase);
-        let (at_level, at_start, is_own) = (g.read_var(level), g.read_var(start), g.read_var(own));
-        let value = self.node(g, (at_level, at_start), is_own)?;
-        let phase = g.begin_if(in_publication);
-        {
-            let started = g.read_var(has_total);
-            let which = g.begin_if(started);
-            let right = read_all(g, &node);
-            let merged = g.combine_step(r, &value, &right)?;
-            write_all(g, &node, &merged);
-            let c = g.read_var(built);
-            let up = u64_op(g, BinaryOp::Add, c, one);
-            g.write_var(built, up);
-            let at = self.entry(g, up, at_start);
-            self.publish(g, at, &merged);
-            g.begin_else(&which);
-            write_all(g, &node, &value);
-            let yes = g.literal(Literal::bool(true));
-            g.write_var(has_total, yes);
-            g.end_if(which);
-        }
-        g.begin_else(&phase);
-        {
-            combine_after(g, r, &e.value, &e, &value)?;
+            combine_after(g, r, &e.value, e, &v)?;
             let yes = g.literal(Literal::bool(true));
             g.write_var(e.has, yes);
         }
+        g.begin_else(&phase);
+        {
+            let which = g.begin_if(want.own);
+            write_all(g, node, &v);
+            g.begin_else(&which);
+            let right = read_all(g, node);
+            let merged = g.combine_step(r, &v, &right)?;
+            write_all(g, node, &merged);
+            let up = u64_op(g, BinaryOp::Add, want.level, one);
+            let at = self.entry(g, up, want.start);
+            self.publish(g, at, &merged);
+            g.end_if(which);
+        }
         g.end_if(phase);
-        g.begin_continuing(steps);
-        g.end_loop(steps);
-        Ok(e)
+        g.begin_continuing(each);
+        g.end_loop(each);
+        Ok(())
     }
 
     /// Whether bit `b` of `j` is set.
@@ -278,74 +543,8 @@ impl<L: Copy> Tile<'_, L> {
         mul_add(g, index, bytes, self.table)
     }
 
-    /// Node `(level, start)`'s value, in every lane: read from the table (up to `spins`
-    /// times while it is missing; not at all for the tile's own total), else reduced from
-    /// the input and published.
-    fn node<'ir, G: Gpu<'ir, Leaf = L>>(
-        &self,
-        g: &mut G,
-        (level, start): (L, L),
-        own: L,
-    ) -> Result<Vec<L>, G::Error> {
-        let r = self.r;
-        let value = value_vars(g, r);
-        let ready = g.temporary(ScalarKind::Bool);
-        let no = g.literal(Literal::bool(false));
-        g.write_var(ready, no);
-        let at = self.entry(g, level, start);
-        let elsewhere = g.unary(UnaryOp::Not, ScalarKind::Bool, own);
-        let reading = g.begin_if(elsewhere);
-        {
-            let tries = g.temporary(ScalarKind::U64);
-            let zero = g.index_constant(0);
-            g.write_var(tries, zero);
-            let wait = g.begin_loop();
-            let (there, got) = self.read(g, at);
-            let found = g.begin_if(there);
-            write_all(g, &value, &got);
-            let yes = g.literal(Literal::bool(true));
-            g.write_var(ready, yes);
-            g.jump_break(wait);
-            g.end_if(found);
-            let n = g.read_var(tries);
-            let limit = g.index_constant(u64::from(self.spins));
-            let tired = u64_op(g, BinaryOp::Ge, n, limit);
-            let give_up = g.begin_if(tired);
-            g.jump_break(wait);
-            g.end_if(give_up);
-            let one = g.index_constant(1);
-            let next = u64_op(g, BinaryOp::Add, n, one);
-            g.write_var(tries, next);
-            g.begin_continuing(wait);
-            g.end_loop(wait);
-        }
-        g.end_if(reading);
-        let was_ready = g.read_var(ready);
-        let missing = g.unary(UnaryOp::Not, ScalarKind::Bool, was_ready);
-        let compute = g.begin_if(missing);
-        {
-            let tile = self.pass.piece;
-            let lo = u64_op(g, BinaryOp::Mul, start, tile);
-            let span = u64_op(g, BinaryOp::Shl, tile, level);
-            let from_scratch = g.literal(Literal::bool(false));
-            let leaves = PieceLeaves::new(
-                g,
-                r,
-                (self.pass, self.input),
-                (self.sub, &self.tpos),
-                (self.row, lo),
-                from_scratch,
-            );
-            let got = piece_value(g, r, &leaves, span, FALLBACK_LEVELS)?;
-            write_all(g, &value, &got);
-            self.publish(g, at, &got);
-        }
-        g.end_if(compute);
-        Ok(read_all(g, &value))
-    }
-
-    /// Reads the entry at `at`: whether every word of it is there (the same in every lane:
-    /// lane 0's reads), and the value.
+    /// Reads the entry at `at` (this lane's): whether every word of it is there, and the
+    /// value.
     fn read<'ir, G: Gpu<'ir, Leaf = L>>(&self, g: &mut G, at: L) -> (L, Vec<L>) {
         let mut there = g.literal(Literal::bool(true));
         let mut values = Vec::new();
@@ -359,7 +558,6 @@ impl<L: Copy> Tile<'_, L> {
                 offset += 8;
                 let addr = u64_op(g, BinaryOp::Add, at, by);
                 let word = g.atomic_load_u64(addr);
-                let word = g.first_lane(ScalarKind::U64, word);
                 let flag = u64_op(g, BinaryOp::Shr, word, half);
                 let has = u64_op(g, BinaryOp::Ne, flag, zero);
                 there = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, there, has);

@@ -162,8 +162,17 @@ impl<'a> Gpu<'a> for Lower<'a> {
         super::lanes::shuffle(self, v, mask)
     }
 
-    fn first_lane(&mut self, _kind: ScalarKind, v: Reg) -> Reg {
-        super::lanes::shuffle_with(self, v, "idx", "0")
+    fn shuffle_from(&mut self, _kind: ScalarKind, v: Reg, lane: Reg) -> Reg {
+        let lane = self
+            .e
+            .compute(Class::B32, |r| format!("cvt.u32.u64 {r}, {lane}"));
+        super::lanes::shuffle_with(self, v, "idx", &lane.to_string())
+    }
+
+    fn subgroup_all(&mut self, p: Reg) -> Reg {
+        self.e.compute(Class::Pred, |r| {
+            format!("vote.sync.all.pred {r}, {p}, 0xffffffff")
+        })
     }
 
     fn atomic_add_u32(&mut self, addr: Reg, amount: u32) -> Reg {
