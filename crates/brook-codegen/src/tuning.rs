@@ -34,8 +34,9 @@ pub struct Tuning {
     /// PTX scans: tiles per SM between a tile and the one whose input its block prefetches,
     /// 0 (none) to 16 (`BROOK_SCAN_AHEAD`).
     pub scan_ahead: u32,
-    /// The shared one-pass scan ([`crate::gpu::reduce::lookback`]): leaves per tile, a power
-    /// of two from 256 to 65536 (`BROOK_SCAN_TILE`).
+    /// The shared one-pass scan ([`crate::gpu::reduce::lookback`]): leaves per tile, 0 for the
+    /// tile a subgroup holds in registers, else a power of two from 256 to 65536 (tiles then
+    /// load their leaves twice; `BROOK_SCAN_TILE`).
     pub scan_tile: u32,
     /// The shared one-pass scan: how often a tile reads a tree node that another tile has not
     /// published yet before it computes the node itself, 0 to 2^20 (`BROOK_SCAN_SPINS`).
@@ -50,7 +51,7 @@ impl Tuning {
         gangs: Gangs::Host,
         scan_blocks: 5,
         scan_ahead: 1,
-        scan_tile: 2048,
+        scan_tile: 0,
         scan_spins: 512,
     };
 
@@ -90,8 +91,11 @@ impl Tuning {
         if let Some(n) = setting.read("BROOK_SCAN_AHEAD", "a number from 0 to 16", ahead) {
             t.scan_ahead = n;
         }
-        let tile = |v: &str| number_in(v, 256, 65536).filter(|n| n.is_power_of_two());
-        let expected = "a power of two from 256 to 65536";
+        let tile = |v: &str| {
+            let n = number_in(v, 0, 65536)?;
+            (n == 0 || (n >= 256 && n.is_power_of_two())).then_some(n)
+        };
+        let expected = "0 or a power of two from 256 to 65536";
         if let Some(n) = setting.read("BROOK_SCAN_TILE", expected, tile) {
             t.scan_tile = n;
         }

@@ -335,9 +335,10 @@ fn scans_over_many_tiles_on_compiled_devices() {
 }
 
 /// The one-pass scan entry (`gpu::reduce::lookback`) on every Vulkan device with 64-bit
-/// atomics — lavapipe too, which does not choose it — with tiles of 256 leaves, waiting for a
-/// missing node (the shipped number of reads) and not waiting at all (a tile then reduces
-/// every node it does not find published at once: the fallback). Floats, doubles and 2x2
+/// atomics and votes — lavapipe too, which does not choose it — with tiles held in registers
+/// and tiles of 256 leaves (loaded twice), waiting for a missing node (the shipped number of
+/// reads) and not waiting at all (a tile then reduces every node it does not find published
+/// at once: the fallback). Floats, doubles and 2x2
 /// matrix products (non-commutative, 16-byte values), inclusive and exclusive, whole streams
 /// and rows: the CPU device's bits (the canonical order).
 #[test]
@@ -357,15 +358,16 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
         .enumerate()
         .filter(|(_, gpu)| gpu.info.int64_atomics && gpu.info.subgroup_vote && gpu.info.unusable.is_none());
     for (ordinal, _) in usable {
-        for spins in [brook_codegen::Tuning::DEFAULT.scan_spins, 0] {
+        let shipped = brook_codegen::Tuning::DEFAULT.scan_spins;
+        for (tile, spins) in [(0, shipped), (0, 0), (256, shipped), (256, 0)] {
             let raw = brook_runtime::vulkan::device_with(ordinal, |o| {
                 o.lookback_scans = true;
-                o.tuning.scan_tile = 256;
+                o.tuning.scan_tile = tile;
                 o.tuning.scan_spins = spins;
             })
             .expect("the device opens");
             let vulkan = Device::from_raw(raw);
-            let label = format!("{} waiting {spins} reads", vulkan.info());
+            let label = format!("{}, tiles {tile}, waiting {spins} reads", vulkan.info());
             let floats = spread(70_007);
             let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();
             let matrices = random(23, 3 * 9_001);

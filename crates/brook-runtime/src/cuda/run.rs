@@ -170,8 +170,8 @@ impl PassRunner for CudaPasses<'_> {
     }
 
     /// PTX modules scan in one pass with their own entry (`ScanTiles`), not the shared one.
-    fn scan_tile(&self) -> u64 {
-        u64::from(crate::kernel_cache::process_tuning().scan_tile)
+    fn scan_tile(&self, value_size: u32) -> u64 {
+        brook_codegen::gpu::reduce::lookback::held_tile_leaves(value_size, 32)
     }
 
     fn upload(&self, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {

@@ -105,7 +105,7 @@ impl<R: PassRunner> Scan<'_, R> {
         leaves: u64,
         exclusive: bool,
     ) -> Option<Result<(), LaunchProblem>> {
-        let tile = self.runner.scan_tile();
+        let tile = self.runner.scan_tile(self.value_size as u32);
         let pieces = leaves.div_ceil(tile);
         let tiles = self.rows.checked_mul(pieces)?;
         if tiles > u64::from(u32::MAX) || pieces >= 1 << lookback::TILE_BITS {

@@ -18,6 +18,7 @@ use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::leaves::first_use_of_kind;
+use brook_codegen::gpu::reduce::lookback;
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
@@ -93,6 +94,7 @@ pub fn device_with(
                 .min(gpu.info.max_group_size[0]),
             shared_bytes: gpu.info.max_shared_memory,
         },
+        subgroup_size: u64::from(gpu.info.subgroup_size),
     }))
 }
 
@@ -128,6 +130,8 @@ pub struct VulkanDevice {
     /// Held by one [`Device::gpu_time`] at a time (they share a timestamp pair).
     timing: Mutex<()>,
     limits: Limits,
+    /// Invocations of a subgroup.
+    subgroup_size: u64,
 }
 
 /// The device's limits a launch is checked against.
@@ -512,8 +516,11 @@ impl PassRunner for VulkanPasses<'_> {
         recorder.zeroed(bytes).map_err(|e| d.execution(e))
     }
 
-    fn scan_tile(&self) -> u64 {
-        u64::from(self.device.options.tuning.scan_tile)
+    fn scan_tile(&self, value_size: u32) -> u64 {
+        match self.device.options.tuning.scan_tile {
+            0 => lookback::held_tile_leaves(value_size, self.device.subgroup_size),
+            tile => u64::from(tile),
+        }
     }
 
     fn upload(&self, bytes: &[u8]) -> Result<u64, LaunchProblem> {

@@ -33,7 +33,9 @@
 use super::scan::{combine_after, initial_prefix, Held};
 use super::scan_warp::Piece;
 use super::warp::{piece_value, PieceLeaves};
-use super::{mode_bit, mul_add, read_all, u64_op, unravel, value_vars, write_all, Pass, Reduction};
+use super::{
+    mode_bit, mul_add, read_all, tree, u64_op, unravel, value_vars, write_all, Pass, Reduction,
+};
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
@@ -101,9 +103,60 @@ pub fn emit<'ir, G: Gpu<'ir>>(
         entries,
         spins,
     };
-    let e = tile.prefix(g, init, exclusive)?;
     let w = mul_add(g, j, pass.targets, row);
-    Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&e)).scan(g)
+    let first = Held::fresh(g, r);
+    initial_prefix(g, r, init, exclusive, &first);
+    let piece = Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&first));
+    // A whole tile that is not its row's last stays in registers while it waits: its
+    // chunks are loaded and reduced first.
+    let chunk = piece.leaves().chunk(g);
+    let chunks = chunks_per_tile(r.value_size);
+    let count = g.index_constant(chunks);
+    let held_leaves = u64_op(g, BinaryOp::Mul, chunk, count);
+    let whole = u64_op(g, BinaryOp::Eq, held_leaves, pass.piece);
+    let one = g.index_constant(1);
+    let final_tile = u64_op(g, BinaryOp::Sub, pass.pieces, one);
+    let not_last = u64_op(g, BinaryOp::Ne, j, final_tile);
+    let held = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, whole, not_last);
+    let total = value_vars(g, r);
+    let holding = g.begin_if(held);
+    let mut kept = Vec::new();
+    for c in 0..chunks {
+        let offset = g.index_constant(c);
+        let offset = u64_op(g, BinaryOp::Mul, offset, chunk);
+        kept.push(piece.hold_chunk(g, offset)?);
+    }
+    let totals = kept.iter().map(|k| read_all(g, &k.total)).collect();
+    let value = tree(g, r, totals)?;
+    write_all(g, &total, &value);
+    g.end_if(holding);
+    let e = tile.prefix(g, (init, exclusive), (held, &total))?;
+    piece.set_prefix(g, &e);
+    let scanning = g.begin_if(held);
+    for (c, k) in kept.iter().enumerate() {
+        let c = g.index_constant(c as u64);
+        piece.release_chunk(g, k, c)?;
+    }
+    g.begin_else(&scanning);
+    piece.scan(g)?;
+    g.end_if(scanning);
+    Ok(())
+}
+
+/// Chunks of a tile that a subgroup holds in registers while it waits for the tile's prefix
+/// (a lane keeps a run of each): for values of up to 4 bytes 4, up to 8 bytes 2, else 1.
+pub fn chunks_per_tile(value_size: u32) -> u64 {
+    match value_size {
+        0..=4 => 4,
+        5..=8 => 2,
+        _ => 1,
+    }
+}
+
+/// Leaves of a tile that a subgroup of `subgroup_size` lanes holds for values of
+/// `value_size` bytes: the runtime's tile size where it can.
+pub fn held_tile_leaves(value_size: u32, subgroup_size: u64) -> u64 {
+    chunks_per_tile(value_size) * subgroup_size * super::warp::run_leaves(value_size)
 }
 
 /// The next ticket, in every lane: lane 0 takes it.
@@ -164,12 +217,19 @@ impl<L: Copy> Tile<'_, L> {
     fn prefix<'ir, G: Gpu<'ir, Leaf = L>>(
         &self,
         g: &mut G,
-        init: L,
-        exclusive: L,
+        (init, exclusive): (L, L),
+        own: (L, &[G::Var]),
     ) -> Result<Held<G::Var>, G::Error> {
         let r = self.r;
         let e = Held::fresh(g, r);
         initial_prefix(g, r, init, exclusive, &e);
+        // A held tile's total is known: published before anything is waited for.
+        let publishing = g.begin_if(own.0);
+        let total = read_all(g, own.1);
+        let zero = g.index_constant(0);
+        let at = self.entry(g, zero, self.j);
+        self.publish(g, at, &total);
+        g.end_if(publishing);
         let node = value_vars(g, r);
         let (zero, one) = (g.index_constant(0), g.index_constant(1));
         let final_tile = u64_op(g, BinaryOp::Sub, self.pass.pieces, one);
@@ -210,7 +270,7 @@ impl<L: Copy> Tile<'_, L> {
         let at_round = g.select(ScalarKind::U64, looking, downward, k);
         let base = u64_op(g, BinaryOp::Mul, at_round, size);
         let slot = u64_op(g, BinaryOp::Add, base, self.sub.lane);
-        let value = self.gather(g, (looking, ones), slot, (base, size))?;
+        let value = self.gather(g, (looking, ones), slot, (base, size), own)?;
         let round_slots = Round {
             looking,
             ones,
@@ -304,13 +364,20 @@ impl<L: Copy> Tile<'_, L> {
         phase: (L, L),
         slot: L,
         (base, size): (L, L),
+        (held, total): (L, &[G::Var]),
     ) -> Result<Vec<G::Var>, G::Error> {
         let r = self.r;
         let want = self.request(g, phase, slot);
         let value = value_vars(g, r);
         let ready = g.temporary(ScalarKind::Bool);
         let unneeded = g.unary(UnaryOp::Not, ScalarKind::Bool, want.needed);
-        g.write_var(ready, unneeded);
+        let known = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, want.own, held);
+        let have = g.binary(BinaryOp::LogicOr, ScalarKind::Bool, unneeded, known);
+        g.write_var(ready, have);
+        let copy = g.begin_if(known);
+        let t = read_all(g, total);
+        write_all(g, &value, &t);
+        g.end_if(copy);
         let at = self.entry(g, want.level, want.start);
         // Two passes: the tile's own total first (other tiles wait for it), then the wait
         // and the nodes still missing after it.

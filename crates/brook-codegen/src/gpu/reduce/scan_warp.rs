@@ -54,6 +54,15 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     })
 }
 
+/// A whole chunk loaded and reduced, waiting for its prefix: where its lane's run starts in
+/// the row, the run's leaves, the chunk's total and the butterfly's lower blocks.
+pub(super) struct HeldChunk<V> {
+    first: V,
+    xs: Vec<Vec<V>>,
+    pub total: Vec<V>,
+    lowers: Vec<Vec<V>>,
+}
+
 /// One subgroup's piece being scanned.
 pub(super) struct Piece<'a, L, V> {
     r: &'a Reduction,
@@ -179,8 +188,25 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
                 })
                 .collect(),
         };
-        // The run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
-        let mut nodes = vec![xs.clone()];
+        let nodes = self.run_tree(g, &xs, &present)?;
+        let run_total = nodes.last().expect("the root")[0].clone();
+        let (total, lowers) = across_lanes(g, r, &self.at, run_total, valid)?;
+        let lane_here = present(g, 0);
+        let lane_prefix = self.lane_prefix(g, &lowers, lane_here)?;
+        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &present)?;
+        Ok(total)
+    }
+
+    /// The run's tree over `xs`: `nodes[level][k]` is node `(k 2^level, 2^level)`; a node
+    /// whose right half is missing (`present`) is its left half.
+    fn run_tree<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        xs: &[Value<L>],
+        present: &impl Fn(&mut G, u64) -> Option<L>,
+    ) -> Result<Vec<Vec<Value<L>>>, G::Error> {
+        let (r, run) = (self.r, self.at.run);
+        let mut nodes = vec![xs.to_vec()];
         while nodes.last().is_some_and(|level| level.len() > 1) {
             let below = nodes.last().expect("a level");
             let width = (run as usize / below.len()) as u64;
@@ -193,12 +219,68 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
             }
             nodes.push(up);
         }
+        Ok(nodes)
+    }
+
+    /// Loads and reduces the whole chunk at `offset` into variables, to be scanned once the
+    /// piece's prefix is known ([`Self::release_chunk`]).
+    pub(super) fn hold_chunk<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        offset: L,
+    ) -> Result<HeldChunk<V>, G::Error> {
+        let r = self.r;
+        let run_leaves = g.index_constant(self.at.run);
+        let own = u64_op(g, BinaryOp::Mul, self.at.lane, run_leaves);
+        let first = u64_op(g, BinaryOp::Add, offset, own);
+        let xs = load_run(g, r, &self.at, first);
+        let nodes = self.run_tree(g, &xs, &|_, _| None)?;
         let run_total = nodes.last().expect("the root")[0].clone();
-        let (total, lowers) = across_lanes(g, r, &self.at, run_total, valid)?;
-        let lane_here = present(g, 0);
-        let lane_prefix = self.lane_prefix(g, &lowers, lane_here)?;
-        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &present)?;
-        Ok(total)
+        let (total, lowers) = across_lanes(g, r, &self.at, run_total, None)?;
+        let keep = |g: &mut G, value: &[L]| {
+            let vars = value_vars(g, r);
+            write_all(g, &vars, value);
+            vars
+        };
+        let first_var = g.temporary(ScalarKind::U64);
+        g.write_var(first_var, first);
+        Ok(HeldChunk {
+            first: first_var,
+            xs: xs.iter().map(|x| keep(g, x)).collect(),
+            total: keep(g, &total),
+            lowers,
+        })
+    }
+
+    /// Scans a held chunk (chunk `c` of the piece) from the piece's prefix and the chunks
+    /// before it, and writes its prefixes.
+    pub(super) fn release_chunk<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        held: &HeldChunk<V>,
+        c: L,
+    ) -> Result<(), G::Error> {
+        let xs: Vec<Value<L>> = held.xs.iter().map(|x| read_all(g, x)).collect();
+        let nodes = self.run_tree(g, &xs, &|_, _| None)?;
+        let lane_prefix = self.lane_prefix(g, &held.lowers, None)?;
+        let first = g.read_var(held.first);
+        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &|_, _| None)?;
+        let total = read_all(g, &held.total);
+        push(g, self.r, &self.levels, c, &total, &self.e)
+    }
+
+    /// Makes `prefix` the piece's exclusive prefix.
+    pub(super) fn set_prefix<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+        prefix: &Held<V>,
+    ) {
+        self.e.copy_from(g, prefix);
+    }
+
+    /// The piece's leaves.
+    pub(super) fn leaves(&self) -> &PieceLeaves<L> {
+        &self.at
     }
 
     /// This lane's run prefix: the chunk's prefix folded with the lower blocks of the set

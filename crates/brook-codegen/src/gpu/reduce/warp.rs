@@ -30,7 +30,12 @@ use brook_ir::{BinaryOp, Literal, ScalarKind};
 /// (measured on an H200: a float sum 0.274 -> 0.264 ms with runs of 16; a `float4` sum's
 /// runs of 16 take too many registers).
 pub fn run_length(r: &Reduction) -> u64 {
-    if r.value_size <= 4 {
+    run_leaves(r.value_size)
+}
+
+/// [`run_length`] for values of `value_size` bytes.
+pub fn run_leaves(value_size: u32) -> u64 {
+    if value_size <= 4 {
         16
     } else {
         8
