@@ -41,6 +41,12 @@ pub struct Tuning {
     /// The shared one-pass scan: how often a tile reads a tree node that another tile has not
     /// published yet before it computes the node itself, 0 to 2^20 (`BROOK_SCAN_SPINS`).
     pub scan_spins: u32,
+    /// The shared one-pass scan: chunks a subgroup holds per tile, 0 for the default by
+    /// the value's size, else 1, 2, 4, 8 or 16 (`BROOK_SCAN_CHUNKS`).
+    pub scan_chunks: u32,
+    /// Vulkan GPUs scan in one pass with the shared entry (`BROOK_SCAN_ONE_PASS=1`); else in
+    /// levels (faster on NVIDIA's driver today: see docs/PERFORMANCE.md).
+    pub scan_one_pass: bool,
 }
 
 impl Tuning {
@@ -53,6 +59,8 @@ impl Tuning {
         scan_ahead: 1,
         scan_tile: 0,
         scan_spins: 512,
+        scan_chunks: 0,
+        scan_one_pass: false,
     };
 
     /// The defaults with the environment's changes; a value it cannot take is named on
@@ -102,6 +110,14 @@ impl Tuning {
         let spins = |v: &str| number_in(v, 0, 1 << 20);
         if let Some(n) = setting.read("BROOK_SCAN_SPINS", "a number from 0 to 1048576", spins) {
             t.scan_spins = n;
+        }
+        let chunks = |v: &str| number_in(v, 0, 16).filter(|n| *n == 0 || n.is_power_of_two());
+        let expected = "0, 1, 2, 4, 8 or 16";
+        if let Some(n) = setting.read("BROOK_SCAN_CHUNKS", expected, chunks) {
+            t.scan_chunks = n;
+        }
+        if let Some(on) = setting.read("BROOK_SCAN_ONE_PASS", "0 or 1", switch) {
+            t.scan_one_pass = on;
         }
         (t, problems)
     }
@@ -189,6 +205,8 @@ mod tests {
             ("BROOK_SCAN_AHEAD", "0"),
             ("BROOK_SCAN_TILE", "512"),
             ("BROOK_SCAN_SPINS", "0"),
+            ("BROOK_SCAN_CHUNKS", "8"),
+            ("BROOK_SCAN_ONE_PASS", "1"),
         ]);
         assert!(problems.is_empty(), "{problems:?}");
         let expected = Tuning {
@@ -199,6 +217,8 @@ mod tests {
             scan_ahead: 0,
             scan_tile: 512,
             scan_spins: 0,
+            scan_chunks: 8,
+            scan_one_pass: true,
         };
         assert_eq!(t, expected);
         assert_eq!(tuning(&[("BROOK_SPMD", "off")]).0.gangs, Gangs::Off);

@@ -353,10 +353,9 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
     )
     .expect("compiles");
     let cpu = Device::from_spec("cpu:0").expect("cpu");
-    let usable = gpus
-        .iter()
-        .enumerate()
-        .filter(|(_, gpu)| gpu.info.int64_atomics && gpu.info.subgroup_vote && gpu.info.unusable.is_none());
+    let usable = gpus.iter().enumerate().filter(|(_, gpu)| {
+        gpu.info.int64_atomics && gpu.info.subgroup_vote && gpu.info.unusable.is_none()
+    });
     for (ordinal, _) in usable {
         let shipped = brook_codegen::Tuning::DEFAULT.scan_spins;
         for (tile, spins) in [(0, shipped), (0, 0), (256, shipped), (256, 0)] {
@@ -368,6 +367,7 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
             .expect("the device opens");
             let vulkan = Device::from_raw(raw);
             let label = format!("{}, tiles {tile}, waiting {spins} reads", vulkan.info());
+            println!("one-pass scans on {label}");
             let floats = spread(70_007);
             let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();
             let matrices = random(23, 3 * 9_001);
@@ -385,13 +385,23 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
                         true => ScanRequest::exclusive(brook_runtime::Constant::of(0.25f32)),
                         false => ScanRequest::inclusive(),
                     };
-                    let request = if whole { request.whole_stream() } else { request };
+                    let request = if whole {
+                        request.whole_stream()
+                    } else {
+                        request
+                    };
                     add.scan_with(request, &s, &r).expect("scan");
                     r.to_vec().expect("result")
                 };
                 let (want, got) = (on(&cpu), on(&vulkan));
-                let first = want.iter().zip(&got).position(|(w, g)| w.to_bits() != g.to_bits());
-                assert_eq!(first, None, "floats {dims:?} exclusive {exclusive} on {label}");
+                let first = want
+                    .iter()
+                    .zip(&got)
+                    .position(|(w, g)| w.to_bits() != g.to_bits());
+                assert_eq!(
+                    first, None,
+                    "floats {dims:?} exclusive {exclusive} on {label}"
+                );
                 let on = |device: &Device| {
                     let add = program.kernel("addd").expect("addd");
                     let s = Stream::from_slice(device, &dims, &doubles).expect("input");
@@ -405,7 +415,10 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
                     r.to_vec().expect("result")
                 };
                 let (want, got) = (on(&cpu), on(&vulkan));
-                let first = want.iter().zip(&got).position(|(w, g)| w.to_bits() != g.to_bits());
+                let first = want
+                    .iter()
+                    .zip(&got)
+                    .position(|(w, g)| w.to_bits() != g.to_bits());
                 assert_eq!(first, None, "doubles {dims:?} on {label}");
             }
             let product = program.kernel("product").expect("product");
@@ -413,7 +426,11 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
                 let s = Stream::from_slice(&vulkan, &dims, &matrices).expect("input");
                 let r = Stream::<M>::new(&vulkan, &dims).expect("output");
                 let request = ScanRequest::exclusive(brook_runtime::Constant::of([1, 2, 0, 1]));
-                let request = if whole { request.whole_stream() } else { request };
+                let request = if whole {
+                    request.whole_stream()
+                } else {
+                    request
+                };
                 product.scan_with(request, &s, &r).expect("scan");
                 let row = if whole { matrices.len() } else { dims[1] };
                 let want = prefixes(&matrices, row, Some([1, 2, 0, 1]));

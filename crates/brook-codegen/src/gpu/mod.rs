@@ -113,7 +113,7 @@ pub trait Gpu<'ir>: Target<'ir> {
     /// The bits of `v`, a scalar of `kind` of 4 or 8 bytes, as a `u64` (zero-extended).
     fn to_bits(&mut self, kind: ScalarKind, v: Self::Leaf) -> Self::Leaf;
     /// The scalar of `kind` (4 or 8 bytes) whose bits are the low bytes of the `u64` `bits`.
-    fn from_bits(&mut self, kind: ScalarKind, bits: Self::Leaf) -> Self::Leaf;
+    fn scalar_of_bits(&mut self, kind: ScalarKind, bits: Self::Leaf) -> Self::Leaf;
 }
 
 /// An invocation's subgroup: its index among the launch's subgroups (`u64`s), the

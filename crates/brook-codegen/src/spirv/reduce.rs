@@ -138,8 +138,7 @@ fn entry_module(
             scan_warp::emit(&mut lower, r, &layout, &pass, stream)?
         }
         (ReduceShape::ScanLookback, Source::Stream(stream)) => {
-            let spins = options.tuning.scan_spins;
-            lookback::emit(&mut lower, r, &layout, (&pass, stream), spins)?
+            lookback::emit(&mut lower, r, &layout, (&pass, stream), &options.tuning)?
         }
         (ReduceShape::Columns, Source::Stream(stream)) => {
             columns::emit(&mut lower, r, &layout, &pass, stream)?
@@ -444,7 +443,7 @@ impl<'a> Gpu<'a> for Lower<'a> {
         }
     }
 
-    fn from_bits(&mut self, kind: ScalarKind, bits: Word) -> Word {
+    fn scalar_of_bits(&mut self, kind: ScalarKind, bits: Word) -> Word {
         let ty = self.s.container(kind);
         match kind {
             ScalarKind::F64 => self.s.b.bitcast(ty, None, bits).expect("in a block"),

@@ -170,8 +170,11 @@ impl PassRunner for CudaPasses<'_> {
     }
 
     /// PTX modules scan in one pass with their own entry (`ScanTiles`), not the shared one.
-    fn scan_tile(&self, value_size: u32) -> u64 {
-        brook_codegen::gpu::reduce::lookback::held_tile_leaves(value_size, 32)
+    fn scan_tile(&self, value_size: u32) -> (u64, u64) {
+        use brook_codegen::gpu::reduce::lookback;
+        let tuning = crate::kernel_cache::process_tuning();
+        let tile = lookback::held_tile_leaves(value_size, 32, &tuning);
+        (tile, lookback::entry_bytes(value_size))
     }
 
     fn upload(&self, bytes: &[u8]) -> Result<CudaBuffer, LaunchProblem> {

@@ -40,8 +40,8 @@ pub trait PassRunner {
     /// `bytes` of scratch memory, zeroed before the passes recorded next run.
     fn zeroed(&self, bytes: u64) -> Result<Self::Scratch, LaunchProblem>;
     /// Leaves per tile of the one-pass scan entry ([`ReduceShape::ScanLookback`]) for values
-    /// of `value_size` bytes.
-    fn scan_tile(&self, value_size: u32) -> u64;
+    /// of `value_size` bytes, and the bytes of an entry of its table.
+    fn scan_tile(&self, value_size: u32) -> (u64, u64);
     /// `bytes` copied into new device memory.
     fn upload(&self, bytes: &[u8]) -> Result<Self::Scratch, LaunchProblem>;
     /// The device address of scratch memory.

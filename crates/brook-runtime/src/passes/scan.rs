@@ -105,24 +105,24 @@ impl<R: PassRunner> Scan<'_, R> {
         leaves: u64,
         exclusive: bool,
     ) -> Option<Result<(), LaunchProblem>> {
-        let tile = self.runner.scan_tile(self.value_size as u32);
+        let (tile, entry_bytes) = self.runner.scan_tile(self.value_size as u32);
         let pieces = leaves.div_ceil(tile);
         let tiles = self.rows.checked_mul(pieces)?;
         if tiles > u64::from(u32::MAX) || pieces >= 1 << lookback::TILE_BITS {
             return None;
         }
-        Some(self.launch_one_pass(entry, (leaves, tile, pieces), exclusive))
+        Some(self.launch_one_pass(entry, (leaves, tile, pieces), entry_bytes, exclusive))
     }
 
     fn launch_one_pass(
         &self,
         entry: &ReduceEntry,
         (leaves, tile, pieces): (u64, u64, u64),
+        entry_bytes: u64,
         exclusive: bool,
     ) -> Result<(), LaunchProblem> {
         // The ticket first, then the table: `2 * pieces` entries a row (none is read when
         // rows have one tile).
-        let entry_bytes = lookback::entry_bytes(self.value_size as u32);
         let table_bytes = match pieces {
             1 => 0,
             _ => self.rows * 2 * pieces * entry_bytes,

@@ -258,9 +258,10 @@ impl Recorder<'_> {
         let d = &c.device;
         if bytes <= CHUNK {
             let memory = (&c.memory, Placement::Device);
-            let (buffer, at) = self.batch.arena.take_buffer(bytes, |size| {
-                Buffer::new(&c.device, memory, None, size)
-            })?;
+            let (buffer, at) = self
+                .batch
+                .arena
+                .take_buffer(bytes, |size| Buffer::new(&c.device, memory, None, size))?;
             let (handle, address) = (buffer.handle(), buffer.address() + at);
             self.batch.record_zeroing(d, handle, (at, bytes))?;
             return Ok(address);

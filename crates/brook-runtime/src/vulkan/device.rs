@@ -17,8 +17,8 @@ use crate::passes::{PassArgs, PassRunner};
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
-use brook_codegen::leaves::first_use_of_kind;
 use brook_codegen::gpu::reduce::lookback;
+use brook_codegen::leaves::first_use_of_kind;
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
@@ -52,6 +52,7 @@ pub fn device_with(
         return Err(why.clone());
     }
     let flushes = gpu.info.subnormals_f32 != Some(Subnormals::Preserved);
+    let tuning = crate::kernel_cache::process_tuning();
     let mut options = map::Options {
         float64: gpu.info.float64,
         fused_fma: gpu.info.fma_fused == Some(true),
@@ -60,12 +61,14 @@ pub fn device_with(
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
-        // Scans in one pass where the device is a GPU: lavapipe ends an invocation's loops
-        // after 65,535 iterations in all, which a waiting tile's fallback may need.
-        lookback_scans: gpu.info.int64_atomics
+        // Scans in one pass only where asked, and never on a device on the CPU: lavapipe ends
+        // an invocation's loops after 65,535 iterations in all, which a waiting tile's
+        // fallback may need (see docs/SEMANTICS.md).
+        lookback_scans: tuning.scan_one_pass
+            && gpu.info.int64_atomics
             && gpu.info.subgroup_vote
             && gpu.info.kind != GpuKind::Cpu,
-        tuning: crate::kernel_cache::process_tuning(),
+        tuning,
     };
     edit(&mut options);
     Ok(Arc::new(VulkanDevice {
@@ -516,11 +519,13 @@ impl PassRunner for VulkanPasses<'_> {
         recorder.zeroed(bytes).map_err(|e| d.execution(e))
     }
 
-    fn scan_tile(&self, value_size: u32) -> u64 {
-        match self.device.options.tuning.scan_tile {
-            0 => lookback::held_tile_leaves(value_size, self.device.subgroup_size),
+    fn scan_tile(&self, value_size: u32) -> (u64, u64) {
+        let tuning = &self.device.options.tuning;
+        let tile = match tuning.scan_tile {
+            0 => lookback::held_tile_leaves(value_size, self.device.subgroup_size, tuning),
             tile => u64::from(tile),
-        }
+        };
+        (tile, lookback::entry_bytes(value_size))
     }
 
     fn upload(&self, bytes: &[u8]) -> Result<u64, LaunchProblem> {

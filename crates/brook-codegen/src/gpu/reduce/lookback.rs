@@ -69,8 +69,9 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     r: &Reduction,
     layout: &BlockLayout,
     (pass, input): (&Pass<G::Leaf>, &StreamRef<G::Leaf>),
-    spins: u32,
+    tuning: &crate::Tuning,
 ) -> Result<(), G::Error> {
+    let spins = tuning.scan_spins;
     let sub = g.subgroups();
     let table = g.pass_param(PassParam::Table);
     let ticket = g.pass_param(PassParam::Ticket);
@@ -101,6 +102,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
         j,
         table,
         entries,
+        entry_bytes: entry_bytes(r.value_size),
         spins,
     };
     let w = mul_add(g, j, pass.targets, row);
@@ -110,7 +112,7 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     // A whole tile that is not its row's last stays in registers while it waits: its
     // chunks are loaded and reduced first.
     let chunk = piece.leaves().chunk(g);
-    let chunks = chunks_per_tile(r.value_size);
+    let chunks = chunks_per_tile(r.value_size, tuning);
     let count = g.index_constant(chunks);
     let held_leaves = u64_op(g, BinaryOp::Mul, chunk, count);
     let whole = u64_op(g, BinaryOp::Eq, held_leaves, pass.piece);
@@ -145,7 +147,10 @@ pub fn emit<'ir, G: Gpu<'ir>>(
 
 /// Chunks of a tile that a subgroup holds in registers while it waits for the tile's prefix
 /// (a lane keeps a run of each): for values of up to 4 bytes 4, up to 8 bytes 2, else 1.
-pub fn chunks_per_tile(value_size: u32) -> u64 {
+pub fn chunks_per_tile(value_size: u32, tuning: &crate::Tuning) -> u64 {
+    if tuning.scan_chunks != 0 {
+        return u64::from(tuning.scan_chunks);
+    }
     match value_size {
         0..=4 => 4,
         5..=8 => 2,
@@ -155,8 +160,8 @@ pub fn chunks_per_tile(value_size: u32) -> u64 {
 
 /// Leaves of a tile that a subgroup of `subgroup_size` lanes holds for values of
 /// `value_size` bytes: the runtime's tile size where it can.
-pub fn held_tile_leaves(value_size: u32, subgroup_size: u64) -> u64 {
-    chunks_per_tile(value_size) * subgroup_size * super::warp::run_leaves(value_size)
+pub fn held_tile_leaves(value_size: u32, subgroup_size: u64, tuning: &crate::Tuning) -> u64 {
+    chunks_per_tile(value_size, tuning) * subgroup_size * super::warp::run_leaves(value_size)
 }
 
 /// The next ticket, in every lane: lane 0 takes it.
@@ -202,8 +207,9 @@ struct Tile<'a, L> {
     row: L,
     j: L,
     table: L,
-    /// The row's first entry in the table.
+    /// The row's first entry in the table, and the bytes between entries.
     entries: L,
+    entry_bytes: u64,
     spins: u32,
 }
 
@@ -481,7 +487,10 @@ impl<L: Copy> Tile<'_, L> {
         let mine = u64_op(g, BinaryOp::Eq, self.sub.lane, l);
         let keep = g.begin_if(mine);
         write_all(g, value, &got);
-        let (yes, no) = (g.literal(Literal::bool(true)), g.literal(Literal::bool(false)));
+        let (yes, no) = (
+            g.literal(Literal::bool(true)),
+            g.literal(Literal::bool(false)),
+        );
         g.write_var(ready, yes);
         g.write_var(serving, no);
         g.end_if(keep);
@@ -606,7 +615,7 @@ impl<L: Copy> Tile<'_, L> {
         let index = u64_op(g, BinaryOp::Add, twice, span);
         let index = u64_op(g, BinaryOp::Sub, index, one);
         let index = u64_op(g, BinaryOp::Add, self.entries, index);
-        let bytes = g.index_constant(entry_bytes(self.r.value_size));
+        let bytes = g.index_constant(self.entry_bytes);
         mul_add(g, index, bytes, self.table)
     }
 
@@ -639,7 +648,7 @@ impl<L: Copy> Tile<'_, L> {
                 });
             }
             let bits = bits.expect("a scalar has a word");
-            values.push(g.from_bits(leaf.kind, bits));
+            values.push(g.scalar_of_bits(leaf.kind, bits));
         }
         (there, values)
     }

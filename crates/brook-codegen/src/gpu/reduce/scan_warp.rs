@@ -140,7 +140,10 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
     }
 
     /// Whole chunks while they last, then the partial one.
-    pub(super) fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(&self, g: &mut G) -> Result<(), G::Error> {
+    pub(super) fn scan<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
+        &self,
+        g: &mut G,
+    ) -> Result<(), G::Error> {
         let chunk = self.at.chunk(g);
         each_chunk(
             g,

@@ -184,8 +184,9 @@ impl<'a> Gpu<'a> for Lower<'a> {
     }
 
     fn atomic_load_u64(&mut self, addr: Reg) -> Reg {
-        self.e
-            .compute(Class::B64, |r| format!("ld.relaxed.gpu.global.u64 {r}, [{addr}]"))
+        self.e.compute(Class::B64, |r| {
+            format!("ld.relaxed.gpu.global.u64 {r}, [{addr}]")
+        })
     }
 
     fn atomic_store_u64(&mut self, addr: Reg, v: Reg) {
@@ -208,10 +209,12 @@ impl<'a> Gpu<'a> for Lower<'a> {
         }
     }
 
-    fn from_bits(&mut self, kind: ScalarKind, bits: Reg) -> Reg {
+    fn scalar_of_bits(&mut self, kind: ScalarKind, bits: Reg) -> Reg {
         match Class::of(kind) {
             Class::B64 => bits,
-            Class::F64 => self.e.compute(Class::F64, |r| format!("mov.b64 {r}, {bits}")),
+            Class::F64 => self
+                .e
+                .compute(Class::F64, |r| format!("mov.b64 {r}, {bits}")),
             class => {
                 let word = self
                     .e
