@@ -8,13 +8,67 @@ use brook_codegen::spirv::{map, reduce, validate, SpirvModule};
 use brook_ir::KernelKind;
 use std::collections::BTreeMap;
 
-#[test]
-fn kernels_are_valid_spirv() {
-    let (mut compiled, mut invalid) = (0, Vec::new());
-    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
-    // Map modules by the driver's instances per step (`None`: an invocation per instance).
-    let mut steps: BTreeMap<Option<u64>, usize> = BTreeMap::new();
-    let options = map::Options {
+/// What one thread's share of the cases gave.
+#[derive(Default)]
+struct Tally {
+    compiled: usize,
+    invalid: Vec<String>,
+    refused: BTreeMap<String, usize>,
+    /// Map modules by the driver's instances per step (`None`: an invocation per instance).
+    steps: BTreeMap<Option<u64>, usize>,
+}
+
+impl Tally {
+    fn merge(mut self, other: Tally) -> Tally {
+        self.compiled += other.compiled;
+        self.invalid.extend(other.invalid);
+        for (why, n) in other.refused {
+            *self.refused.entry(why).or_default() += n;
+        }
+        for (form, n) in other.steps {
+            *self.steps.entry(form).or_default() += n;
+        }
+        self
+    }
+
+    /// Writes and validates every kernel of case `name` for a 1-D and a 2-D launch.
+    fn case(&mut self, name: &str, program: &brook::Program) {
+        let module = program.module();
+        for kernel in &module.kernels {
+            for rank in 1..=2 {
+                let mut variant = Variant::plain(kernel, rank);
+                variant.scan = kernel.kind == KernelKind::Reduce;
+                let options = options(rank);
+                let modules: Result<Vec<SpirvModule>, _> = match kernel.kind {
+                    KernelKind::Map => map::compile(module, kernel, &variant, &options).map(|m| {
+                        *self.steps.entry(m.instances_per_step).or_default() += 1;
+                        vec![m.module]
+                    }),
+                    KernelKind::Reduce => reduce::compile(module, kernel, &variant, &options)
+                        .map(|r| r.entries.into_iter().map(|(_, m)| m).collect()),
+                };
+                match modules {
+                    Ok(modules) => {
+                        self.compiled += 1;
+                        for m in &modules {
+                            if let Some(Err(message)) = validate::spirv_val(m) {
+                                self.invalid.push(format!(
+                                    "{name}: `{}` (rank {rank}):\n{message}",
+                                    kernel.name
+                                ));
+                            }
+                        }
+                    }
+                    Err(e) => *self.refused.entry(e.to_string()).or_default() += 1,
+                }
+            }
+        }
+    }
+}
+
+/// The options the modules are written with for a launch of `rank` axes.
+fn options(rank: usize) -> map::Options {
+    map::Options {
         float64: true,
         fused_fma: false,
         preserve_signed_zero: (true, true),
@@ -24,41 +78,42 @@ fn kernels_are_valid_spirv() {
         unrolled_maps: true,
         // Reductions' subgroup path validated too.
         subgroup_shuffle: true,
-        // And scans' one-pass entry.
-        lookback_scans: true,
+        // And scans' one-pass entry, for 1-D launches (its rows are the other entries').
+        lookback_scans: rank == 1,
         tuning: Default::default(),
-    };
-    for (name, _, program) in exec::compiled_cases() {
-        let module = program.module();
-        for kernel in &module.kernels {
-            for rank in 1..=2 {
-                let mut variant = Variant::plain(kernel, rank);
-                variant.scan = kernel.kind == KernelKind::Reduce;
-                let modules: Result<Vec<SpirvModule>, _> = match kernel.kind {
-                    KernelKind::Map => map::compile(module, kernel, &variant, &options).map(|m| {
-                        *steps.entry(m.instances_per_step).or_default() += 1;
-                        vec![m.module]
-                    }),
-                    KernelKind::Reduce => reduce::compile(module, kernel, &variant, &options)
-                        .map(|r| r.entries.into_iter().map(|(_, m)| m).collect()),
-                };
-                match modules {
-                    Ok(modules) => {
-                        compiled += 1;
-                        for m in &modules {
-                            if let Some(Err(message)) = validate::spirv_val(m) {
-                                invalid.push(format!(
-                                    "{name}: `{}` (rank {rank}):\n{message}",
-                                    kernel.name
-                                ));
-                            }
-                        }
-                    }
-                    Err(e) => *refused.entry(e.to_string()).or_default() += 1,
-                }
-            }
-        }
     }
+}
+
+#[test]
+fn kernels_are_valid_spirv() {
+    let cases: Vec<(String, brook::Program)> = exec::compiled_cases()
+        .map(|(name, _, program)| (name, program))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let tally = std::thread::scope(|scope| {
+        let shares: Vec<_> = (0..threads)
+            .map(|t| {
+                let cases = &cases;
+                scope.spawn(move || {
+                    let mut tally = Tally::default();
+                    for (name, program) in cases.iter().skip(t).step_by(threads) {
+                        tally.case(name, program);
+                    }
+                    tally
+                })
+            })
+            .collect();
+        shares
+            .into_iter()
+            .map(|share| share.join().expect("a share of the cases"))
+            .fold(Tally::default(), Tally::merge)
+    });
+    let Tally {
+        compiled,
+        invalid,
+        refused,
+        steps,
+    } = tally;
     println!("spirv_coverage: {compiled} kernel variants written as SPIR-V");
     for (why, n) in &refused {
         println!("  not yet ({n}): {why}");

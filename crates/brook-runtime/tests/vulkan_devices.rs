@@ -1,5 +1,5 @@
 //! The Vulkan devices of this machine: each is described, opened and probed (what it does
-//! with subnormal floats) without a panic; where there are none, the test says so. CI installs
+//! with subnormal floats, how long its loops may run) without a panic; where there are none, the test says so. CI installs
 //! Mesa's lavapipe, so there is at least one there.
 
 use brook_codegen::spirv::probe::Subnormals;
@@ -33,6 +33,14 @@ fn list_devices() {
             assert_eq!(gpu.info.signed_zero_kept, Some(true), "0.0 * -1.0 is -0.0");
         }
         assert!(gpu.info.subgroup_size >= 1 && gpu.info.max_group_invocations >= 128);
+        // Lavapipe (llvmpipe's compiler) ends an invocation's loops after 65,535 iterations;
+        // the probe finds it, and the device's line says so.
+        if gpu.info.driver.to_lowercase().contains("llvmpipe") {
+            assert_eq!(gpu.info.loop_limit, Some(65_535), "{}", gpu.info);
+            let device = vulkan::device(k).expect("the device opens");
+            let line = &device.info().description;
+            assert!(line.contains("loops end after 65535 iterations"), "{line}");
+        }
     }
 }
 

@@ -12,6 +12,9 @@
 //! ignore signed zeros folds it to `+0.0`: lavapipe does unless the module asks it not to).
 //! With `double`s it also checks that `Fma` (GLSL.std.450) is fused, as the math library needs:
 //! `fma(1 + 2^-30, 1 - 2^-30, -1)` is `-2^-60` fused and 0 when the product is rounded first.
+//! And it counts a loop of [`LOOP_COUNT`] iterations (the count read from `src` at byte
+//! [`LOOP_COUNT_AT`], the iterations run written to `dst` at [`LOOP_RESULT_AT`]): lavapipe ends
+//! an invocation's loops after 65,535 iterations in all.
 //!
 //! Memory: `src` holds, per type, `[MIN_NORMAL, 0.5, SUBNORMAL, 1.0, 0.0]` (`f32` at byte 0,
 //! `f64` at byte 32), then the three `fma` operands at byte [`FMA_OPERANDS_AT`]; `dst` gets the
@@ -30,11 +33,16 @@ pub const RESULTS: usize = 3;
 /// Where the `fma` operands start in `src` and its result lies in `dst`.
 pub const FMA_OPERANDS_AT: u64 = 72;
 pub const FMA_RESULT_AT: u64 = 40;
+/// Where the loop's count (a `u32`) lies in `src`, and the iterations it ran in `dst`.
+pub const LOOP_COUNT_AT: u64 = FMA_OPERANDS_AT + 24;
+pub const LOOP_RESULT_AT: u64 = SIGNED_ZERO_AT + 8;
+/// The iterations the loop probe asks for: more than any limit a driver is known to have.
+pub const LOOP_COUNT: u32 = 100_000;
 /// Bytes of the probe's `src` and `dst`.
-pub const SRC_BYTES: u64 = FMA_OPERANDS_AT + 24;
+pub const SRC_BYTES: u64 = LOOP_COUNT_AT + 8;
 /// Where the signed-zero probe's `float` result lies in `dst`.
 pub const SIGNED_ZERO_AT: u64 = FMA_RESULT_AT + 8;
-pub const DST_BYTES: u64 = SIGNED_ZERO_AT + 8;
+pub const DST_BYTES: u64 = LOOP_RESULT_AT + 8;
 
 /// The `fma` operands: its result is `-2^-60` when fused.
 pub fn fma_operands() -> [f64; 3] {
@@ -69,6 +77,7 @@ pub fn module(f64: bool, preserve: (bool, bool)) -> SpirvModule {
     let dst = s.push_word(1);
     probe_type(&mut s, Scalar::F32, src, dst);
     probe_signed_zero(&mut s, src, dst);
+    probe_loop(&mut s, src, dst);
     if f64 {
         let at = s.const_u64(32);
         let src64 = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
@@ -115,6 +124,36 @@ fn probe_signed_zero(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv
     let at = s.const_u64(SIGNED_ZERO_AT);
     let addr = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
     s.store(Scalar::F32, addr, product);
+}
+
+/// Counts the iterations of a loop that asks for the count at [`LOOP_COUNT_AT`] of `src`;
+/// writes them at [`LOOP_RESULT_AT`] of `dst`.
+fn probe_loop(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {
+    let at = s.const_u64(LOOP_COUNT_AT);
+    let addr = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
+    let count = s.load(Scalar::U32, addr);
+    let t = s.u32_ty();
+    let done = s.function_variable(t);
+    let zero = s.const_u32(0);
+    s.write(done, zero);
+    let frame = s.begin_loop();
+    let n = s.read(t, done);
+    let bool_ty = s.b.type_bool();
+    let end =
+        s.b.u_greater_than_equal(bool_ty, None, n, count)
+            .expect("in a block");
+    let stop = s.begin_if(end);
+    s.jump_break(frame);
+    s.end_if(stop);
+    let one = s.const_u32(1);
+    let next = s.b.i_add(t, None, n, one).expect("in a block");
+    s.write(done, next);
+    s.begin_continuing(frame);
+    s.end_loop(frame);
+    let n = s.read(t, done);
+    let at = s.const_u64(LOOP_RESULT_AT);
+    let addr = s.b.i_add(s.u64_ty(), None, dst, at).expect("in a block");
+    s.store(Scalar::U32, addr, n);
 }
 
 fn probe_fma(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv::Word) {

@@ -6,7 +6,7 @@
 
 use super::clock::Pair;
 use super::context::{Context, Recorder};
-use super::info::GpuKind;
+use super::info::{GpuInfo, GpuKind};
 use super::memory::Buffer as VkBuffer;
 use super::Gpu;
 use crate::buffer::{Buffer, Span};
@@ -75,13 +75,7 @@ pub fn device_with(
         info: DeviceInfo {
             kind: DeviceKind::Vulkan,
             ordinal,
-            description: match flushes {
-                true => format!(
-                    "vulkan:{ordinal} ({}, float subnormals flushed)",
-                    gpu.info.name
-                ),
-                false => format!("vulkan:{ordinal} ({})", gpu.info.name),
-            },
+            description: description(ordinal, &gpu.info, flushes),
             target: None,
             flushes_float_subnormals: flushes,
         },
@@ -99,6 +93,18 @@ pub fn device_with(
         },
         subgroup_size: u64::from(gpu.info.subgroup_size),
     }))
+}
+
+/// The device's line in listings: its name and what differs from the interpreter there.
+fn description(ordinal: usize, info: &GpuInfo, flushes: bool) -> String {
+    let mut notes = String::new();
+    if flushes {
+        notes.push_str(", float subnormals flushed");
+    }
+    if let Some(limit) = info.loop_limit {
+        notes.push_str(&format!(", loops end after {limit} iterations"));
+    }
+    format!("vulkan:{ordinal} ({}{notes})", info.name)
 }
 
 /// A kernel that computes with `double` on a device without `shaderFloat64` (`options`):

@@ -62,6 +62,9 @@ pub struct GpuInfo {
     pub subnormals_f64: Option<Subnormals>,
     /// Whether `Fma` on `double`s is fused, as the probe found (`None` without doubles).
     pub fma_fused: Option<bool>,
+    /// The loop iterations after which the driver ends an invocation's loops, as the probe
+    /// found (lavapipe: 65,535 over all loops together); `None` where it found none.
+    pub loop_limit: Option<u32>,
     /// Why Brook cannot use the device, if it cannot.
     pub unusable: Option<String>,
 }
@@ -89,6 +92,9 @@ impl std::fmt::Display for GpuInfo {
         }
         if let Some(fused) = self.fma_fused {
             write!(f, ", fma {}", if fused { "fused" } else { "not fused" })?;
+        }
+        if let Some(limit) = self.loop_limit {
+            write!(f, ", loops end after {limit} iterations")?;
         }
         if let Some(why) = &self.unusable {
             write!(f, ": not usable: {why}")?;
@@ -181,6 +187,7 @@ pub fn describe(vulkan: &Vulkan, device: vk::PhysicalDevice) -> GpuInfo {
         subnormals_f32: None,
         subnormals_f64: None,
         fma_fused: None,
+        loop_limit: None,
         unusable: None,
     };
     info.unusable = missing(&info, p.api_version);

@@ -1,5 +1,5 @@
-//! Runs the subnormal probe ([`brook_codegen::spirv::probe`]) on an open device and records
-//! what it found in the device's [`GpuInfo`].
+//! Runs the device probe ([`brook_codegen::spirv::probe`]) on an open device and records
+//! what it found in the device's [`GpuInfo`]: subnormals, signed zeros, `fma`, loop limits.
 
 use super::context::Context;
 use super::info::GpuInfo;
@@ -29,6 +29,8 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
         for (k, v) in probe::fma_operands().iter().enumerate() {
             bytes[at + 8 * k..at + 8 * k + 8].copy_from_slice(&v.to_le_bytes());
         }
+        let at = probe::LOOP_COUNT_AT as usize;
+        bytes[at..at + 4].copy_from_slice(&probe::LOOP_COUNT.to_le_bytes());
     }
     let preserve = (
         info.signed_zero_inf_nan.0,
@@ -45,6 +47,9 @@ fn run(context: &Arc<Context>, info: &mut GpuInfo) -> Result<(), String> {
     let at = probe::SIGNED_ZERO_AT as usize;
     let product = f32::from_le_bytes(out[at..at + 4].try_into().unwrap());
     info.signed_zero_kept = Some(product.to_bits() == (-0.0f32).to_bits());
+    let at = probe::LOOP_RESULT_AT as usize;
+    let iterations = u32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+    info.loop_limit = (iterations < probe::LOOP_COUNT).then_some(iterations);
     if info.float64 {
         let f64_at = |k: usize| f64::from_le_bytes(out[16 + 8 * k..24 + 8 * k].try_into().unwrap());
         info.subnormals_f64 = Some(Subnormals::judge_f64(std::array::from_fn(f64_at)));
