@@ -12,7 +12,9 @@
 //!   `(c, s - 2^c)` combined with the node `(c, s)` it has;
 //! - then it reads the nodes of its digits and folds them onto the row's first prefix (an
 //!   exclusive scan's initial value, or nothing), and scans its leaves from there with the
-//!   subgroup scan entry's code ([`super::scan_warp`]), loading them again.
+//!   subgroup scan entry's code ([`super::scan_warp`]). A whole tile of [`held_tile_leaves`]
+//!   (not its row's last) was loaded and reduced into registers before the wait and is
+//!   scanned from there; any other tile is loaded again.
 //!
 //! Tickets are taken in order, so a tile waits only on tiles that were given out before it.
 //! Vulkan does not promise that their workgroups run meanwhile, so no wait is unbounded (the
@@ -109,8 +111,19 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let first = Held::fresh(g, r);
     initial_prefix(g, r, init, exclusive, &first);
     let piece = Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&first));
-    // A whole tile that is not its row's last stays in registers while it waits: its
-    // chunks are loaded and reduced first.
+    scan_tile(g, (r, tuning), &tile, &piece, (init, exclusive))
+}
+
+/// Scans the tile from its exclusive prefix. A whole tile that is not its row's last stays
+/// in registers while it waits: its chunks are loaded and reduced first.
+fn scan_tile<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    (r, tuning): (&Reduction, &crate::Tuning),
+    tile: &Tile<'_, G::Leaf>,
+    piece: &Piece<'_, G::Leaf, G::Var>,
+    (init, exclusive): (G::Leaf, G::Leaf),
+) -> Result<(), G::Error> {
+    let (pass, j) = (tile.pass, tile.j);
     let chunk = piece.leaves().chunk(g);
     let chunks = chunks_per_tile(r.value_size, tuning);
     let count = g.index_constant(chunks);
