@@ -28,7 +28,8 @@ fn conformance() {
 /// The suite on device groups (each stream split into row blocks among the members), compared
 /// with the single interpreter: two interpreters, the CPU with an interpreter, the GPUs (two
 /// of them where the machine has two, else the one GPU twice, so that the split and the copies
-/// between members still run), and the first Vulkan device with the CPU.
+/// between members still run), the first Vulkan device with the CPU, and the CPU devices of a
+/// three-rank job whose ranks are threads of this process.
 #[test]
 fn conformance_on_device_groups() {
     let mut devices = vec![brook::Device::interp()];
@@ -50,6 +51,10 @@ fn conformance_on_device_groups() {
     for spec in specs {
         devices.push(brook::Device::from_spec(spec).expect(spec));
     }
+    // An MPI-style job of three ranks whose ranks are threads (a ragged split; ranks 1 and 2
+    // served through the job's protocol).
+    let job = brook::raw::local_job(3, "cpu").expect("a job of threads");
+    devices.push(brook::Device::from_raw(job));
     let outcome = exec::run_suite(&devices);
     outcome.assert_passed("conformance on device groups");
 }

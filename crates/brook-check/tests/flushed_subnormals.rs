@@ -55,6 +55,7 @@ impl brook_runtime::Device for Disguised {
 fn disguised(inner: Device, says_it_flushes: bool) -> Device {
     let info = DeviceInfo {
         kind: DeviceKind::Cpu,
+        rank: None,
         ordinal: 9,
         description: format!(
             "cpu:9 (disguised {}, flushes: {says_it_flushes})",

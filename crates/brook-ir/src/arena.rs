@@ -9,7 +9,9 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 /// A byte range in the source file a module was compiled from (`start..end`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct SourceSpan {
     pub start: u32,
     pub end: u32,
@@ -70,6 +72,22 @@ impl<T> Hash for Handle<T> {
     }
 }
 
+/// A handle travels as its index (the arena it points into travels with it).
+impl<T> serde::Serialize for Handle<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.index.serialize(serializer)
+    }
+}
+
+impl<'de, T> serde::Deserialize<'de> for Handle<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u32::deserialize(deserializer).map(|index| Handle {
+            index,
+            marker: PhantomData,
+        })
+    }
+}
+
 impl<T> fmt::Debug for Handle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{}]", self.index)
@@ -77,7 +95,7 @@ impl<T> fmt::Debug for Handle<T> {
 }
 
 /// Nodes of one type, appended and never removed, each with its source span.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Arena<T> {
     items: Vec<T>,
     spans: Vec<SourceSpan>,

@@ -41,7 +41,7 @@ use crate::types::{ScalarKind, ValueType};
 /// Lanes per run of the canonical order (a GPU warp).
 pub const RUN: u32 = 32;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CollectiveOp {
     Reduce,
     /// Inclusive, from the first lane.
@@ -62,7 +62,7 @@ impl CollectiveOp {
 
 /// The combining function: `body` stores `f(left, right)` into `out`. It holds no barrier,
 /// collective or `return`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Combiner {
     pub left: Handle<Local>,
     pub right: Handle<Local>,
@@ -194,7 +194,7 @@ fn stores_only_private(block: &Block, kernel: &Kernel) -> bool {
     })
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Collective {
     pub op: CollectiveOp,
     /// Threads combined together.

@@ -10,7 +10,7 @@ use crate::intrinsic::{Exactness, Intrinsic, INTRINSICS};
 use crate::module::{Local, ParamId, Type};
 use crate::types::ScalarKind;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub ty: Type,
@@ -18,7 +18,7 @@ pub struct Expr {
 
 /// A scalar constant: `bits` holds an integer sign- or zero-extended to 64 bits, the IEEE bits of
 /// a float (`f32` in the low 32 bits), or 0/1 for a bool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Literal {
     pub kind: ScalarKind,
     pub bits: u64,
@@ -63,7 +63,7 @@ impl Literal {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum UnaryOp {
     /// Arithmetic negation (wrapping for integers).
     Neg,
@@ -73,7 +73,7 @@ pub enum UnaryOp {
     BitNot,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -150,7 +150,7 @@ impl BinaryOp {
 
 /// The intrinsic library (seed 003, section 5; its table: [`crate::intrinsic`]).
 /// Component-wise unless said otherwise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum MathFun {
     Abs,
     Acos,
@@ -237,13 +237,13 @@ impl MathFun {
 
 /// Where a value lives: a local, the current element of an output, or a scatter target; then a
 /// path of fields, array elements and vector components.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Place {
     pub root: PlaceRoot,
     pub path: Vec<Access>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PlaceRoot {
     Local(Handle<Local>),
     /// The current element of an output stream or the reduction accumulator. Reading it before
@@ -258,7 +258,7 @@ pub enum PlaceRoot {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Access {
     Field(u32),
     Component(u8),
@@ -314,7 +314,7 @@ impl Place {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ExprKind {
     Literal(Literal),
     /// A vector from one scalar per component, or a struct from one value per field.

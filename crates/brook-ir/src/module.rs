@@ -25,15 +25,15 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The index of a struct in [`Module::structs`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct StructId(pub u32);
 
 /// The index of a parameter in [`Kernel::params`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ParamId(pub u32);
 
 /// The type of an IR value.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     /// A scalar or short vector.
     Value(ValueType),
@@ -57,26 +57,26 @@ impl Type {
 }
 
 /// Size and alignment in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Layout {
     pub size: u32,
     pub align: u32,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StructDecl {
     pub name: String,
     pub fields: Vec<FieldDecl>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FieldDecl {
     pub name: String,
     pub ty: Type,
 }
 
 /// How a kernel parameter is bound at launch (seed 003, section 4).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ParamRole {
     /// `T a<>`: the element for the current position, after implicit resize.
     Input,
@@ -116,7 +116,7 @@ impl ParamRole {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     pub name: String,
     /// The element type for streams and arrays; the value type for constants.
@@ -125,7 +125,7 @@ pub struct Param {
     pub span: SourceSpan,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Local {
     pub name: String,
     pub ty: Type,
@@ -133,7 +133,7 @@ pub struct Local {
     pub shared: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum KernelKind {
     /// Runs once per element of the output domain (or of the scatter domain).
     Map,
@@ -141,7 +141,7 @@ pub enum KernelKind {
     Reduce,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Kernel {
     pub name: String,
     pub kind: KernelKind,
@@ -222,7 +222,7 @@ impl Kernel {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Module {
     pub structs: Vec<StructDecl>,
     pub kernels: Vec<Kernel>,

@@ -40,7 +40,7 @@
 use crate::reduce_order::reduce_canonical;
 
 /// Which prefix a scan gives position `i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ScanKind {
     /// `x[0] ∘ ... ∘ x[i]`.
     Inclusive,

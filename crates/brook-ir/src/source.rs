@@ -14,7 +14,7 @@ pub const BYTE_ORDER_MARK: char = '\u{FEFF}';
 /// The text may hold `.brh` headers expanded in place ((the Brook frontend's `include`)): each
 /// [`Origin`] says which file a run of lines came from, so positions are reported in the file
 /// and line the user wrote.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SourceFile {
     name: String,
     text: String,
@@ -25,7 +25,7 @@ pub struct SourceFile {
 
 /// From zero-based line `line` of the text on, the lines are those of `file` from its
 /// zero-based line `file_line`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     pub line: usize,
     pub file: String,

@@ -10,7 +10,7 @@
 use crate::arena::{Handle, SourceSpan};
 use crate::expr::{Expr, Place};
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Block(pub Vec<Statement>);
 
 impl Block {
@@ -62,13 +62,13 @@ impl Stmt {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Statement {
     pub stmt: Stmt,
     pub span: SourceSpan,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Stmt {
     /// Evaluates `value`, then writes it to `place` (whose indices are evaluated first).
     Store {

@@ -7,7 +7,9 @@
 use std::fmt;
 
 /// The kind of a scalar, or of each component of a vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum ScalarKind {
     Bool,
     I8,
@@ -113,7 +115,7 @@ impl fmt::Display for ScalarKind {
 }
 
 /// A scalar (`width == 1`) or a short vector (`width` 2 to 4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ValueType {
     pub kind: ScalarKind,
     pub width: u8,

@@ -15,7 +15,7 @@
 use crate::module::{Kernel, Param, ParamId, Type};
 
 /// One `vout [limit] T name<>` parameter.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Vout {
     pub name: String,
     /// The element type.

@@ -67,7 +67,7 @@ impl<'b> Span<'b> {
 
 /// Equally long rows at equal distances in a buffer (a 2-D box of a view), in bytes: `rows`
 /// rows of `row_bytes`, the first at `first`, each `pitch` after the one before.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Strided {
     pub first: usize,
     pub row_bytes: usize,

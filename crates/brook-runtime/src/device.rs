@@ -47,6 +47,9 @@ impl DeviceKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
     pub kind: DeviceKind,
+    /// The MPI rank of the process that holds the device, for a device served by another
+    /// process ([`crate::remote`]); `None` for this process's own.
+    pub rank: Option<usize>,
     /// The index among devices of its kind.
     pub ordinal: usize,
     /// A description for people (`interp`, `cuda:0 (NVIDIA H200)`).
@@ -58,6 +61,17 @@ pub struct DeviceInfo {
     /// driver may; its probe finds out). Its results then differ from the interpreter's where
     /// a `float` operation meets a subnormal: `docs/SEMANTICS.md`, "Types and arithmetic".
     pub flushes_float_subnormals: bool,
+}
+
+impl DeviceInfo {
+    /// The device's short name: `cuda:1`, `interp:0`, `rank2:cpu:0`.
+    pub fn short_name(&self) -> String {
+        let local = format!("{}:{}", self.kind.name(), self.ordinal);
+        match self.rank {
+            Some(rank) => format!("rank{rank}:{local}"),
+            None => local,
+        }
+    }
 }
 
 impl fmt::Display for DeviceInfo {

@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// The Brook+ stream error codes (seed 001), in their C order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[repr(C)]
 pub enum BError {
     NoError = 0,

@@ -11,7 +11,7 @@ use brook_ir::launch::{iterator_axis, iterator_value};
 use brook_ir::{ScalarKind, ValueType};
 
 /// An iterator stream of `float` .. `float4` elements.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IterStream {
     width: u8,
     shape: Vec<usize>,

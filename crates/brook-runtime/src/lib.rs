@@ -20,6 +20,7 @@
 //! - [`reduce_plan`]: the passes of a reduction on a compiled device, planned as data;
 //! - [`passes`]: reductions and scans run as passes on any GPU device;
 //! - [`group`]: device groups: several devices used as one, streams split into row blocks;
+//! - [`remote`]: devices of other MPI ranks (members of a group), and a rank that serves them;
 //! - [`cpu`]: the CPU device: kernels compiled to native code (Cranelift), run on all cores;
 //! - [`interp`]: the reference interpreter devices;
 //! - [`error`]: `BError` codes and typed errors; [`log`]: `BRT_LOG_FILE`.
@@ -45,6 +46,7 @@ pub mod profile;
 pub mod queue;
 pub mod reduce_plan;
 pub mod registry;
+pub mod remote;
 pub mod slow_call;
 pub mod stream;
 pub mod vulkan;

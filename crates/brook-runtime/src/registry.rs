@@ -83,6 +83,7 @@ struct Found {
 }
 
 fn found() -> &'static Found {
+    crate::remote::join_job();
     static FOUND: OnceLock<Found> = OnceLock::new();
     FOUND.get_or_init(|| {
         let mut found = Found {
@@ -166,6 +167,9 @@ pub fn device_group(members: &[Arc<dyn Device>]) -> Result<Arc<dyn Device>, Runt
 /// device of the kind), or several joined by `+` (`interp:0+interp:1`). More than one device
 /// makes a group ([`device_group`]).
 pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, RuntimeError> {
+    if let Some(per_rank) = mpi_spec(spec) {
+        return crate::remote::mpi_group(per_rank);
+    }
     let mut members = Vec::new();
     for part in spec.split('+') {
         let part = part.trim();
@@ -215,6 +219,13 @@ pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, R
         [one] => Ok(one.clone()),
         _ => device_group(&members),
     }
+}
+
+/// The per-rank part of an MPI job's spec: `mpi` gives `""`, `mpi:cuda:all` gives `cuda:all`.
+fn mpi_spec(spec: &str) -> Option<&str> {
+    let spec = spec.trim();
+    let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    name.eq_ignore_ascii_case("mpi").then(|| rest.trim())
 }
 
 /// The devices of a type name (Brook+ `getDevices`): `all`, a name of [`BACKENDS`], or `cal`
@@ -333,7 +344,8 @@ pub fn current_device() -> Arc<dyn Device> {
 /// The device a program uses when it names none: `BRT_RUNTIME` (and `BRT_ADAPTER` for the
 /// index; a spec of [`device_from_spec`] such as `cuda:all` gives a device group), or the
 /// first device (`BRT_ADAPTER` alone picks the index among devices of the first device's
-/// type). A requested runtime or adapter that is not available falls back with a message
+/// type); in a process that `mpirun` started as one of several ranks, in a build with the
+/// `mpi` feature, the job's group (`mpi`). A requested runtime or adapter that is not available falls back with a message
 /// on stderr, never a failure.
 pub fn default_device() -> Arc<dyn Device> {
     static DEFAULT: OnceLock<Arc<dyn Device>> = OnceLock::new();
@@ -343,7 +355,8 @@ pub fn default_device() -> Arc<dyn Device> {
             let requested = requested
                 .as_deref()
                 .map(str::trim)
-                .filter(|r| !r.is_empty());
+                .filter(|r| !r.is_empty())
+                .or_else(|| started_by_mpirun().then_some("mpi"));
             let adapter = adapter_from_env();
             let first = devices()[0].clone();
             let name = match (requested, adapter) {
@@ -364,6 +377,12 @@ pub fn default_device() -> Arc<dyn Device> {
             })
         })
         .clone()
+}
+
+/// Whether this process is one of several ranks of an MPI job that this build can join: its
+/// default device is then the job's group (`BRT_RUNTIME=mpi`).
+fn started_by_mpirun() -> bool {
+    cfg!(feature = "mpi") && crate::remote::launched().is_some()
 }
 
 /// `BRT_ADAPTER` as a device index; a value that is no number is said on stderr and ignored.

@@ -7,6 +7,7 @@
 pub use brook_runtime::element::{same_component, ElementType};
 pub use brook_runtime::ops;
 pub use brook_runtime::registry::{cuda_unavailable, unavailable};
+pub use brook_runtime::remote::{launched as launched_rank, local_job, local_job_of};
 pub use brook_runtime::{
     ArgRef, Constant, DeviceLimit, IterStream, LaunchError, LaunchProblem, Limit, RawStream,
     RuntimeError,

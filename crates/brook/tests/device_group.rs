@@ -79,10 +79,15 @@ fn groups() -> Vec<Device> {
         1 => specs.push("cuda:0+cuda:0"),
         _ => specs.extend(["cuda:all", "cuda:0+cuda:0"]),
     }
-    specs
+    let mut groups: Vec<Device> = specs
         .into_iter()
         .map(|s| Device::from_spec(s).expect(s))
-        .collect()
+        .collect();
+    // Three ranks of an MPI-style job whose ranks are threads: the members of ranks 1 and 2
+    // are served through the job's protocol.
+    let job = brook::raw::local_job(3, "interp").expect("a job of threads");
+    groups.push(Device::from_raw(job));
+    groups
 }
 
 /// Runs `f` on the interpreter and on every group; each must give the interpreter's result.
@@ -366,6 +371,39 @@ fn a_large_sum_with_a_ragged_piece_gives_the_single_device_bits() {
 }
 
 /// A device whose launches fail (an interpreter otherwise), to see a member's failure.
+/// A launch that fails on another rank is reported when the output is read, naming the rank
+/// and its device; the next launch that works is not blamed for it.
+#[test]
+fn a_failure_on_another_rank_is_reported_naming_the_rank() {
+    let open: std::sync::Arc<brook_runtime::remote::Opener> = std::sync::Arc::new(|_: &str| {
+        let inner = Device::find("interp", 1).expect("interp:1").raw().clone();
+        let mut info = inner.info().clone();
+        info.description = "failing:1 (a test device)".into();
+        let failing: std::sync::Arc<dyn brook_runtime::Device> =
+            std::sync::Arc::new(Failing { inner, info });
+        Ok(vec![failing])
+    });
+    let group = brook::raw::local_job_of(2, "interp", open).expect("a job of threads");
+    let group = Device::from_raw(group);
+    let program = program();
+    let x = Stream::from_slice(&group, &[8], &[1.0f32; 8]).expect("x");
+    let r = Stream::<f32>::new(&group, &[8]).expect("r");
+    program
+        .kernel("saxpy")
+        .expect("saxpy")
+        .launch(args![2.0f32, &x, &x, &r])
+        .expect("queued");
+    let e = r.to_vec().expect_err("rank 1's member failed");
+    let text = e.to_string();
+    assert!(
+        text.contains("fell off the bus") && text.contains("rank1:"),
+        "{text}"
+    );
+    assert_ne!(r.error(), brook::BError::NoError);
+    let s = Stream::from_slice(&group, &[8], &[3.0f32; 8]).expect("s");
+    assert_eq!(s.to_vec().expect("a later read"), vec![3.0f32; 8]);
+}
+
 struct Failing {
     inner: std::sync::Arc<dyn brook_runtime::Device>,
     info: brook_runtime::DeviceInfo,

@@ -49,6 +49,7 @@ impl CpuDevice {
         CpuDevice {
             info: DeviceInfo {
                 kind: DeviceKind::Cpu,
+                rank: None,
                 ordinal: 0,
                 description: format!("cpu:0 (native code, {threads} threads)"),
                 target: Some(brook_codegen::CodeTarget::Cpu),

@@ -73,6 +73,7 @@ impl CudaDevice {
         Ok(CudaDevice {
             info: DeviceInfo {
                 kind: DeviceKind::Cuda,
+                rank: None,
                 ordinal,
                 description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
                 target: Some(brook_codegen::CodeTarget::Ptx(Target {

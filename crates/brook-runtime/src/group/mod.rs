@@ -55,7 +55,7 @@ pub struct DeviceGroup {
 impl DeviceGroup {
     /// A group of `members` (at least one; no member may be a group).
     pub fn new(members: Vec<Arc<dyn Device>>) -> Result<DeviceGroup, RuntimeError> {
-        let names: Vec<String> = members.iter().map(|m| short_name(m.info())).collect();
+        let names: Vec<String> = members.iter().map(|m| m.info().short_name()).collect();
         let description = names.join("+");
         if members.is_empty() {
             return Err(RuntimeError::NoDevice(
@@ -72,6 +72,7 @@ impl DeviceGroup {
         Ok(DeviceGroup {
             info: DeviceInfo {
                 kind: DeviceKind::Group,
+                rank: None,
                 ordinal: 0,
                 description: description.clone(),
                 target: None,
@@ -138,11 +139,6 @@ fn allocate_on(members: &[Arc<dyn Device>], bytes: usize) -> Result<Arc<dyn Buff
         .map(|m| m.allocate(bytes))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Arc::new(GroupBuffer::new(bytes, copies)))
-}
-
-/// `cuda:1`, `interp:0`.
-fn short_name(info: &DeviceInfo) -> String {
-    format!("{}:{}", info.kind.name(), info.ordinal)
 }
 
 impl Device for DeviceGroup {

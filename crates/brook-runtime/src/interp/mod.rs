@@ -44,6 +44,7 @@ impl InterpDevice {
         InterpDevice {
             info: DeviceInfo {
                 kind: DeviceKind::Interp,
+                rank: None,
                 ordinal,
                 description: format!("interp:{ordinal} (reference interpreter)"),
                 target: None,

@@ -74,6 +74,7 @@ pub fn device_with(
     Ok(Arc::new(VulkanDevice {
         info: DeviceInfo {
             kind: DeviceKind::Vulkan,
+            rank: None,
             ordinal,
             description: description(ordinal, &gpu.info, flushes),
             target: None,

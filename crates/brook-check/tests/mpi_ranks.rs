@@ -1,0 +1,125 @@
+//! Programs over MPI ranks (`BRT_RUNTIME=mpi`), for real: this test starts itself under
+//! `mpirun` with 2 and 3 ranks (3 splits the rows raggedly) and checks what rank 0 printed
+//! and how the job ended. Under `mpirun`, rank 0 runs the conformance suite on the job's
+//! group of CPU devices (`mpi:cpu`) against the interpreter, and the other ranks serve their
+//! devices. A third job kills rank 1 in the middle: the job must end, non-zero, naming it.
+//!
+//! It needs the `mpi` feature and Open MPI's `mpirun` (`cargo test -p brook-check --features
+//! mpi --test mpi_ranks`); without them it says so and passes.
+
+use brook_check::exec;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What rank 0 prints when its suite passed.
+const PASSED: &str = "mpi_ranks: rank 0 of";
+
+fn main() {
+    if brook::raw::launched_rank().is_some() {
+        rank();
+        return;
+    }
+    if !cfg!(feature = "mpi") {
+        println!(
+            "mpi_ranks: skipped: built without the `mpi` feature (cargo test -p brook-check \
+             --features mpi --test mpi_ranks)"
+        );
+        return;
+    }
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        println!("mpi_ranks: skipped: no `mpirun` on the PATH (apt-get install openmpi-bin)");
+        return;
+    }
+    for ranks in [2, 3] {
+        let (ok, out, err) = job(ranks, &[]);
+        assert!(ok, "{ranks} ranks failed:\n{out}\n{err}");
+        assert!(out.contains(PASSED), "{ranks} ranks:\n{out}\n{err}");
+        assert!(
+            out.contains(&format!("{ranks} members")),
+            "{ranks} ranks:\n{out}"
+        );
+        println!("mpi_ranks: {ranks} ranks: passed");
+    }
+    let (ok, out, err) = job(2, &[("BROOK_TEST_KILL_RANK", "1")]);
+    assert!(
+        !ok,
+        "a job whose rank 1 was killed ended well:\n{out}\n{err}"
+    );
+    assert!(!out.contains(PASSED), "{out}");
+    assert!(
+        err.contains("rank 1"),
+        "the job's end names no rank:\n{out}\n{err}"
+    );
+    println!("mpi_ranks: a killed rank ends the job, non-zero, naming it");
+}
+
+/// Runs this test under `mpirun` with `ranks` ranks; whether it succeeded, its output and
+/// its errors. It must end within two minutes.
+fn job(ranks: usize, env: &[(&str, &str)]) -> (bool, String, String) {
+    let me = std::env::current_exe().expect("the test's own path");
+    let mut command = Command::new("mpirun");
+    command
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(me)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("BRT_MPI_TIMEOUT", "60")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("mpirun starts");
+    let started = Instant::now();
+    while child.try_wait().expect("mpirun runs").is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("a job of {ranks} ranks did not end within two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("mpirun's output");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        output.status.success(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+/// One rank of the job. Every rank but 0 serves from its first use of a device on and never
+/// returns from it.
+fn rank() {
+    let group = brook::Device::from_spec("mpi:cpu").expect("the job's group");
+    let members = group.members();
+    let names: Vec<String> = members.iter().map(|m| m.info().short_name()).collect();
+    println!("mpi_ranks: the group: {}", names.join(" + "));
+    if let Ok(rank) = std::env::var("BROOK_TEST_KILL_RANK") {
+        kill_rank(&members, &rank);
+    }
+    let devices = [brook::Device::interp(), group];
+    let outcome = exec::run_suite(&devices);
+    outcome.assert_passed("conformance on mpi:cpu");
+    let (rank, size) = brook::raw::launched_rank().expect("a rank");
+    println!("{PASSED} {size}: {} members, suite passed", members.len());
+    assert_eq!(rank, 0);
+}
+
+/// Kills the process of rank `rank` (its pid is in its members' descriptions).
+fn kill_rank(members: &[brook::Device], rank: &str) {
+    let prefix = format!("rank{rank}:");
+    let member = members
+        .iter()
+        .find(|m| m.info().description.starts_with(&prefix))
+        .expect("a member of that rank");
+    let pid = member
+        .info()
+        .description
+        .split("pid ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .expect("the member names its pid");
+    let killed = Command::new("kill").args(["-9", pid]).status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill -9 {pid}");
+    std::thread::sleep(Duration::from_millis(500));
+}

@@ -1,0 +1,120 @@
+//! The transport between ranks: a [`Link`] sends and receives tagged messages, in order for
+//! each sender, receiver and tag, as MPI does. MPI is one link (`remote::mpi`, behind the
+//! `mpi` feature); [`local_world`] is another, with threads for ranks, so that the protocol
+//! is tested in every build.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why a message did not get through.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("no message from rank {rank} within {seconds} s (BRT_MPI_TIMEOUT)")]
+    Timeout { rank: usize, seconds: u64 },
+    #[error("rank {rank} is gone: {why}")]
+    Gone { rank: usize, why: String },
+}
+
+/// Tagged messages between the ranks of one job.
+pub trait Link: Send + Sync {
+    /// This process's rank.
+    fn rank(&self) -> usize;
+    /// How many ranks the job has.
+    fn size(&self) -> usize;
+    /// Sends `parts` to rank `to` as consecutive messages of tag `tag`: no other thread's
+    /// message to `to` with that tag comes between them.
+    fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError>;
+    /// The next message of tag `tag` from rank `from`, waiting for it.
+    fn receive(&self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError>;
+}
+
+/// A message queue's key: sender, receiver, tag.
+type Route = (usize, usize, u32);
+
+/// Messages in flight: for each route, in order.
+#[derive(Default)]
+struct Mailboxes {
+    queues: Mutex<HashMap<Route, VecDeque<Vec<u8>>>>,
+    arrived: Condvar,
+}
+
+/// One rank of a job whose ranks are threads of this process ([`local_world`]).
+pub struct LocalLink {
+    rank: usize,
+    size: usize,
+    mail: Arc<Mailboxes>,
+    /// How long a receive waits before it fails (a test never hangs).
+    patience: Duration,
+}
+
+/// The links of a job of `size` ranks that are threads of this process: link `r` is rank `r`.
+pub fn local_world(size: usize) -> Vec<LocalLink> {
+    let mail = Arc::new(Mailboxes::default());
+    (0..size)
+        .map(|rank| LocalLink {
+            rank,
+            size,
+            mail: mail.clone(),
+            patience: Duration::from_secs(120),
+        })
+        .collect()
+}
+
+impl Link for LocalLink {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError> {
+        if to >= self.size {
+            return Err(LinkError::Gone {
+                rank: to,
+                why: format!("the job has {} ranks", self.size),
+            });
+        }
+        let mut queues = self.mail.queues.lock().unwrap_or_else(|p| p.into_inner());
+        let queue = queues.entry((self.rank, to, tag)).or_default();
+        queue.extend(parts.iter().map(|part| part.to_vec()));
+        self.mail.arrived.notify_all();
+        Ok(())
+    }
+
+    /// A serving rank waits for requests as long as it runs; other messages come within
+    /// the link's patience or not at all.
+    fn receive(&self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {
+        let patience = match tag {
+            super::wire::tag::REQUEST => Duration::MAX,
+            _ => self.patience,
+        };
+        let deadline = Instant::now().checked_add(patience);
+        let mut queues = self.mail.queues.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(message) = queues
+                .get_mut(&(from, self.rank, tag))
+                .and_then(VecDeque::pop_front)
+            {
+                return Ok(message);
+            }
+            let left = deadline.map_or(Duration::from_secs(3600), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                return Err(LinkError::Timeout {
+                    rank: from,
+                    seconds: self.patience.as_secs(),
+                });
+            }
+            queues = self
+                .mail
+                .arrived
+                .wait_timeout(queues, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
