@@ -66,6 +66,9 @@ Flags (seed 001, section 1.2.2):
                   and NO_COLOR is unset or empty.
   --static        Link libbrook_capi.a into the program, which then needs no library at run
                   time (build, run; the default links libbrook_capi.so).
+  --mpi           The program runs over MPI ranks: libbrook_capi.so must be built with MPI
+                  (`cargo build -p brook-capi --features mpi`); start it with mpirun (build, run).
+  --np <N>        Run the program on N MPI ranks, through mpirun (run; implies --mpi).
   -l              Insert #line directives into generated code.
   -w <level>      Warning level 0, 1, 2 or 3 (default 0); only with -a.
   -x              Treat warnings as errors.
@@ -127,6 +130,10 @@ pub struct Args {
     pub run_args: Vec<String>,
     /// `--static`: link the runtime library into the executable (build, run).
     pub linking: Linking,
+    /// `--mpi`: the runtime library must have MPI support (build, run; `--np` implies it).
+    pub mpi: bool,
+    /// `--np N`: run the program on N MPI ranks (`mpirun -np N`).
+    pub ranks: Option<usize>,
     /// `--message-format human|json`: how diagnostics are written.
     pub message_format: MessageFormat,
     /// `--color auto|always|never`.
@@ -166,6 +173,7 @@ impl Args {
             libs: self.libs.clone(),
             flags: self.cxx_flags.clone(),
             linking: self.linking,
+            mpi: self.mpi,
         }
     }
 
@@ -239,6 +247,17 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             "-k" => out.keep_device_code = true,
             "--force" => out.force = true,
             "--static" => out.linking = Linking::Static,
+            "--mpi" => out.mpi = true,
+            "--np" => {
+                let text = value(&mut i, "--np")?;
+                match text.trim().parse::<usize>() {
+                    Ok(n) if n >= 1 => {
+                        out.ranks = Some(n);
+                        out.mpi = true;
+                    }
+                    _ => return Err(format!("--np takes a number of ranks (1 or more), not `{text}`")),
+                }
+            }
             "--message-format" | "--color" => long_flag(arg, &value(&mut i, arg)?, &mut out)?,
             "-e" => out.extern_c = true,
             "-r" | "-s" | "-b" | "-f" => {}

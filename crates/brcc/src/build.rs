@@ -44,6 +44,8 @@ pub struct CxxOptions {
     pub flags: Vec<String>,
     /// `--static`: link the runtime into the executable.
     pub linking: Linking,
+    /// `--mpi`: the runtime library must have MPI support.
+    pub mpi: bool,
 }
 
 fn runs(compiler: &str) -> bool {
@@ -111,6 +113,9 @@ enum Built {
 fn cached_or_built(program: &Program, cxx_options: &CxxOptions) -> Result<Built, ExitCode> {
     let cxx = compiler().map_err(fail)?;
     let kit = toolkit::find(cxx_options.linking).map_err(fail)?;
+    if cxx_options.mpi {
+        crate::mpi::check_library(&kit, cxx_options.linking).map_err(fail)?;
+    }
     let Some(cache) = cache::Cache::open() else {
         let exe = std::env::temp_dir().join(format!("brcc-run-{}", std::process::id()));
         compile(program, cxx_options, &cxx, &kit, &exe)?;
@@ -337,15 +342,37 @@ fn dependencies(deps: &Path, source: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Builds the program (or finds it in the build cache) and runs it with `args`.
-pub fn run(program: &Program, cxx_options: &CxxOptions, args: &[String]) -> ExitCode {
+/// Builds the program (or finds it in the build cache) and runs it with `args`, on `ranks`
+/// MPI ranks when given (`mpirun`).
+pub fn run(
+    program: &Program,
+    cxx_options: &CxxOptions,
+    args: &[String],
+    ranks: Option<usize>,
+) -> ExitCode {
     let (exe, temporary) = match cached_or_built(program, cxx_options) {
         Ok(Built::Cached(path)) => (path, false),
         Ok(Built::Temporary(path)) => (path, true),
         Err(code) => return code,
     };
     let source_path = program.name();
-    let status = Command::new(&exe).args(args).status();
+    let command = match ranks {
+        Some(ranks) => crate::mpi::launcher(ranks, &exe, args),
+        None => {
+            let mut command = Command::new(&exe);
+            command.args(args);
+            Ok(command)
+        }
+    };
+    let status = match command {
+        Ok(mut command) => command.status(),
+        Err(e) => {
+            if temporary {
+                let _ = std::fs::remove_file(&exe);
+            }
+            return fail(e);
+        }
+    };
     if temporary {
         let _ = std::fs::remove_file(&exe);
     }

@@ -5,6 +5,7 @@ mod build;
 mod cache;
 mod cpp;
 mod loom_embed;
+mod mpi;
 mod report;
 mod toolkit;
 
@@ -113,7 +114,7 @@ fn program(args: &Args) -> ExitCode {
                 Err(code) => return code,
             };
             if args.command == Command::Run {
-                return build::run(&program, &args.cxx_options(), &args.run_args);
+                return build::run(&program, &args.cxx_options(), &args.run_args, args.ranks);
             }
             let Some(exe) = &args.output_prefix else {
                 eprintln!("brcc: `brcc build FILE.br -o EXE` needs -o");

@@ -15,11 +15,14 @@
 //! - [`iter`]: iterator streams.
 //! - [`launch`]: kernel launches with stream, iterator, value and host-variable arguments.
 //! - [`ops`]: `streamScatterOp` and `streamGatherOp` with built-in or kernel operators.
+//! - [`mpi`]: programs over MPI ranks (the `mpi` feature): rank 0 runs `main`, the others
+//!   serve their devices.
 
 pub mod device;
 pub mod iter;
 pub mod launch;
 pub mod loom;
+pub mod mpi;
 pub mod names;
 pub mod ops;
 pub mod program;

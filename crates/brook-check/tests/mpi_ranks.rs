@@ -3,11 +3,16 @@
 //! and how the job ended. Under `mpirun`, rank 0 runs the conformance suite on the job's
 //! group of CPU devices (`mpi:cpu`) against the interpreter, and the other ranks serve their
 //! devices. A third job kills rank 1 in the middle: the job must end, non-zero, naming it.
+//! Then Brook programs (examples and compatibility programs) run unchanged through `brcc run
+//! --np 2` and `--np 3`, each printing its expected output, with `libbrook_capi.so` built with
+//! MPI (this test builds it, and brcc).
 //!
 //! It needs the `mpi` feature and Open MPI's `mpirun` (`cargo test -p brook-check --features
-//! mpi --test mpi_ranks`); without them it says so and passes.
+//! mpi --test mpi_ranks`); without them it says so and passes, unless `BROOK_MPI_TESTS=required`
+//! (CI) makes that a failure.
 
 use brook_check::exec;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,15 +25,13 @@ fn main() {
         return;
     }
     if !cfg!(feature = "mpi") {
-        println!(
-            "mpi_ranks: skipped: built without the `mpi` feature (cargo test -p brook-check \
-             --features mpi --test mpi_ranks)"
+        return skipped(
+            "built without the `mpi` feature (cargo test -p brook-check --features mpi --test \
+             mpi_ranks)",
         );
-        return;
     }
     if Command::new("mpirun").arg("--version").output().is_err() {
-        println!("mpi_ranks: skipped: no `mpirun` on the PATH (apt-get install openmpi-bin)");
-        return;
+        return skipped("no `mpirun` on the PATH (apt-get install openmpi-bin)");
     }
     for ranks in [2, 3] {
         let (ok, out, err) = job(ranks, &[]);
@@ -51,6 +54,80 @@ fn main() {
         "the job's end names no rank:\n{out}\n{err}"
     );
     println!("mpi_ranks: a killed rank ends the job, non-zero, naming it");
+    programs_through_brcc();
+}
+
+/// Says why nothing ran; a failure where `BROOK_MPI_TESTS=required`.
+fn skipped(why: &str) {
+    let required = std::env::var("BROOK_MPI_TESTS").is_ok_and(|v| v == "required");
+    assert!(!required, "mpi_ranks: BROOK_MPI_TESTS=required, but {why}");
+    println!("mpi_ranks: skipped: {why}");
+}
+
+/// Programs, each with its expected output beside it, run through `brcc run --np N`.
+const PROGRAMS: &[&str] = &[
+    "examples/heat.br",
+    "examples/cg.br",
+    "examples/sum.br",
+    "examples/prefix_sums.br",
+    "tests/compat/brookgpu_cg_vectors.br",
+    "tests/compat/brookgpu_reductions.br",
+    "tests/compat/brookplus_scans.br",
+];
+
+/// Builds brcc and its runtime library with MPI, then runs [`PROGRAMS`] on 2 and 3 ranks.
+fn programs_through_brcc() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let me = std::env::current_exe().expect("the test's own path");
+    // target/<profile>/deps/mpi_ranks-HASH
+    let profile = me
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "-p", "brcc", "-p", "brook-capi"])
+        .args(["--features", "brook-capi/mpi", "--target-dir"])
+        .arg(profile.parent().expect("target"));
+    if profile.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    assert!(
+        build.status().expect("run cargo").success(),
+        "building brcc and the MPI runtime library failed"
+    );
+    let brcc = profile.join("brcc");
+    for program in PROGRAMS {
+        let path = root.join(program);
+        let expected = std::fs::read_to_string(path.with_extension("expected"))
+            .expect("the program's expected output");
+        let source = std::fs::read_to_string(&path).expect("the program");
+        let flags: Vec<&str> = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// brcc-flags:"))
+            .map(|f| f.split_whitespace().collect())
+            .unwrap_or_default();
+        for ranks in [2, 3] {
+            let run = Command::new(&brcc)
+                .args(["run", "--np", &ranks.to_string()])
+                .args(&flags)
+                .arg(&path)
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .env("BRT_MPI_TIMEOUT", "60")
+                .output()
+                .expect("run brcc");
+            assert_eq!(
+                String::from_utf8_lossy(&run.stdout),
+                expected,
+                "brcc run --np {ranks} {program}: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+        println!("mpi_ranks: brcc run --np 2 and --np 3 {program}: as expected");
+    }
 }
 
 /// Runs this test under `mpirun` with `ranks` ranks; whether it succeeded, its output and

@@ -53,7 +53,7 @@ pub fn launched() -> Option<(usize, usize)> {
 }
 
 /// Joins the MPI job this process was started in, once, before any device is opened: every
-/// rank but 0 serves and never returns ([`mpi::start`]). Without the `mpi` feature a process
+/// rank but 0 serves and never returns (`mpi::start`). Without the `mpi` feature a process
 /// started as one of several ranks is told, on stderr, that it runs the program alone.
 pub fn join_job() {
     static STARTED: AtomicBool = AtomicBool::new(false);

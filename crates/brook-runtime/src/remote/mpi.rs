@@ -29,6 +29,8 @@ pub fn start() {
     if link.rank() == 0 {
         return;
     }
+    // Rank 0's profile names this rank's work; this process has none of its own to show.
+    crate::profile::set_profile(false);
     let code = match super::serve(link.as_ref()) {
         Ok(()) => 0,
         Err(e) => {
