@@ -259,6 +259,11 @@ inline Device makeDeviceGroup(const Device* devices, unsigned int count) {
                                    static_cast<uint32_t>(indices.size())));
 }
 
+/// The device a runtime spec names, as `BRT_RUNTIME` takes it: "cuda:all", "cpu:0+cuda:0",
+/// or "mpi:cuda" (every rank's GPU of an MPI job, docs/GUIDE.md "Programs over MPI"). A spec
+/// naming no device gives a device whose `getType()` is "" (and a message on stderr).
+inline Device deviceFromSpec(const char* spec) { return Device(brk_device_from_spec(spec)); }
+
 /// Tags the constructor brcc's generated code uses for `float a<10, 20>;` (dimensions as
 /// declared, slowest first), with the declaration's `.br` file and line for error messages.
 struct Declared {

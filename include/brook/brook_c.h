@@ -39,6 +39,10 @@ const char* brk_device_type(uint32_t index);
 void brk_use_devices(const uint32_t* indices, uint32_t count);
 uint32_t brk_thread_devices(uint32_t* out, uint32_t capacity);
 uint32_t brk_device_group(const uint32_t* indices, uint32_t count);
+/* The device a runtime spec names ("cuda:all", "mpi:cpu"); UINT32_MAX when there is none. */
+uint32_t brk_device_from_spec(const char* spec);
+/* 1 when the library was built with MPI support (the `mpi` feature). */
+int brk_mpi_available(void);
 
 BrkIter* brk_iter_new(const char* type_name, uint32_t rank, const uint32_t* dims,
                       const float* start, const float* end);

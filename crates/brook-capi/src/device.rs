@@ -78,6 +78,27 @@ pub unsafe extern "C" fn brk_device_group(indices: *const u32, count: u32) -> u3
     })
 }
 
+/// The device a runtime spec names (what `BRT_RUNTIME` takes: `cpu`, `cuda:1`, `cuda:all`,
+/// `interp:0+interp:1`, `mpi:cuda` for every rank's GPU of an MPI job): its number, or
+/// `u32::MAX` (with a message on stderr) when there is no such device.
+///
+/// # Safety
+/// `spec` is null or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn brk_device_from_spec(spec: *const c_char) -> u32 {
+    guard(u32::MAX, || {
+        // SAFETY: as documented.
+        let spec = unsafe { text(spec) }.unwrap_or("");
+        match brook_runtime::device_from_spec(spec, 0) {
+            Ok(device) => index_of(&device),
+            Err(e) => {
+                brook_runtime::log::append(&format!("error: brk_device_from_spec: {e}"));
+                u32::MAX
+            }
+        }
+    })
+}
+
 /// BrookGPU `brook::finish()`: waits until every device has done the work queued on it;
 /// 1 when each finished without an error (an error is also on stderr or `BRT_LOG_FILE`).
 #[no_mangle]

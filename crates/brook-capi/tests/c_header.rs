@@ -60,13 +60,18 @@ fn rust_to_c_pointee_mut(inner: &str) -> String {
     pointee(inner)
 }
 
-/// Every `extern "C" fn` the crate's sources define, by name.
+/// Every `extern "C" fn` the crate's sources export (`#[no_mangle]`), by name.
 fn rust_functions() -> BTreeMap<String, Signature> {
+    const EXTERN_FN: &str = "extern \"C\" fn ";
     let mut found = BTreeMap::new();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for entry in std::fs::read_dir(src).expect("src") {
         let text = std::fs::read_to_string(entry.expect("entry").path()).expect("source");
-        for piece in text.split("extern \"C\" fn ").skip(1) {
+        for exported in text.split("#[no_mangle]").skip(1) {
+            let Some(at) = exported.find(EXTERN_FN) else {
+                continue;
+            };
+            let piece = &exported[at + EXTERN_FN.len()..];
             let name = piece[..piece.find('(').expect("(")].trim().to_string();
             let params_end = matching_paren(piece);
             let params = &piece[piece.find('(').unwrap() + 1..params_end];
