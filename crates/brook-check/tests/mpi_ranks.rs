@@ -167,7 +167,9 @@ fn job(ranks: usize, env: &[(&str, &str)]) -> (bool, String, String) {
 /// One rank of the job. Every rank but 0 serves from its first use of a device on and never
 /// returns from it.
 fn rank() {
-    let group = brook::Device::from_spec("mpi:cpu").expect("the job's group");
+    // `BROOK_MPI_TEST_SPEC=cuda` runs the suite on every rank's GPU (by hand, on a GPU machine).
+    let per_rank = std::env::var("BROOK_MPI_TEST_SPEC").unwrap_or_else(|_| "cpu".into());
+    let group = brook::Device::from_spec(&format!("mpi:{per_rank}")).expect("the job's group");
     let members = group.members();
     let names: Vec<String> = members.iter().map(|m| m.info().short_name()).collect();
     println!("mpi_ranks: the group: {}", names.join(" + "));
@@ -176,7 +178,7 @@ fn rank() {
     }
     let devices = [brook::Device::interp(), group];
     let outcome = exec::run_suite(&devices);
-    outcome.assert_passed("conformance on mpi:cpu");
+    outcome.assert_passed(&format!("conformance on mpi:{per_rank}"));
     let (rank, size) = brook::raw::launched_rank().expect("a rank");
     println!("{PASSED} {size}: {} members, suite passed", members.len());
     assert_eq!(rank, 0);

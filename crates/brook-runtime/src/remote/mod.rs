@@ -104,11 +104,7 @@ pub fn connect(link: Arc<dyn Link>, spec: &str) -> Result<Vec<Arc<dyn Device>>, 
         let hello: Hello = wire::decode(&hello, "hello").map_err(|e| no_rank(rank, e))?;
         let infos = hello.devices.map_err(|e| no_rank(rank, e))?;
         let place = format!("{}, pid {}", hello.host, hello.pid);
-        let peer = Arc::new(Peer {
-            link: link.clone(),
-            rank,
-            modules: Mutex::new(HashMap::new()),
-        });
+        let peer = Arc::new(Peer::new(link.clone(), rank));
         for (index, info) in infos.iter().enumerate() {
             let info = info.on_rank(rank, &place);
             devices.push(Arc::new(RemoteDevice {
@@ -138,21 +134,48 @@ struct Peer {
     rank: usize,
     /// The modules sent, by address (each kept alive, so no address is reused).
     modules: Mutex<HashMap<usize, (Arc<ValidModule>, ModuleId)>>,
+    /// Why the rank is out of reach, after a message failed: every later request fails so
+    /// (a late answer must never be taken for the answer to another request).
+    lost: Mutex<Option<RuntimeError>>,
 }
 
 impl Peer {
+    fn new(link: Arc<dyn Link>, rank: usize) -> Peer {
+        Peer {
+            link,
+            rank,
+            modules: Mutex::new(HashMap::new()),
+            lost: Mutex::new(None),
+        }
+    }
+
+    /// Fails with the first failure of the link to this rank, once there was one.
+    fn reachable(&self) -> Result<(), RuntimeError> {
+        match &*self.lost.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a link failure as the rank's, and returns it.
+    fn lose(&self, e: LinkError) -> RuntimeError {
+        let error = link_failed(self.rank, e);
+        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
+        lost.get_or_insert_with(|| error.clone()).clone()
+    }
+
     fn send(&self, request: &Request, payload: Option<&[u8]>) -> Result<(), RuntimeError> {
+        self.reachable()?;
         let header = wire::encode(request);
         let parts: Vec<&[u8]> = std::iter::once(&header[..]).chain(payload).collect();
         self.link
             .send(self.rank, tag::REQUEST, &parts)
-            .map_err(|e| link_failed(self.rank, e))
+            .map_err(|e| self.lose(e))
     }
 
     fn receive(&self, tag: u32) -> Result<Vec<u8>, RuntimeError> {
-        self.link
-            .receive(self.rank, tag)
-            .map_err(|e| link_failed(self.rank, e))
+        self.reachable()?;
+        self.link.receive(self.rank, tag).map_err(|e| self.lose(e))
     }
 
     /// The module's number on this rank, sending it the first time.
@@ -369,6 +392,10 @@ impl Device for RemoteDevice {
             Ok(target) => target,
             Err(e) => return Some(Err(e)),
         };
+        if !Arc::ptr_eq(&source.peer.link, &self.peer.link) {
+            // Another job's buffer: through the host.
+            return None;
+        }
         let len = from.len();
         if Arc::ptr_eq(&source.peer, &self.peer) {
             let request = Request::CopyBetween {
