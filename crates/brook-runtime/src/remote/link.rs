@@ -27,6 +27,32 @@ pub trait Link: Send + Sync {
     fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError>;
     /// The next message of tag `tag` from rank `from`, waiting for it.
     fn receive(&self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError>;
+    /// The next part of tag `tag` from rank `from`, which the receiver knows to be `len` bytes
+    /// long: a link may carry a long part as several messages ([`PIECE`] bytes each; MPI counts
+    /// a message's bytes in an `int`). Parts whose length the receiver does not know (headers,
+    /// modules) are never that long.
+    fn receive_len(&self, from: usize, tag: u32, len: usize) -> Result<Vec<u8>, LinkError> {
+        let mut part = self.receive(from, tag)?;
+        while part.len() < len {
+            part.extend_from_slice(&self.receive(from, tag)?);
+        }
+        Ok(part)
+    }
+}
+
+/// The longest message the MPI link sends: a longer part goes as several
+/// ([`Link::receive_len`]). Headers are far shorter than any link's piece (their error
+/// messages are cut at [`super::wire::MESSAGE_LIMIT`]).
+pub const PIECE: usize = 1 << 28;
+
+/// The messages a part goes as: pieces of `piece` bytes, the last shorter; one empty message
+/// for an empty part.
+pub fn pieces(part: &[u8], piece: usize) -> Vec<&[u8]> {
+    if part.is_empty() {
+        vec![part]
+    } else {
+        part.chunks(piece).collect()
+    }
 }
 
 /// A message queue's key: sender, receiver, tag.
@@ -46,6 +72,8 @@ pub struct LocalLink {
     mail: Arc<Mailboxes>,
     /// How long a receive waits before it fails (a test never hangs).
     patience: Duration,
+    /// The longest message: small, so that the tests carry long parts in pieces as MPI does.
+    piece: usize,
 }
 
 /// The links of a job of `size` ranks that are threads of this process: link `r` is rank `r`.
@@ -57,6 +85,7 @@ pub fn local_world(size: usize) -> Vec<LocalLink> {
             size,
             mail: mail.clone(),
             patience: Duration::from_secs(120),
+            piece: 16 * 1024,
         })
         .collect()
 }
@@ -79,7 +108,9 @@ impl Link for LocalLink {
         }
         let mut queues = self.mail.queues.lock().unwrap_or_else(|p| p.into_inner());
         let queue = queues.entry((self.rank, to, tag)).or_default();
-        queue.extend(parts.iter().map(|part| part.to_vec()));
+        for part in parts {
+            queue.extend(pieces(part, self.piece).into_iter().map(<[u8]>::to_vec));
+        }
         self.mail.arrived.notify_all();
         Ok(())
     }

@@ -178,6 +178,13 @@ impl Peer {
         self.link.receive(self.rank, tag).map_err(|e| self.lose(e))
     }
 
+    fn receive_len(&self, tag: u32, len: usize) -> Result<Vec<u8>, RuntimeError> {
+        self.reachable()?;
+        self.link
+            .receive_len(self.rank, tag, len)
+            .map_err(|e| self.lose(e))
+    }
+
     /// The module's number on this rank, sending it the first time.
     fn module(&self, module: &Arc<ValidModule>) -> Result<ModuleId, RuntimeError> {
         let mut sent = self.modules.lock().unwrap_or_else(|p| p.into_inner());
@@ -186,10 +193,12 @@ impl Peer {
             return Ok(*id);
         }
         let id = next_id();
-        self.send(
-            &Request::Module { module: id },
-            Some(&wire::module_bytes(module)),
-        )?;
+        let bytes = wire::module_bytes(module);
+        let request = Request::Module {
+            module: id,
+            len: bytes.len(),
+        };
+        self.send(&request, Some(&bytes))?;
         sent.insert(key, (module.clone(), id));
         Ok(id)
     }
@@ -271,9 +280,11 @@ impl RemoteDevice {
         let reply: Reply =
             wire::decode(&header, "reply").map_err(|e| no_rank(self.peer.rank, e))?;
         self.unsettled.store(false, Ordering::Release);
-        let data = match out {
-            Some(_) => Some(self.peer.receive(answer_tag)?),
-            None => None,
+        // The bytes follow an answer that asked for them: all of them, or none after a failure.
+        let data = match (&out, &reply) {
+            (Some(out), Ok(())) => Some(self.peer.receive_len(answer_tag, out.len())?),
+            (Some(_), Err(_)) => Some(self.peer.receive(answer_tag)?),
+            (None, _) => None,
         };
         reply.map_err(|e: WireError| e.on(&self.info))?;
         if let (Some(out), Some(data)) = (out, data) {

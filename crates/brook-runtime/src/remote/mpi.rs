@@ -7,7 +7,7 @@
 //! returning to the program; rank 0 goes on, and ends the others when it exits. MPI is asked
 //! for `MPI_THREAD_MULTIPLE`: each device's queue talks to its rank from its own thread.
 
-use super::link::{Link, LinkError};
+use super::link::{pieces, Link, LinkError};
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
@@ -162,7 +162,9 @@ impl Link for MpiLink {
         let _together = lock.lock().unwrap_or_else(|p| p.into_inner());
         let process = self.world.process_at_rank(to as i32);
         for part in parts {
-            self.serially(|| process.send_with_tag(*part, tag as i32));
+            for piece in pieces(part, super::link::PIECE) {
+                self.serially(|| process.send_with_tag(piece, tag as i32));
+            }
         }
         Ok(())
     }

@@ -101,7 +101,7 @@ impl Server<'_> {
                 buffer,
                 rows,
             } => {
-                let data = self.link.receive(0, tag::REQUEST)?;
+                let data = self.link.receive_len(0, tag::REQUEST, rows.packed_len())?;
                 let done = self.upload(device, buffer, rows, &data);
                 self.note(device, done);
             }
@@ -143,7 +143,7 @@ impl Server<'_> {
                 len,
                 rank,
             } => {
-                let data = self.link.receive(rank as usize, tag::PEER)?;
+                let data = self.link.receive_len(rank as usize, tag::PEER, len)?;
                 let done = if data.len() == len {
                     self.upload(device, buffer, one_span(offset, len), &data)
                 } else {
@@ -158,8 +158,8 @@ impl Server<'_> {
                 let done = self.copy_between(from, to, len);
                 self.note(to.0, done);
             }
-            Request::Module { module } => {
-                let bytes = self.link.receive(0, tag::REQUEST)?;
+            Request::Module { module, len } => {
+                let bytes = self.link.receive_len(0, tag::REQUEST, len)?;
                 let valid = wire::module_from(&bytes).map_err(ServeError::Protocol)?;
                 self.modules.insert(module, Arc::new(valid));
             }

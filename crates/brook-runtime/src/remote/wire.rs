@@ -87,9 +87,10 @@ pub enum Request {
         to: (u32, BufferId, usize),
         len: usize,
     },
-    /// The payload that follows is the module (`postcard` bytes of [`Module`]).
+    /// The payload that follows is the module (`len` bytes of `postcard` [`Module`]).
     Module {
         module: ModuleId,
+        len: usize,
     },
     Launch {
         device: u32,
@@ -114,11 +115,23 @@ pub struct WireError {
     pub message: String,
 }
 
+/// The longest error message an answer carries (a header stays one message).
+pub const MESSAGE_LIMIT: usize = 8 * 1024;
+
 impl WireError {
     pub fn of(error: &RuntimeError) -> WireError {
+        let mut message = error.to_string();
+        if message.len() > MESSAGE_LIMIT {
+            let mut end = MESSAGE_LIMIT;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.push_str(" [...]");
+        }
         WireError {
             code: error.code(),
-            message: error.to_string(),
+            message,
         }
     }
 
