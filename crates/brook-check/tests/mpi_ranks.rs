@@ -75,7 +75,7 @@ const PROGRAMS: &[&str] = &[
     "tests/compat/brookplus_scans.br",
 ];
 
-/// Builds brcc and its runtime library with MPI, then runs [`PROGRAMS`] on 2 and 3 ranks.
+/// Builds brcc, and its runtime library with MPI, then runs [`PROGRAMS`] on 2 and 3 ranks.
 fn programs_through_brcc() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let me = std::env::current_exe().expect("the test's own path");
@@ -84,19 +84,24 @@ fn programs_through_brcc() {
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .args(["build", "--quiet", "-p", "brcc", "-p", "brook-capi"])
-        .args(["--features", "brook-capi/mpi", "--target-dir"])
-        .arg(profile.parent().expect("target"));
-    if profile.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
+    // brcc as the workspace builds it (it needs no MPI of its own), then the library with MPI
+    // (it shares this test's MPI build of the runtime).
+    for (package, features) in [("brcc", None), ("brook-capi", Some("brook-capi/mpi"))] {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "-p", package, "--target-dir"]);
+        build.arg(profile.parent().expect("target"));
+        if let Some(features) = features {
+            build.args(["--features", features]);
+        }
+        if profile.file_name().is_some_and(|n| n == "release") {
+            build.arg("--release");
+        }
+        assert!(
+            build.status().expect("run cargo").success(),
+            "building {package} failed"
+        );
     }
-    assert!(
-        build.status().expect("run cargo").success(),
-        "building brcc and the MPI runtime library failed"
-    );
     let brcc = profile.join("brcc");
     for program in PROGRAMS {
         let path = root.join(program);
