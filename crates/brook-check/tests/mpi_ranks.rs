@@ -68,10 +68,8 @@ fn skipped(why: &str) {
 const PROGRAMS: &[&str] = &[
     "examples/heat.br",
     "examples/cg.br",
-    "examples/sum.br",
     "examples/prefix_sums.br",
     "tests/compat/brookgpu_cg_vectors.br",
-    "tests/compat/brookgpu_reductions.br",
     "tests/compat/brookplus_scans.br",
 ];
 

@@ -383,7 +383,8 @@ fn a_failure_on_another_rank_is_reported_naming_the_rank() {
             std::sync::Arc::new(Failing { inner, info });
         Ok(vec![failing])
     });
-    let group = brook::raw::local_job_of(2, "interp", open).expect("a job of threads");
+    let patience = std::time::Duration::from_secs(60);
+    let group = brook::raw::local_job_of(2, "interp", open, patience).expect("a job of threads");
     let group = Device::from_raw(group);
     let program = program();
     let x = Stream::from_slice(&group, &[8], &[1.0f32; 8]).expect("x");
@@ -402,6 +403,85 @@ fn a_failure_on_another_rank_is_reported_naming_the_rank() {
     assert_ne!(r.error(), brook::BError::NoError);
     let s = Stream::from_slice(&group, &[8], &[3.0f32; 8]).expect("s");
     assert_eq!(s.to_vec().expect("a later read"), vec![3.0f32; 8]);
+}
+
+/// A rank that works longer than rank 0's patience is not lost: it says it is alive while it
+/// works. A rank that is gone (its thread ended before it answered) is an error naming it,
+/// after the patience, never a hang.
+#[test]
+fn a_slow_rank_is_waited_for_and_a_gone_rank_is_named() {
+    let slow: std::sync::Arc<brook_runtime::remote::Opener> = std::sync::Arc::new(|_: &str| {
+        let inner = Device::find("interp", 1).expect("interp:1").raw().clone();
+        let slow: std::sync::Arc<dyn brook_runtime::Device> = std::sync::Arc::new(Slow(inner));
+        Ok(vec![slow])
+    });
+    let patience = std::time::Duration::from_millis(400);
+    let group = brook::raw::local_job_of(2, "interp", slow, patience).expect("a job");
+    let group = Device::from_raw(group);
+    let program = program();
+    let x = Stream::from_slice(&group, &[8], &[1.0f32; 8]).expect("x");
+    let r = Stream::<f32>::new(&group, &[8]).expect("r");
+    let saxpy = program.kernel("saxpy").expect("saxpy");
+    saxpy.launch(args![2.0f32, &x, &x, &r]).expect("queued");
+    assert_eq!(r.to_vec().expect("a slow rank's result"), vec![3.0f32; 8]);
+
+    // A rank whose process ends before it answers (here: its serving thread).
+    let vanishing: std::sync::Arc<brook_runtime::remote::Opener> =
+        std::sync::Arc::new(|_: &str| std::panic::resume_unwind(Box::new("rank 1 ended")));
+    let e = brook::raw::local_job_of(2, "interp", vanishing, patience)
+        .err()
+        .expect("rank 1 never answers");
+    let text = e.to_string();
+    assert!(
+        text.contains("rank 1") && text.contains("BRT_MPI_TIMEOUT"),
+        "{text}"
+    );
+}
+
+/// An interpreter whose launches take 1.2 s.
+struct Slow(std::sync::Arc<dyn brook_runtime::Device>);
+
+impl brook_runtime::Device for Slow {
+    fn info(&self) -> &brook_runtime::DeviceInfo {
+        self.0.info()
+    }
+    fn queue(&self) -> &brook_runtime::queue::Queue {
+        self.0.queue()
+    }
+    fn allocate(
+        &self,
+        bytes: usize,
+    ) -> Result<std::sync::Arc<dyn brook_runtime::Buffer>, brook_runtime::RuntimeError> {
+        self.0.allocate(bytes)
+    }
+    fn upload(
+        &self,
+        to: brook_runtime::buffer::Span<'_>,
+        data: &[u8],
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.0.upload(to, data)
+    }
+    fn download(
+        &self,
+        from: brook_runtime::buffer::Span<'_>,
+        out: &mut [u8],
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.0.download(from, out)
+    }
+    fn copy(
+        &self,
+        from: brook_runtime::buffer::Span<'_>,
+        to: brook_runtime::buffer::Span<'_>,
+    ) -> Result<(), brook_runtime::RuntimeError> {
+        self.0.copy(from, to)
+    }
+    fn launch(&self, plan: &brook_runtime::LaunchPlan) -> Result<(), brook_runtime::LaunchProblem> {
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        self.0.launch(plan)
+    }
+    fn synchronize(&self) -> Result<(), brook_runtime::RuntimeError> {
+        self.0.synchronize()
+    }
 }
 
 struct Failing {

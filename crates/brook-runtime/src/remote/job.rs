@@ -6,6 +6,7 @@ use crate::device::Device;
 use crate::error::RuntimeError;
 use crate::group::DeviceGroup;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The group of every rank's devices that `spec` names (a device spec such as `cpu`,
 /// `cuda:all`; empty for each rank's best device): rank 0's, then those [`super::connect`]
@@ -33,16 +34,18 @@ pub(super) fn own_devices(spec: &str) -> Result<Vec<Arc<dyn Device>>, RuntimeErr
 /// [`local_world`]'s link: the whole protocol of an MPI job without MPI (the tests use it).
 /// Returns [`job_group`] of `spec`.
 pub fn local_job(ranks: usize, spec: &str) -> Result<Arc<dyn Device>, RuntimeError> {
-    local_job_of(ranks, spec, Arc::new(own_devices))
+    local_job_of(ranks, spec, Arc::new(own_devices), Duration::from_secs(120))
 }
 
-/// [`local_job`], the other ranks opening their devices with `open`.
+/// [`local_job`], the other ranks opening their devices with `open`, rank 0 waiting
+/// `patience` for a word from a rank before it gives up on it.
 pub fn local_job_of(
     ranks: usize,
     spec: &str,
     open: Arc<Opener>,
+    patience: Duration,
 ) -> Result<Arc<dyn Device>, RuntimeError> {
-    let mut links = local_world(ranks.max(1)).into_iter();
+    let mut links = local_world(ranks.max(1), patience).into_iter();
     let first = links.next().expect("a job has rank 0");
     for link in links {
         let rank = link.rank();

@@ -10,8 +10,11 @@ use std::time::{Duration, Instant};
 /// Why a message did not get through.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LinkError {
-    #[error("no message from rank {rank} within {seconds} s (BRT_MPI_TIMEOUT)")]
-    Timeout { rank: usize, seconds: u64 },
+    #[error(
+        "no word from rank {rank} for {waited:?} (a rank says it is alive while it works; \
+         BRT_MPI_TIMEOUT sets the wait)"
+    )]
+    Timeout { rank: usize, waited: Duration },
     #[error("rank {rank} is gone: {why}")]
     Gone { rank: usize, why: String },
 }
@@ -25,8 +28,15 @@ pub trait Link: Send + Sync {
     /// Sends `parts` to rank `to` as consecutive messages of tag `tag`: no other thread's
     /// message to `to` with that tag comes between them.
     fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError>;
-    /// The next message of tag `tag` from rank `from`, waiting for it.
+    /// The next message of tag `tag` from rank `from`, waiting for it: a request (a serving
+    /// rank's) as long as the job runs, anything else until the link's patience has passed
+    /// with no word from `from` (a message of tag [`super::wire::tag::ALIVE`] is a word).
     fn receive(&self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError>;
+    /// How often a serving rank says it is alive while it works on a request (well within
+    /// the patience of [`Link::receive`]).
+    fn heartbeat(&self) -> Duration {
+        Duration::from_secs(1)
+    }
     /// The next part of tag `tag` from rank `from`, which the receiver knows to be `len` bytes
     /// long: a link may carry a long part as several messages ([`PIECE`] bytes each; MPI counts
     /// a message's bytes in an `int`). Parts whose length the receiver does not know (headers,
@@ -70,21 +80,23 @@ pub struct LocalLink {
     rank: usize,
     size: usize,
     mail: Arc<Mailboxes>,
-    /// How long a receive waits before it fails (a test never hangs).
+    /// How long a receive waits with no word from its sender before it fails (a test never
+    /// hangs).
     patience: Duration,
     /// The longest message: small, so that the tests carry long parts in pieces as MPI does.
     piece: usize,
 }
 
-/// The links of a job of `size` ranks that are threads of this process: link `r` is rank `r`.
-pub fn local_world(size: usize) -> Vec<LocalLink> {
+/// The links of a job of `size` ranks that are threads of this process: link `r` is rank `r`;
+/// a receive fails after `patience` with no word from its sender.
+pub fn local_world(size: usize, patience: Duration) -> Vec<LocalLink> {
     let mail = Arc::new(Mailboxes::default());
     (0..size)
         .map(|rank| LocalLink {
             rank,
             size,
             mail: mail.clone(),
-            patience: Duration::from_secs(120),
+            patience,
             piece: 16 * 1024,
         })
         .collect()
@@ -97,6 +109,10 @@ impl Link for LocalLink {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn heartbeat(&self) -> Duration {
+        self.patience / 4
     }
 
     fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError> {
@@ -122,7 +138,7 @@ impl Link for LocalLink {
             super::wire::tag::REQUEST => Duration::MAX,
             _ => self.patience,
         };
-        let deadline = Instant::now().checked_add(patience);
+        let mut deadline = Instant::now().checked_add(patience);
         let mut queues = self.mail.queues.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if let Some(message) = queues
@@ -131,13 +147,17 @@ impl Link for LocalLink {
             {
                 return Ok(message);
             }
+            let alive = queues.get_mut(&(from, self.rank, super::wire::tag::ALIVE));
+            if alive.is_some_and(|words| words.drain(..).count() > 0) {
+                deadline = Instant::now().checked_add(patience);
+            }
             let left = deadline.map_or(Duration::from_secs(3600), |d| {
                 d.saturating_duration_since(Instant::now())
             });
             if left.is_zero() {
                 return Err(LinkError::Timeout {
                     rank: from,
-                    seconds: self.patience.as_secs(),
+                    waited: self.patience,
                 });
             }
             queues = self

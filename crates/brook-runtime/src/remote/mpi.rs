@@ -104,7 +104,7 @@ pub struct MpiLink {
     sending: Vec<Mutex<()>>,
     /// Held around every MPI call where MPI does not allow calls from several threads at once.
     serial: Option<Mutex<()>>,
-    /// How long to wait for an answer (`BRT_MPI_TIMEOUT` seconds, 0 for ever).
+    /// How long to wait with no word from a rank (`BRT_MPI_TIMEOUT` seconds, 0 for ever).
     patience: Option<Duration>,
 }
 
@@ -119,7 +119,7 @@ impl MpiLink {
         let seconds = std::env::var("BRT_MPI_TIMEOUT")
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
-            .unwrap_or(300);
+            .unwrap_or(60);
         MpiLink {
             world,
             rank,
@@ -183,16 +183,22 @@ impl Link for MpiLink {
             return Ok(found.matched_receive_vec::<u8>().0);
         }
         let started = Instant::now();
+        let mut heard = started;
         loop {
             let found = self.serially(|| process.immediate_matched_probe_with_tag(tag as i32));
             if let Some(found) = found {
                 return Ok(self.serially(|| found.matched_receive_vec::<u8>().0));
             }
+            let alive = super::wire::tag::ALIVE as i32;
+            if let Some(word) = self.serially(|| process.immediate_matched_probe_with_tag(alive)) {
+                self.serially(|| word.matched_receive_vec::<u8>());
+                heard = Instant::now();
+            }
             let waited = started.elapsed();
-            if let Some(patience) = patience.filter(|p| waited > *p) {
+            if let Some(patience) = patience.filter(|p| heard.elapsed() > *p) {
                 return Err(LinkError::Timeout {
                     rank: from,
-                    seconds: patience.as_secs(),
+                    waited: patience,
                 });
             }
             if waited < SPIN {

@@ -12,7 +12,9 @@ use crate::device::Device;
 use crate::error::{LaunchError, RuntimeError};
 use brook_ir::ValidModule;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const OPERATION: &str = "MPI rank";
 
@@ -44,16 +46,55 @@ pub fn serve_with(link: &dyn Link, open: &Opener) -> Result<(), ServeError> {
         modules: HashMap::new(),
         failed: HashMap::new(),
     };
-    loop {
-        let header = link.receive(0, tag::REQUEST)?;
-        let request: Request = wire::decode(&header, "request").map_err(ServeError::Protocol)?;
-        if matches!(request, Request::Shutdown) {
-            for device in &server.devices {
-                let _ = device.synchronize();
+    let working = AtomicBool::new(false);
+    let ended = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| heartbeat(link, &working, &ended));
+        // The heartbeat ends with the loop, also when the loop panics.
+        let _end = SetOnDrop(&ended);
+        (|| loop {
+            let header = link.receive(0, tag::REQUEST)?;
+            let request: Request =
+                wire::decode(&header, "request").map_err(ServeError::Protocol)?;
+            working.store(true, Ordering::SeqCst);
+            if matches!(request, Request::Shutdown) {
+                for device in &server.devices {
+                    let _ = device.synchronize();
+                }
+                return Ok(());
             }
-            return Ok(());
+            let handled = server.handle(request);
+            working.store(false, Ordering::SeqCst);
+            handled?;
+        })()
+    })
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Tells rank 0, every [`Link::heartbeat`], that this rank is working on a request, so that
+/// a long one (a launch on the CPU, a synchronize after long kernels) is not taken for a lost
+/// rank; stops when `ended` is set.
+fn heartbeat(link: &dyn Link, working: &AtomicBool, ended: &AtomicBool) {
+    let beat = link.heartbeat();
+    let step = (beat / 10).max(Duration::from_millis(1));
+    let mut since = Instant::now();
+    while !ended.load(Ordering::SeqCst) {
+        std::thread::sleep(step);
+        if since.elapsed() < beat {
+            continue;
         }
-        server.handle(request)?;
+        since = Instant::now();
+        if working.load(Ordering::SeqCst) && link.send(0, tag::ALIVE, &[&[]]).is_err() {
+            return;
+        }
     }
 }
 

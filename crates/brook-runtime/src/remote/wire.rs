@@ -21,6 +21,9 @@ pub mod tag {
     pub const HELLO: u32 = 2;
     /// Bytes sent from one serving rank's buffer to another's (a copy between members).
     pub const PEER: u32 = 3;
+    /// A serving rank to rank 0, empty, every [`crate::remote::Link::heartbeat`] while it
+    /// works on a request: it is alive, however long the work takes.
+    pub const ALIVE: u32 = 4;
     /// A serving rank to rank 0, answering a request for its device `d`: `REPLY + d`.
     pub const REPLY: u32 = 16;
 }
