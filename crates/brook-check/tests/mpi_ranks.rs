@@ -1,8 +1,8 @@
 //! Programs over MPI ranks (`BRT_RUNTIME=mpi`), for real: this test starts itself under
-//! `mpirun` with 2 and 3 ranks (3 splits the rows raggedly) and checks what rank 0 printed
-//! and how the job ended. Under `mpirun`, rank 0 runs the conformance suite on the job's
-//! group of CPU devices (`mpi:cpu`) against the interpreter, and the other ranks serve their
-//! devices. A third job kills rank 1 in the middle: the job must end, non-zero, naming it.
+//! `mpirun` with 3 ranks (a ragged split of the rows) and checks what rank 0 printed and how
+//! the job ended. Under `mpirun`, rank 0 runs the conformance suite on the job's group of CPU
+//! devices (`mpi:cpu`) against the interpreter, and the other ranks serve their devices. A
+//! second job, of 2 ranks, kills rank 1 in the middle: the job must end, non-zero, naming it.
 //! Then Brook programs (examples and compatibility programs) run unchanged through `brcc run
 //! --np 2` and `--np 3`, each printing its expected output, with `libbrook_capi.so` built with
 //! MPI (this test builds it, and brcc).
@@ -33,16 +33,12 @@ fn main() {
     if Command::new("mpirun").arg("--version").output().is_err() {
         return skipped("no `mpirun` on the PATH (apt-get install openmpi-bin)");
     }
-    for ranks in [2, 3] {
-        let (ok, out, err) = job(ranks, &[]);
-        assert!(ok, "{ranks} ranks failed:\n{out}\n{err}");
-        assert!(out.contains(PASSED), "{ranks} ranks:\n{out}\n{err}");
-        assert!(
-            out.contains(&format!("{ranks} members")),
-            "{ranks} ranks:\n{out}"
-        );
-        println!("mpi_ranks: {ranks} ranks: passed");
-    }
+    // Three ranks split the rows raggedly; the programs below run on two as well.
+    let (ok, out, err) = job(3, &[]);
+    assert!(ok, "3 ranks failed:\n{out}\n{err}");
+    assert!(out.contains(PASSED), "3 ranks:\n{out}\n{err}");
+    assert!(out.contains("3 members"), "3 ranks:\n{out}");
+    println!("mpi_ranks: the suite on 3 ranks: passed");
     let (ok, out, err) = job(2, &[("BROOK_TEST_KILL_RANK", "1")]);
     assert!(
         !ok,
