@@ -58,8 +58,11 @@ pub fn serve_with(link: &dyn Link, open: &Opener) -> Result<(), ServeError> {
                 wire::decode(&header, "request").map_err(ServeError::Protocol)?;
             working.store(true, Ordering::SeqCst);
             if matches!(request, Request::Shutdown) {
+                // Rank 0 is gone: a last failure can only be printed here.
                 for device in &server.devices {
-                    let _ = device.synchronize();
+                    if let Err(e) = device.synchronize() {
+                        eprintln!("brook: rank {}: {}: {e}", link.rank(), device.info());
+                    }
                 }
                 return Ok(());
             }
