@@ -11,6 +11,7 @@ use crate::buffer::{Buffer, Rows, Span};
 use crate::error::{LaunchProblem, RuntimeError};
 use crate::plan::LaunchPlan;
 use crate::queue::Queue;
+use crate::shared_memory::{ForeignMemory, MemorySpace};
 use brook_codegen::abi::ParamBlock;
 use std::fmt;
 use std::sync::Arc;
@@ -154,6 +155,21 @@ pub trait Device: Send + Sync {
     /// `None` where the device has no such thing.
     fn beside(&self) -> Option<Arc<dyn Device>> {
         None
+    }
+    /// Where the device's buffers live, for sharing them with other libraries
+    /// ([`crate::shared_memory`]); `None` for a device that shares none.
+    fn memory_space(&self) -> Option<MemorySpace> {
+        None
+    }
+    /// The address of one of this device's buffers in [`Device::memory_space`].
+    fn buffer_address(&self, buffer: &dyn Buffer) -> Option<u64> {
+        let _ = buffer;
+        None
+    }
+    /// A buffer over memory another library made in this device's memory space.
+    fn adopt(&self, memory: ForeignMemory) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        drop(memory);
+        Err(crate::shared_memory::not_shared(&self.info().short_name()))
     }
     /// The members of a device group ([`crate::group`]); `None` for a single device.
     fn group_members(&self) -> Option<&[Arc<dyn Device>]> {

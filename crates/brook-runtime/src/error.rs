@@ -264,6 +264,9 @@ pub enum RuntimeError {
     Stream { code: BError, message: String },
     #[error(transparent)]
     Launch(Box<LaunchError>),
+    /// Memory could not be shared with another library in place ([`crate::shared_memory`]).
+    #[error("Shared Memory: {0}")]
+    Sharing(String),
 }
 
 impl RuntimeError {
@@ -280,7 +283,7 @@ impl RuntimeError {
                     BError::Read
                 }
             }
-            RuntimeError::NoDevice(..) => BError::NotSupported,
+            RuntimeError::NoDevice(..) | RuntimeError::Sharing(_) => BError::NotSupported,
             RuntimeError::Stream { code, .. } => *code,
             RuntimeError::Launch(e) => e.code(),
         }

@@ -47,6 +47,7 @@ pub mod queue;
 pub mod reduce_plan;
 pub mod registry;
 pub mod remote;
+pub mod shared_memory;
 pub mod slow_call;
 pub mod stream;
 pub mod vulkan;

@@ -183,6 +183,11 @@ impl LoomKernel {
         self.copies
     }
 
+    /// How many arguments a launch takes (the `global` arrays are made by each launch).
+    pub fn argument_count(&self) -> usize {
+        self.kernel.argument_count()
+    }
+
     /// The kernel's IR (what `brcc --emit ir` shows).
     pub fn ir(&self) -> &brook_ir::Kernel {
         self.kernel.ir()

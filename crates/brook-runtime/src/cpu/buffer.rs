@@ -1,12 +1,16 @@
 //! CPU device memory: zeroed, 64-byte aligned host allocations that compiled kernels address
 //! directly.
 //!
+//! A buffer may also be host memory another library made (a NumPy array shared through
+//! DLPack), which it keeps alive and never frees itself.
+//!
 //! A buffer is only read or written by work on its device's queue (transfers and launches run
 //! there one at a time), or by the worker threads of one launch, which the launch checks made
 //! sure write disjoint elements.
 
 use crate::buffer::{Buffer, Span};
 use crate::error::RuntimeError;
+use crate::shared_memory::ForeignMemory;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
 
@@ -15,6 +19,9 @@ const ALIGN: usize = 64;
 pub struct CpuBuffer {
     ptr: *mut u8,
     len: usize,
+    /// For memory another library made ([`CpuBuffer::adopt`]): what keeps it valid. `None`
+    /// for the buffer's own allocation.
+    foreign: Option<Box<dyn Any + Send + Sync>>,
 }
 
 // SAFETY: the memory is owned by the buffer; access is serialised by the device queue (see the
@@ -36,7 +43,21 @@ impl CpuBuffer {
         if ptr.is_null() {
             return Err(fail("out of memory".into()));
         }
-        Ok(CpuBuffer { ptr, len })
+        Ok(CpuBuffer {
+            ptr,
+            len,
+            foreign: None,
+        })
+    }
+
+    /// A buffer over host memory another library made (it stays valid while `memory.keep`
+    /// lives, which the buffer holds).
+    pub fn adopt(memory: ForeignMemory) -> CpuBuffer {
+        CpuBuffer {
+            ptr: memory.address as *mut u8,
+            len: memory.bytes,
+            foreign: Some(memory.keep),
+        }
     }
 
     pub fn len_bytes(&self) -> usize {
@@ -57,6 +78,9 @@ impl CpuBuffer {
 
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
+        if self.foreign.is_some() {
+            return; // another library's memory: its keeper (dropped next) frees it
+        }
         // SAFETY: allocated in `new` with this layout.
         unsafe {
             dealloc(

@@ -17,6 +17,7 @@ use crate::error::{LaunchProblem, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
+use crate::shared_memory::{ForeignMemory, MemorySpace};
 use brook_codegen::abi::Variant;
 use brook_codegen::cpu::{compile, CompiledKernel, Entry, Options};
 use buffer::CpuBuffer;
@@ -99,6 +100,19 @@ impl Device for CpuDevice {
 
     fn allocate(&self, bytes: usize) -> Result<Arc<dyn Buffer>, RuntimeError> {
         Ok(Arc::new(CpuBuffer::new(&self.info.description, bytes)?))
+    }
+
+    fn memory_space(&self) -> Option<MemorySpace> {
+        Some(MemorySpace::Host)
+    }
+
+    fn buffer_address(&self, buffer: &dyn Buffer) -> Option<u64> {
+        let buffer = bind::cpu_buffer(buffer).ok()?;
+        Some(buffer.ptr() as u64)
+    }
+
+    fn adopt(&self, memory: ForeignMemory) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        Ok(Arc::new(CpuBuffer::adopt(memory)))
     }
 
     fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {

@@ -1,8 +1,11 @@
 //! Device memory on a GPU: stream-ordered allocations (`cuMemAllocAsync`), zeroed when made
-//! (except scratch arrays) and freed on the device's stream after the work queued before the free.
+//! (except scratch arrays) and freed on the device's stream after the work queued before the free;
+//! or memory another library made on the GPU (PyTorch's, CuPy's through DLPack), kept alive
+//! by the buffer and never freed by it.
 
 use super::driver::{check, Handles};
 use crate::buffer::{Buffer, Span};
+use crate::shared_memory::ForeignMemory;
 use cudarc::driver::sys;
 use std::any::Any;
 
@@ -10,6 +13,9 @@ pub struct CudaBuffer {
     ptr: sys::CUdeviceptr,
     len: usize,
     handles: Handles,
+    /// For memory another library made ([`CudaBuffer::adopt`]): what keeps it valid. `None`
+    /// for the buffer's own allocation.
+    foreign: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl CudaBuffer {
@@ -43,7 +49,19 @@ impl CudaBuffer {
             ptr,
             len: bytes,
             handles,
+            foreign: None,
         })
+    }
+
+    /// A buffer over device memory another library made on this GPU (valid while
+    /// `memory.keep` lives, which the buffer holds until the work queued on it is done).
+    pub fn adopt(handles: Handles, memory: ForeignMemory) -> CudaBuffer {
+        CudaBuffer {
+            ptr: memory.address,
+            len: memory.bytes,
+            handles,
+            foreign: Some(memory.keep),
+        }
     }
 
     pub fn ptr(&self) -> u64 {
@@ -73,6 +91,16 @@ impl Buffer for CudaBuffer {
 
 impl Drop for CudaBuffer {
     fn drop(&mut self) {
+        if self.foreign.is_some() {
+            // Another library's memory: it may reuse it once its keeper is dropped (next), so
+            // the work queued on it must be done first. A failure here is the stream's own
+            // error, already reported.
+            if self.handles.bind().is_ok() {
+                // SAFETY: the stream belongs to the bound context.
+                let _ = unsafe { sys::cuStreamSynchronize(self.handles.stream) };
+            }
+            return;
+        }
         if self.handles.bind().is_ok() {
             // SAFETY: the pointer came from cuMemAllocAsync on this stream; the free is ordered
             // after every job queued on it. A failure leaks the memory, nothing worse.

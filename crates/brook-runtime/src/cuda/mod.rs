@@ -20,6 +20,7 @@ use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
 use crate::queue::Queue;
+use crate::shared_memory::{ForeignMemory, MemorySpace};
 use brook_codegen::abi::{ParamBlock, Variant};
 use brook_codegen::ptx::{compile, EntryKind, PtxKernel, Target};
 use buffer::CudaBuffer;
@@ -162,6 +163,21 @@ impl Device for CudaDevice {
                 reason,
             })?;
         Ok(Arc::new(buffer))
+    }
+
+    fn memory_space(&self) -> Option<MemorySpace> {
+        Some(MemorySpace::Cuda {
+            ordinal: self.info.ordinal,
+            stream: self.handles.stream as u64,
+        })
+    }
+
+    fn buffer_address(&self, buffer: &dyn Buffer) -> Option<u64> {
+        Some(buffer::cuda_buffer(buffer).ok()?.ptr())
+    }
+
+    fn adopt(&self, memory: ForeignMemory) -> Result<Arc<dyn Buffer>, RuntimeError> {
+        Ok(Arc::new(CudaBuffer::adopt(self.handles, memory)))
     }
 
     fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {

@@ -93,7 +93,18 @@ impl RawStream {
     ) -> Result<RawStream, RuntimeError> {
         let len = check_shape(dims, element.size())?;
         let buffer = device.allocate(len * element.size())?;
-        Ok(RawStream {
+        Ok(RawStream::with_buffer(device, element, dims, buffer))
+    }
+
+    /// A stream of `dims` (checked) over `buffer` (exactly its bytes).
+    pub(crate) fn with_buffer(
+        device: &Arc<dyn Device>,
+        element: ElementType,
+        dims: &[usize],
+        buffer: Arc<dyn Buffer>,
+    ) -> RawStream {
+        let len = dims.iter().product();
+        RawStream {
             inner: Arc::new(StreamInner {
                 id: next_id(),
                 storage: Arc::new(Storage {
@@ -112,7 +123,7 @@ impl RawStream {
                 state: Mutex::new(StreamState::default()),
                 parent: None,
             }),
-        })
+        }
     }
 
     /// A one-dimensional stream of no elements: what a vout kernel whose instances pushed
