@@ -86,5 +86,8 @@ def profile():
     try:
         yield result
     finally:
+        for device in devices():  # the block's work is counted once it has run
+            device.synchronize()
         set_profile(False)
         result.report = profile_report()
+        reset_profile()  # reported here: not again when the program ends

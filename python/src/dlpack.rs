@@ -73,9 +73,9 @@ fn data_type(kind: ScalarKind) -> DlDataType {
 }
 
 fn kind_of(dtype: DlDataType) -> Option<ScalarKind> {
-    ScalarKind::ALL
-        .into_iter()
-        .find(|&k| dtype.lanes == 1 && data_type(k).code == dtype.code && data_type(k).bits == dtype.bits)
+    ScalarKind::ALL.into_iter().find(|&k| {
+        dtype.lanes == 1 && data_type(k).code == dtype.code && data_type(k).bits == dtype.bits
+    })
 }
 
 /// `(device type, device id)` of a stream's memory.
@@ -252,7 +252,9 @@ pub fn import(
     let kwargs = PyDict::new(py);
     match space {
         Some(MemorySpace::Host) if device_type == CPU => {}
-        Some(MemorySpace::Cuda { ordinal, stream }) if (CUDA, ordinal as i32) == (device_type, device_id) => {
+        Some(MemorySpace::Cuda { ordinal, stream })
+            if (CUDA, ordinal as i32) == (device_type, device_id) =>
+        {
             kwargs.set_item("stream", stream)?;
         }
         _ => {
@@ -324,7 +326,9 @@ unsafe fn describe(
         .map(|k| unsafe { *tensor.shape.add(k) }.max(0) as usize)
         .collect();
     if !tensor.strides.is_null() {
-        let strides: Vec<i64> = (0..ndim).map(|k| unsafe { *tensor.strides.add(k) }).collect();
+        let strides: Vec<i64> = (0..ndim)
+            .map(|k| unsafe { *tensor.strides.add(k) })
+            .collect();
         let mut expected = 1i64;
         for (k, (&extent, &stride)) in shape.iter().zip(&strides).enumerate().rev() {
             if extent > 1 && stride != expected {

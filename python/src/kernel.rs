@@ -127,7 +127,11 @@ impl PyKernel {
         for warning in &report.warnings {
             crate::program::warn(py, warning)?;
         }
-        for (result, arg) in report.vouts.iter().filter_map(|v| Some((v, args.get(v.position)?))) {
+        for (result, arg) in report
+            .vouts
+            .iter()
+            .filter_map(|v| Some((v, args.get(v.position)?)))
+        {
             arg.cast::<PyStream>()?.get().replace(result.stream.clone());
         }
         match slots.pop() {
@@ -158,7 +162,15 @@ impl PyKernel {
         match param.takes {
             Takes::Value => {
                 let element = param.element.clone().ok_or_else(|| refuse("a value"))?;
-                let bytes = crate::values::to_bytes(arg, &element)?;
+                let bytes = crate::values::to_bytes(arg, &element).map_err(|e| {
+                    usage(format!(
+                        "argument `{}` of kernel `{}` ({}): {}",
+                        param.name,
+                        self.launcher.ir().name,
+                        param.role,
+                        e.value(py)
+                    ))
+                })?;
                 Ok(Slot::Value(Constant { element, bytes }))
             }
             Takes::Iterator => match arg.cast::<PyIter>() {
@@ -340,12 +352,21 @@ impl PyKernel {
 
     /// This kernel over the instances from `offset` of `size` (slowest axis first): Brook+
     /// `domainOffset`/`domainSize`.
-    fn with_domain(&self, offset: &Bound<'_, PyAny>, size: &Bound<'_, PyAny>) -> PyResult<PyKernel> {
+    fn with_domain(
+        &self,
+        offset: &Bound<'_, PyAny>,
+        size: &Bound<'_, PyAny>,
+    ) -> PyResult<PyKernel> {
         let Launcher::Brook(kernel) = &self.launcher else {
             return Err(usage("a LOOM kernel runs over its grid"));
         };
-        let (offset, size) = (crate::stream::shape_of(offset)?, crate::stream::shape_of(size)?);
-        Ok(PyKernel::new(Launcher::Brook(kernel.with_domain(&offset, &size))))
+        let (offset, size) = (
+            crate::stream::shape_of(offset)?,
+            crate::stream::shape_of(size)?,
+        );
+        Ok(PyKernel::new(Launcher::Brook(
+            kernel.with_domain(&offset, &size),
+        )))
     }
 
     #[getter]
@@ -357,11 +378,18 @@ impl PyKernel {
     /// `gather`, `scatter`, `reduce`, `iter`, `vout`).
     #[getter]
     fn params(&self) -> Vec<(String, &'static str)> {
-        self.params.iter().map(|p| (p.name.clone(), p.role)).collect()
+        self.params
+            .iter()
+            .map(|p| (p.name.clone(), p.role))
+            .collect()
     }
 
     fn __repr__(&self) -> String {
-        format!("brook.Kernel({}({}))", self.launcher.ir().name, self.signature())
+        format!(
+            "brook.Kernel({}({}))",
+            self.launcher.ir().name,
+            self.signature()
+        )
     }
 }
 

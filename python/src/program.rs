@@ -159,12 +159,15 @@ fn pair(value: &Bound<'_, PyAny>) -> PyResult<[u32; 2]> {
     if let Ok(x) = value.extract::<u32>() {
         return Ok([x, 1]);
     }
-    value.extract::<(u32, u32)>().map(|(x, y)| [x, y]).map_err(|_| {
-        usage(format!(
-            "a grid size is an int or an (x, y) pair, not {}",
-            crate::values::describe(value)
-        ))
-    })
+    value
+        .extract::<(u32, u32)>()
+        .map(|(x, y)| [x, y])
+        .map_err(|_| {
+            usage(format!(
+                "a grid size is an int or an (x, y) pair, not {}",
+                crate::values::describe(value)
+            ))
+        })
 }
 
 /// Sends compiler or launch warnings (rendered text) through Python's `warnings` module.
@@ -172,7 +175,7 @@ pub fn warn(py: Python<'_>, text: &str) -> PyResult<()> {
     if text.trim().is_empty() {
         return Ok(());
     }
-    let message = CString::new(text.trim_end().replace('\0', " "))
-        .map_err(|e| usage(e.to_string()))?;
+    let message =
+        CString::new(text.trim_end().replace('\0', " ")).map_err(|e| usage(e.to_string()))?;
     PyErr::warn(py, &py.get_type::<BrookWarning>(), &message, 1)
 }

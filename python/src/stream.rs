@@ -198,8 +198,7 @@ impl PyStream {
     /// Waits for the stream's queued work; raises `StreamError` if the stream holds an error.
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
         let stream = self.raw();
-        py.detach(move || brook_stream(stream).finish())
-            .map_err(to_py)
+        py.detach(move || finish(&stream)).map_err(to_py)
     }
 
     /// Every error and warning recorded on the stream ("" when none).
@@ -244,23 +243,15 @@ impl PyStream {
     }
 }
 
-/// `stream` as the Rust API's stream, for `finish`.
-fn brook_stream(stream: RawStream) -> StreamFinish {
-    StreamFinish(stream)
-}
-
-struct StreamFinish(RawStream);
-
-impl StreamFinish {
-    fn finish(&self) -> Result<(), brook::Error> {
-        if self.0.finish() {
-            return Ok(());
-        }
-        Err(brook::Error::Stream {
-            code: self.0.error().unwrap_or(brook_runtime::BError::Kernel),
-            log: self.0.error_log().trim_end().to_string(),
-        })
+/// Waits for `stream`'s work; the stream's error if it then holds one.
+fn finish(stream: &RawStream) -> Result<(), brook::Error> {
+    if stream.finish() {
+        return Ok(());
     }
+    Err(brook::Error::Stream {
+        code: stream.error().unwrap_or(brook_runtime::BError::Kernel),
+        log: stream.error_log().trim_end().to_string(),
+    })
 }
 
 /// The NumPy shape of a stream: its shape, then a vector's width.

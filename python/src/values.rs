@@ -72,12 +72,7 @@ fn components<'py>(
 }
 
 fn write_scalar(value: &Bound<'_, PyAny>, kind: ScalarKind, out: &mut [u8]) -> PyResult<()> {
-    let refuse = || {
-        usage(format!(
-            "{} is not a `{kind}` value",
-            describe(value)
-        ))
-    };
+    let refuse = || usage(format!("{} is not a `{kind}` value", describe(value)));
     if kind.is_float() {
         if value.is_instance_of::<PyBool>() {
             return Err(refuse());
@@ -111,7 +106,9 @@ fn write_scalar(value: &Bound<'_, PyAny>, kind: ScalarKind, out: &mut [u8]) -> P
         (0, (1i128 << (size * 8)) - 1)
     };
     if n < low || n > high {
-        return Err(usage(format!("{n} does not fit a `{kind}` ({low} to {high})")));
+        return Err(usage(format!(
+            "{n} does not fit a `{kind}` ({low} to {high})"
+        )));
     }
     out.copy_from_slice(&n.to_le_bytes()[..size]);
     Ok(())
@@ -184,4 +181,3 @@ fn scalar<'py>(py: Python<'py>, bytes: &[u8], kind: ScalarKind) -> PyResult<Boun
     };
     Ok(value)
 }
-

@@ -33,7 +33,11 @@ pub struct ForeignMemory {
 
 impl std::fmt::Debug for ForeignMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ForeignMemory({:#x}, {} bytes)", self.address, self.bytes)
+        write!(
+            f,
+            "ForeignMemory({:#x}, {} bytes)",
+            self.address, self.bytes
+        )
     }
 }
 
@@ -62,7 +66,7 @@ impl RawStream {
                 memory.bytes
             )));
         }
-        if memory.address % element.align() as u64 != 0 {
+        if !memory.address.is_multiple_of(element.align() as u64) {
             return Err(RuntimeError::Sharing(format!(
                 "the memory at {:#x} is not aligned for {element} elements ({} bytes)",
                 memory.address,
