@@ -79,6 +79,10 @@ def profile():
         with brook.profile() as p:
             prog.saxpy(2.0, x, y, r)
         print(p.report)
+
+    A launch is counted once it has run: the block's end waits for the devices of
+    `brook.devices()`; wait for the streams of other devices (a group's) in the block
+    (`stream.finish()`).
     """
     result = _Profile()
     reset_profile()

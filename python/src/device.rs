@@ -22,10 +22,11 @@ impl PyDevice {
         Ok(PyDevice { device })
     }
 
-    /// The short name: `cuda:0`, `cpu:0`, `interp:0`, `group:0`.
+    /// The device's spec, which `Device(name)` takes back: `cuda:0`, `cpu:0`, `interp:0`, or
+    /// a group's members joined by `+` (`cuda:0+cuda:1`).
     #[getter]
     fn name(&self) -> String {
-        self.device.info().short_name()
+        spec_of(&self.device)
     }
 
     /// The type name: `interp`, `cpu`, `cuda`, `vulkan` or `group`.
@@ -53,8 +54,11 @@ impl PyDevice {
     /// Waits for every launch and transfer queued on the device.
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
         let raw = self.device.raw().clone();
-        py.detach(move || raw.synchronize())
-            .map_err(crate::errors::runtime)
+        py.detach(move || {
+            raw.queue().wait_all();
+            raw.synchronize()
+        })
+        .map_err(crate::errors::runtime)
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -69,12 +73,22 @@ impl PyDevice {
     }
 
     fn __repr__(&self) -> String {
-        format!("brook.Device('{}')", self.device.info().short_name())
+        format!("brook.Device('{}')", self.name())
     }
 
     fn __str__(&self) -> String {
         self.description()
     }
+}
+
+/// A device's spec, which `brook::Device::from_spec` takes back.
+pub fn spec_of(device: &brook::Device) -> String {
+    let members = device.members();
+    if members.is_empty() {
+        return device.info().short_name();
+    }
+    let names: Vec<String> = members.iter().map(|m| m.info().short_name()).collect();
+    names.join("+")
 }
 
 impl PyDevice {

@@ -217,7 +217,7 @@ impl PyStream {
             "brook.Stream({} {:?} on {})",
             brook_name(stream.element()),
             stream.shape(),
-            stream.device().info().short_name()
+            crate::device::spec_of(&brook::Device::from_raw(stream.device().clone()))
         )
     }
 

@@ -256,7 +256,8 @@ def test_launch_warnings_go_through_warnings(device):
 def test_profile_context(device):
     prog = brook.Program("kernel void twice(float x<>, out float r<>) { r = x * 2.0f; }")
     x = brook.Stream.from_numpy(np.ones(8, np.float32), device=device)
+    out = brook.Stream.empty(8, device=device)
     with brook.profile() as p:
-        prog.twice(x, brook.Stream.empty(8, device=device))
-        brook.Stream.empty(1, device=device).finish()
-    assert "twice" in p.report and device.name in p.report
+        prog.twice(x, out)
+        out.finish()
+    assert "twice" in p.report and device.description.split(" ")[0] in p.report
