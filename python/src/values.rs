@@ -120,8 +120,8 @@ pub fn describe(value: &Bound<'_, PyAny>) -> String {
         .repr()
         .map(|r| r.to_string())
         .unwrap_or_else(|_| "?".into());
-    let repr = if repr.len() > 40 {
-        format!("{}...", &repr[..37.min(repr.len())])
+    let repr = if repr.chars().count() > 40 {
+        format!("{}...", repr.chars().take(37).collect::<String>())
     } else {
         repr
     };

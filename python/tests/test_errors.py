@@ -72,3 +72,13 @@ def test_struct_values_need_every_field():
     assert out.numpy().tolist() == [(1.5, 7), (1.5, 7)]
     with pytest.raises(brook.UsageError, match="has 2 parts, not 1"):
         prog.put((1.5,), out)
+
+
+def test_compile_warnings_go_through_warnings():
+    source = "kernel void f(float a<>, out float b<>) {\n  float k = 1.0;\n  b = a * k;\n}\n"
+    with pytest.warns(brook.BrookWarning, match="warn.br:2:13: warning"):
+        prog = brook.Program(source, name="warn.br")
+    assert "Mismatched type" in prog.warnings
+    out = brook.Stream.empty(2)
+    prog.f(np.array([1, 2], np.float32), out)
+    assert list(out.numpy()) == [1.0, 2.0]

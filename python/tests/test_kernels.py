@@ -201,6 +201,8 @@ def test_argument_count_and_kinds_are_checked(prog, device):
         prog.saxpy(1.0, x)
     with pytest.raises(brook.UsageError, match="argument `a` of kernel `saxpy` \\(const\\)"):
         prog.saxpy("two", x, x, x)
+    with pytest.raises(brook.UsageError, match=r"\.\.\. \(str\)"):  # long text cut, not split
+        prog.saxpy("\u00e9\u00e8" * 40, x, x, x)
 
 
 def test_refused_launches_raise_launch_errors(prog, device):
