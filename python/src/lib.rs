@@ -34,8 +34,18 @@ fn reset_profile() {
     brook::reset_profile();
 }
 
+/// Whether this build runs programs over MPI ranks (built with the `mpi` feature).
+#[pyfunction]
+fn mpi_available() -> bool {
+    cfg!(feature = "mpi")
+}
+
 #[pymodule]
 fn _brook(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Under `mpirun`, every rank but 0 serves its devices from here on and never returns to
+    // its script (rank 0 runs it); a build without MPI says on stderr that each rank runs
+    // the script alone.
+    brook_runtime::remote::join_job();
     errors::register(module)?;
     module.add_class::<device::PyDevice>()?;
     module.add_class::<stream::PyStream>()?;
@@ -48,5 +58,6 @@ fn _brook(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(set_profile, module)?)?;
     module.add_function(wrap_pyfunction!(profile_report, module)?)?;
     module.add_function(wrap_pyfunction!(reset_profile, module)?)?;
+    module.add_function(wrap_pyfunction!(mpi_available, module)?)?;
     Ok(())
 }
