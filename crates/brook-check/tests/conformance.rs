@@ -58,3 +58,44 @@ fn conformance_on_device_groups() {
     let outcome = exec::run_suite(&devices);
     outcome.assert_passed("conformance on device groups");
 }
+
+/// The suite on each Vulkan device as a device without `shaderFloat64` runs it (Apple GPUs
+/// through MoltenVK, Intel's Xe graphics): `float` division and square roots from integers,
+/// the interpreter's bits. A run that needs doubles is refused with a message naming the type
+/// or operation and the missing feature; those are counted and named, never passed silently.
+#[test]
+fn conformance_without_doubles() {
+    let vulkan = brook::Device::of_type("vulkan").unwrap_or_default().len();
+    if vulkan == 0 {
+        println!("conformance without doubles: no Vulkan device: skipped");
+        return;
+    }
+    let mut devices = vec![brook::Device::interp()];
+    for ordinal in 0..vulkan {
+        let without = brook_runtime::vulkan::device_with(ordinal, |o| o.float64 = false)
+            .expect("a Vulkan device listed opens");
+        devices.push(brook::Device::from_raw(without));
+    }
+    let mut outcome = exec::run_suite(&devices);
+    let refusal = "lacks 64-bit floats (Vulkan's shaderFloat64)";
+    let (refused, failures): (Vec<String>, Vec<String>) = outcome
+        .failures
+        .drain(..)
+        .partition(|line| line.contains(refusal));
+    outcome.failures = failures;
+    let cases: std::collections::BTreeSet<&str> = refused
+        .iter()
+        .filter_map(|line| line.split(':').next())
+        .collect();
+    println!(
+        "conformance without doubles: {} run(s) refused for needing doubles, in {} case(s): {}",
+        refused.len(),
+        cases.len(),
+        cases.into_iter().collect::<Vec<_>>().join(", ")
+    );
+    outcome.assert_passed("conformance without doubles");
+    assert!(
+        refused.len() * 4 < outcome.runs,
+        "most runs must run without doubles"
+    );
+}

@@ -131,6 +131,16 @@ pub enum LaunchProblem {
         feature: &'static str,
         at: Option<String>,
     },
+    /// The kernel uses an operation on `float` that the device computes only through
+    /// `double`, which it lacks; `at` shows where, when the program kept its source.
+    #[error("Kernel Execution: kernel `{kernel}` uses `{operation}` on `float`, which {device} computes through `double` and cannot: it lacks {feature}; run it on another device (the CPU device always can){}", at.as_ref().map(|a| format!("\n{a}")).unwrap_or_default())]
+    DeviceOperation {
+        kernel: String,
+        operation: &'static str,
+        device: String,
+        feature: &'static str,
+        at: Option<String>,
+    },
     #[error("execution failed: {0}")]
     Execution(String),
     #[error("vout `{name}`: the instance at {position:?} (x first) pushed {pushed} values, more than its bound of {limit}; its first {limit} were kept (declare a larger `vout [N]`)")]
@@ -215,7 +225,8 @@ impl LaunchError {
             LaunchProblem::NotSupported(_)
             | LaunchProblem::Compile { .. }
             | LaunchProblem::DeviceLimit(_)
-            | LaunchProblem::DeviceType { .. } => BError::NotSupported,
+            | LaunchProblem::DeviceType { .. }
+            | LaunchProblem::DeviceOperation { .. } => BError::NotSupported,
             LaunchProblem::ArgumentCount { .. }
             | LaunchProblem::ArgumentKind { .. }
             | LaunchProblem::Iterator { .. }

@@ -3,7 +3,8 @@
 //! two, small integers whose quotients are exact or ties), each result's bits against the
 //! host's IEEE 754 `float` operations, not only against the interpreter. (A Vulkan device
 //! divides through the device's approximate double division, corrected:
-//! `brook_codegen::mathlib::float32`.)
+//! `brook_codegen::mathlib::float32`; each Vulkan device is also tried as a device without
+//! doubles would run it, from integers: `brook_codegen::mathlib::float32_int`.)
 
 use brook::{args, Device, Program, Stream};
 
@@ -32,13 +33,26 @@ fn random_floats(seed: u64) -> Vec<f32> {
         .collect()
 }
 
+/// Every device, then every Vulkan device again as one without `shaderFloat64` (Apple GPUs
+/// through MoltenVK, Intel's Xe graphics) runs kernels.
+fn devices_with_and_without_doubles() -> Vec<Device> {
+    let mut devices = Device::all();
+    let vulkan = Device::of_type("vulkan").expect("a device type").len();
+    for ordinal in 0..vulkan {
+        let without = brook_runtime::vulkan::device_with(ordinal, |o| o.float64 = false)
+            .expect("a Vulkan device listed opens");
+        devices.push(Device::from_raw(without));
+    }
+    devices
+}
+
 #[test]
 fn float_division_and_square_root_are_correctly_rounded_on_every_device() {
     let source = "kernel void k(float a<>, float b<>, out float q<>, out float s<>) \
                   { q = a / b; s = sqrt(a); }";
     let program = Program::from_source("rounding.br", source).expect("compiles");
     let (a, b) = (random_floats(1), random_floats(2));
-    for device in Device::all() {
+    for device in devices_with_and_without_doubles() {
         let sa = Stream::from_slice(&device, &[N], &a).expect("a");
         let sb = Stream::from_slice(&device, &[N], &b).expect("b");
         let q = Stream::<f32>::new(&device, &[N]).expect("q");
@@ -66,5 +80,114 @@ fn float_division_and_square_root_are_correctly_rounded_on_every_device() {
             }
         }
         assert!(wrong.is_empty(), "{}:\n{}", device.info(), wrong.join("\n"));
+    }
+}
+
+/// Without `shaderFloat64`, what the Vulkan dialect computes only through doubles is refused
+/// before it runs, naming the operation, the device and the place; division, square roots and
+/// what is built on them run (above).
+#[test]
+fn operations_through_doubles_are_refused_by_name_without_them() {
+    let source = "kernel void wave(float a<>, out float r<>) { r = sin(a); }\n\
+                  kernel void rest(float4 a<>, float4 b<>, out float4 r<>) { r = fmod(a, b); }\n\
+                  kernel void fused(float a<>, out float r<>) { r = fma(a, a, a); }\n\
+                  kernel void wide(double a<>, out double r<>) { r = a * 2.0; }\n\
+                  kernel void unit(float4 a<>, out float4 r<>) { r = normalize(a) / length(a); }\n";
+    let program = Program::from_source("doubles.br", source).expect("compiles");
+    let vulkan = Device::of_type("vulkan").expect("a device type").len();
+    if vulkan == 0 {
+        eprintln!("no Vulkan device: the refusals without shaderFloat64 were not tried");
+    }
+    for ordinal in 0..vulkan {
+        let raw = brook_runtime::vulkan::device_with(ordinal, |o| o.float64 = false)
+            .expect("a Vulkan device listed opens");
+        let device = Device::from_raw(raw);
+        let name = device.info().to_string();
+        for (kernel, operation, line) in [
+            ("wave", "`sin` on `float`", "r = sin(a);"),
+            ("rest", "`fmod` on `float`", "r = fmod(a, b);"),
+            ("fused", "`fma` on `float`", "r = fma(a, a, a);"),
+            ("wide", "computes with `double`", "r = a * 2.0;"),
+        ] {
+            let four = kernel == "rest";
+            let (a, b, r) = if four {
+                let v = [[1.0f32; 4]; 2];
+                (
+                    Stream::from_slice(&device, &[2], &v)
+                        .expect("a")
+                        .raw()
+                        .clone(),
+                    Stream::from_slice(&device, &[2], &v)
+                        .expect("b")
+                        .raw()
+                        .clone(),
+                    Stream::<[f32; 4]>::new(&device, &[2])
+                        .expect("r")
+                        .raw()
+                        .clone(),
+                )
+            } else if kernel == "wide" {
+                (
+                    Stream::from_slice(&device, &[2], &[1.0f64; 2])
+                        .expect("a")
+                        .raw()
+                        .clone(),
+                    Stream::from_slice(&device, &[2], &[1.0f64; 2])
+                        .expect("b")
+                        .raw()
+                        .clone(),
+                    Stream::<f64>::new(&device, &[2]).expect("r").raw().clone(),
+                )
+            } else {
+                (
+                    Stream::from_slice(&device, &[2], &[1.0f32; 2])
+                        .expect("a")
+                        .raw()
+                        .clone(),
+                    Stream::from_slice(&device, &[2], &[1.0f32; 2])
+                        .expect("b")
+                        .raw()
+                        .clone(),
+                    Stream::<f32>::new(&device, &[2]).expect("r").raw().clone(),
+                )
+            };
+            let args: Vec<brook::Arg<'_>> = if four {
+                vec![
+                    brook::Arg::Stream(&a),
+                    brook::Arg::Stream(&b),
+                    brook::Arg::Stream(&r),
+                ]
+            } else {
+                vec![brook::Arg::Stream(&a), brook::Arg::Stream(&r)]
+            };
+            // Refused when the device's queue reaches the launch: the output holds the error.
+            let text = match program.kernel(kernel).expect("kernel").launch(&args) {
+                Err(error) => error.to_string(),
+                Ok(_) => {
+                    assert!(!r.finish(), "{kernel}: refused without doubles on {name}");
+                    r.error_log()
+                }
+            };
+            for part in [operation, "shaderFloat64", &name, line] {
+                assert!(text.contains(part), "{kernel}: `{part}` not in: {text}");
+            }
+        }
+        let v = [
+            [3.0f32, 4.0, 0.0, 0.0],
+            [1.0, 2.0, 3.0, 4.0],
+            [1e-3, -7.5, 2e10, 0.25],
+        ];
+        let unit = program.kernel("unit").expect("unit");
+        let run = |device: &Device| {
+            let a = Stream::from_slice(device, &[3], &v).expect("a");
+            let r = Stream::<[f32; 4]>::new(device, &[3]).expect("r");
+            unit.launch(args![&a, &r])
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            r.to_vec().expect("r")
+        };
+        let (got, want) = (run(&device), run(&Device::interp()));
+        let bits =
+            |v: &[[f32; 4]]| -> Vec<u32> { v.iter().flatten().map(|x| x.to_bits()).collect() };
+        assert_eq!(bits(&got), bits(&want), "{name}: {got:?} {want:?}");
     }
 }

@@ -17,6 +17,7 @@ pub mod consts;
 pub mod exact;
 mod exp_log;
 pub mod float32;
+pub mod float32_int;
 pub mod fma;
 mod inverse;
 pub mod native;
@@ -320,6 +321,8 @@ pub fn ulps_f32(a: f32, b: f32) -> u64 {
     u64::from(order(a).abs_diff(order(b)))
 }
 
+#[cfg(test)]
+mod float32_int_tests;
 #[cfg(test)]
 mod float32_tests;
 #[cfg(test)]

@@ -19,7 +19,6 @@ use std::collections::HashMap;
 pub struct SpirvArith<'s> {
     pub s: &'s mut Shell,
     glsl: Word,
-    f64_ty: Word,
     bool_ty: Word,
     floats: HashMap<u64, Word>,
     ints: HashMap<i64, Word>,
@@ -28,21 +27,25 @@ pub struct SpirvArith<'s> {
 }
 
 impl<'s> SpirvArith<'s> {
-    /// Needs the `Float64` capability in `shell`; `fused_fma`: the device's `Fma` is fused.
+    /// Needs the `Float64` capability in `shell` once a `double` operation is written (its
+    /// integer operations do not); `fused_fma`: the device's `Fma` is fused.
     pub fn new(s: &'s mut Shell, fused_fma: bool) -> SpirvArith<'s> {
         let glsl = s.glsl();
-        let f64_ty = s.ty(Scalar::F64);
         let bool_ty = s.b.type_bool();
         SpirvArith {
             s,
             glsl,
-            f64_ty,
             bool_ty,
             floats: HashMap::new(),
             ints: HashMap::new(),
             table: None,
             fused_fma,
         }
+    }
+
+    /// The `double` type (declared on first use).
+    fn f64_ty(&mut self) -> Word {
+        self.s.ty(Scalar::F64)
     }
 
     fn u64_ty(&self) -> Word {
@@ -135,7 +138,7 @@ fn cmp_int(b: &mut rspirv::dr::Builder, op: Cmp, ty: Word, x: Word, y: Word) -> 
 
 macro_rules! float_op {
     ($self:ident, $method:ident, $($arg:expr),+) => {{
-        let t = $self.f64_ty;
+        let t = $self.f64_ty();
         let r = $self.s.b.$method(t, None, $($arg),+).expect("in a block");
         $self.exact(r)
     }};
@@ -158,7 +161,8 @@ impl Arith for SpirvArith<'_> {
         if let Some(&w) = self.floats.get(&bits) {
             return w;
         }
-        let w = self.s.b.constant_bit64(self.f64_ty, bits);
+        let t = self.f64_ty();
+        let w = self.s.b.constant_bit64(t, bits);
         self.floats.insert(bits, w);
         w
     }
@@ -186,7 +190,8 @@ impl Arith for SpirvArith<'_> {
         if !self.fused_fma {
             return crate::mathlib::fma::emulated(self, a, b, c);
         }
-        let r = self.ext(self.f64_ty, glsl::FMA, &[a, b, c]);
+        let t = self.f64_ty();
+        let r = self.ext(t, glsl::FMA, &[a, b, c]);
         self.exact(r)
     }
     fn sqrt(&mut self, a: Word) -> Word {
@@ -196,27 +201,27 @@ impl Arith for SpirvArith<'_> {
         float_op!(self, f_div, a, b)
     }
     fn approx_sqrt(&mut self, a: Word) -> Word {
-        let r = self.ext(self.f64_ty, glsl::SQRT, &[a]);
+        let t = self.f64_ty();
+        let r = self.ext(t, glsl::SQRT, &[a]);
         self.exact(r)
     }
     fn round_to_f32(&mut self, a: Word) -> Word {
         let f32_ty = self.s.ty(Scalar::F32);
         let narrow = self.s.b.f_convert(f32_ty, None, a).expect("in a block");
-        let wide = self
-            .s
-            .b
-            .f_convert(self.f64_ty, None, narrow)
-            .expect("in a block");
+        let t = self.f64_ty();
+        let wide = self.s.b.f_convert(t, None, narrow).expect("in a block");
         self.exact(wide)
     }
     fn neg(&mut self, a: Word) -> Word {
         float_op!(self, f_negate, a)
     }
     fn abs(&mut self, a: Word) -> Word {
-        self.ext(self.f64_ty, glsl::FABS, &[a])
+        let t = self.f64_ty();
+        self.ext(t, glsl::FABS, &[a])
     }
     fn rint(&mut self, a: Word) -> Word {
-        self.ext(self.f64_ty, glsl::ROUND_EVEN, &[a])
+        let t = self.f64_ty();
+        self.ext(t, glsl::ROUND_EVEN, &[a])
     }
     fn cmp(&mut self, op: Cmp, a: Word, b: Word) -> Word {
         cmp_float(&mut self.s.b, op, self.bool_ty, a, b)
@@ -237,7 +242,7 @@ impl Arith for SpirvArith<'_> {
         self.s.b.logical_not(t, None, a).expect("in a block")
     }
     fn select(&mut self, p: Word, a: Word, b: Word) -> Word {
-        let t = self.f64_ty;
+        let t = self.f64_ty();
         self.s.b.select(t, None, p, a, b).expect("in a block")
     }
     fn select_int(&mut self, p: Word, a: Word, b: Word) -> Word {
@@ -247,7 +252,7 @@ impl Arith for SpirvArith<'_> {
         int_op!(self, bitcast, a)
     }
     fn bits_to_float(&mut self, a: Word) -> Word {
-        let t = self.f64_ty;
+        let t = self.f64_ty();
         self.s.b.bitcast(t, None, a).expect("in a block")
     }
     fn iadd(&mut self, a: Word, b: Word) -> Word {
@@ -344,11 +349,11 @@ impl Arith for SpirvArith<'_> {
         self.s.b.u_less_than(t, None, a, b).expect("in a block")
     }
     fn int_to_float(&mut self, a: Word) -> Word {
-        let t = self.f64_ty;
+        let t = self.f64_ty();
         self.s.b.convert_s_to_f(t, None, a).expect("in a block")
     }
     fn uint_to_float(&mut self, a: Word) -> Word {
-        let t = self.f64_ty;
+        let t = self.f64_ty();
         self.s.b.convert_u_to_f(t, None, a).expect("in a block")
     }
     fn two_over_pi_word(&mut self, index: Word) -> Word {

@@ -209,6 +209,7 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     s.fused_fma = options.fused_fma;
     s.tuning = options.tuning;
     s.flushes_f32 = options.flushes_f32;
+    s.float64 = options.float64;
     s.preserve_signed_zero = options.preserve_signed_zero;
     opaque_zero(&mut s);
     s

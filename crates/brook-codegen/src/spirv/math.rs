@@ -249,6 +249,11 @@ impl Shell {
     }
 
     fn sqrt(&mut self, kind: ScalarKind, x: Word) -> Word {
+        if kind == ScalarKind::F32 && !self.float64 {
+            return self.float_from_bits(&[x], |arith, bits, flush| {
+                crate::mathlib::float32_int::sqrt_bits(arith, bits[0], flush)
+            });
+        }
         let wide = if kind == ScalarKind::F32 {
             self.widen(x)
         } else {

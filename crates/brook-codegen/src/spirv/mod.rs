@@ -28,6 +28,7 @@ pub mod scalar;
 pub mod shell;
 pub mod sink;
 pub mod validate;
+pub mod without_doubles;
 
 /// A module's code: SPIR-V words, ready for `vkCreateShaderModule`.
 #[derive(Clone, Debug)]

@@ -256,6 +256,11 @@ impl Shell {
     /// (fuzz seed 52400, kernels 574, 2741, 2877, 4871).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
         let fused = self.fused_fma;
+        if kind == ScalarKind::F32 && !self.float64 {
+            return self.float_from_bits(&[a, b], |arith, bits, flush| {
+                crate::mathlib::float32_int::div_bits(arith, bits[0], bits[1], flush)
+            });
+        }
         if kind == ScalarKind::F64 {
             let mut arith = SpirvArith::new(self, fused);
             return crate::mathlib::exact::div(&mut arith, a, b);
@@ -271,6 +276,32 @@ impl Shell {
         };
         let f32_ty = self.b.type_float(32);
         op!(self, f_convert, f32_ty, q)
+    }
+
+    /// A `float` operation computed on its operands' bits with 64-bit integers (for a device
+    /// without `double`): `op` gets them zero-extended, and whether `float` subnormals
+    /// flush, and gives the result's bits.
+    pub fn float_from_bits(
+        &mut self,
+        operands: &[Word],
+        op: impl FnOnce(&mut SpirvArith<'_>, &[Word], bool) -> Word,
+    ) -> Word {
+        let (u32_ty, u64_ty) = (self.u32_ty(), self.u64_ty());
+        let bits: Vec<Word> = operands
+            .iter()
+            .map(|&x| {
+                let narrow = op!(self, bitcast, u32_ty, x);
+                op!(self, u_convert, u64_ty, narrow)
+            })
+            .collect();
+        let (fused, flush) = (self.fused_fma, self.flushes_f32);
+        let result = {
+            let mut arith = SpirvArith::new(self, fused);
+            op(&mut arith, &bits, flush)
+        };
+        let narrow = op!(self, u_convert, u32_ty, result);
+        let f32_ty = self.b.type_float(32);
+        op!(self, bitcast, f32_ty, narrow)
     }
 
     /// The exact remainder ([`Shell::fmod_f64`]; a `float`'s through `double`, exactly).

@@ -41,6 +41,9 @@ pub struct Shell {
     /// The device flushes `float` subnormals: a `float` widened to `double` is flushed
     /// explicitly first ([`Shell::widen`]), so that every use sees the same zero.
     pub flushes_f32: bool,
+    /// The device has `double` arithmetic (`shaderFloat64`); without it, `float` division
+    /// and square roots are computed from integers ([`crate::mathlib::float32_int`]).
+    pub float64: bool,
     /// Ask the device to keep signed zeros, infinities and NaNs in `float` and `double`
     /// operations (`shaderSignedZeroInfNanPreserveFloat32`/`64`: only where it offers it).
     pub preserve_signed_zero: (bool, bool),
@@ -131,6 +134,7 @@ impl Shell {
             fused_fma: false,
             tuning: crate::Tuning::DEFAULT,
             flushes_f32: false,
+            float64: true,
             preserve_signed_zero: (false, false),
             capabilities,
             builtins: Vec::new(),

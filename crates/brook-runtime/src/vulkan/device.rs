@@ -105,11 +105,16 @@ fn description(ordinal: usize, info: &GpuInfo, flushes: bool) -> String {
     if let Some(limit) = info.loop_limit {
         notes.push_str(&format!(", loops end after {limit} iterations"));
     }
+    if !info.float64 {
+        notes.push_str(", no double arithmetic");
+    }
     format!("vulkan:{ordinal} ({}{notes})", info.name)
 }
 
-/// A kernel that computes with `double` on a device without `shaderFloat64` (`options`):
-/// refused, naming the type, the device and the place.
+/// A kernel that computes with `double`, or with a `float` operation this dialect computes
+/// through `double` (`brook_codegen::spirv::without_doubles`), on a device without
+/// `shaderFloat64` (`options`): refused, naming the type or operation, the device and the
+/// place.
 fn check_types(
     module: &brook_ir::Module,
     kernel: &brook_ir::Kernel,
@@ -119,13 +124,23 @@ fn check_types(
     if options.float64 {
         return Ok(());
     }
-    match first_use_of_kind(module, kernel, ScalarKind::F64) {
-        None => Ok(()),
-        Some(span) => Err(LaunchProblem::DeviceType {
+    const FEATURE: &str = "64-bit floats (Vulkan's shaderFloat64)";
+    if let Some(span) = first_use_of_kind(module, kernel, ScalarKind::F64) {
+        return Err(LaunchProblem::DeviceType {
             kernel: kernel.name.clone(),
             ty: "double",
             device: device.to_string(),
-            feature: "64-bit floats (Vulkan's shaderFloat64)",
+            feature: FEATURE,
+            at: module.excerpt(span),
+        });
+    }
+    match brook_codegen::spirv::without_doubles::first_use_needing_doubles(kernel) {
+        None => Ok(()),
+        Some((operation, span)) => Err(LaunchProblem::DeviceOperation {
+            kernel: kernel.name.clone(),
+            operation,
+            device: device.to_string(),
+            feature: FEATURE,
             at: module.excerpt(span),
         }),
     }

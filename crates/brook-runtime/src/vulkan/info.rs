@@ -209,10 +209,7 @@ fn missing(info: &GpuInfo, api_version: u32) -> Option<String> {
     if !info.int64 {
         lacks.push("shaderInt64");
     }
-    // The SPIR-V dialect divides `float`s exactly, and takes their remainders and square
-    // roots, through `double` (a dialect for devices without it is still to come).
-    if !info.float64 {
-        lacks.push("shaderFloat64 (Brook's exact float division uses doubles)");
-    }
+    // Without `shaderFloat64` the device runs kernels that need no doubles: `float` division
+    // and square roots come from integers (`brook_codegen::spirv::without_doubles`).
     (!lacks.is_empty()).then(|| format!("the device lacks {}", lacks.join(", ")))
 }
