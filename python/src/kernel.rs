@@ -96,7 +96,6 @@ impl PyKernel {
     fn call<'py>(
         &self,
         py: Python<'py>,
-        launcher: &Launcher,
         args: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let host_result = self.is_reduction() && args.len() + 1 == self.params.len();
@@ -121,7 +120,7 @@ impl PyKernel {
         }
         let report = {
             let args: Vec<Arg<'_>> = slots.iter_mut().map(as_arg).collect();
-            let launcher = launcher.clone();
+            let launcher = self.launcher.clone();
             py.detach(move || launcher.launch(&args)).map_err(to_py)?
         };
         for warning in &report.warnings {
@@ -275,7 +274,7 @@ impl PyKernel {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut args: Vec<Bound<'py, PyAny>> = args.iter().collect();
         args.extend(out);
-        self.call(py, &self.launcher, args)
+        self.call(py, args)
     }
 
     /// The reduction of the arguments (the target left out), as a Python value.
@@ -301,7 +300,7 @@ impl PyKernel {
                 args.len()
             )));
         }
-        let value = self.call(py, &self.launcher, args)?;
+        let value = self.call(py, args)?;
         value.ok_or_else(|| usage("the reduction ran over nothing"))
     }
 
@@ -343,10 +342,9 @@ impl PyKernel {
         if whole {
             request = request.whole_stream();
         }
-        let launcher = Launcher::Brook(kernel.with_scan(request));
+        let scanned = PyKernel::new(Launcher::Brook(kernel.with_scan(request)));
         let args = vec![input.clone().into_any(), output.clone().into_any()];
-        let scanned = PyKernel::new(launcher.clone());
-        scanned.call(py, &launcher, args)?;
+        scanned.call(py, args)?;
         Ok(output.unbind())
     }
 

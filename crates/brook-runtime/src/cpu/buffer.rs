@@ -24,8 +24,8 @@ pub struct CpuBuffer {
     foreign: Option<Box<dyn Any + Send + Sync>>,
 }
 
-// SAFETY: the memory is owned by the buffer; access is serialised by the device queue (see the
-// module docs).
+// SAFETY: the memory is owned by the buffer, or kept valid by the keeper it holds; access is
+// serialised by the device queue (see the module docs).
 unsafe impl Send for CpuBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for CpuBuffer {}
