@@ -1,11 +1,13 @@
-//! `float` division and square root correctly rounded from 64-bit integer operations alone,
+//! `float` division, square root and remainder (`fmod`) correctly rounded from 64-bit integer
+//! operations alone,
 //! for devices without doubles (Vulkan devices without `shaderFloat64`: Apple GPUs through
 //! MoltenVK, Intel's Xe graphics, most mobile GPUs), where [`super::float32`] cannot run.
 //!
 //! Values are a `float`'s bits in the low 32 bits of an integer. The significands are
 //! normalised to 24 bits (subnormals too), the quotient is found bit by bit (restoring
 //! division, 27 bits) and the root digit by digit (25 bits), each with its exact remainder,
-//! and the result is rounded once to nearest even from its guard bit and the remainder:
+//! and the result is rounded once to nearest even from its guard bit and the remainder (the
+//! remainder of `fmod` is exact: integer remainders, 40 doublings at a time):
 //! IEEE 754's results, subnormal quotients included. About 200 integer operations each,
 //! without branches. NaN operands give a quiet NaN (the first operand's), invalid operations
 //! the default NaN. `flush`: operands that are subnormal read as zeros of their sign, as on a
@@ -80,6 +82,59 @@ pub fn sqrt_bits<A: Arith>(a: &mut A, x: A::I, flush: bool) -> A::I {
     let e = a.iadd(half, bias);
     let magnitude = round(a, root, remainder, e, one);
     special_sqrt(a, x, magnitude)
+}
+
+/// The bits of `fmod(x, y)` (both `float` bits): `x - n * y` for the integer `n` that
+/// truncates `x / y`, which is exact (it has the sign of `x` and is smaller than `y`).
+pub fn rem_bits<A: Arith>(a: &mut A, x: A::I, y: A::I, flush: bool) -> A::I {
+    let (x, y) = if flush {
+        (flush_subnormal(a, x), flush_subnormal(a, y))
+    } else {
+        (x, y)
+    };
+    let (mx, ex) = significand(a, x);
+    let (my, ey) = significand(a, y);
+    // |x| = mx * 2^d units of y's (d = ex - ey >= 0 where |x| >= |y|): the remainder of
+    // mx * 2^d by my, taken 40 doublings at a time (mx, my < 2^24), at most 7 steps.
+    let zero = a.int(0);
+    let mut left = a.isub(ex, ey);
+    let mut rest = a.urem(mx, my);
+    let forty = a.int(40);
+    for _ in 0..7 {
+        let more = a.icmp(Cmp::Gt, left, forty);
+        let step = a.select_int(more, forty, left);
+        let negative = a.icmp(Cmp::Lt, step, zero);
+        let step = a.select_int(negative, zero, step);
+        let moved = a.shl(rest, step);
+        rest = a.urem(moved, my);
+        left = a.isub(left, step);
+    }
+    // rest * 2^(ey - 150): normalised to 24 bits, or a subnormal (exact either way).
+    let leading = a.clz(rest);
+    let forty_leading = a.int(40);
+    let shift = a.isub(leading, forty_leading);
+    let m = a.shl(rest, shift);
+    let e = a.isub(ey, shift);
+    let one = a.int(1);
+    let below_normal = a.isub(one, e);
+    let subnormal = a.icmp(Cmp::Gt, below_normal, zero);
+    let extra = a.select_int(subnormal, below_normal, zero);
+    let e = a.select_int(subnormal, one, e);
+    let kept = a.lshr(m, extra);
+    let twenty_three = a.int(23);
+    let e_below = a.isub(e, one);
+    let field = a.shl(e_below, twenty_three);
+    let magnitude = a.iadd(field, kept);
+    let is_zero = a.icmp(Cmp::Eq, rest, zero);
+    let magnitude = a.select_int(is_zero, zero, magnitude);
+    let sign = masked(a, x, SIGN);
+    let finite = a.ior(sign, magnitude);
+    // |x| < |y|: x itself.
+    let ax = masked(a, x, MAGNITUDE);
+    let ay = masked(a, y, MAGNITUDE);
+    let smaller = a.icmp(Cmp::Lt, ax, ay);
+    let finite = a.select_int(smaller, x, finite);
+    special_rem(a, x, y, finite)
 }
 
 /// `value & mask`.
@@ -230,6 +285,26 @@ fn special_div<A: Arith>(a: &mut A, x: A::I, y: A::I, sign: A::I, finite: A::I) 
     let both_inf = a.and(x_inf, y_inf);
     let both_zero = a.and(x_zero, y_zero);
     let invalid = a.or(both_inf, both_zero);
+    let nan = a.int(DEFAULT_NAN);
+    let r = a.select_int(invalid, nan, r);
+    let y_quiet = quiet(a, y);
+    let r = a.select_int(y_nan, y_quiet, r);
+    let x_quiet = quiet(a, x);
+    a.select_int(x_nan, x_quiet, r)
+}
+
+/// `finite` unless an operand is a NaN, `x` an infinity or a zero, or `y` an infinity or a
+/// zero.
+fn special_rem<A: Arith>(a: &mut A, x: A::I, y: A::I, finite: A::I) -> A::I {
+    let x_nan = magnitude_is(a, x, Cmp::Gt, INFINITY);
+    let y_nan = magnitude_is(a, y, Cmp::Gt, INFINITY);
+    let x_inf = magnitude_is(a, x, Cmp::Eq, INFINITY);
+    let y_inf = magnitude_is(a, y, Cmp::Eq, INFINITY);
+    let x_zero = magnitude_is(a, x, Cmp::Eq, 0);
+    let y_zero = magnitude_is(a, y, Cmp::Eq, 0);
+    let keep_x = a.or(x_zero, y_inf);
+    let r = a.select_int(keep_x, x, finite);
+    let invalid = a.or(x_inf, y_zero);
     let nan = a.int(DEFAULT_NAN);
     let r = a.select_int(invalid, nan, r);
     let y_quiet = quiet(a, y);

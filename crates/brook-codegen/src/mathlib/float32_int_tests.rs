@@ -2,11 +2,21 @@
 //! operands in every pair, random bit patterns, operands of nearby magnitudes, quotients in the
 //! subnormal range; and the flushing form against the host's on flushed operands.
 
-use super::float32_int::{div_bits, sqrt_bits};
+use super::float32_int::{div_bits, rem_bits, sqrt_bits};
 use super::native::Native;
 
 fn div(x: f32, y: f32, flush: bool) -> u32 {
     let bits = div_bits(
+        &mut Native,
+        i64::from(x.to_bits()),
+        i64::from(y.to_bits()),
+        flush,
+    );
+    u32::try_from(bits).expect("a float's bits")
+}
+
+fn rem(x: f32, y: f32, flush: bool) -> u32 {
+    let bits = rem_bits(
         &mut Native,
         i64::from(x.to_bits()),
         i64::from(y.to_bits()),
@@ -132,8 +142,39 @@ fn flushing_reads_subnormal_operands_as_zeros() {
         let expected = flushed(x) / flushed(y);
         assert!(same(div(x, y, true), expected), "{x:e} / {y:e}");
         assert!(same(sqrt(x, true), flushed(x).sqrt()), "sqrt {x:e}");
+        assert!(
+            same(rem(x, y, true), flushed(x) % flushed(y)),
+            "{x:e} % {y:e}"
+        );
     }
     // A quotient in the subnormal range is kept.
     let tiny = f32::MIN_POSITIVE;
     assert_eq!(div(tiny, 4.0, true), (tiny / 4.0).to_bits());
+}
+
+#[test]
+fn remainders() {
+    for &x in &specials() {
+        for &y in &specials() {
+            assert!(same(rem(x, y, false), x % y), "{x:e} % {y:e}");
+        }
+    }
+    let mut bits = Bits(0x5DEE_CE66_D1CE_4E5B);
+    for n in 0..200_000 {
+        let x = f32::from_bits(bits.next());
+        let y = match n % 3 {
+            // Far apart: many doublings; near: few; any bits.
+            0 => f32::from_bits(bits.next() & 0x80FF_FFFF),
+            1 => f32::from_bits((x.to_bits() & 0xFF80_0000) ^ (bits.next() & 0x0F7F_FFFF)),
+            _ => f32::from_bits(bits.next()),
+        };
+        assert!(
+            same(rem(x, y, false), x % y),
+            "{x:e} % {y:e} ({:#x} % {:#x})",
+            x.to_bits(),
+            y.to_bits()
+        );
+    }
+    assert_eq!(rem(f32::MAX, f32::from_bits(1), false), 0);
+    assert_eq!(rem(-f32::MAX, 3.0, false), (-f32::MAX % 3.0).to_bits());
 }

@@ -77,6 +77,7 @@ impl Arith for Sloppy {
         isub(a: i64, b: i64) -> i64;
         imul(a: i64, b: i64) -> i64;
         umulhi(a: i64, b: i64) -> i64;
+        urem(a: i64, b: i64) -> i64;
         iand(a: i64, b: i64) -> i64;
         ior(a: i64, b: i64) -> i64;
         shl(a: i64, by: i64) -> i64;

@@ -100,6 +100,8 @@ pub trait Arith {
     fn imul(&mut self, a: Self::I, b: Self::I) -> Self::I;
     /// The high 64 bits of the unsigned 128-bit product.
     fn umulhi(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// The remainder of unsigned `a / b` (`b` not zero).
+    fn urem(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn iand(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn ior(&mut self, a: Self::I, b: Self::I) -> Self::I;
     fn shl(&mut self, a: Self::I, by: Self::I) -> Self::I;

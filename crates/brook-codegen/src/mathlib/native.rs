@@ -116,6 +116,9 @@ impl Arith for Native {
     fn umulhi(&mut self, a: i64, b: i64) -> i64 {
         ((u128::from(a as u64) * u128::from(b as u64)) >> 64) as i64
     }
+    fn urem(&mut self, a: i64, b: i64) -> i64 {
+        ((a as u64) % (b as u64).max(1)) as i64
+    }
     fn iand(&mut self, a: i64, b: i64) -> i64 {
         a & b
     }

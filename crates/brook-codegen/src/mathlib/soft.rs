@@ -525,6 +525,9 @@ impl<A: Arith> Arith for Soft<'_, A> {
     fn umulhi(&mut self, a: A::I, b: A::I) -> A::I {
         self.inner.umulhi(a, b)
     }
+    fn urem(&mut self, a: A::I, b: A::I) -> A::I {
+        self.inner.urem(a, b)
+    }
     fn iand(&mut self, a: A::I, b: A::I) -> A::I {
         self.inner.iand(a, b)
     }

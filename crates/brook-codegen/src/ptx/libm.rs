@@ -208,6 +208,9 @@ impl Arith for PtxArith {
     fn umulhi(&mut self, a: IReg, b: IReg) -> IReg {
         self.int_op("mul.hi.u64", a, b)
     }
+    fn urem(&mut self, a: IReg, b: IReg) -> IReg {
+        self.int_op("rem.u64", a, b)
+    }
     fn iand(&mut self, a: IReg, b: IReg) -> IReg {
         self.int_op("and.b64", a, b)
     }

@@ -277,6 +277,9 @@ impl Arith for SpirvArith<'_> {
             .composite_extract(t, None, both, [1])
             .expect("in a block")
     }
+    fn urem(&mut self, a: Word, b: Word) -> Word {
+        int_op!(self, u_mod, a, b)
+    }
     fn iand(&mut self, a: Word, b: Word) -> Word {
         int_op!(self, bitwise_and, a, b)
     }

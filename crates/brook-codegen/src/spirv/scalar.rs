@@ -306,6 +306,11 @@ impl Shell {
 
     /// The exact remainder ([`Shell::fmod_f64`]; a `float`'s through `double`, exactly).
     fn float_rem(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
+        if kind == ScalarKind::F32 && !self.float64 {
+            return self.float_from_bits(&[a, b], |arith, bits, flush| {
+                crate::mathlib::float32_int::rem_bits(arith, bits[0], bits[1], flush)
+            });
+        }
         if kind == ScalarKind::F64 {
             return self.fmod_f64(a, b);
         }
