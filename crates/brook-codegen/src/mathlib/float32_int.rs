@@ -137,6 +137,81 @@ pub fn rem_bits<A: Arith>(a: &mut A, x: A::I, y: A::I, flush: bool) -> A::I {
     special_rem(a, x, y, finite)
 }
 
+/// The bits of `x * y + z` (`float` bits) rounded once to the nearest `float`.
+pub fn fma_bits<A: Arith>(a: &mut A, x: A::I, y: A::I, z: A::I, flush: bool) -> A::I {
+    let (x, y, z) = if flush {
+        let (x, y) = (flush_subnormal(a, x), flush_subnormal(a, y));
+        (x, y, flush_subnormal(a, z))
+    } else {
+        (x, y, z)
+    };
+    let (mx, ex) = significand(a, x);
+    let (my, ey) = significand(a, y);
+    let (mz, ez) = significand(a, z);
+    // The exact product (46 to 48 bits) and the addend, each moved up to about bit 61, with
+    // the exponent of their lowest bit.
+    let product = a.imul(mx, my);
+    let fourteen = a.int(14);
+    let product = a.shl(product, fourteen);
+    let e_sum = a.iadd(ex, ey);
+    let offset = a.int(-314);
+    let unit_p = a.iadd(e_sum, offset);
+    let thirty_eight = a.int(38);
+    let addend = a.shl(mz, thirty_eight);
+    let offset = a.int(-188);
+    let unit_z = a.iadd(ez, offset);
+    // The one with the lower unit moves down to the other's, its lost bits kept as one
+    // sticky bit (enough guard bits remain below a float's 24 for one rounding).
+    let p_first = a.icmp(Cmp::Ge, unit_p, unit_z);
+    let big = a.select_int(p_first, product, addend);
+    let small = a.select_int(p_first, addend, product);
+    let unit = a.select_int(p_first, unit_p, unit_z);
+    let low_unit = a.select_int(p_first, unit_z, unit_p);
+    let distance = a.isub(unit, low_unit);
+    let moved = a.lshr(small, distance);
+    let one = a.int(1);
+    let lost_mask = a.shl(one, distance);
+    let lost_mask = a.isub(lost_mask, one);
+    let lost = a.iand(small, lost_mask);
+    let zero = a.int(0);
+    let sticky = a.icmp(Cmp::Gt, lost, zero);
+    let jam = a.select_int(sticky, one, zero);
+    let small = a.ior(moved, jam);
+    // Same signs add; else the smaller magnitude is taken from the larger, whose sign wins.
+    let sign_p = {
+        let sx = masked(a, x, SIGN);
+        let sy = masked(a, y, SIGN);
+        let s = a.isub(sx, sy);
+        masked(a, s, SIGN)
+    };
+    let sign_z = masked(a, z, SIGN);
+    let sign_big = a.select_int(p_first, sign_p, sign_z);
+    let sign_small = a.select_int(p_first, sign_z, sign_p);
+    let same = a.icmp(Cmp::Eq, sign_big, sign_small);
+    let sum = a.iadd(big, small);
+    let small_wins = a.ult(big, small);
+    let forward = a.isub(big, small);
+    let backward = a.isub(small, big);
+    let difference = a.select_int(small_wins, backward, forward);
+    let sign_difference = a.select_int(small_wins, sign_small, sign_big);
+    let total = a.select_int(same, sum, difference);
+    let sign = a.select_int(same, sign_big, sign_difference);
+    // Normalised to bit 62, then rounded from its top 24 bits.
+    let leading = a.clz(total);
+    let up = a.isub(leading, one);
+    let normal = a.shl(total, up);
+    let unit = a.isub(unit, up);
+    let bias = a.int(39 + 150);
+    let e = a.iadd(unit, bias);
+    let past = a.int(39);
+    let magnitude = round(a, normal, zero, e, past);
+    let finite = a.ior(sign, magnitude);
+    // An exact zero sum is +0 (rounding to nearest).
+    let cancelled = a.icmp(Cmp::Eq, total, zero);
+    let finite = a.select_int(cancelled, zero, finite);
+    special_fma(a, [x, y, z], sign_p, finite)
+}
+
 /// `value & mask`.
 fn masked<A: Arith>(a: &mut A, value: A::I, mask: i64) -> A::I {
     let mask = a.int(mask);
@@ -307,6 +382,45 @@ fn special_rem<A: Arith>(a: &mut A, x: A::I, y: A::I, finite: A::I) -> A::I {
     let invalid = a.or(x_inf, y_zero);
     let nan = a.int(DEFAULT_NAN);
     let r = a.select_int(invalid, nan, r);
+    let y_quiet = quiet(a, y);
+    let r = a.select_int(y_nan, y_quiet, r);
+    let x_quiet = quiet(a, x);
+    a.select_int(x_nan, x_quiet, r)
+}
+
+/// `finite` unless an operand is a NaN, an infinity or a zero (`sign_p`: the product's sign).
+fn special_fma<A: Arith>(a: &mut A, [x, y, z]: [A::I; 3], sign_p: A::I, finite: A::I) -> A::I {
+    let nan = |a: &mut A, v| magnitude_is(a, v, Cmp::Gt, INFINITY);
+    let inf = |a: &mut A, v| magnitude_is(a, v, Cmp::Eq, INFINITY);
+    let is_zero = |a: &mut A, v| magnitude_is(a, v, Cmp::Eq, 0);
+    let (x_inf, y_inf, z_inf) = (inf(a, x), inf(a, y), inf(a, z));
+    let (x_zero, y_zero, z_zero) = (is_zero(a, x), is_zero(a, y), is_zero(a, z));
+    let product_inf = a.or(x_inf, y_inf);
+    let product_zero = a.or(x_zero, y_zero);
+    // x * y + z where the product is a zero: z, or a zero whose sign the two zeros share
+    // (+0 when they differ); where z is a zero and the product is not: the product alone.
+    let sign_z = masked(a, z, SIGN);
+    let same_zero_sign = a.icmp(Cmp::Eq, sign_p, sign_z);
+    let zero = a.int(0);
+    let zero_sum = a.select_int(same_zero_sign, sign_z, zero);
+    let z_or_zero = a.select_int(z_zero, zero_sum, z);
+    let r = a.select_int(product_zero, z_or_zero, finite);
+    // Infinities: inf * 0 and inf - inf are invalid; else the infinite term.
+    let infinity = a.int(INFINITY);
+    let product_infinity = a.ior(sign_p, infinity);
+    let r = a.select_int(product_inf, product_infinity, r);
+    let r = a.select_int(z_inf, z, r);
+    let zero_times_inf = a.and(product_inf, product_zero);
+    let both_inf = a.and(product_inf, z_inf);
+    let opposite = a.icmp(Cmp::Eq, sign_p, sign_z);
+    let opposite = a.not(opposite);
+    let cancelling = a.and(both_inf, opposite);
+    let invalid = a.or(zero_times_inf, cancelling);
+    let default_nan = a.int(DEFAULT_NAN);
+    let r = a.select_int(invalid, default_nan, r);
+    let (x_nan, y_nan, z_nan) = (nan(a, x), nan(a, y), nan(a, z));
+    let z_quiet = quiet(a, z);
+    let r = a.select_int(z_nan, z_quiet, r);
     let y_quiet = quiet(a, y);
     let r = a.select_int(y_nan, y_quiet, r);
     let x_quiet = quiet(a, x);

@@ -2,7 +2,7 @@
 //! operands in every pair, random bit patterns, operands of nearby magnitudes, quotients in the
 //! subnormal range; and the flushing form against the host's on flushed operands.
 
-use super::float32_int::{div_bits, rem_bits, sqrt_bits};
+use super::float32_int::{div_bits, fma_bits, rem_bits, sqrt_bits};
 use super::native::Native;
 
 fn div(x: f32, y: f32, flush: bool) -> u32 {
@@ -23,6 +23,12 @@ fn rem(x: f32, y: f32, flush: bool) -> u32 {
         flush,
     );
     u32::try_from(bits).expect("a float's bits")
+}
+
+fn fma(x: f32, y: f32, z: f32, flush: bool) -> u32 {
+    let bits = |v: f32| i64::from(v.to_bits());
+    let r = fma_bits(&mut Native, bits(x), bits(y), bits(z), flush);
+    u32::try_from(r).expect("a float's bits")
 }
 
 fn sqrt(x: f32, flush: bool) -> u32 {
@@ -146,6 +152,11 @@ fn flushing_reads_subnormal_operands_as_zeros() {
             same(rem(x, y, true), flushed(x) % flushed(y)),
             "{x:e} % {y:e}"
         );
+        let expected = flushed(x).mul_add(flushed(y), flushed(x));
+        assert!(
+            same(fma(x, y, x, true), expected),
+            "fma({x:e}, {y:e}, {x:e})"
+        );
     }
     // A quotient in the subnormal range is kept.
     let tiny = f32::MIN_POSITIVE;
@@ -177,4 +188,50 @@ fn remainders() {
     }
     assert_eq!(rem(f32::MAX, f32::from_bits(1), false), 0);
     assert_eq!(rem(-f32::MAX, 3.0, false), (-f32::MAX % 3.0).to_bits());
+}
+
+#[test]
+fn fused_multiply_adds() {
+    let specials = specials();
+    for &x in &specials {
+        for &y in &specials {
+            for &z in specials.iter().step_by(3) {
+                assert!(
+                    same(fma(x, y, z, false), x.mul_add(y, z)),
+                    "fma({x:e}, {y:e}, {z:e})"
+                );
+            }
+        }
+    }
+    let mut bits = Bits(0x0123_4567_89AB_CDEF);
+    for n in 0..200_000 {
+        let x = f32::from_bits(bits.next());
+        let y = f32::from_bits(bits.next());
+        let z = match n % 4 {
+            // Near the product's magnitude, of either sign: cancellations.
+            0 => {
+                let p = x * y;
+                f32::from_bits((p.to_bits() ^ 0x8000_0000) ^ (bits.next() & 0x0000_FFFF))
+            }
+            1 => -(x * y),
+            // Small products against any addend; small exponents (subnormal results).
+            2 => f32::from_bits(bits.next() & 0x80FF_FFFF),
+            _ => f32::from_bits(bits.next()),
+        };
+        let (x, y) = if n % 4 == 2 {
+            (
+                f32::from_bits(x.to_bits() & 0x9FFF_FFFF),
+                f32::from_bits(y.to_bits() & 0x9FFF_FFFF),
+            )
+        } else {
+            (x, y)
+        };
+        assert!(
+            same(fma(x, y, z, false), x.mul_add(y, z)),
+            "fma({x:e}, {y:e}, {z:e}) ({:#x}, {:#x}, {:#x})",
+            x.to_bits(),
+            y.to_bits(),
+            z.to_bits()
+        );
+    }
 }

@@ -278,6 +278,11 @@ impl Shell {
 
     /// `x * y + z` rounded once.
     fn fma(&mut self, kind: ScalarKind, x: Word, y: Word, z: Word) -> Word {
+        if kind == ScalarKind::F32 && !self.float64 {
+            return self.float_from_bits(&[x, y, z], |arith, bits, flush| {
+                crate::mathlib::float32_int::fma_bits(arith, bits[0], bits[1], bits[2], flush)
+            });
+        }
         let fused = self.fused_fma;
         if kind == ScalarKind::F64 {
             let mut a = SpirvArith::new(self, fused);
