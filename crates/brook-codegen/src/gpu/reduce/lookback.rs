@@ -260,52 +260,32 @@ impl<L: Copy> Tile<'_, L> {
             SubgroupSize::Fixed(size) => g.index_constant(size),
             SubgroupSize::Runtime { size, .. } => size,
         };
-        let phase = g.temporary(ScalarKind::U64);
         let first = g.select(ScalarKind::U64, last, one, zero);
-        g.write_var(phase, first);
-        let phases = g.begin_loop();
-        let ph = g.read_var(phase);
         let two = g.index_constant(2);
-        let done = u64_op(g, BinaryOp::Ge, ph, two);
-        let stop = g.begin_if(done);
-        g.jump_break(phases);
-        g.end_if(stop);
-        let looking = u64_op(g, BinaryOp::Eq, ph, one);
-        let top = g.select(ScalarKind::U64, looking, top_b, top_a);
-        let size_less = u64_op(g, BinaryOp::Sub, size, one);
-        let spread = u64_op(g, BinaryOp::Add, top, size_less);
-        let rounds = g.div_index(spread, size);
-        let round = g.temporary(ScalarKind::U64);
-        g.write_var(round, zero);
-        let each = g.begin_loop();
-        let k = g.read_var(round);
-        let finished = u64_op(g, BinaryOp::Ge, k, rounds);
-        let stop = g.begin_if(finished);
-        g.jump_break(each);
-        g.end_if(stop);
-        // Publication folds its rounds upward, the look-back downward.
-        let k_less = u64_op(g, BinaryOp::Sub, rounds, one);
-        let downward = u64_op(g, BinaryOp::Sub, k_less, k);
-        let at_round = g.select(ScalarKind::U64, looking, downward, k);
-        let base = u64_op(g, BinaryOp::Mul, at_round, size);
-        let slot = u64_op(g, BinaryOp::Add, base, self.sub.lane);
-        let value = self.gather(g, (looking, ones), slot, (base, size), own)?;
-        let round_slots = Round {
-            looking,
-            ones,
-            base,
-            size,
-            top,
-        };
-        self.fold(g, &round_slots, &value, (&node, &e))?;
-        let next = u64_op(g, BinaryOp::Add, k, one);
-        g.write_var(round, next);
-        g.begin_continuing(each);
-        g.end_loop(each);
-        let next = u64_op(g, BinaryOp::Add, ph, one);
-        g.write_var(phase, next);
-        g.begin_continuing(phases);
-        g.end_loop(phases);
+        counted_loop(g, first, two, |g, ph| {
+            let looking = u64_op(g, BinaryOp::Eq, ph, one);
+            let top = g.select(ScalarKind::U64, looking, top_b, top_a);
+            let size_less = u64_op(g, BinaryOp::Sub, size, one);
+            let spread = u64_op(g, BinaryOp::Add, top, size_less);
+            let rounds = g.div_index(spread, size);
+            counted_loop(g, zero, rounds, |g, k| {
+                // Publication folds its rounds upward, the look-back downward.
+                let k_less = u64_op(g, BinaryOp::Sub, rounds, one);
+                let downward = u64_op(g, BinaryOp::Sub, k_less, k);
+                let at_round = g.select(ScalarKind::U64, looking, downward, k);
+                let base = u64_op(g, BinaryOp::Mul, at_round, size);
+                let slot = u64_op(g, BinaryOp::Add, base, self.sub.lane);
+                let value = self.gather(g, (looking, ones), slot, (base, size), own)?;
+                let round_slots = Round {
+                    looking,
+                    ones,
+                    base,
+                    size,
+                    top,
+                };
+                self.fold(g, &round_slots, &value, (&node, &e))
+            })
+        })?;
         Ok(e)
     }
 
@@ -400,30 +380,22 @@ impl<L: Copy> Tile<'_, L> {
         let at = self.entry(g, want.level, want.start);
         // Two passes: the tile's own total first (other tiles wait for it), then the wait
         // and the nodes still missing after it.
-        let zero = g.index_constant(0);
-        let pass = g.temporary(ScalarKind::U64);
-        g.write_var(pass, zero);
-        let passes = g.begin_loop();
-        let p = g.read_var(pass);
-        let two = g.index_constant(2);
-        let done = u64_op(g, BinaryOp::Ge, p, two);
-        let stop = g.begin_if(done);
-        g.jump_break(passes);
-        g.end_if(stop);
-        let one = g.index_constant(1);
-        let second = u64_op(g, BinaryOp::Eq, p, one);
-        let waiting = g.begin_if(second);
-        self.wait(g, &want, at, (&value, ready));
-        g.end_if(waiting);
-        let now = g.read_var(ready);
-        let missing = g.unary(UnaryOp::Not, ScalarKind::Bool, now);
-        let own_missing = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, want.own, missing);
-        let serve = g.select(ScalarKind::Bool, second, missing, own_missing);
-        self.reduce_missing(g, (phase, serve), (base, size), (&value, ready))?;
-        let next = u64_op(g, BinaryOp::Add, p, one);
-        g.write_var(pass, next);
-        g.begin_continuing(passes);
-        g.end_loop(passes);
+        let (zero, one, two) = (
+            g.index_constant(0),
+            g.index_constant(1),
+            g.index_constant(2),
+        );
+        counted_loop(g, zero, two, |g, p| {
+            let second = u64_op(g, BinaryOp::Eq, p, one);
+            let waiting = g.begin_if(second);
+            self.wait(g, &want, at, (&value, ready));
+            g.end_if(waiting);
+            let now = g.read_var(ready);
+            let missing = g.unary(UnaryOp::Not, ScalarKind::Bool, now);
+            let own_missing = g.binary(BinaryOp::LogicAnd, ScalarKind::Bool, want.own, missing);
+            let serve = g.select(ScalarKind::Bool, second, missing, own_missing);
+            self.reduce_missing(g, (phase, serve), (base, size), (&value, ready))
+        })?;
         Ok(value)
     }
 
@@ -688,4 +660,29 @@ impl<L: Copy> Tile<'_, L> {
         }
         g.end_if(only);
     }
+}
+
+/// `for (k = start; k < stop; k++) body(g, k)` over `u64` counters: the loop's `k` is read at
+/// the top of each trip, and the counter stepped after the body.
+fn counted_loop<'ir, G: Gpu<'ir>>(
+    g: &mut G,
+    start: G::Leaf,
+    stop: G::Leaf,
+    mut body: impl FnMut(&mut G, G::Leaf) -> Result<(), G::Error>,
+) -> Result<(), G::Error> {
+    let counter = g.temporary(ScalarKind::U64);
+    g.write_var(counter, start);
+    let frame = g.begin_loop();
+    let k = g.read_var(counter);
+    let done = u64_op(g, BinaryOp::Ge, k, stop);
+    let leave = g.begin_if(done);
+    g.jump_break(frame);
+    g.end_if(leave);
+    body(g, k)?;
+    let one = g.index_constant(1);
+    let next = u64_op(g, BinaryOp::Add, k, one);
+    g.write_var(counter, next);
+    g.begin_continuing(frame);
+    g.end_loop(frame);
+    Ok(())
 }
