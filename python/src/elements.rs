@@ -43,23 +43,10 @@ fn kind_of(kind: char, size: usize) -> Option<ScalarKind> {
     })
 }
 
-/// A Brook type name: `float`, `uint`, `float4`, `char2`.
-pub fn parse_brook_name(name: &str) -> Option<ValueType> {
-    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    let width: u8 = match &name[digits.len()..] {
-        "" => 1,
-        w => w.parse().ok().filter(|w| (2..=4).contains(w))?,
-    };
-    let kind = ScalarKind::ALL
-        .into_iter()
-        .find(|k| k.brook_name() == digits)?;
-    Some(ValueType::vector(kind, width))
-}
-
 /// The element type a user named: a Brook name, or a NumPy dtype (or what makes one).
 pub fn element_of(spec: &Bound<'_, PyAny>) -> PyResult<ElementType> {
     if spec.is_instance_of::<PyString>() {
-        if let Some(value) = parse_brook_name(&spec.extract::<String>()?) {
+        if let Some(value) = ValueType::from_brook_name(&spec.extract::<String>()?) {
             return Ok(ElementType::Value(value));
         }
     }

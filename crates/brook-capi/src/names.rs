@@ -2,7 +2,7 @@
 //! described by their fields: `struct pair{a:float;b:float2}` (fields in order, each a type
 //! name or another struct description), laid out as C lays them out.
 
-use brook_ir::{ScalarKind, ValueType};
+use brook_ir::ValueType;
 use brook_runtime::element::ElementType;
 
 /// The element type called or described by `name`.
@@ -44,15 +44,7 @@ fn structure(text: &str) -> Option<(ElementType, &str)> {
 
 /// A scalar type with an optional width 2-4.
 fn value_type(name: &str) -> Option<ElementType> {
-    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    let width: u8 = match &name[digits.len()..] {
-        "" => 1,
-        w => w.parse().ok().filter(|w| (2..=4).contains(w))?,
-    };
-    let kind = ScalarKind::ALL
-        .into_iter()
-        .find(|k| k.brook_name() == digits)?;
-    Some(ElementType::Value(ValueType::vector(kind, width)))
+    ValueType::from_brook_name(name).map(ElementType::Value)
 }
 
 #[cfg(test)]

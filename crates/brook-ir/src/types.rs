@@ -122,6 +122,19 @@ pub struct ValueType {
 }
 
 impl ValueType {
+    /// The type a Brook name spells: `float`, `uint`, `float4`, `char2` (widths 2 to 4).
+    pub fn from_brook_name(name: &str) -> Option<ValueType> {
+        let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+        let width: u8 = match &name[base.len()..] {
+            "" => 1,
+            w => w.parse().ok().filter(|w| (2..=4).contains(w))?,
+        };
+        let kind = ScalarKind::ALL
+            .into_iter()
+            .find(|k| k.brook_name() == base)?;
+        Some(ValueType::vector(kind, width))
+    }
+
     pub const fn scalar(kind: ScalarKind) -> Self {
         ValueType { kind, width: 1 }
     }

@@ -343,102 +343,96 @@ fn magnitude_is<A: Arith>(a: &mut A, x: A::I, op: Cmp, bits: i64) -> A::P {
     a.icmp(op, magnitude, bits)
 }
 
+/// What an operand is besides a finite nonzero number: a NaN, an infinity, a zero.
+struct Class<P> {
+    nan: P,
+    inf: P,
+    zero: P,
+}
+
+fn class<A: Arith>(a: &mut A, x: A::I) -> Class<A::P> {
+    Class {
+        nan: magnitude_is(a, x, Cmp::Gt, INFINITY),
+        inf: magnitude_is(a, x, Cmp::Eq, INFINITY),
+        zero: magnitude_is(a, x, Cmp::Eq, 0),
+    }
+}
+
+/// `r`, unless an operand is a NaN: then the first NaN operand, quieted.
+fn first_nan<A: Arith>(a: &mut A, operands: &[(A::I, &Class<A::P>)], r: A::I) -> A::I {
+    operands.iter().rev().fold(r, |r, &(v, c)| {
+        let quieted = quiet(a, v);
+        a.select_int(c.nan, quieted, r)
+    })
+}
+
 /// `finite` unless an operand is a NaN, an infinity or a zero.
 fn special_div<A: Arith>(a: &mut A, x: A::I, y: A::I, sign: A::I, finite: A::I) -> A::I {
-    let x_nan = magnitude_is(a, x, Cmp::Gt, INFINITY);
-    let y_nan = magnitude_is(a, y, Cmp::Gt, INFINITY);
-    let x_inf = magnitude_is(a, x, Cmp::Eq, INFINITY);
-    let y_inf = magnitude_is(a, y, Cmp::Eq, INFINITY);
-    let x_zero = magnitude_is(a, x, Cmp::Eq, 0);
-    let y_zero = magnitude_is(a, y, Cmp::Eq, 0);
+    let (cx, cy) = (class(a, x), class(a, y));
     let infinity = a.int(INFINITY);
     let signed_infinity = a.ior(sign, infinity);
-    let to_infinity = a.or(x_inf, y_zero);
+    let to_infinity = a.or(cx.inf, cy.zero);
     let r = a.select_int(to_infinity, signed_infinity, finite);
-    let to_zero = a.or(y_inf, x_zero);
+    let to_zero = a.or(cy.inf, cx.zero);
     let r = a.select_int(to_zero, sign, r);
-    let both_inf = a.and(x_inf, y_inf);
-    let both_zero = a.and(x_zero, y_zero);
+    let both_inf = a.and(cx.inf, cy.inf);
+    let both_zero = a.and(cx.zero, cy.zero);
     let invalid = a.or(both_inf, both_zero);
     let nan = a.int(DEFAULT_NAN);
     let r = a.select_int(invalid, nan, r);
-    let y_quiet = quiet(a, y);
-    let r = a.select_int(y_nan, y_quiet, r);
-    let x_quiet = quiet(a, x);
-    a.select_int(x_nan, x_quiet, r)
+    first_nan(a, &[(x, &cx), (y, &cy)], r)
 }
 
 /// `finite` unless an operand is a NaN, `x` an infinity or a zero, or `y` an infinity or a
 /// zero.
 fn special_rem<A: Arith>(a: &mut A, x: A::I, y: A::I, finite: A::I) -> A::I {
-    let x_nan = magnitude_is(a, x, Cmp::Gt, INFINITY);
-    let y_nan = magnitude_is(a, y, Cmp::Gt, INFINITY);
-    let x_inf = magnitude_is(a, x, Cmp::Eq, INFINITY);
-    let y_inf = magnitude_is(a, y, Cmp::Eq, INFINITY);
-    let x_zero = magnitude_is(a, x, Cmp::Eq, 0);
-    let y_zero = magnitude_is(a, y, Cmp::Eq, 0);
-    let keep_x = a.or(x_zero, y_inf);
+    let (cx, cy) = (class(a, x), class(a, y));
+    let keep_x = a.or(cx.zero, cy.inf);
     let r = a.select_int(keep_x, x, finite);
-    let invalid = a.or(x_inf, y_zero);
+    let invalid = a.or(cx.inf, cy.zero);
     let nan = a.int(DEFAULT_NAN);
     let r = a.select_int(invalid, nan, r);
-    let y_quiet = quiet(a, y);
-    let r = a.select_int(y_nan, y_quiet, r);
-    let x_quiet = quiet(a, x);
-    a.select_int(x_nan, x_quiet, r)
+    first_nan(a, &[(x, &cx), (y, &cy)], r)
 }
 
 /// `finite` unless an operand is a NaN, an infinity or a zero (`sign_p`: the product's sign).
 fn special_fma<A: Arith>(a: &mut A, [x, y, z]: [A::I; 3], sign_p: A::I, finite: A::I) -> A::I {
-    let nan = |a: &mut A, v| magnitude_is(a, v, Cmp::Gt, INFINITY);
-    let inf = |a: &mut A, v| magnitude_is(a, v, Cmp::Eq, INFINITY);
-    let is_zero = |a: &mut A, v| magnitude_is(a, v, Cmp::Eq, 0);
-    let (x_inf, y_inf, z_inf) = (inf(a, x), inf(a, y), inf(a, z));
-    let (x_zero, y_zero, z_zero) = (is_zero(a, x), is_zero(a, y), is_zero(a, z));
-    let product_inf = a.or(x_inf, y_inf);
-    let product_zero = a.or(x_zero, y_zero);
+    let (cx, cy, cz) = (class(a, x), class(a, y), class(a, z));
+    let product_inf = a.or(cx.inf, cy.inf);
+    let product_zero = a.or(cx.zero, cy.zero);
     // x * y + z where the product is a zero: z, or a zero whose sign the two zeros share
     // (+0 when they differ); where z is a zero and the product is not: the product alone.
     let sign_z = masked(a, z, SIGN);
     let same_zero_sign = a.icmp(Cmp::Eq, sign_p, sign_z);
     let zero = a.int(0);
     let zero_sum = a.select_int(same_zero_sign, sign_z, zero);
-    let z_or_zero = a.select_int(z_zero, zero_sum, z);
+    let z_or_zero = a.select_int(cz.zero, zero_sum, z);
     let r = a.select_int(product_zero, z_or_zero, finite);
     // Infinities: inf * 0 and inf - inf are invalid; else the infinite term.
     let infinity = a.int(INFINITY);
     let product_infinity = a.ior(sign_p, infinity);
     let r = a.select_int(product_inf, product_infinity, r);
-    let r = a.select_int(z_inf, z, r);
+    let r = a.select_int(cz.inf, z, r);
     let zero_times_inf = a.and(product_inf, product_zero);
-    let both_inf = a.and(product_inf, z_inf);
+    let both_inf = a.and(product_inf, cz.inf);
     let opposite = a.icmp(Cmp::Eq, sign_p, sign_z);
     let opposite = a.not(opposite);
     let cancelling = a.and(both_inf, opposite);
     let invalid = a.or(zero_times_inf, cancelling);
     let default_nan = a.int(DEFAULT_NAN);
     let r = a.select_int(invalid, default_nan, r);
-    let (x_nan, y_nan, z_nan) = (nan(a, x), nan(a, y), nan(a, z));
-    let z_quiet = quiet(a, z);
-    let r = a.select_int(z_nan, z_quiet, r);
-    let y_quiet = quiet(a, y);
-    let r = a.select_int(y_nan, y_quiet, r);
-    let x_quiet = quiet(a, x);
-    a.select_int(x_nan, x_quiet, r)
+    first_nan(a, &[(x, &cx), (y, &cy), (z, &cz)], r)
 }
 
 /// `finite` unless `x` is a NaN, an infinity, a zero or negative.
 fn special_sqrt<A: Arith>(a: &mut A, x: A::I, finite: A::I) -> A::I {
-    let nan = magnitude_is(a, x, Cmp::Gt, INFINITY);
-    let inf = magnitude_is(a, x, Cmp::Eq, INFINITY);
-    let zero = magnitude_is(a, x, Cmp::Eq, 0);
+    let c = class(a, x);
     let sign = masked(a, x, SIGN);
     let nothing = a.int(0);
     let negative = a.icmp(Cmp::Gt, sign, nothing);
-    let r = a.select_int(inf, x, finite);
+    let r = a.select_int(c.inf, x, finite);
     let default_nan = a.int(DEFAULT_NAN);
     let r = a.select_int(negative, default_nan, r);
-    let r = a.select_int(zero, x, r);
-    let x_quiet = quiet(a, x);
-    a.select_int(nan, x_quiet, r)
+    let r = a.select_int(c.zero, x, r);
+    first_nan(a, &[(x, &c)], r)
 }
