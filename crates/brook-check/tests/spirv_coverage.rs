@@ -90,6 +90,8 @@ fn options(rank: usize) -> map::Options {
         unrolled_maps: true,
         // Reductions' subgroup path validated too.
         subgroup_shuffle: true,
+        // Read at run time for rank 1, compiled in for the others: both forms validated.
+        subgroup_size: if rank == 1 { 0 } else { 32 },
         // And scans' one-pass entry, for 1-D launches (its rows are the other entries').
         lookback_scans: rank == 1,
         tuning: Default::default(),

@@ -126,6 +126,9 @@ pub struct Subgroups<L> {
     pub size: SubgroupSize<L>,
 }
 
+/// The most invocations a subgroup has (Vulkan's limit).
+pub const MAX_SUBGROUP: u64 = 128;
+
 /// How many lanes a subgroup has: a power of two known when the code is written (PTX's
 /// warps of 32), or read at run time (Vulkan: 8 on lavapipe, 32 on NVIDIA, 64 on AMD), at
 /// most `max`.

@@ -41,6 +41,11 @@ pub struct Options {
     /// The device runs subgroup shuffles in compute shaders, its subgroups no larger than a
     /// workgroup of [`GROUP`]: reductions get the subgroup path ([`crate::gpu::reduce::warp`]).
     pub subgroup_shuffle: bool,
+    /// Invocations of every subgroup, compiled in as a constant: the device's
+    /// `subgroupSize`, which is what a SPIR-V 1.5 module's `SubgroupSize` holds in a pipeline
+    /// made without a varying or required size (the Vulkan specification's rule); 0 reads
+    /// `SubgroupSize` at run time.
+    pub subgroup_size: u32,
     /// Scans get the one-pass entry ([`crate::gpu::reduce::lookback`]): the device has atomics
     /// on 64-bit integers in buffers (`shaderBufferInt64Atomics`) and subgroup votes.
     pub lookback_scans: bool,
@@ -114,7 +119,7 @@ fn grid_stride(
         return Err(problem);
     }
     Ok(SpirvMap {
-        module: lower.s.finish(),
+        module: lower.s.finish().labelled(format!("`{}`", kernel.name)),
         frame_bytes: bytes,
         group_size: GROUP,
         shared_bytes: 0,
@@ -162,7 +167,7 @@ fn per_invocation(
     lower.body()?;
     let shared_bytes = lower.group.map_or(0, |g| 4 * g.words.1);
     Ok(SpirvMap {
-        module: lower.s.finish(),
+        module: lower.s.finish().labelled(format!("`{}`", kernel.name)),
         frame_bytes: bytes,
         group_size: group_size.unwrap_or(GROUP),
         shared_bytes,
@@ -211,6 +216,7 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     s.flushes_f32 = options.flushes_f32;
     s.float64 = options.float64;
     s.preserve_signed_zero = options.preserve_signed_zero;
+    s.subgroup_size = options.subgroup_size;
     opaque_zero(&mut s);
     s
 }

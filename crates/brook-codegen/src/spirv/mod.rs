@@ -38,9 +38,25 @@ pub struct SpirvModule {
     pub entry: &'static str,
     /// Bytes of the push-constant block.
     pub push_bytes: u32,
+    /// What the module computes, for messages about it (a kernel's name and its entry's
+    /// shape); empty for Brook's own modules (probes, tests).
+    pub label: String,
 }
 
 impl SpirvModule {
+    /// The module labelled `label`.
+    pub fn labelled(self, label: String) -> SpirvModule {
+        SpirvModule { label, ..self }
+    }
+
+    /// The module's label and size, as a message names it.
+    pub fn describe(&self) -> String {
+        match self.label.as_str() {
+            "" => format!("a module of {} words", self.words.len()),
+            label => format!("{label} ({} words)", self.words.len()),
+        }
+    }
+
     /// The module as bytes (little-endian words), as `spirv-val` reads a file.
     pub fn bytes(&self) -> Vec<u8> {
         self.words.iter().flat_map(|w| w.to_le_bytes()).collect()

@@ -17,7 +17,7 @@ use super::SpirvModule;
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
 use crate::gpu::map::MapGpu;
 use crate::gpu::reduce::{columns, lookback, scan, scan_warp, serial, warp, Pass, Reduction};
-use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
+use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups, MAX_SUBGROUP};
 use crate::leaves::leaves;
 use crate::lower::binding::{reduction_source, Source};
 use crate::lower::counter::{Slots, MAX_PIECE};
@@ -25,9 +25,6 @@ use crate::lower::{bind_params, Binding, Target};
 use crate::CompileError;
 use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
 use rspirv::spirv::{BuiltIn, Capability, Scope, Word};
-
-/// The most invocations a Vulkan subgroup has.
-const MAX_SUBGROUP: u64 = 128;
 
 /// Push-constant words before the pass parameters.
 const FIXED_WORDS: u32 = 3;
@@ -154,7 +151,8 @@ fn entry_module(
         s.close_function();
         s = combine_function(module, kernel, variant, &layout, r, s, &f)?;
     }
-    Ok(s.finish())
+    Ok(s.finish()
+        .labelled(format!("`{}` ({shape:?} entry)", kernel.name)))
 }
 
 /// The combine function a module calls: its id, the composite it returns, its leaves' types.
@@ -332,14 +330,20 @@ impl<'a> Gpu<'a> for Lower<'a> {
         self.s.store_typed(vec4, 16, addr, four);
     }
 
-    /// `SubgroupSize` read at run time (at most 128 in Vulkan); the subgroup's index in the
-    /// launch from its workgroup's first invocation (a workgroup is whole subgroups).
+    /// The subgroup's size compiled in where the device's is known
+    /// ([`Options::subgroup_size`]), else `SubgroupSize` read at run time (at most 128 in
+    /// Vulkan); the subgroup's index in the launch from its workgroup's first invocation (a
+    /// workgroup is whole subgroups).
     fn subgroups(&mut self) -> Subgroups<Word> {
         self.s.require(&[
             Capability::GroupNonUniform,
             Capability::GroupNonUniformShuffle,
         ]);
-        let size = self.s.builtin_scalar_u64(BuiltIn::SubgroupSize);
+        let known = u64::from(self.s.subgroup_size);
+        let size = match known {
+            0 => self.s.builtin_scalar_u64(BuiltIn::SubgroupSize),
+            known => self.s.const_u64(known),
+        };
         let lane = self
             .s
             .builtin_scalar_u64(BuiltIn::SubgroupLocalInvocationId);
@@ -355,9 +359,12 @@ impl<'a> Gpu<'a> for Lower<'a> {
             index,
             count,
             lane,
-            size: SubgroupSize::Runtime {
-                size,
-                max: MAX_SUBGROUP,
+            size: match known {
+                0 => SubgroupSize::Runtime {
+                    size,
+                    max: MAX_SUBGROUP,
+                },
+                known => SubgroupSize::Fixed(known),
             },
         }
     }

@@ -47,6 +47,9 @@ pub struct Shell {
     /// Ask the device to keep signed zeros, infinities and NaNs in `float` and `double`
     /// operations (`shaderSignedZeroInfNanPreserveFloat32`/`64`: only where it offers it).
     pub preserve_signed_zero: (bool, bool),
+    /// Invocations of every subgroup, known when the module is written; 0: read at run time
+    /// ([`super::map::Options::subgroup_size`]).
+    pub subgroup_size: u32,
     capabilities: Vec<Capability>,
     builtins: Vec<(BuiltIn, Word)>,
     /// A zero (`u32`, `u64`) the driver's compiler cannot prove, computed from a push
@@ -136,6 +139,7 @@ impl Shell {
             flushes_f32: false,
             float64: true,
             preserve_signed_zero: (false, false),
+            subgroup_size: 0,
             capabilities,
             builtins: Vec::new(),
             in_dead_block: false,
@@ -426,6 +430,7 @@ impl Shell {
             words: self.b.module().assemble(),
             entry: ENTRY,
             push_bytes: 8 * self.push_words,
+            label: String::new(),
         }
     }
 }

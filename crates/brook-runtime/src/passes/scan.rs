@@ -25,8 +25,9 @@ use brook_ir::scan_order::ScanKind;
 
 /// Leaves per piece: a thread's serial scan, and a warp's reduction of one chunk.
 pub const PIECE: u64 = 256;
-/// Leaves per piece of a level scanned by subgroups ([`ReduceShape::ScanWarp`]).
-pub const WARP_PIECE: u64 = 4096;
+/// Leaves per piece of a level scanned by subgroups ([`ReduceShape::ScanWarp`]): the most
+/// the entry takes.
+pub const WARP_PIECE: u64 = brook_codegen::gpu::reduce::scan_warp::MAX_PIECE;
 
 /// Bytes before the one-pass entry's table: its ticket's, padded.
 const TICKET_BYTES: u64 = 256;

@@ -7,6 +7,7 @@ use super::clock::Pair;
 use super::info::GpuInfo;
 use super::instance::Vulkan;
 use super::memory::{Buffer, Placement, Pool};
+use super::statistics::{self, Statistics};
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
@@ -28,6 +29,9 @@ pub struct Context {
     pool: Pool,
     /// Cached host memory downloads are copied through ([`Context::read`]).
     readback: Mutex<Option<Buffer>>,
+    /// The driver's statistics of each pipeline, printed where asked for
+    /// (`BRT_VULKAN_STATISTICS=1`).
+    statistics: Option<Statistics>,
 }
 
 /// The most a download copies through cached host memory at a time.
@@ -70,10 +74,17 @@ impl Context {
             .features(core)
             .push_next(&mut f11)
             .push_next(&mut f12);
+        let instance = &vulkan.instance;
+        let wanted = statistics::extension_to_enable(instance, physical);
+        let mut statistics_feature = statistics::feature();
+        if wanted.is_some() {
+            features = features.push_next(&mut statistics_feature);
+        }
+        let extensions: Vec<_> = wanted.iter().map(|name| name.as_ptr()).collect();
         let create = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)
+            .enabled_extension_names(&extensions)
             .push_next(&mut features);
-        let instance = &vulkan.instance;
         // SAFETY: `physical` comes from this instance; the create info lives across the call.
         let device = unsafe { instance.create_device(physical, &create, None) }
             .map_err(|e| format!("opening the device failed: {e}"))?;
@@ -83,12 +94,13 @@ impl Context {
         match Batch::new(&device, family, clock) {
             Ok(batch) => Ok(Context {
                 _vulkan: vulkan.clone(),
-                device,
                 memory,
                 batch: Mutex::new(batch),
                 pipelines: Mutex::new(HashMap::new()),
                 pool: Pool::new(),
                 readback: Mutex::new(None),
+                statistics: wanted.map(|_| Statistics::new(instance, &device)),
+                device,
             }),
             Err(e) => {
                 // SAFETY: nothing was made from the device.
@@ -297,14 +309,11 @@ impl Recorder<'_> {
                         pipeline.destroy(d);
                     }
                 }
-                let compiling = || {
-                    format!(
-                        "the Vulkan driver's compile of a kernel module ({} words of SPIR-V)",
-                        module.words.len()
-                    )
-                };
-                let pipeline =
-                    crate::slow_call::reporting(&compiling, || Pipeline::new(d, module))?;
+                let compiling = || format!("the Vulkan driver's compile of {}", module.describe());
+                let statistics = self.context.statistics.as_ref();
+                let pipeline = crate::slow_call::reporting(&compiling, || {
+                    Pipeline::new(d, module, statistics)
+                })?;
                 let same_key = self.pipelines.entry(key).or_default();
                 same_key.push((module.words.clone(), pipeline));
                 same_key.len() - 1
@@ -365,7 +374,12 @@ pub(super) struct Pipeline {
 }
 
 impl Pipeline {
-    fn new(device: &ash::Device, module: &SpirvModule) -> Result<Pipeline, String> {
+    /// `module`'s pipeline; its statistics printed where `statistics` is given.
+    fn new(
+        device: &ash::Device,
+        module: &SpirvModule,
+        statistics: Option<&Statistics>,
+    ) -> Result<Pipeline, String> {
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .offset(0)
@@ -394,19 +408,32 @@ impl Pipeline {
                 .stage(vk::ShaderStageFlags::COMPUTE)
                 .module(shader)
                 .name(&entry);
+            let flags = match statistics {
+                Some(_) => vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR,
+                None => vk::PipelineCreateFlags::empty(),
+            };
             let create = [vk::ComputePipelineCreateInfo::default()
+                .flags(flags)
                 .stage(stage)
                 .layout(layout)];
             match device.create_compute_pipelines(vk::PipelineCache::null(), &create, None) {
-                Ok(pipelines) => Ok(Pipeline {
-                    shader,
-                    layout,
-                    pipeline: pipelines[0],
-                }),
+                Ok(pipelines) => {
+                    if let Some(statistics) = statistics {
+                        statistics.print(pipelines[0], &module.describe());
+                    }
+                    Ok(Pipeline {
+                        shader,
+                        layout,
+                        pipeline: pipelines[0],
+                    })
+                }
                 Err((_, e)) => {
                     device.destroy_pipeline_layout(layout, None);
                     device.destroy_shader_module(shader, None);
-                    Err(format!("the driver could not compile the kernel: {e}"))
+                    Err(format!(
+                        "the driver could not compile {}: {e}",
+                        module.describe()
+                    ))
                 }
             }
         }

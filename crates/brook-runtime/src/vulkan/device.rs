@@ -61,6 +61,7 @@ pub fn device_with(
         unrolled_maps: gpu.info.kind != GpuKind::Cpu,
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
+        subgroup_size: gpu.info.subgroup_size,
         // Scans in one pass only where asked, and never on a device on the CPU: lavapipe ends
         // an invocation's loops after 65,535 iterations in all, which a waiting tile's
         // fallback may need (see docs/SEMANTICS.md).

@@ -11,6 +11,7 @@
 //! - [`memory`]: buffers the host maps and kernels reach by device address, and the pool of
 //!   internal buffers launches reuse.
 //! - [`probe`]: the probe kernel run when a device opens (what it does with subnormals).
+//! - [`statistics`]: the driver's statistics of each compiled kernel (`BRT_VULKAN_STATISTICS`).
 //!
 //! - [`mod@device`]: a Vulkan device as a Brook device (`vulkan:0`, ...), found by [`discover`].
 
@@ -25,6 +26,7 @@ pub mod memory;
 pub mod probe;
 #[cfg(test)]
 mod scalar_tests;
+pub mod statistics;
 
 pub use context::Context;
 pub use device::{device, device_with};

@@ -39,6 +39,7 @@ use super::{
     mode_bit, mul_add, read_all, tree, u64_op, unravel, value_vars, write_all, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
+use crate::gpu::MAX_SUBGROUP;
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups};
 use crate::leaves::leaves;
 use crate::lower::StreamRef;
@@ -110,7 +111,8 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let w = mul_add(g, j, pass.targets, row);
     let first = Held::fresh(g, r);
     initial_prefix(g, r, init, exclusive, &first);
-    let piece = Piece::start(g, r, layout, (pass, input), (&sub, w), Some(&first));
+    let most = most_tile_leaves(r.value_size, tuning);
+    let piece = Piece::start(g, r, layout, (pass, input), (&sub, w), (Some(&first), most));
     scan_tile(g, (r, tuning), &tile, &piece, (init, exclusive))
 }
 
@@ -168,6 +170,15 @@ pub fn chunks_per_tile(value_size: u32, tuning: &crate::Tuning) -> u64 {
         0..=4 => 4,
         5..=8 => 2,
         _ => 1,
+    }
+}
+
+/// The most leaves a tile has with `tuning`: its `scan_tile`, else a held tile of the largest
+/// subgroup (whose size is not always known when the entry is written).
+fn most_tile_leaves(value_size: u32, tuning: &crate::Tuning) -> u64 {
+    match tuning.scan_tile {
+        0 => held_tile_leaves(value_size, MAX_SUBGROUP, tuning),
+        tile => u64::from(tile),
     }
 }
 
