@@ -21,8 +21,8 @@ use super::warp::{
     across_lanes, each_chunk, each_worker, load_leaf, load_run, pruned_combine, PieceLeaves,
 };
 use super::{
-    mode_bit, mul_add, next_positions, one_quad_scalar, read_all, share_of, store_element,
-    store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
+    index_vars, mode_bit, mul_add, next_positions, one_quad_scalar, read_all, share_of,
+    store_element, store_slot, target_ref, u64_op, unravel, value_vars, write_all, Pass, Reduction,
 };
 use crate::abi::BlockLayout;
 use crate::gpu::{Gpu, PassParam, SubgroupSize};
@@ -31,11 +31,12 @@ use brook_ir::{BinaryOp, Literal, ScalarKind};
 
 /// A value's leaves.
 type Value<L> = Vec<L>;
+/// A run's tree: `nodes[level][k]` is node `(k 2^level, 2^level)`.
+type RunTree<L> = [Vec<Value<L>>];
 
 /// The most leaves the entry scans in one piece (the runtime's pieces: a level of a scan in
-/// levels). The chunk counter has a level for each bit of a piece's chunk count, every
-/// level live through the piece's loop (registers: NVIDIA's Vulkan compiler), so pieces are
-/// kept short.
+/// levels). The chunk counter has a level for each bit of a piece's chunk count, each level
+/// kept through the piece's loop, so it is sized by the pieces.
 pub const MAX_PIECE: u64 = 1 << 12;
 
 /// The entry's body: every piece of the pass, a subgroup each.
@@ -195,7 +196,7 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         let (total, lowers) = across_lanes(g, r, &self.at, run_total, valid)?;
         let lane_here = present(g, 0);
         let lane_prefix = self.lane_prefix(g, &lowers, lane_here)?;
-        self.write_run(g, (first, &xs), &lane_prefix, &present)?;
+        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &present)?;
         Ok(total)
     }
 
@@ -263,9 +264,10 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         c: L,
     ) -> Result<(), G::Error> {
         let xs: Vec<Value<L>> = held.xs.iter().map(|x| read_all(g, x)).collect();
+        let nodes = self.run_tree(g, &xs, &|_, _| None)?;
         let lane_prefix = self.lane_prefix(g, &held.lowers, None)?;
         let first = g.read_var(held.first);
-        self.write_run(g, (first, &xs), &lane_prefix, &|_, _| None)?;
+        self.write_run(g, (first, &xs, &nodes), &lane_prefix, &|_, _| None)?;
         let total = read_all(g, &held.total);
         push(g, self.r, &self.levels, c, &total, &self.e)
     }
@@ -315,48 +317,33 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         Ok(held)
     }
 
-    /// Writes the prefixes of the run from leaf `first` (leaves `xs`) onto the lane's
-    /// prefix: leaf `j`'s exclusive prefix is `F(j & (j - 1))` combined with the node of
-    /// `j`'s lowest set bit that ends at `j`, the smallest block of a binary counter of the
-    /// leaves before `j` (each node the run's tree's, combined as it is). Each group of
-    /// prefixes is stored as soon as it is made, so that few are live at once: a run's
-    /// prefixes, its folds and its tree together took NVIDIA's Vulkan compiler to 128
-    /// registers. A missing leaf (`present`) combines nothing.
+    /// Writes the prefixes of the run from leaf `first` (leaves `xs`, tree `nodes`) onto
+    /// the lane's prefix: leaf `j`'s exclusive prefix is `F(j & (j - 1))` combined with the
+    /// node of `j`'s lowest set bit that ends at `j`.
     fn write_run<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
         &self,
         g: &mut G,
-        (first, xs): (L, &[Value<L>]),
+        (first, xs, nodes): (L, &[Value<L>], &RunTree<L>),
         lane_prefix: &Held<V>,
         present: &impl Fn(&mut G, u64) -> Option<L>,
     ) -> Result<(), G::Error> {
         let r = self.r;
-        let row_first = u64_op(g, BinaryOp::Add, self.lo, first);
-        let whole = present(g, 0).is_none();
-        let quads = one_quad_scalar(g.module(), g.kernel(), r).filter(|_| whole);
-        let side = quads.map(|kind| {
-            let (addr, side_by_side) = self.run_address(g, row_first);
-            (kind, addr, side_by_side)
-        });
-        let lpos = self.leaf_positions(g, row_first, side.map(|(_, _, s)| s));
-        let group = if side.is_some() { 4 } else { 1 };
         let mut folds: Vec<Held<V>> = Vec::with_capacity(xs.len());
-        let mut blocks: Vec<(usize, Value<L>)> = Vec::new();
-        let mut outs = Vec::with_capacity(group);
+        let mut outs = Vec::with_capacity(xs.len());
         for j in 0..xs.len() {
-            let here = present(g, j as u64);
-            let guard = here.map(|here| g.begin_if(here));
             let fold = if j == 0 {
                 lane_prefix.clone()
             } else {
-                let (_, node) = blocks
-                    .last()
-                    .expect("a block before every leaf but the first");
+                let low = j & j.wrapping_neg();
+                let from = &folds[j & (j - 1)];
+                let node = &nodes[low.trailing_zeros() as usize][(j - low) / low];
                 let next = Held::fresh(g, r);
-                combine_after(g, r, &next.value, &folds[j & (j - 1)], node)?;
+                combine_after(g, r, &next.value, from, node)?;
                 let yes = g.literal(Literal::bool(true));
                 g.write_var(next.has, yes);
                 next
             };
+            let guard = present(g, j as u64).map(|here| g.begin_if(here));
             let out = value_vars(g, r);
             let kind = g.begin_if(self.exclusive);
             let prefix = read_all(g, &fold.value);
@@ -367,74 +354,33 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
             if let Some(guard) = guard {
                 g.end_if(guard);
             }
-            folds.push(fold);
             outs.push(out);
-            if outs.len() == group {
-                let from = j + 1 - group;
-                self.store_group(g, (row_first, from, &outs), side, &lpos, present);
-                outs.clear();
-            }
-            if j + 1 < xs.len() {
-                counter_insert(g, r, &mut blocks, xs[j].clone(), here)?;
-            }
+            folds.push(fold);
         }
-        Ok(())
-    }
-
-    /// Variables holding the position in the tile of the run's next leaf, from `row_first`:
-    /// set where the run is stored leaf by leaf (`side_by_side` false or absent).
-    fn leaf_positions<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
-        &self,
-        g: &mut G,
-        row_first: L,
-        side_by_side: Option<L>,
-    ) -> Vec<V> {
-        let lpos: Vec<V> = (0..self.pass.tile.len())
-            .map(|_| g.temporary(ScalarKind::U64))
-            .collect();
-        let by_quads = side_by_side.map(|s| g.begin_if(s));
-        if let Some(arms) = &by_quads {
-            g.begin_else(arms);
-        }
-        let pos = unravel(g, row_first, &self.pass.tile);
-        for (&var, value) in lpos.iter().zip(pos) {
-            g.write_var(var, value);
-        }
-        if let Some(arms) = by_quads {
-            g.end_if(arms);
-        }
-        lpos
-    }
-
-    /// Stores the prefixes `outs` of leaves `from ..` of the run: 16 bytes at once where
-    /// `side` says the run lies side by side, else leaf by leaf at the positions `lpos`
-    /// walks.
-    fn store_group<'ir, G: Gpu<'ir, Leaf = L, Var = V>>(
-        &self,
-        g: &mut G,
-        (row_first, from, outs): (L, usize, &[Vec<V>]),
-        side: Option<(ScalarKind, L, L)>,
-        lpos: &[V],
-        present: &impl Fn(&mut G, u64) -> Option<L>,
-    ) {
-        let by_quads = side.map(|(kind, addr, side_by_side)| {
+        let row_first = u64_op(g, BinaryOp::Add, self.lo, first);
+        let whole = present(g, 0).is_none();
+        let quads = one_quad_scalar(g.module(), g.kernel(), r).filter(|_| whole);
+        let by_quads = quads.map(|kind| {
+            let (addr, side_by_side) = self.run_address(g, row_first);
             let arms = g.begin_if(side_by_side);
-            let values = [0, 1, 2, 3].map(|k| g.read_var(outs[k][0]));
-            // Runs stored by quads hold 4-byte scalars.
-            let offset = g.index_constant(4 * from as u64);
-            let at = u64_op(g, BinaryOp::Add, addr, offset);
-            g.store_aligned_quad(kind, at, values);
+            for (q, four) in outs.chunks(4).enumerate() {
+                let values = [0, 1, 2, 3].map(|k| g.read_var(four[k][0]));
+                let offset = g.index_constant(16 * q as u64);
+                let at = u64_op(g, BinaryOp::Add, addr, offset);
+                g.store_aligned_quad(kind, at, values);
+            }
             g.begin_else(&arms);
             arms
         });
-        let positions = next_positions(g, lpos, &self.pass.tile, outs.len() as u64);
-        for (k, out) in outs.iter().enumerate() {
-            let j = (from + k) as u64;
-            let guard = present(g, j).map(|here| g.begin_if(here));
+        let first_pos = unravel(g, row_first, &self.pass.tile);
+        let lpos = index_vars(g, &first_pos);
+        let positions = next_positions(g, &lpos, &self.pass.tile, self.at.run);
+        for (j, out) in outs.iter().enumerate() {
+            let guard = present(g, j as u64).map(|here| g.begin_if(here));
             let out = read_all(g, out);
-            let offset = g.index_constant(j);
+            let offset = g.index_constant(j as u64);
             let leaf = u64_op(g, BinaryOp::Add, row_first, offset);
-            self.store(g, leaf, &positions[k], &out);
+            self.store(g, leaf, &positions[j], &out);
             if let Some(guard) = guard {
                 g.end_if(guard);
             }
@@ -442,6 +388,7 @@ impl<'a, L: Copy, V: Copy> Piece<'a, L, V> {
         if let Some(arms) = by_quads {
             g.end_if(arms);
         }
+        Ok(())
     }
 
     /// Where a whole run of prefixes from leaf `leaf` of the row goes, and whether it lies
@@ -511,26 +458,4 @@ fn counter_levels<L>(at: &PieceLeaves<L>, most_leaves: u64) -> usize {
     };
     let chunks = most_leaves.div_ceil(smallest_chunk).next_power_of_two();
     (chunks.trailing_zeros() as usize).max(1)
-}
-
-/// Adds leaf `x` to the run's binary counter of aligned blocks (sizes and values, the largest
-/// first): it merges with each waiting block of its size, as the run's tree combines them.
-/// A merge whose right half ends at a missing leaf (`here` false) keeps the left half.
-fn counter_insert<'ir, G: Gpu<'ir>>(
-    g: &mut G,
-    r: &Reduction,
-    blocks: &mut Vec<(usize, Value<G::Leaf>)>,
-    x: Value<G::Leaf>,
-    here: Option<G::Leaf>,
-) -> Result<(), G::Error> {
-    let mut carry = (1, x);
-    while let Some((size, left)) = blocks.pop_if(|(size, _)| *size == carry.0) {
-        let merged = match here {
-            None => g.combine_step(r, &left, &carry.1)?,
-            Some(here) => pruned_combine(g, r, here, &left, &carry.1)?,
-        };
-        carry = (2 * size, merged);
-    }
-    blocks.push(carry);
-    Ok(())
 }
