@@ -92,6 +92,8 @@ fn options(rank: usize) -> map::Options {
         subgroup_shuffle: true,
         // Read at run time for rank 1, compiled in for the others: both forms validated.
         subgroup_size: if rank == 1 { 0 } else { 32 },
+        // Loops counted against a limit (lavapipe's) for rank 2: validated too.
+        loop_limit: if rank == 2 { 65_535 } else { 0 },
         // And scans' one-pass entry, for 1-D launches (its rows are the other entries').
         lookback_scans: rank == 1,
         tuning: Default::default(),

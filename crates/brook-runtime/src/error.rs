@@ -170,6 +170,8 @@ pub enum Limit {
     ThreadsPerGroup,
     /// Bytes of shared memory one thread group uses.
     SharedBytesPerGroup,
+    /// Loop iterations one invocation runs, all its loops together (lavapipe ends them).
+    LoopIterations,
 }
 
 impl fmt::Display for Limit {
@@ -177,6 +179,7 @@ impl fmt::Display for Limit {
         f.write_str(match self {
             Limit::ThreadsPerGroup => "threads per thread group",
             Limit::SharedBytesPerGroup => "bytes of shared memory per thread group",
+            Limit::LoopIterations => "loop iterations (or more) in one invocation",
         })
     }
 }

@@ -128,6 +128,9 @@ impl Shell {
 
     /// Starts a loop the driver is asked to treat as `control` says; goes on in its body.
     pub fn begin_loop_with(&mut self, control: LoopControl) -> LoopFrame {
+        if self.loop_limit > 0 {
+            self.loop_counter();
+        }
         let (header, body, continuing, merge) =
             (self.b.id(), self.b.id(), self.b.id(), self.b.id());
         let bool_ty = self.b.type_bool();
@@ -161,6 +164,7 @@ impl Shell {
         if self.in_dead_block {
             self.b.unreachable().expect("in a block");
         } else {
+            self.count_loop_step();
             let bool_ty = self.b.type_bool();
             let leave = self.read(bool_ty, frame.leave);
             self.b
@@ -168,6 +172,7 @@ impl Shell {
                 .expect("in a block");
         }
         self.begin_live_block(frame.merge);
+        self.count_loop_step();
     }
 
     /// A `break` in the loop's continuing part: sets the flag the back edge reads (the

@@ -46,6 +46,10 @@ pub struct Options {
     /// made without a varying or required size (the Vulkan specification's rule); 0 reads
     /// `SubgroupSize` at run time.
     pub subgroup_size: u32,
+    /// Loop iterations after which the device ends an invocation's loops, as its probe
+    /// found (lavapipe: 65,535); 0 for none. Where set, modules count their loops' steps
+    /// ([`super::loop_limit`]).
+    pub loop_limit: u32,
     /// Scans get the one-pass entry ([`crate::gpu::reduce::lookback`]): the device has atomics
     /// on 64-bit integers in buffers (`shaderBufferInt64Atomics`) and subgroup votes.
     pub lookback_scans: bool,
@@ -217,6 +221,7 @@ pub fn shell(options: &Options, push_words: u32, group: u32) -> Shell {
     s.float64 = options.float64;
     s.preserve_signed_zero = options.preserve_signed_zero;
     s.subgroup_size = options.subgroup_size;
+    s.loop_limit = options.loop_limit;
     opaque_zero(&mut s);
     s
 }

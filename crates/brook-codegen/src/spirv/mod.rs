@@ -6,19 +6,22 @@
 //! stream by `maxStorageBufferRange`), and its parameters in a push-constant block of 64-bit
 //! words. Float operations carry `NoContraction`: the driver may not fuse or reassociate them.
 //!
-//! What is here (issue 52, in progress): the shell; Brook's scalar operations ([`scalar`],
-//! with exact float remainders in [`fmod`]; the exact intrinsics in [`math`]); structured control flow and function variables
-//! ([`flow`]); the math library ([`libm`], over `crate::mathlib`, with division, square root
-//! and, where the device's is not fused, `fma` computed exactly); the probe the runtime runs
-//! when it opens a device ([`probe`]); the validator's check ([`validate`]); the lowering of
-//! kernel bodies ([`lower`], the dialect's `crate::lower::Target`) and the map driver
-//! ([`map`]). Reductions, scans and thread groups (the GPU strategies written once for PTX
-//! and SPIR-V) come next.
+//! What is here: the shell; Brook's scalar operations ([`scalar`], with exact float
+//! remainders in [`fmod`]; the exact intrinsics in [`math`]); structured control flow and
+//! function variables ([`flow`]), with loops counted where the device ends them
+//! ([`loop_limit`]); the math library ([`libm`], over `crate::mathlib`, with division,
+//! square root and, where the device's is not fused, `fma` computed exactly; from integers on
+//! devices without doubles, [`without_doubles`]); the probe the runtime runs when it opens a
+//! device ([`probe`]); the validator's check ([`validate`]); the lowering of kernel bodies
+//! ([`lower`], the dialect's `crate::lower::Target`), the map driver ([`map`]), thread groups
+//! ([`group`]) and the reduction and scan entries ([`reduce`]), the last three over the GPU
+//! strategies written once for PTX and SPIR-V (`crate::gpu`).
 
 pub mod flow;
 pub mod fmod;
 pub mod group;
 pub mod libm;
+pub mod loop_limit;
 pub mod lower;
 pub mod map;
 pub mod math;
@@ -41,6 +44,9 @@ pub struct SpirvModule {
     /// What the module computes, for messages about it (a kernel's name and its entry's
     /// shape); empty for Brook's own modules (probes, tests).
     pub label: String,
+    /// The module counts its loop steps against the device's limit and sets its dispatch's
+    /// status word when it reaches it ([`loop_limit`]).
+    pub counts_loops: bool,
 }
 
 impl SpirvModule {
@@ -49,7 +55,16 @@ impl SpirvModule {
         SpirvModule { label, ..self }
     }
 
-    /// The module's label and size, as a message names it.
+    /// What the module computes, as a message about what it did names it: its label, or
+    /// its size.
+    pub fn name(&self) -> String {
+        match self.label.as_str() {
+            "" => format!("a module of {} words", self.words.len()),
+            label => label.to_string(),
+        }
+    }
+
+    /// The module's label and size, as a message about compiling it names it.
     pub fn describe(&self) -> String {
         match self.label.as_str() {
             "" => format!("a module of {} words", self.words.len()),

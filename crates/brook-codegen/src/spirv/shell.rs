@@ -50,6 +50,15 @@ pub struct Shell {
     /// Invocations of every subgroup, known when the module is written; 0: read at run time
     /// ([`super::map::Options::subgroup_size`]).
     pub subgroup_size: u32,
+    /// Loop iterations after which the device ends an invocation's loops (lavapipe); 0 for
+    /// none. Where set, loops are counted ([`super::loop_limit`]).
+    pub loop_limit: u32,
+    /// The counter of loop steps, once a loop was written ([`super::loop_limit`]).
+    pub(crate) loop_count: Option<Word>,
+    /// Some loop of the module counts its steps against the limit.
+    pub(crate) counts_loops: bool,
+    /// The open function is a helper, not the entry point.
+    in_helper: bool,
     capabilities: Vec<Capability>,
     builtins: Vec<(BuiltIn, Word)>,
     /// A zero (`u32`, `u64`) the driver's compiler cannot prove, computed from a push
@@ -140,6 +149,10 @@ impl Shell {
             float64: true,
             preserve_signed_zero: (false, false),
             subgroup_size: 0,
+            loop_limit: 0,
+            loop_count: None,
+            counts_loops: false,
+            in_helper: false,
             capabilities,
             builtins: Vec::new(),
             in_dead_block: false,
@@ -363,7 +376,12 @@ impl Shell {
                     .expect("in a block");
                 self.b.ret_value(value).expect("in a block");
             }
-            None => self.b.ret().expect("in a block"),
+            None => {
+                if !self.in_helper {
+                    self.report_loop_limit();
+                }
+                self.b.ret().expect("in a block")
+            }
         }
     }
 
@@ -377,11 +395,13 @@ impl Shell {
         self.b.end_function().expect("in a function");
         self.in_dead_block = false;
         self.returns = None;
+        self.in_helper = false;
     }
 
     /// Opens helper function `id` returning `ret_ty` with parameters of `params` types, in its
     /// first block; its parameters' ids.
     pub fn begin_helper(&mut self, id: Word, ret_ty: Word, params: &[Word]) -> Vec<Word> {
+        self.in_helper = true;
         let fn_ty = self.b.type_function(ret_ty, params.to_vec());
         self.b
             .begin_function(ret_ty, Some(id), FunctionControl::NONE, fn_ty)
@@ -431,6 +451,7 @@ impl Shell {
             entry: ENTRY,
             push_bytes: 8 * self.push_words,
             label: String::new(),
+            counts_loops: self.counts_loops,
         }
     }
 }

@@ -76,6 +76,11 @@ impl Arena {
         Ok((self.current, at))
     }
 
+    /// The 32-bit word at device address `address`, where one of the chunks holds it.
+    pub(super) fn word_at(&self, address: u64) -> Option<u32> {
+        self.chunks.iter().find_map(|c| c.word_at(address))
+    }
+
     /// Takes every piece back (the kernels that used them have run).
     pub(super) fn reset(&mut self) {
         self.current = 0;

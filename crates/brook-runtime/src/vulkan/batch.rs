@@ -36,6 +36,12 @@ pub(super) struct Batch {
     pub(super) in_launch: bool,
     /// Timestamps, where the queue family has them.
     clock: Option<Clock>,
+    /// The status words of recorded dispatches that count their loops (device address and
+    /// the module's description), read when they have run.
+    watched: Vec<(u64, String)>,
+    /// The descriptions of dispatches whose status word was set (their loops reached the
+    /// device's limit), until [`Batch::take_tripped`].
+    tripped: Vec<String>,
 }
 
 impl Batch {
@@ -88,6 +94,8 @@ impl Batch {
                     arena: Arena::new(),
                     in_launch: false,
                     clock,
+                    watched: Vec::new(),
+                    tripped: Vec::new(),
                 }),
                 Err(e) => {
                     device.destroy_command_pool(pool, None);
@@ -252,12 +260,43 @@ impl Batch {
                 std::mem::forget(std::mem::replace(&mut self.arena, Arena::new()));
                 return Err(e);
             }
+            self.read_watched();
             self.keep.clear();
         }
         if !self.in_launch {
             self.arena.reset();
         }
         Ok(())
+    }
+
+    /// Reads the dispatch's status word at `address` when it has run ([`Batch::take_tripped`]
+    /// then names it if its loops reached the device's limit). The word lives in memory the
+    /// batch keeps until then (the arena's or a kept buffer).
+    pub(super) fn watch(&mut self, address: u64, what: String) {
+        self.watched.push((address, what));
+    }
+
+    /// Whether recorded dispatches have status words to read when they have run.
+    pub(super) fn watching(&self) -> bool {
+        !self.watched.is_empty()
+    }
+
+    /// The dispatches run since the last call whose status word was set.
+    pub(super) fn take_tripped(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.tripped)
+    }
+
+    /// Moves every watched dispatch whose status word is set to `tripped` (the batch ran).
+    fn read_watched(&mut self) {
+        for (address, what) in std::mem::take(&mut self.watched) {
+            let word = self
+                .arena
+                .word_at(address)
+                .or_else(|| self.keep.iter().find_map(|b| b.word_at(address)));
+            if word.is_some_and(|w| w != 0) {
+                self.tripped.push(what);
+            }
+        }
     }
 
     fn submit_and_wait(&mut self, d: &ash::Device) -> Result<(), String> {

@@ -198,6 +198,20 @@ impl Context {
         Ok(())
     }
 
+    /// Whether dispatches recorded and not yet run have status words to read
+    /// ([`Recorder::watch`]).
+    pub fn watching(&self) -> bool {
+        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.watching()
+    }
+
+    /// The watched dispatches ([`Recorder::watch`]) that have run with their status word
+    /// set since the last call.
+    pub fn take_tripped(&self) -> Vec<String> {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.take_tripped()
+    }
+
     /// Runs the recorded kernels and waits for them: their results are then in memory, and
     /// the host may read or write the buffers they used. An error (a kernel that did not
     /// finish, a lost device) is the batch's.
@@ -283,6 +297,12 @@ impl Recorder<'_> {
         self.batch.keep_until_run(buffer);
         self.batch.record_zeroing(d, handle, (0, bytes))?;
         Ok(address)
+    }
+
+    /// Reads the status word at `address` (in memory this recorder gave) once the kernels
+    /// recorded so far have run: [`Context::take_tripped`] then names `what` if it is set.
+    pub fn watch(&mut self, address: u64, what: String) {
+        self.batch.watch(address, what);
     }
 
     /// Records `module` over `groups` workgroups with `push` as its push constants, after

@@ -19,6 +19,7 @@ use crate::queue::Queue;
 use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::gpu::reduce::lookback;
 use brook_codegen::leaves::first_use_of_kind;
+use brook_codegen::spirv::loop_limit::STATUS_BYTES;
 use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
@@ -62,6 +63,7 @@ pub fn device_with(
         subgroup_shuffle: gpu.info.subgroup_shuffle
             && (1..=map::GROUP).contains(&gpu.info.subgroup_size),
         subgroup_size: gpu.info.subgroup_size,
+        loop_limit: gpu.info.loop_limit.unwrap_or(0),
         // Scans in one pass only where asked, and never on a device on the CPU: lavapipe ends
         // an invocation's loops after 65,535 iterations in all, which a waiting tile's
         // fallback may need (see docs/SEMANTICS.md).
@@ -322,9 +324,7 @@ impl VulkanDevice {
         } else {
             threads * u64::from(frame_bytes)
         };
-        let scratch = recorder
-            .memory(&[], frames)
-            .map_err(|e| self.execution(e))?;
+        let scratch = self.frames(recorder, module, frames)?;
         let width = x * u64::from(group);
         let mut push = Vec::with_capacity(8 * (3 + words.len()));
         for word in [block, scratch, width].iter().chain(words) {
@@ -333,6 +333,54 @@ impl VulkanDevice {
         recorder
             .record(module, &push, [x as u32, y as u32, 1])
             .map_err(|e| self.execution(e))
+    }
+}
+
+impl VulkanDevice {
+    /// `bytes` of scratch frames for a dispatch of `module`: their address. A module that
+    /// counts its loops gets its status word, zeroed, [`STATUS_BYTES`] before them, read
+    /// when the dispatch has run ([`VulkanDevice::loops_within_limit`]).
+    fn frames(
+        &self,
+        recorder: &mut Recorder<'_>,
+        module: &SpirvModule,
+        bytes: u64,
+    ) -> Result<u64, LaunchProblem> {
+        if !module.counts_loops {
+            return recorder.memory(&[], bytes).map_err(|e| self.execution(e));
+        }
+        let status = recorder
+            .memory(&[0; 4], STATUS_BYTES + bytes)
+            .map_err(|e| self.execution(e))?;
+        recorder.watch(status, module.name());
+        Ok(status + STATUS_BYTES)
+    }
+
+    /// After a launch on a device that ends loops early (lavapipe): runs it and fails it
+    /// where one of its dispatches reached the limit (its results would be wrong).
+    fn loops_within_limit(&self) -> Result<(), LaunchProblem> {
+        if self.options.loop_limit == 0 {
+            return Ok(());
+        }
+        if self.context.watching() {
+            self.context.finish().map_err(|e| self.execution(e))?;
+        }
+        let tripped = self.context.take_tripped();
+        let Some(first) = tripped.first() else {
+            return Ok(());
+        };
+        let limit = u64::from(self.options.loop_limit);
+        Err(LaunchProblem::DeviceLimit(DeviceLimit {
+            device: self.info.to_string(),
+            what: Limit::LoopIterations,
+            requested: limit,
+            limit: limit - 1,
+            why: Some(format!(
+                "the driver ends an invocation's loops after {limit} iterations in all, \
+                 silently, so the results would be wrong; {first} reached it: run the kernel \
+                 on another device"
+            )),
+        }))
     }
 }
 
@@ -417,7 +465,7 @@ impl Device for VulkanDevice {
         let block = recorder
             .memory(block_bytes, block_bytes.len() as u64)
             .map_err(|e| self.execution(e))?;
-        match compiled.as_ref() {
+        let recorded = match compiled.as_ref() {
             Compiled::Map(m) => {
                 let total: u64 = launch.region.size.iter().map(|&n| n as u64).product();
                 let module = (&m.module, m.group_size);
@@ -425,7 +473,11 @@ impl Device for VulkanDevice {
                     Some(k) => (total.div_ceil(k), true),
                     None => (total, false),
                 };
-                self.dispatch(&mut recorder, module, work, (block, m.frame_bytes), &[])
+                let recorded =
+                    self.dispatch(&mut recorder, module, work, (block, m.frame_bytes), &[]);
+                // The recorder holds the batch: let it go before the batch runs.
+                drop(recorder);
+                recorded
             }
             Compiled::Reduce(r) => {
                 let passes = VulkanPasses {
@@ -440,7 +492,9 @@ impl Device for VulkanDevice {
                     None => crate::passes::reduce::run(&passes, launch, r.value_size),
                 }
             }
-        }
+        };
+        recorded?;
+        self.loops_within_limit()
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {

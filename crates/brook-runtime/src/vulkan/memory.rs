@@ -128,6 +128,13 @@ impl Buffer {
         self.bytes
     }
 
+    /// The 32-bit word at device address `address`, where this buffer holds it.
+    pub(super) fn word_at(&self, address: u64) -> Option<u32> {
+        let at = address.checked_sub(self.address)?;
+        let bytes = self.bytes().get(at as usize..at as usize + 4)?;
+        Some(u32::from_le_bytes(bytes.try_into().ok()?))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
     }

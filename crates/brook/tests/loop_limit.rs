@@ -1,0 +1,66 @@
+//! Instances that loop long, on every device: their values where the device runs loops to
+//! the end, and a launch error naming the limit where the device ends them early (Mesa's
+//! lavapipe ends an invocation's loops after 65,535 iterations in all, silently: Brook counts
+//! them there and refuses the results, `brook_codegen::spirv::loop_limit`).
+
+use brook::{args, Device, Program, Stream};
+
+const SOURCE: &str = "kernel void spin(float a<>, int n, out float b<>) {
+    float s = a;
+    int i;
+    for (i = 0; i < n; i++) { s = s + 1.0f; }
+    b = s;
+}";
+
+/// `spin` over `[0, 1, .., len)` with `n` iterations an instance: its values, or the
+/// launch's error.
+fn spin(device: &Device, n: i32, len: usize) -> Result<Vec<f32>, String> {
+    let program = Program::from_source("loop_limit.br", SOURCE).expect("compiles");
+    let kernel = program.kernel("spin").expect("a kernel");
+    let a: Vec<f32> = (0..len).map(|i| i as f32).collect();
+    let input = Stream::from_slice(device, &[len], &a).expect("input");
+    let output = Stream::<f32>::new(device, &[len]).expect("output");
+    kernel
+        .launch(args![&input, n, &output])
+        .map_err(|e| e.to_string())?;
+    output.to_vec().map_err(|e| e.to_string())
+}
+
+fn ends_loops_early(device: &Device) -> bool {
+    device.info().description.contains("loops end after")
+}
+
+#[test]
+fn long_loops_give_their_values_or_the_limit_by_name_on_every_device() {
+    let len = 8;
+    let expected = |n: i32| -> Vec<f32> { (0..len).map(|i| (i as i32 + n) as f32).collect() };
+    for device in Device::all() {
+        for n in [1_000, 60_000] {
+            let got = spin(&device, n, len);
+            assert_eq!(
+                got.as_ref(),
+                Ok(&expected(n)),
+                "{n} iterations on {}",
+                device.info()
+            );
+        }
+        let n = 70_000;
+        match spin(&device, n, len) {
+            Ok(values) => {
+                assert!(
+                    !ends_loops_early(&device),
+                    "wrong values passed on {}",
+                    device.info()
+                );
+                assert_eq!(values, expected(n), "on {}", device.info());
+            }
+            Err(e) => {
+                assert!(ends_loops_early(&device), "on {}: {e}", device.info());
+                for part in ["loop iterations", "65535", "`spin`", "another device"] {
+                    assert!(e.contains(part), "{part:?} not in: {e}");
+                }
+                eprintln!("note: {e}");
+            }
+        }
+    }
+}
