@@ -4,9 +4,13 @@
 //! wrong results there, so on such a device every module counts its invocation's loop
 //! iterations the way the driver does (each iteration's end, and each loop's exit, which the
 //! driver's masked loops also pass through), and an invocation whose count has reached the
-//! limit when it ends sets its dispatch's status word: the 32-bit word [`STATUS_BYTES`] before the scratch frames
-//! (push word 1), which the runtime zeroes and reads after the dispatch ran, failing the
-//! launch with a typed error instead of handing back wrong results.
+//! limit when it ends sets its dispatch's status word: the 32-bit word [`STATUS_BYTES`]
+//! before the scratch frames (push word 1), which the runtime zeroes and reads after the
+//! dispatch ran, failing the launch with a typed error instead of handing back wrong results.
+//!
+//! The check is written where the entry point returns, once its first loop has made the
+//! counter. Helper functions written after the entry point (a reduction's combine step)
+//! count into the same counter; every reduction entry loops, so its returns check them.
 
 use super::shell::{Scalar, Shell};
 use rspirv::spirv::StorageClass;

@@ -67,7 +67,7 @@ impl SpirvModule {
     /// The module's label and size, as a message about compiling it names it.
     pub fn describe(&self) -> String {
         match self.label.as_str() {
-            "" => format!("a module of {} words", self.words.len()),
+            "" => self.name(),
             label => format!("{label} ({} words)", self.words.len()),
         }
     }

@@ -252,6 +252,7 @@ impl Batch {
         if self.recorded > 0 {
             self.recorded = 0;
             if let Err(e) = self.submit_and_wait(d) {
+                self.watched.clear();
                 // The kernels may still run: leak what they use rather than reuse it under
                 // them.
                 std::mem::take(&mut self.keep)
