@@ -36,12 +36,12 @@ pub(super) struct Batch {
     pub(super) in_launch: bool,
     /// Timestamps, where the queue family has them.
     clock: Option<Clock>,
-    /// The status words of recorded dispatches that count their loops (device address and
-    /// the module's description), read when they have run.
-    watched: Vec<(u64, String)>,
-    /// The descriptions of dispatches whose status word was set (their loops reached the
-    /// device's limit), until [`Batch::take_tripped`].
-    tripped: Vec<String>,
+    /// The status words of recorded dispatches that count their loops (their recorder's
+    /// number, the word's device address and the module's name), read when they have run.
+    watched: Vec<((u64, u64), String)>,
+    /// The dispatches whose status word was set (their loops reached the device's limit):
+    /// their recorder's number and module's name, until [`Batch::take_tripped`].
+    tripped: Vec<(u64, String)>,
 }
 
 impl Batch {
@@ -270,11 +270,11 @@ impl Batch {
         Ok(())
     }
 
-    /// Reads the dispatch's status word at `address` when it has run ([`Batch::take_tripped`]
-    /// then names it if its loops reached the device's limit). The word lives in memory the
-    /// batch keeps until then (the arena's or a kept buffer).
-    pub(super) fn watch(&mut self, address: u64, what: String) {
-        self.watched.push((address, what));
+    /// Reads the status word at `address` of a dispatch recorder `id` recorded when it has
+    /// run ([`Batch::take_tripped`] then names it if its loops reached the device's limit).
+    /// The word lives in memory the batch keeps until then (the arena's or a kept buffer).
+    pub(super) fn watch(&mut self, (id, address): (u64, u64), what: String) {
+        self.watched.push(((id, address), what));
     }
 
     /// Whether recorded dispatches have status words to read when they have run.
@@ -282,20 +282,24 @@ impl Batch {
         !self.watched.is_empty()
     }
 
-    /// The dispatches run since the last call whose status word was set.
-    pub(super) fn take_tripped(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.tripped)
+    /// The dispatches of recorder `id` that have run with their status word set.
+    pub(super) fn take_tripped(&mut self, id: u64) -> Vec<String> {
+        let (mine, others) = std::mem::take(&mut self.tripped)
+            .into_iter()
+            .partition(|(by, _)| *by == id);
+        self.tripped = others;
+        mine.into_iter().map(|(_, what)| what).collect()
     }
 
     /// Moves every watched dispatch whose status word is set to `tripped` (the batch ran).
     fn read_watched(&mut self) {
-        for (address, what) in std::mem::take(&mut self.watched) {
+        for ((id, address), what) in std::mem::take(&mut self.watched) {
             let word = self
                 .arena
                 .word_at(address)
                 .or_else(|| self.keep.iter().find_map(|b| b.word_at(address)));
             if word.is_some_and(|w| w != 0) {
-                self.tripped.push(what);
+                self.tripped.push((id, what));
             }
         }
     }

@@ -11,6 +11,7 @@ use super::statistics::{self, Statistics};
 use ash::vk;
 use brook_codegen::spirv::SpirvModule;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -149,10 +150,12 @@ impl Context {
         let pipelines = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         batch.in_launch = true;
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         Recorder {
             context: self,
             pipelines,
             batch,
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -205,11 +208,11 @@ impl Context {
         batch.watching()
     }
 
-    /// The watched dispatches ([`Recorder::watch`]) that have run with their status word
-    /// set since the last call.
-    pub fn take_tripped(&self) -> Vec<String> {
+    /// The dispatches recorder `id` watched ([`Recorder::watch`]) that have run with their
+    /// status word set.
+    pub fn take_tripped(&self, id: u64) -> Vec<String> {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-        batch.take_tripped()
+        batch.take_tripped(id)
     }
 
     /// Runs the recorded kernels and waits for them: their results are then in memory, and
@@ -254,6 +257,8 @@ pub struct Recorder<'c> {
     context: &'c Context,
     pipelines: MutexGuard<'c, Pipelines>,
     batch: MutexGuard<'c, Batch>,
+    /// The recorder's number in the process: its launch's, for [`Context::take_tripped`].
+    id: u64,
 }
 
 impl Recorder<'_> {
@@ -300,9 +305,15 @@ impl Recorder<'_> {
     }
 
     /// Reads the status word at `address` (in memory this recorder gave) once the kernels
-    /// recorded so far have run: [`Context::take_tripped`] then names `what` if it is set.
+    /// recorded so far have run: [`Context::take_tripped`] with this recorder's
+    /// [`Recorder::id`] then names `what` if it is set.
     pub fn watch(&mut self, address: u64, what: String) {
-        self.batch.watch(address, what);
+        self.batch.watch((self.id, address), what);
+    }
+
+    /// The recorder's number (its launch's).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Records `module` over `groups` workgroups with `push` as its push constants, after

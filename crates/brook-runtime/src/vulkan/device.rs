@@ -356,16 +356,17 @@ impl VulkanDevice {
         Ok(status + STATUS_BYTES)
     }
 
-    /// After a launch on a device that ends loops early (lavapipe): runs it and fails it
-    /// where one of its dispatches reached the limit (its results would be wrong).
-    fn loops_within_limit(&self) -> Result<(), LaunchProblem> {
+    /// After a launch (recorded by recorder `id`) on a device that ends loops early
+    /// (lavapipe): runs it and fails it where one of its dispatches reached the limit (its
+    /// results would be wrong).
+    fn loops_within_limit(&self, id: u64) -> Result<(), LaunchProblem> {
         if self.options.loop_limit == 0 {
             return Ok(());
         }
         if self.context.watching() {
             self.context.finish().map_err(|e| self.execution(e))?;
         }
-        let tripped = self.context.take_tripped();
+        let tripped = self.context.take_tripped(id);
         let Some(first) = tripped.first() else {
             return Ok(());
         };
@@ -462,6 +463,7 @@ impl Device for VulkanDevice {
         // SAFETY: the block holds `layout.size()` bytes.
         let block_bytes = unsafe { std::slice::from_raw_parts(params.as_ptr(), layout.size()) };
         let mut recorder = self.context.recorder();
+        let id = recorder.id();
         let block = recorder
             .memory(block_bytes, block_bytes.len() as u64)
             .map_err(|e| self.execution(e))?;
@@ -494,7 +496,7 @@ impl Device for VulkanDevice {
             }
         };
         recorded?;
-        self.loops_within_limit()
+        self.loops_within_limit(id)
     }
 
     fn synchronize(&self) -> Result<(), RuntimeError> {
