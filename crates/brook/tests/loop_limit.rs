@@ -10,6 +10,12 @@ const SOURCE: &str = "kernel void spin(float a<>, int n, out float b<>) {
     int i;
     for (i = 0; i < n; i++) { s = s + 1.0f; }
     b = s;
+}
+reduce void slow_sum(float a<>, reduce float s<>) {
+    float t = a;
+    int i;
+    for (i = 0; i < 40000; i++) { t = t * 1.0f; }
+    s += t;
 }";
 
 /// `spin` over `[0, 1, .., len)` with `n` iterations an instance: its values, or the
@@ -57,6 +63,38 @@ fn long_loops_give_their_values_or_the_limit_by_name_on_every_device() {
             Err(e) => {
                 assert!(ends_loops_early(&device), "on {}: {e}", device.info());
                 for part in ["loop iterations", "65535", "`spin`", "another device"] {
+                    assert!(e.contains(part), "{part:?} not in: {e}");
+                }
+                eprintln!("note: {e}");
+            }
+        }
+    }
+}
+
+/// A reduction whose combine loops 40,000 times (within the limit on its own): an invocation
+/// that combines a few leaves passes the limit in all, so on lavapipe the launch is refused
+/// by name; elsewhere the sum.
+#[test]
+fn loops_of_a_reductions_combines_count_together() {
+    let program = Program::from_source("loop_limit.br", SOURCE).expect("compiles");
+    let kernel = program.kernel("slow_sum").expect("a kernel");
+    let values: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    for device in Device::all() {
+        let input = Stream::from_slice(&device, &[values.len()], &values).expect("input");
+        let mut total = 0.0f32;
+        match kernel.launch(args![&input, brook::host_var(&mut total)]) {
+            Ok(_) => {
+                assert!(
+                    !ends_loops_early(&device),
+                    "wrong sum passed on {}",
+                    device.info()
+                );
+                assert_eq!(total, 2016.0, "on {}", device.info());
+            }
+            Err(e) => {
+                let e = e.to_string();
+                assert!(ends_loops_early(&device), "on {}: {e}", device.info());
+                for part in ["loop iterations", "`slow_sum`"] {
                     assert!(e.contains(part), "{part:?} not in: {e}");
                 }
                 eprintln!("note: {e}");
