@@ -232,8 +232,8 @@ impl PyStream {
         dl_device: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = (stream, max_version);
-        crate::dlpack::export(py, self.raw(), dl_device, copy)
+        let _ = stream;
+        crate::dlpack::export(py, self.raw(), (dl_device, copy), max_version)
     }
 
     /// `(device type, device id)` as DLPack numbers them: `(1, 0)` for the CPU, `(2, n)` for

@@ -33,6 +33,7 @@ def test_a_stream_is_seen_by_numpy_in_place():
     view = np.from_dlpack(stream)
     assert view.shape == (2, 4) and view.dtype == np.int32
     stream.read(np.full((2, 4), 9, np.int32))
+    stream.finish()
     assert view.sum() == 72  # the same memory
 
 
@@ -40,6 +41,58 @@ def test_round_trip_keeps_the_address():
     host = np.arange(12, dtype=np.float64).reshape(3, 4)
     back = np.from_dlpack(brook.Stream.from_dlpack(host))
     assert address(back) == address(host)
+
+
+def capsule_name(capsule):
+    import ctypes
+
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype = ctypes.c_char_p
+    name.argtypes = [ctypes.py_object]
+    return name(capsule).decode()
+
+
+def test_capsules_are_versioned_when_asked():
+    stream = brook.Stream.from_numpy(np.arange(4, dtype=np.float32), device="cpu")
+    assert capsule_name(stream.__dlpack__()) == "dltensor"
+    assert capsule_name(stream.__dlpack__(max_version=(0, 8))) == "dltensor"
+    assert capsule_name(stream.__dlpack__(max_version=(1, 0))) == "dltensor_versioned"
+    assert capsule_name(stream.__dlpack__(max_version=(1, 3))) == "dltensor_versioned"
+    # NumPy 2.1 and later ask for the versioned capsule and share it in place.
+    view = np.from_dlpack(stream)
+    stream.read(np.full(4, 5, np.float32))
+    stream.finish()
+    assert list(view) == [5, 5, 5, 5]
+
+
+class LegacyProducer:
+    """A producer of DLPack before 1.0: its `__dlpack__` takes no `max_version`."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_producers_before_dlpack_1_are_asked_again_without_max_version():
+    host = np.arange(5, dtype=np.int32)
+    stream = brook.Stream.from_dlpack(LegacyProducer(host))
+    stream.read(np.full(5, 7, np.int32))
+    stream.finish()
+    assert list(host) == [7] * 5  # the same memory
+
+
+def test_read_only_arrays_are_refused_with_the_fix():
+    host = np.arange(4, dtype=np.float32)
+    host.flags.writeable = False
+    if tuple(int(p) for p in np.__version__.split(".")[:2]) < (2, 1):
+        pytest.skip("NumPy before 2.1 gives no versioned capsule (no read-only flag)")
+    with pytest.raises(brook.UsageError, match="read-only.*from_numpy"):
+        brook.Stream.from_dlpack(host)
 
 
 def test_vectors_take_the_last_axis():
