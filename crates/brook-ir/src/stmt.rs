@@ -30,6 +30,25 @@ impl Block {
         self.0.iter()
     }
 
+    /// Whether every run of the block stores a whole value into output `param` (a store of
+    /// the element itself at the block's top level, no `return` before it): then no
+    /// element keeps its previous contents. False where unsure (a store under a branch or
+    /// of one component, a `return` that may come first).
+    pub fn always_stores_output(&self, param: crate::ParamId) -> bool {
+        for statement in self.iter() {
+            match &statement.stmt {
+                Stmt::Store { place, .. }
+                    if place.root == crate::PlaceRoot::Output(param) && place.path.is_empty() =>
+                {
+                    return true;
+                }
+                other if other.may_return() => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// Adds every expression a statement of the block evaluates directly (place indices,
     /// stored values, conditions) to `out`; false where a collective (whose combining body
     /// this does not follow) makes that unknown.
@@ -39,6 +58,23 @@ impl Block {
 }
 
 impl Stmt {
+    /// Whether the statement may end the invocation (a `return` in it or in a block it holds).
+    pub fn may_return(&self) -> bool {
+        match self {
+            Stmt::Return => true,
+            Stmt::If { accept, reject, .. } => {
+                accept.iter().any(|s| s.stmt.may_return())
+                    || reject.iter().any(|s| s.stmt.may_return())
+            }
+            Stmt::Loop { body, continuing } => {
+                body.iter().any(|s| s.stmt.may_return())
+                    || continuing.iter().any(|s| s.stmt.may_return())
+            }
+            Stmt::Collective(_) => true,
+            Stmt::Store { .. } | Stmt::Break | Stmt::Continue | Stmt::Barrier => false,
+        }
+    }
+
     /// [`Block::expr_roots`] of one statement (and the blocks it holds).
     pub fn expr_roots(&self, out: &mut Vec<Handle<Expr>>) -> bool {
         match self {

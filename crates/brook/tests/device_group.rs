@@ -13,6 +13,12 @@ use brook::{args, host_var, Device, Program, ScanRequest, Stream};
 const KERNELS: &str = "
 kernel void saxpy(float a, float x<>, float y<>, out float r<>) { r = a * x + y; }
 
+kernel void mark(float a<>, float v, out float r<>)
+{
+    if (a > 0.5f) { return; }
+    r = v;
+}
+
 kernel void smooth(float g[][], float w, float h, out float r<>)
 {
     float2 p = indexof(r).xy;
@@ -124,6 +130,28 @@ fn chained_maps_gather_what_other_members_wrote() {
         let saxpy = program.kernel("saxpy").expect("saxpy");
         let r = Stream::<f32>::new(d, &[h, w]).expect("r");
         saxpy.launch(args![0.5f32, &a, &b, &r]).expect("saxpy");
+        bits(&r.to_vec().expect("r"))
+    });
+}
+
+/// Instances that return before storing keep the output's contents: a member whose rows of
+/// a launch were written by another member in the launch before (the region moved the
+/// split) fetches them first rather than keep its own stale copy there.
+#[test]
+fn outputs_left_by_early_returns_keep_what_another_member_wrote() {
+    let program = program();
+    let (h, w) = (40, 8);
+    let zeros = vec![0.0f32; h * w];
+    let some = wobbly(h * w, 5);
+    same_on_groups(|d| {
+        let mark = program.kernel("mark").expect("mark");
+        let r = Stream::from_slice(d, &[h, w], &vec![-1.0f32; h * w]).expect("r");
+        let a = Stream::from_slice(d, &[h, w], &zeros).expect("a");
+        let b = Stream::from_slice(d, &[h, w], &some).expect("b");
+        mark.launch(args![&a, 1.0f32, &r]).expect("everywhere");
+        mark.with_domain(&[h / 4, 0], &[h - h / 4, w])
+            .launch(args![&b, 2.0f32, &r])
+            .expect("where b is small");
         bits(&r.to_vec().expect("r"))
     });
 }

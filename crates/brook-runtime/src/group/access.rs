@@ -59,7 +59,13 @@ pub(super) fn accesses(plan: &LaunchPlan) -> Vec<(usize, (usize, usize), Access)
             ParamRole::Input | ParamRole::Gather { .. } => (whole, Access::Read),
             ParamRole::Output if shape.len() == plan.region.size.len() => {
                 let region = (&plan.region.origin[..], &plan.region.size[..]);
-                let exact = addressing.is_contiguous(shape)
+                // Every byte of the rows written: whole rows, and every instance stores its
+                // element (an instance that returns first keeps the old contents there).
+                let stores = kernel
+                    .body
+                    .always_stores_output(brook_ir::ParamId(index as u32));
+                let exact = stores
+                    && addressing.is_contiguous(shape)
                     && (1..shape.len()).all(|a| region.0[a] == 0 && region.1[a] == shape[a]);
                 (
                     span(addressing, shape, &region, size),
