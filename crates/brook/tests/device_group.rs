@@ -156,6 +156,26 @@ fn outputs_left_by_early_returns_keep_what_another_member_wrote() {
     });
 }
 
+/// A write large enough to go to the members in shares (each member gets only its block of
+/// bytes, `group::upload_shares`): reading it back gives it whole, and a gather across the
+/// shares' edges fetches what the member lacks.
+#[test]
+fn a_large_write_goes_in_shares_and_gathers_fetch_across_them() {
+    let program = program();
+    let (h, w) = (300, 200);
+    let start = wobbly(h * w, 3);
+    same_on_groups(|d| {
+        let smooth = program.kernel("smooth").expect("smooth");
+        let a = Stream::from_slice(d, &[h, w], &start).expect("a");
+        let back = bits(&a.to_vec().expect("a back"));
+        let b = Stream::<f32>::new(d, &[h, w]).expect("b");
+        smooth
+            .launch(args![&a, w as f32, h as f32, &b])
+            .expect("smooth");
+        (back, bits(&b.to_vec().expect("b")))
+    });
+}
+
 /// Instance 0's `0u - 1u` wraps and the gather clamps it to the last element, which the other
 /// member wrote: the first member must fetch it too.
 #[test]

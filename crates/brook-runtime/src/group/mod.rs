@@ -156,13 +156,30 @@ impl Device for DeviceGroup {
 
     /// Host data goes to every member: whatever block a later launch gives a member, its
     /// inputs are there.
+    /// A large write goes to the members in shares, each member's the block of bytes a
+    /// launch split by rows mostly gives it (the rest is fetched where a launch needs it); a
+    /// small one to every member whole.
     fn upload(&self, to: Span<'_>, data: &[u8]) -> Result<(), RuntimeError> {
-        for (m, member) in self.members.iter().enumerate() {
-            let (copy, group) = self.member_span(to, m)?;
-            group.before_write(m, (to.offset(), to.offset() + to.len()), member.as_ref())?;
-            member.upload(copy, data)?;
+        let (start, end) = (to.offset(), to.offset() + to.len());
+        let group = group_buffer(to.buffer())?;
+        let Some(shares) = upload_shares((start, end), self.members.len()) else {
+            for (m, member) in self.members.iter().enumerate() {
+                let (copy, group) = self.member_span(to, m)?;
+                group.before_write(m, (start, end), member.as_ref())?;
+                member.upload(copy, data)?;
+            }
+            group.written_everywhere(start, end);
+            return Ok(());
+        };
+        for (m, (s, e)) in shares.iter().copied().enumerate() {
+            let member = &self.members[m];
+            group.before_write(m, (s, e), member.as_ref())?;
+            let copy = Span::new("Device Group", group.copies[m].as_ref(), s, e - s)?;
+            member.upload(copy, &data[s - start..e - start])?;
         }
-        group_buffer(to.buffer())?.written_everywhere(to.offset(), to.offset() + to.len());
+        for (m, (s, e)) in shares.into_iter().enumerate() {
+            group.written(m, s, e);
+        }
         Ok(())
     }
 
@@ -233,5 +250,43 @@ impl Device for DeviceGroup {
 
     fn idle(&self) -> bool {
         self.members.iter().chain(&self.combiner).all(|m| m.idle())
+    }
+}
+
+/// Bytes of a write below which every member gets all of it: a member's share smaller than
+/// this saves less than the fetches a launch may then make.
+const SHARE_MIN: usize = 1 << 16;
+
+/// The members' shares of a write of `[start, end)`: `members` contiguous blocks, as
+/// `split` cuts rows, at multiples of 64 bytes; `None` where the write is small.
+fn upload_shares((start, end): (usize, usize), members: usize) -> Option<Vec<(usize, usize)>> {
+    let len = end - start;
+    if members < 2 || len < members * SHARE_MIN {
+        return None;
+    }
+    let cut = |k: usize| match k {
+        0 => start,
+        k if k == members => end,
+        k => start + (len * k / members) / 64 * 64,
+    };
+    Some((0..members).map(|k| (cut(k), cut(k + 1))).collect())
+}
+
+#[cfg(test)]
+mod upload_tests {
+    use super::upload_shares;
+
+    #[test]
+    fn shares_cover_a_large_write_once_and_small_ones_go_whole() {
+        assert_eq!(upload_shares((0, 1000), 2), None);
+        assert_eq!(upload_shares((0, 1 << 20), 1), None);
+        let shares = upload_shares((100, 100 + 3_000_000), 3).expect("split");
+        assert_eq!(shares.len(), 3);
+        assert_eq!(shares[0].0, 100);
+        assert_eq!(shares[2].1, 3_000_100);
+        for pair in shares.windows(2) {
+            assert_eq!(pair[0].1, pair[1].0);
+            assert!(pair[0].0 < pair[0].1);
+        }
     }
 }
