@@ -2,7 +2,8 @@
 //! `mpirun` with 3 ranks (a ragged split of the rows) and checks what rank 0 printed and how
 //! the job ended. Under `mpirun`, rank 0 runs the conformance suite on the job's group of CPU
 //! devices (`mpi:cpu`) against the interpreter, and the other ranks serve their devices. A
-//! second job, of 2 ranks, kills rank 1 in the middle: the job must end, non-zero, naming it.
+//! second job, of 2 ranks on `mpi:interp`, checks that the ranks took the host's devices in
+//! turn and kills rank 1 in the middle: the job must end, non-zero, naming it.
 //! Then Brook programs (examples and compatibility programs) run unchanged through `brcc run
 //! --np 2` and `--np 3`, each printing its expected output, with `libbrook_capi.so` built with
 //! MPI (this test builds it, and brcc).
@@ -39,7 +40,14 @@ fn main() {
     assert!(out.contains(PASSED), "3 ranks:\n{out}\n{err}");
     assert!(out.contains("3 members"), "3 ranks:\n{out}");
     println!("mpi_ranks: the suite on 3 ranks: passed");
-    let (ok, out, err) = job(2, &[("BROOK_TEST_KILL_RANK", "1")]);
+    // On the interpreter, named without an index: the ranks of this one host take its
+    // devices in turn (as two ranks on a host of two GPUs take one each).
+    let spec = ("BROOK_MPI_TEST_SPEC", "interp");
+    let (ok, out, err) = job(2, &[("BROOK_TEST_KILL_RANK", "1"), spec]);
+    assert!(
+        out.contains("the group: interp:0 + rank1:interp:1"),
+        "the ranks of one host did not take its devices in turn:\n{out}\n{err}"
+    );
     assert!(
         !ok,
         "a job whose rank 1 was killed ended well:\n{out}\n{err}"

@@ -65,6 +65,6 @@ pub use plan::{Bound, ExecRegion, LaunchPlan, ScanPlan};
 pub use profile::{profile_report, profiling, reset_profile, set_profile};
 pub use registry::{
     current_device, default_device, device_from_spec, device_group, devices, find_device,
-    get_devices, thread_devices, use_devices,
+    get_devices, spec_for_host_place, thread_devices, use_devices, HostPlace,
 };
 pub use stream::{PendingWrite, RawStream};

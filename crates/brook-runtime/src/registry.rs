@@ -17,6 +17,7 @@
 use crate::device::{Device, DeviceKind};
 use crate::error::RuntimeError;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A device module's discovery: the devices of its kind on this machine, or why there are none.
@@ -221,6 +222,77 @@ pub fn device_from_spec(spec: &str, ordinal: usize) -> Result<Arc<dyn Device>, R
     }
 }
 
+/// Where a rank stands among the ranks of its job that share its host: the `index`-th of
+/// `count` (MPI's shared-memory split; one of one outside a job).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPlace {
+    pub index: usize,
+    pub count: usize,
+}
+
+/// The spec a rank opens, given its place on its host: where several ranks share a host, a
+/// bare device name (`cuda`, `vulkan`, `cal`) or the empty spec (the best device) becomes the
+/// rank's own device of that kind, the `index`-th modulo how many the host has, so that
+/// `mpirun -np 2` on a host of two GPUs gives each rank its own. Vulkan devices on the CPU
+/// are never chosen this way; a spec with an index, `all` or `+` is kept as it is.
+pub fn spec_for_host_place(spec: &str, place: HostPlace) -> String {
+    let name = spec.trim();
+    if place.count <= 1 {
+        return spec.to_string();
+    }
+    // Until the ranks are seen to take a device each, they may share one.
+    SHARED_WITH_OTHER_RANKS.store(true, Ordering::Relaxed);
+    if name.contains([':', '+']) {
+        return spec.to_string();
+    }
+    let choices: Vec<Arc<dyn Device>> = if name.is_empty() {
+        let best = devices()[0].info().kind;
+        hardware_of_kind(best)
+    } else if means_gpus(name) {
+        gpus()
+    } else if let Some(backend) = backend_named(name) {
+        hardware_of_kind(backend.kind)
+    } else {
+        return spec.to_string();
+    };
+    let names: Vec<String> = choices
+        .iter()
+        .map(|d| format!("{}:{}", d.info().kind.name(), d.info().ordinal))
+        .collect();
+    if names.len() >= place.count {
+        SHARED_WITH_OTHER_RANKS.store(false, Ordering::Relaxed);
+    }
+    pick_for_place(spec, &names, place)
+}
+
+/// Whether other ranks' processes on this host may use this process's devices too (more
+/// ranks on the host than devices to give each its own, or a spec that names the same
+/// devices on every rank). A GPU shared so switches between the processes' work, and a
+/// stream that waits on the GPU for another rank's bytes holds the GPU for its whole turn:
+/// such a device waits for the bytes on the host instead ([`crate::Device::upload_later`]).
+pub fn devices_shared_with_other_ranks() -> bool {
+    SHARED_WITH_OTHER_RANKS.load(Ordering::Relaxed)
+}
+
+static SHARED_WITH_OTHER_RANKS: AtomicBool = AtomicBool::new(false);
+
+/// The devices of `kind` that are not Vulkan devices on the CPU.
+fn hardware_of_kind(kind: DeviceKind) -> Vec<Arc<dyn Device>> {
+    of_kind(kind)
+        .filter(|d| !is_software_vulkan(d.as_ref()))
+        .cloned()
+        .collect()
+}
+
+/// The one of `choices` (device names with their index) for a rank at `place`; `spec` itself
+/// where there is no choice to make.
+fn pick_for_place(spec: &str, choices: &[String], place: HostPlace) -> String {
+    match choices.len() {
+        0 | 1 => spec.to_string(),
+        n => choices[place.index % n].clone(),
+    }
+}
+
 /// The per-rank part of an MPI job's spec: `mpi` gives `""`, `mpi:cuda:all` gives `cuda:all`.
 fn mpi_spec(spec: &str) -> Option<&str> {
     let spec = spec.trim();
@@ -406,6 +478,24 @@ fn adapter_from_env() -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranks_sharing_a_host_take_its_devices_in_turn() {
+        let gpus = ["cuda:0".to_string(), "cuda:1".to_string()];
+        let at = |index, count| HostPlace { index, count };
+        assert_eq!(pick_for_place("cuda", &gpus, at(0, 3)), "cuda:0");
+        assert_eq!(pick_for_place("cuda", &gpus, at(1, 3)), "cuda:1");
+        assert_eq!(pick_for_place("cuda", &gpus, at(2, 3)), "cuda:0");
+        assert_eq!(pick_for_place("", &gpus[..1], at(1, 2)), "");
+        // Specs that name their device, and ranks alone on their host, are kept.
+        for spec in ["cuda:1", "cuda:all", "cpu+interp", "interp"] {
+            assert_eq!(spec_for_host_place(spec, at(1, 1)), spec);
+        }
+        assert_eq!(spec_for_host_place("cuda:0", at(1, 2)), "cuda:0");
+        // The interpreter has several devices (`INTERP_DEVICES`): the second rank the second.
+        assert_eq!(spec_for_host_place("interp", at(1, 2)), "interp:1");
+        assert_eq!(spec_for_host_place(" Interp ", at(3, 4)), "interp:1");
+    }
 
     #[test]
     fn every_backend_answers_to_its_type_name_first() {

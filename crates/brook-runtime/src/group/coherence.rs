@@ -97,6 +97,10 @@ fn copy_between(
             return Ok(());
         }
     }
+    // Between this process and another rank: each side in its queue's order, no wait here.
+    if let Some(done) = crate::remote::copy_across(giver.as_ref(), source, taker.as_ref(), target) {
+        return done;
+    }
     let mut bytes = crate::host_memory::zeroed(
         "copying between a group's members",
         crate::error::BError::Kernel,

@@ -10,7 +10,7 @@ use crate::plan::LaunchPlan;
 use crate::queue::Queue;
 use brook_ir::ValidModule;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One serving rank as rank 0 sees it: the link and the modules it has been sent.
@@ -104,8 +104,9 @@ pub struct RemoteDevice {
     index: u32,
     /// Held from a request to its answer, so that answers meet their requests.
     conversation: Mutex<()>,
-    /// Whether work was sent since the last answer.
-    unsettled: AtomicBool,
+    /// Whether work was sent since the last answer (shared with the device's buffers, which
+    /// take copies from this process: [`copy_across`]).
+    unsettled: Arc<AtomicBool>,
 }
 
 /// A buffer of a [`RemoteDevice`]: its number on its rank.
@@ -114,6 +115,8 @@ pub struct RemoteBuffer {
     len: usize,
     peer: Arc<Peer>,
     device: u32,
+    /// Its device's [`RemoteDevice::unsettled`].
+    unsettled: Arc<AtomicBool>,
 }
 
 impl Buffer for RemoteBuffer {
@@ -145,7 +148,7 @@ impl RemoteDevice {
             peer,
             index,
             conversation: Mutex::new(()),
-            unsettled: AtomicBool::new(false),
+            unsettled: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -236,6 +239,7 @@ impl Device for RemoteDevice {
             len: bytes,
             peer: self.peer.clone(),
             device: self.index,
+            unsettled: self.unsettled.clone(),
         }))
     }
 
@@ -304,6 +308,7 @@ impl Device for RemoteDevice {
             return None;
         }
         let len = from.len();
+        let tag = next_peer_tag();
         if Arc::ptr_eq(&source.peer, &self.peer) {
             let request = Request::CopyBetween {
                 from: (source.device, source.id, from.offset()),
@@ -318,6 +323,7 @@ impl Device for RemoteDevice {
             offset: from.offset(),
             len,
             rank: self.peer.rank as u32,
+            tag,
         };
         let receive = Request::ReceiveFrom {
             device: self.index,
@@ -325,6 +331,7 @@ impl Device for RemoteDevice {
             offset: to.offset(),
             len,
             rank: source.peer.rank as u32,
+            tag,
         };
         Some(
             source
@@ -358,6 +365,80 @@ impl Device for RemoteDevice {
     fn idle(&self) -> bool {
         !self.unsettled.load(Ordering::Acquire)
     }
+}
+
+/// The tag of a copy's bytes between two ranks: the next of [`tag::PEER`]'s range (rank 0
+/// numbers every copy of the job).
+fn next_peer_tag() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    tag::PEER + NEXT.fetch_add(1, Ordering::Relaxed) % (tag::PEER_END - tag::PEER)
+}
+
+/// A copy between a device of another rank and a device of this process (`giver` holds
+/// `from`, `taker` holds `to`): the one side's rank sends the bytes, the other side takes them
+/// as they come, each in its own device's order, and neither waits on this thread where the
+/// devices can ([`Device::upload_later`], [`Device::download_later`]). `None` where neither
+/// span, or both, are another rank's.
+pub fn copy_across(
+    giver: &dyn Device,
+    from: Span<'_>,
+    taker: &dyn Device,
+    to: Span<'_>,
+) -> Option<Result<(), RuntimeError>> {
+    match (remote_buffer(from.buffer()), remote_buffer(to.buffer())) {
+        (Some(source), None) => Some(take_here(source, from, taker, to)),
+        (None, Some(target)) => Some(give_there(giver, from, target, to)),
+        _ => None,
+    }
+}
+
+/// `source`'s rank sends `from`; `taker` uploads the bytes into `to` as they come.
+fn take_here(
+    source: &RemoteBuffer,
+    from: Span<'_>,
+    taker: &dyn Device,
+    to: Span<'_>,
+) -> Result<(), RuntimeError> {
+    let (peer, tag, len) = (source.peer.clone(), next_peer_tag(), from.len());
+    let send = Request::SendTo {
+        device: source.device,
+        buffer: source.id,
+        offset: from.offset(),
+        len,
+        rank: peer.link.rank() as u32,
+        tag,
+    };
+    peer.send(&send, None)?;
+    taker.upload_later(to, Box::new(move || peer.receive_len(tag, len)))
+}
+
+/// `giver` downloads `from` and sends it to `target`'s rank, which receives it into `to`.
+fn give_there(
+    giver: &dyn Device,
+    from: Span<'_>,
+    target: &RemoteBuffer,
+    to: Span<'_>,
+) -> Result<(), RuntimeError> {
+    let (peer, tag, len) = (target.peer.clone(), next_peer_tag(), from.len());
+    let receive = Request::ReceiveFrom {
+        device: target.device,
+        buffer: target.id,
+        offset: to.offset(),
+        len,
+        rank: peer.link.rank() as u32,
+        tag,
+    };
+    target.unsettled.store(true, Ordering::Release);
+    peer.send(&receive, None)?;
+    giver.download_later(
+        from,
+        Box::new(move |bytes| {
+            peer.reachable()?;
+            peer.link
+                .send(peer.rank, tag, &[bytes])
+                .map_err(|e| peer.lose(e))
+        }),
+    )
 }
 
 pub(super) fn link_failed(rank: usize, e: LinkError) -> RuntimeError {

@@ -10,9 +10,13 @@ use std::time::Duration;
 
 /// The group of every rank's devices that `spec` names (a device spec such as `cpu`,
 /// `cuda:all`; empty for each rank's best device): rank 0's, then those [`super::connect`]
-/// gets from the others.
+/// gets from the others. Ranks that share a host take its devices in turn where `spec` names
+/// a kind without an index ([`crate::registry::spec_for_host_place`]).
 pub fn job_group(link: Arc<dyn Link>, spec: &str) -> Result<Arc<dyn Device>, RuntimeError> {
-    let mut members = own_devices(spec)?;
+    let mut members = own_devices(&crate::registry::spec_for_host_place(
+        spec,
+        link.host_place(),
+    ))?;
     members.extend(super::connect(link, spec)?);
     Ok(Arc::new(DeviceGroup::new(members)?))
 }
@@ -53,7 +57,7 @@ pub fn local_job_of(
         std::thread::Builder::new()
             .name(format!("brook-rank{rank}"))
             .spawn(move || {
-                if let Err(e) = super::serve::serve_with(&link, open.as_ref()) {
+                if let Err(e) = super::serve::serve_with(Arc::new(link), open.as_ref()) {
                     eprintln!("brook: rank {rank} stopped serving: {e}");
                 }
             })

@@ -3,6 +3,7 @@
 //! `mpi` feature); [`local_world`] is another, with threads for ranks, so that the protocol
 //! is tested in every build.
 
+use crate::registry::HostPlace;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +37,11 @@ pub trait Link: Send + Sync {
     /// the patience of [`Link::receive`]).
     fn heartbeat(&self) -> Duration {
         Duration::from_secs(1)
+    }
+    /// This rank's place among the job's ranks on its host (which of its devices a bare
+    /// device name gives it: [`crate::registry::spec_for_host_place`]).
+    fn host_place(&self) -> HostPlace {
+        HostPlace { index: 0, count: 1 }
     }
     /// The next part of tag `tag` from rank `from`, which the receiver knows to be `len` bytes
     /// long: a link may carry a long part as several messages ([`PIECE`] bytes each; MPI counts
@@ -113,6 +119,14 @@ impl Link for LocalLink {
 
     fn heartbeat(&self) -> Duration {
         self.patience / 4
+    }
+
+    /// Threads of one process: every rank is on this host.
+    fn host_place(&self) -> HostPlace {
+        HostPlace {
+            index: self.rank,
+            count: self.size,
+        }
     }
 
     fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError> {

@@ -23,7 +23,7 @@ pub mod mpi;
 mod serve;
 pub mod wire;
 
-pub use device::{RemoteBuffer, RemoteDevice};
+pub use device::{copy_across, RemoteBuffer, RemoteDevice};
 pub use job::{job_group, local_job, local_job_of};
 pub use link::{Link, LinkError};
 pub use serve::{serve, serve_with, Opener, ServeError};

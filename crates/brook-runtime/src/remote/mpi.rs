@@ -8,6 +8,7 @@
 //! for `MPI_THREAD_MULTIPLE`: each device's queue talks to its rank from its own thread.
 
 use super::link::{pieces, Link, LinkError};
+use crate::registry::HostPlace;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::Threading;
@@ -31,7 +32,7 @@ pub fn start() {
     }
     // Rank 0's profile names this rank's work; this process has none of its own to show.
     crate::profile::set_profile(false);
-    let code = match super::serve(link.as_ref()) {
+    let code = match super::serve(link.clone()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("brook: rank {} stopped serving: {e}", link.rank());
@@ -106,6 +107,8 @@ pub struct MpiLink {
     serial: Option<Mutex<()>>,
     /// How long to wait with no word from a rank (`BRT_MPI_TIMEOUT` seconds, 0 for ever).
     patience: Option<Duration>,
+    /// This rank's place among the ranks on its host.
+    place: HostPlace,
 }
 
 // SAFETY: MPI was started with `MPI_THREAD_MULTIPLE`, or every call is made under `serial`.
@@ -116,6 +119,13 @@ unsafe impl Sync for MpiLink {}
 impl MpiLink {
     fn new(world: SimpleCommunicator, threading: Threading) -> MpiLink {
         let (rank, size) = (world.rank() as usize, world.size() as usize);
+        // Every rank joins when it first looks for devices, so this collective call is made
+        // by all of them.
+        let host = world.split_shared(world.rank());
+        let place = HostPlace {
+            index: host.rank() as usize,
+            count: host.size() as usize,
+        };
         let seconds = std::env::var("BRT_MPI_TIMEOUT")
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
@@ -127,6 +137,7 @@ impl MpiLink {
             sending: (0..size).map(|_| Mutex::new(())).collect(),
             serial: (threading != Threading::Multiple).then(|| Mutex::new(())),
             patience: (seconds > 0).then(|| Duration::from_secs(seconds)),
+            place,
         }
     }
 
@@ -146,6 +157,10 @@ impl Link for MpiLink {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn host_place(&self) -> HostPlace {
+        self.place
     }
 
     fn send(&self, to: usize, tag: u32, parts: &[&[u8]]) -> Result<(), LinkError> {

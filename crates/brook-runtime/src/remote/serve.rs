@@ -32,15 +32,15 @@ pub type Opener = dyn Fn(&str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> + S
 
 /// Serves rank 0 over `link` until it sends [`Request::Shutdown`], with this rank's devices
 /// of the spec rank 0 sends.
-pub fn serve(link: &dyn Link) -> Result<(), ServeError> {
+pub fn serve(link: Arc<dyn Link>) -> Result<(), ServeError> {
     serve_with(link, &super::job::own_devices)
 }
 
 /// [`serve`], with the devices `open` gives for the spec.
-pub fn serve_with(link: &dyn Link, open: &Opener) -> Result<(), ServeError> {
+pub fn serve_with(link: Arc<dyn Link>, open: &Opener) -> Result<(), ServeError> {
     let mut server = Server {
         open,
-        link,
+        link: link.clone(),
         devices: Vec::new(),
         buffers: HashMap::new(),
         modules: HashMap::new(),
@@ -49,7 +49,7 @@ pub fn serve_with(link: &dyn Link, open: &Opener) -> Result<(), ServeError> {
     let working = AtomicBool::new(false);
     let ended = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| heartbeat(link, &working, &ended));
+        scope.spawn(|| heartbeat(link.as_ref(), &working, &ended));
         // The heartbeat ends with the loop, also when the loop panics.
         let _end = SetOnDrop(&ended);
         (|| loop {
@@ -103,7 +103,7 @@ fn heartbeat(link: &dyn Link, working: &AtomicBool, ended: &AtomicBool) {
 
 struct Server<'l> {
     open: &'l Opener,
-    link: &'l dyn Link,
+    link: Arc<dyn Link>,
     devices: Vec<Arc<dyn Device>>,
     buffers: HashMap<BufferId, Arc<dyn Buffer>>,
     modules: HashMap<ModuleId, Arc<ValidModule>>,
@@ -115,6 +115,7 @@ impl Server<'_> {
     fn handle(&mut self, request: Request) -> Result<(), ServeError> {
         match request {
             Request::Start { spec } => {
+                let spec = crate::registry::spec_for_host_place(&spec, self.link.host_place());
                 let devices = (self.open)(&spec);
                 if let Ok(opened) = &devices {
                     self.devices = opened.clone();
@@ -173,12 +174,20 @@ impl Server<'_> {
                 offset,
                 len,
                 rank,
+                tag,
             } => {
-                let mut data = vec![0; len];
-                let rows = one_span(offset, len);
-                let done = self.download(device, buffer, rows, &mut data);
+                let link = self.link.clone();
+                let send = move |bytes: &[u8]| {
+                    let to = rank as usize;
+                    let sent = link.send(to, tag, &[bytes]);
+                    sent.map_err(|e| super::device::link_failed(to, e))
+                };
+                let done = match self.span(device, buffer, offset, len) {
+                    Ok((d, from)) => d.download_later(from.span(), Box::new(send)),
+                    // The receiver still gets its bytes (zeros); the failure is this device's.
+                    Err(e) => send(&vec![0; len]).and(Err(e)),
+                };
                 self.note(device, done);
-                self.link.send(rank as usize, tag::PEER, &[&data])?;
             }
             Request::ReceiveFrom {
                 device,
@@ -186,16 +195,17 @@ impl Server<'_> {
                 offset,
                 len,
                 rank,
+                tag,
             } => {
-                let data = self.link.receive_len(rank as usize, tag::PEER, len)?;
-                let done = if data.len() == len {
-                    self.upload(device, buffer, one_span(offset, len), &data)
-                } else {
-                    Err(protocol(format!(
-                        "rank {rank} sent {} bytes, not {len}",
-                        data.len()
-                    )))
+                let link = self.link.clone();
+                let receive = move || {
+                    let from = rank as usize;
+                    let data = link.receive_len(from, tag, len);
+                    data.map_err(|e| super::device::link_failed(from, e))
                 };
+                let done = self
+                    .span(device, buffer, offset, len)
+                    .and_then(|(d, to)| d.upload_later(to.span(), Box::new(receive)));
                 self.note(device, done);
             }
             Request::CopyBetween { from, to, len } => {
@@ -257,6 +267,23 @@ impl Server<'_> {
         let data = data.map(|d| if reply.is_ok() { d } else { &[] });
         let parts: Vec<&[u8]> = std::iter::once(&header[..]).chain(data).collect();
         self.link.send(0, tag::REPLY + device, &parts)
+    }
+
+    /// A device of this rank and `len` bytes of one of its buffers from `offset`.
+    fn span(
+        &self,
+        device: u32,
+        buffer: BufferId,
+        offset: usize,
+        len: usize,
+    ) -> Result<(&Arc<dyn Device>, Rows<'_>), RuntimeError> {
+        let device = self.device(device)?;
+        let rows = Rows::new(
+            OPERATION,
+            self.buffer(buffer)?.as_ref(),
+            one_span(offset, len),
+        )?;
+        Ok((device, rows))
     }
 
     fn upload(

@@ -19,8 +19,12 @@ pub mod tag {
     pub const REQUEST: u32 = 1;
     /// A serving rank to rank 0, once, when it starts: a [`super::Hello`].
     pub const HELLO: u32 = 2;
-    /// Bytes sent from one serving rank's buffer to another's (a copy between members).
-    pub const PEER: u32 = 3;
+    /// Bytes sent from one rank's buffer to another's (a copy between members): each copy has
+    /// a tag of its own from `PEER..PEER_END` ([`super::super::next_peer_tag`]), so copies
+    /// sent from several threads of a rank cannot be taken one for another.
+    pub const PEER: u32 = 1024;
+    /// The end of the copies' tags (MPI allows tags up to at least 32767).
+    pub const PEER_END: u32 = 32768;
     /// A serving rank to rank 0, empty, every [`crate::remote::Link::heartbeat`] while it
     /// works on a request: it is alive, however long the work takes.
     pub const ALIVE: u32 = 4;
@@ -68,21 +72,25 @@ pub enum Request {
         to: (BufferId, usize),
         len: usize,
     },
-    /// Send `len` bytes of the buffer from `offset` to rank `rank` (tag [`tag::PEER`]).
+    /// Send `len` bytes of the buffer from `offset` to rank `rank` with tag `tag` (one of
+    /// [`tag::PEER`]'s), once the device's work so far is done.
     SendTo {
         device: u32,
         buffer: BufferId,
         offset: usize,
         len: usize,
         rank: u32,
+        tag: u32,
     },
-    /// Receive `len` bytes from rank `rank` (tag [`tag::PEER`]) into the buffer at `offset`.
+    /// Receive `len` bytes from rank `rank` with tag `tag` into the buffer at `offset`, before
+    /// the device's later work.
     ReceiveFrom {
         device: u32,
         buffer: BufferId,
         offset: usize,
         len: usize,
         rank: u32,
+        tag: u32,
     },
     /// A copy between two devices of this rank.
     CopyBetween {
