@@ -67,6 +67,46 @@ fn distinct_targets_give_the_interpreters_result() {
     }
 }
 
+/// Targets in runs of eight (a CPU gang's width): consecutive, reversed, consecutive in a
+/// second region, and consecutive with a lane out of range (dropped); a ragged length. The
+/// CPU device stores a whole gang at once only where every lane is in range and the targets
+/// turn out consecutive.
+#[test]
+fn runs_of_consecutive_targets_give_the_interpreters_result() {
+    let program = program();
+    let n = N + 5;
+    let to: Vec<i32> = (0..n)
+        .map(|i| {
+            let (run, lane) = (i / 8, i % 8);
+            match run % 4 {
+                0 => i as i32,
+                1 => (run * 8 + 7 - lane) as i32,
+                2 => (n + i) as i32,
+                _ if lane == 3 => [-1, 2 * n as i32 + 7][run / 4 % 2],
+                _ => i as i32,
+            }
+        })
+        .collect();
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 77.0).collect();
+    let before: Vec<f32> = (0..2 * n).map(|i| -(i as f32)).collect();
+    let run = |d: &Device| {
+        let sa = Stream::from_slice(d, &[n], &a).expect("a");
+        let st = Stream::from_slice(d, &[n], &to).expect("to");
+        let r = Stream::from_slice(d, &[2 * n], &before).expect("r");
+        program
+            .kernel("permute")
+            .expect("permute")
+            .launch(args![&sa, &st, &r])
+            .expect("launch");
+        r.to_vec().expect("r")
+    };
+    let reference = run(&Device::interp());
+    assert_ne!(reference, before, "the reference wrote nothing");
+    for device in devices() {
+        assert!(run(&device) == reference, "{}", device.info());
+    }
+}
+
 #[test]
 fn colliding_writes_leave_one_of_the_written_values() {
     let program = program();

@@ -200,6 +200,16 @@ impl Spmd<'_, '_, '_> {
         any
     }
 
+    /// Whether every lane of `mask` is on (an `i8`).
+    pub fn all(&mut self, mask: Mask) -> Value {
+        let mut all = self.s.b.ins().vall_true(mask[0]);
+        for &part in &mask[1..self.parts()] {
+            let more = self.s.b.ins().vall_true(part);
+            all = self.s.b.ins().band(all, more);
+        }
+        all
+    }
+
     /// The lanes switched off since the innermost loop's iteration (or the body) began:
     /// returned, and broken out of or continued in the innermost loop (`None`: none can be).
     fn switched_off(&mut self) -> Option<Mask> {

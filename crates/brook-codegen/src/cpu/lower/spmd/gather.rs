@@ -97,7 +97,7 @@ impl Spmd<'_, '_, '_> {
     }
 
     /// Whether lane `k` of `index` is `first + k` in every lane (an `i8`).
-    fn is_consecutive(&mut self, first: Value, index: [Value; MAX_PARTS]) -> Value {
+    pub fn is_consecutive(&mut self, first: Value, index: [Value; MAX_PARTS]) -> Value {
         let first = self.s.b.ins().splat(types::I32X4, first);
         let mut all = None;
         for (p, &part) in index.iter().enumerate().take(self.parts()) {

@@ -13,7 +13,7 @@
 use super::flow::Mask;
 use super::{packs, vector_type, Leaf, Spmd, Var, MAX_LANES, MAX_PARTS, VECTOR_LANES};
 use brook_ir::ScalarKind;
-use cranelift_codegen::ir::{InstBuilder, InstructionData, MemFlagsData, Opcode, Value};
+use cranelift_codegen::ir::{types, InstBuilder, InstructionData, MemFlagsData, Opcode, Value};
 
 /// Vector accesses are only element-aligned.
 fn vector_flags() -> MemFlagsData {
@@ -177,21 +177,102 @@ impl Spmd<'_, '_, '_> {
     /// Stores one leaf of `kind` at `addr + offset` in the active lanes.
     pub fn store_leaf(&mut self, kind: ScalarKind, addr: Leaf, offset: u32, value: Leaf) {
         let mask = self.mask();
-        if let (Some(base), false) = (self.contiguous(kind, addr), self.guarded) {
-            let new = self.vectors(value, kind);
-            let stored = match mask {
-                None => new,
-                Some(m) => {
-                    let old = self.load_vectors(kind, base, offset);
-                    self.blend(kind, m, new, old)
-                }
-            };
-            for (p, &part) in stored.iter().enumerate().take(self.parts()) {
-                let at = offset as i32 + 16 * p as i32;
-                self.s.b.ins().store(vector_flags(), part, base, at);
+        match (self.contiguous(kind, addr), mask) {
+            (Some(base), mask) if !self.guarded => {
+                self.store_vectors(kind, base, offset, value, mask);
             }
-            return;
+            // A scatter's store (inside its range guard): where every lane is in range, as in
+            // all but a ragged edge's gangs, one vector store for consecutive elements, else
+            // every lane's store without a branch each; lane by lane, each tested, otherwise.
+            (contiguous, Some(m)) if self.guarded => {
+                let all_on = self.all(m);
+                let every = self.s.b.create_block();
+                let some = self.s.b.create_block();
+                let done = self.s.b.create_block();
+                self.s.b.ins().brif(all_on, every, &[], some, &[]);
+                self.s.b.seal_block(every);
+                self.s.b.seal_block(some);
+                self.s.b.switch_to_block(every);
+                match (contiguous, self.consecutive_candidate(kind, addr, offset)) {
+                    (Some(base), _) => self.store_vectors(kind, base, offset, value, None),
+                    (None, Some(gather)) => self.store_consecutive(kind, gather, addr, value),
+                    (None, None) => self.store_lanes(kind, addr, offset, value, None),
+                }
+                self.s.b.ins().jump(done, &[]);
+                self.s.b.switch_to_block(some);
+                self.store_lanes(kind, addr, offset, value, mask);
+                self.s.b.ins().jump(done, &[]);
+                self.s.b.seal_block(done);
+                self.s.b.switch_to_block(done);
+            }
+            _ => self.store_lanes(kind, addr, offset, value, mask),
         }
+    }
+
+    /// A full gang's consecutive elements from `base + offset`, one vector store per 4 lanes;
+    /// under `mask` the inactive lanes keep what they hold.
+    fn store_vectors(
+        &mut self,
+        kind: ScalarKind,
+        base: Value,
+        offset: u32,
+        value: Leaf,
+        mask: Option<Mask>,
+    ) {
+        let new = self.vectors(value, kind);
+        let stored = match mask {
+            None => new,
+            Some(m) => {
+                let old = self.load_vectors(kind, base, offset);
+                self.blend(kind, m, new, old)
+            }
+        };
+        for (p, &part) in stored.iter().enumerate().take(self.parts()) {
+            let at = offset as i32 + 16 * p as i32;
+            self.s.b.ins().store(vector_flags(), part, base, at);
+        }
+    }
+
+    /// Stores every lane's element of a scatter's `gather` address (all lanes active): one
+    /// vector store per part where the indices turn out consecutive, lane by lane otherwise.
+    fn store_consecutive(
+        &mut self,
+        kind: ScalarKind,
+        gather: super::gather::GatherAddress,
+        addr: Leaf,
+        value: Leaf,
+    ) {
+        let first = self.s.b.ins().extractlane(gather.index[0], 0);
+        let consecutive = self.is_consecutive(first, gather.index);
+        let (vector, lanes, done) = (
+            self.s.b.create_block(),
+            self.s.b.create_block(),
+            self.s.b.create_block(),
+        );
+        self.s.b.ins().brif(consecutive, vector, &[], lanes, &[]);
+        self.s.b.seal_block(vector);
+        self.s.b.seal_block(lanes);
+        self.s.b.switch_to_block(vector);
+        let wide = self.s.b.ins().uextend(types::I64, first);
+        let base = self.s.element_address(gather.base, wide, gather.size);
+        self.store_vectors(kind, base, 0, value, None);
+        self.s.b.ins().jump(done, &[]);
+        self.s.b.switch_to_block(lanes);
+        self.store_lanes(kind, addr, 0, value, None);
+        self.s.b.ins().jump(done, &[]);
+        self.s.b.seal_block(done);
+        self.s.b.switch_to_block(done);
+    }
+
+    /// Stores lane by lane, in lane order (see the module's notes on inactive lanes).
+    fn store_lanes(
+        &mut self,
+        kind: ScalarKind,
+        addr: Leaf,
+        offset: u32,
+        value: Leaf,
+        mask: Option<Mask>,
+    ) {
         for k in 0..self.lane_count() {
             let at = self.lane(addr, ScalarKind::I64, k);
             let x = self.lane(value, kind, k);
