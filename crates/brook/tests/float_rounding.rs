@@ -198,3 +198,48 @@ fn operations_through_doubles_are_refused_by_name_without_them() {
         assert_eq!(bits(&got), bits(&want), "{name}: {got:?} {want:?}");
     }
 }
+
+/// `uint` and `int` to `float` correctly rounded on every device (the CPU's gangs convert
+/// `uint`s four at a time in two exact halves): every magnitude, the values just above and
+/// below powers of two where rounding ties, and the largest; against the host's `as f32`.
+#[test]
+fn integers_to_float_are_correctly_rounded_on_every_device() {
+    let source = "kernel void k(uint u<>, int i<>, out float fu<>, out float fi<>) \
+                  { fu = (float)u; fi = (float)i; }";
+    let program = Program::from_source("convert.br", source).expect("compiles");
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let u: Vec<u32> = (0..N)
+        .map(|k| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let shift = (state >> 32) as u32 % 32;
+            let near = 1u32 << shift;
+            match k % 4 {
+                0 => state as u32,
+                1 => (state as u32) >> shift,
+                2 => near.wrapping_add((state >> 40) as u32 % 5).wrapping_sub(2),
+                _ => [u32::MAX, u32::MAX - 127, 0x8000_0080, 0x0100_0001, 0][k / 4 % 5],
+            }
+        })
+        .collect();
+    let i: Vec<i32> = u.iter().map(|&x| x as i32).collect();
+    for device in Device::all() {
+        let su = Stream::from_slice(&device, &[N], &u).expect("u");
+        let si = Stream::from_slice(&device, &[N], &i).expect("i");
+        let fu = Stream::<f32>::new(&device, &[N]).expect("fu");
+        let fi = Stream::<f32>::new(&device, &[N]).expect("fi");
+        program
+            .kernel("k")
+            .expect("k")
+            .launch(args![&su, &si, &fu, &fi])
+            .unwrap_or_else(|e| panic!("{}: {e}", device.info()));
+        let (fu, fi) = (fu.to_vec().expect("fu"), fi.to_vec().expect("fi"));
+        let wrong: Vec<String> = (0..N)
+            .filter(|&k| fu[k] != u[k] as f32 || fi[k] != i[k] as f32)
+            .take(10)
+            .map(|k| format!("{} -> {:e}, {} -> {:e}", u[k], fu[k], i[k], fi[k]))
+            .collect();
+        assert!(wrong.is_empty(), "{}:\n{}", device.info(), wrong.join("\n"));
+    }
+}

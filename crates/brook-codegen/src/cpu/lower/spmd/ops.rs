@@ -255,7 +255,7 @@ impl Spmd<'_, '_, '_> {
             (from, to),
             (I32 | U32, I32 | U32)
                 | (F32, I32)
-                | (I32, F32)
+                | (I32 | U32, F32)
                 | (F32 | I32 | U32, Bool)
                 | (Bool, I32 | U32 | F32)
         );
@@ -267,12 +267,25 @@ impl Spmd<'_, '_, '_> {
         let zero_i = self.zero_vector(I32);
         let one = self.s.iconst(types::I32, 1);
         let one = self.s.b.ins().splat(types::I32X4, one);
+        let low_half = self.s.iconst(types::I32, 0xffff);
+        let low_half = self.s.b.ins().splat(types::I32X4, low_half);
+        let high_unit = self.s.b.ins().f32const(65536.0);
+        let high_unit = self.s.b.ins().splat(types::F32X4, high_unit);
         let ins = &mut self.s.b;
         Leaf::Packed(map_parts(parts, a, |x| match (from, to) {
             (I32 | U32, I32 | U32) => x,
             (F32, I32) => ins.ins().fcvt_to_sint_sat(types::I32X4, x),
             (I32, F32) => ins.ins().fcvt_from_sint(types::F32X4, x),
-            (U32, F32) => ins.ins().fcvt_from_uint(types::F32X4, x),
+            // Both halves convert exactly and `high * 65536` is exact, so the one rounding
+            // is the sum's: the correctly rounded value, as the scalar conversion gives.
+            (U32, F32) => {
+                let high = ins.ins().ushr_imm_u(x, 16);
+                let high = ins.ins().fcvt_from_sint(types::F32X4, high);
+                let high = ins.ins().fmul(high, high_unit);
+                let low = ins.ins().band(x, low_half);
+                let low = ins.ins().fcvt_from_sint(types::F32X4, low);
+                ins.ins().fadd(high, low)
+            }
             (F32, Bool) => ins.ins().fcmp(FloatCC::NotEqual, x, zero_f),
             (_, Bool) => ins.ins().icmp(IntCC::NotEqual, x, zero_i),
             (Bool, F32) => {
