@@ -267,11 +267,35 @@ pub fn spec_for_host_place(spec: &str, place: HostPlace) -> String {
 
 /// Whether other ranks' processes on this host may use this process's devices too (more
 /// ranks on the host than devices to give each its own, or a spec that names the same
-/// devices on every rank). A GPU shared so switches between the processes' work, and a
-/// stream that waits on the GPU for another rank's bytes holds the GPU for its whole turn:
-/// such a device waits for the bytes on the host instead ([`crate::Device::upload_later`]).
+/// devices on every rank).
 pub fn devices_shared_with_other_ranks() -> bool {
     SHARED_WITH_OTHER_RANKS.load(Ordering::Relaxed)
+}
+
+/// Whether a device queues its copies to and from other ranks, so that no thread waits for
+/// it ([`crate::Device::upload_later`], [`crate::Device::download_later`]):
+/// `BRT_MPI_QUEUED_COPIES=1` or `0` decides; by default (`auto`) where the ranks do not share
+/// devices. A GPU that processes share switches between their work in turns, and a process
+/// with work queued (a stream waiting for the other rank's bytes among it) keeps its turn
+/// while the other waits for one; under NVIDIA's MPS the processes run at once, and `1`
+/// queues the copies there too.
+pub fn queue_copies_between_ranks() -> bool {
+    static ASKED: OnceLock<Option<bool>> = OnceLock::new();
+    let asked = *ASKED.get_or_init(|| {
+        let text = std::env::var("BRT_MPI_QUEUED_COPIES").unwrap_or_default();
+        match text.trim() {
+            "" | "auto" => None,
+            "0" | "off" => Some(false),
+            "1" | "on" => Some(true),
+            other => {
+                crate::log::append(&format!(
+                    "warning: BRT_MPI_QUEUED_COPIES={other} is not 0, 1 or auto; auto is used"
+                ));
+                None
+            }
+        }
+    });
+    asked.unwrap_or_else(|| !devices_shared_with_other_ranks())
 }
 
 static SHARED_WITH_OTHER_RANKS: AtomicBool = AtomicBool::new(false);

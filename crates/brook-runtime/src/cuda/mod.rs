@@ -373,7 +373,7 @@ impl Device for CudaDevice {
     fn upload_later(&self, to: Span<'_>, bytes: LaterBytes) -> Result<(), RuntimeError> {
         self.handles.bind().map_err(|e| self.fail(e))?;
         let target = self.address(to)?;
-        let queued = if crate::registry::devices_shared_with_other_ranks() {
+        let queued = if !crate::registry::queue_copies_between_ranks() {
             // A GPU shared by the ranks' processes switches between them in turns: a stream
             // with queued work (a wait among it) keeps its turn while the rank that would
             // send the bytes waits for one (measured: a split sum 3.5x, a stencil 8x slower).
@@ -394,7 +394,7 @@ impl Device for CudaDevice {
     }
 
     fn download_later(&self, from: Span<'_>, sink: BytesSink) -> Result<(), RuntimeError> {
-        if crate::registry::devices_shared_with_other_ranks() {
+        if !crate::registry::queue_copies_between_ranks() {
             // Queued work would keep this process's turn on the GPU going while the other
             // rank's waits: downloaded here, the GPU idle in between, as in `upload_later`.
             return crate::device::download_now(self, from, sink);
