@@ -2,9 +2,9 @@
 //! ([`Device::upload_later`], [`Device::download_later`]).
 //!
 //! An upload whose bytes come later: the stream runs a host function that waits for a counter
-//! (`cuLaunchHostFunc`; the driver holds the stream's later work back on the host, so the GPU
-//! stays free for other processes' work, as when ranks share a GPU), then copies from a
-//! page-locked staging block; a helper thread (one per stream) asks for the bytes, writes them
+//! (`cuLaunchHostFunc`: the driver holds the stream's later work until it returns; every
+//! driver has it, where waits on memory, `cuStreamWaitValue32`, may be missing, and both
+//! measured the same), then copies from a page-locked staging block; a helper thread (one per stream) asks for the bytes, writes them
 //! into the block and raises the counter. A download for another rank: the stream copies into
 //! a staging block and records an event; the helper waits for the event and gives the bytes
 //! on. The helper runs both kinds in the order they were queued, as the stream runs its copies

@@ -20,7 +20,7 @@ pub mod tag {
     /// A serving rank to rank 0, once, when it starts: a [`super::Hello`].
     pub const HELLO: u32 = 2;
     /// Bytes sent from one rank's buffer to another's (a copy between members): each copy has
-    /// a tag of its own from `PEER..PEER_END` ([`super::super::next_peer_tag`]), so copies
+    /// a tag of its own from `PEER..PEER_END` (numbered by rank 0, `next_peer_tag`), so copies
     /// sent from several threads of a rank cannot be taken one for another.
     pub const PEER: u32 = 1024;
     /// The end of the copies' tags (MPI allows tags up to at least 32767).
