@@ -283,19 +283,25 @@ pub fn queue_copies_between_ranks() -> bool {
     static ASKED: OnceLock<Option<bool>> = OnceLock::new();
     let asked = *ASKED.get_or_init(|| {
         let text = std::env::var("BRT_MPI_QUEUED_COPIES").unwrap_or_default();
-        match text.trim() {
-            "" | "auto" => None,
-            "0" | "off" => Some(false),
-            "1" | "on" => Some(true),
-            other => {
-                crate::log::append(&format!(
-                    "warning: BRT_MPI_QUEUED_COPIES={other} is not 0, 1 or auto; auto is used"
-                ));
-                None
-            }
-        }
+        queued_copies_asked(&text).unwrap_or_else(|warning| {
+            crate::log::append(&warning);
+            None
+        })
     });
     asked.unwrap_or_else(|| !devices_shared_with_other_ranks())
+}
+
+/// What `BRT_MPI_QUEUED_COPIES` asks: `None` for `auto` (or nothing), else yes or no; a
+/// warning for any other value.
+fn queued_copies_asked(text: &str) -> Result<Option<bool>, String> {
+    match text.trim() {
+        "" | "auto" => Ok(None),
+        "0" | "off" => Ok(Some(false)),
+        "1" | "on" => Ok(Some(true)),
+        other => Err(format!(
+            "warning: BRT_MPI_QUEUED_COPIES={other} is not 0, 1 or auto; auto is used"
+        )),
+    }
 }
 
 static SHARED_WITH_OTHER_RANKS: AtomicBool = AtomicBool::new(false);
@@ -519,6 +525,16 @@ mod tests {
         // The interpreter has several devices (`INTERP_DEVICES`): the second rank the second.
         assert_eq!(spec_for_host_place("interp", at(1, 2)), "interp:1");
         assert_eq!(spec_for_host_place(" Interp ", at(3, 4)), "interp:1");
+    }
+
+    #[test]
+    fn queued_copies_are_asked_for_by_0_1_or_auto() {
+        assert_eq!(queued_copies_asked(""), Ok(None));
+        assert_eq!(queued_copies_asked(" auto "), Ok(None));
+        assert_eq!(queued_copies_asked("0"), Ok(Some(false)));
+        assert_eq!(queued_copies_asked("on"), Ok(Some(true)));
+        let warning = queued_copies_asked("yes").expect_err("not a value");
+        assert!(warning.contains("BRT_MPI_QUEUED_COPIES=yes"), "{warning}");
     }
 
     #[test]
