@@ -86,14 +86,6 @@ impl fmt::Display for DeviceInfo {
 #[derive(Clone)]
 pub struct Marker(pub Arc<dyn std::any::Any + Send + Sync>);
 
-/// Bytes that come later (from another rank): [`Device::upload_later`] asks for them when the
-/// device's work reaches the upload, on a thread of its own where the device can.
-pub type LaterBytes = Box<dyn FnOnce() -> Result<Vec<u8>, RuntimeError> + Send>;
-
-/// Where a download's bytes go (to another rank): [`Device::download_later`] gives them once
-/// the device's work reaches the download.
-pub type BytesSink = Box<dyn FnOnce(&[u8]) -> Result<(), RuntimeError> + Send>;
-
 /// An executor of kernels with its own memory.
 pub trait Device: Send + Sync {
     fn info(&self) -> &DeviceInfo;
@@ -147,25 +139,6 @@ pub trait Device: Send + Sync {
     fn copy_from_peer(&self, from: Span<'_>, to: Span<'_>) -> Option<Result<(), RuntimeError>> {
         let _ = (from, to);
         None
-    }
-    /// Uploads into `to` the bytes `bytes` gives (exactly as many), in this device's order:
-    /// after the work queued so far, before the work queued later. Where the device can, the
-    /// call returns at once and a thread of the device's asks for the bytes while the device
-    /// works (its later work waits on the device, not on the host); a failure then comes back
-    /// with the device's next wait ([`Device::synchronize`], a download). Otherwise (the
-    /// default) the bytes are asked for now.
-    fn upload_later(&self, to: Span<'_>, bytes: LaterBytes) -> Result<(), RuntimeError> {
-        let data = bytes()?;
-        check_later_len(to.len(), data.len())?;
-        self.upload(to, &data)
-    }
-    /// Downloads `from` and gives the bytes to `sink`, once the work queued so far is done.
-    /// `sink` is called once, also after a failure (with zeros), so that a rank waiting for
-    /// the bytes is never left waiting. Where the device can, the call returns at once and a
-    /// thread of the device's waits for the work; a failure then comes back with the device's
-    /// next wait. Otherwise (the default) it waits here.
-    fn download_later(&self, from: Span<'_>, sink: BytesSink) -> Result<(), RuntimeError> {
-        download_now(self, from, sink)
     }
     /// A mark after the work queued on this device so far, for another device to wait for;
     /// `None` where this device's calls finish their work before they return.
@@ -261,31 +234,4 @@ pub struct Ready {
 /// Whether two device handles are the same device.
 pub fn same_device(a: &Arc<dyn Device>, b: &Arc<dyn Device>) -> bool {
     Arc::ptr_eq(a, b)
-}
-
-/// [`Device::download_later`] done before it returns: the bytes (zeros after a failure) go
-/// to `sink`, then the download's own failure, if any, is returned.
-pub fn download_now<D: Device + ?Sized>(
-    device: &D,
-    from: Span<'_>,
-    sink: BytesSink,
-) -> Result<(), RuntimeError> {
-    let mut data = vec![0; from.len()];
-    let done = device.download(from, &mut data);
-    if done.is_err() {
-        data.fill(0);
-    }
-    sink(&data)?;
-    done
-}
-
-/// The error where [`LaterBytes`] gave `got` bytes for an upload of `wanted`.
-pub fn check_later_len(wanted: usize, got: usize) -> Result<(), RuntimeError> {
-    if wanted == got {
-        return Ok(());
-    }
-    Err(RuntimeError::NoDevice(
-        "an upload from another rank".into(),
-        format!("{got} bytes came for {wanted}"),
-    ))
 }

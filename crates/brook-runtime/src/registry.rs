@@ -17,7 +17,6 @@
 use crate::device::{Device, DeviceKind};
 use crate::error::RuntimeError;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A device module's discovery: the devices of its kind on this machine, or why there are none.
@@ -237,12 +236,7 @@ pub struct HostPlace {
 /// are never chosen this way; a spec with an index, `all` or `+` is kept as it is.
 pub fn spec_for_host_place(spec: &str, place: HostPlace) -> String {
     let name = spec.trim();
-    if place.count <= 1 {
-        return spec.to_string();
-    }
-    // Until the ranks are seen to take a device each, they may share one.
-    SHARED_WITH_OTHER_RANKS.store(true, Ordering::Relaxed);
-    if name.contains([':', '+']) {
+    if place.count <= 1 || name.contains([':', '+']) {
         return spec.to_string();
     }
     let choices: Vec<Arc<dyn Device>> = if name.is_empty() {
@@ -259,52 +253,8 @@ pub fn spec_for_host_place(spec: &str, place: HostPlace) -> String {
         .iter()
         .map(|d| format!("{}:{}", d.info().kind.name(), d.info().ordinal))
         .collect();
-    if names.len() >= place.count {
-        SHARED_WITH_OTHER_RANKS.store(false, Ordering::Relaxed);
-    }
     pick_for_place(spec, &names, place)
 }
-
-/// Whether other ranks' processes on this host may use this process's devices too (more
-/// ranks on the host than devices to give each its own, or a spec that names the same
-/// devices on every rank).
-pub fn devices_shared_with_other_ranks() -> bool {
-    SHARED_WITH_OTHER_RANKS.load(Ordering::Relaxed)
-}
-
-/// Whether a device queues its copies to and from other ranks, so that no thread waits for
-/// it ([`crate::Device::upload_later`], [`crate::Device::download_later`]):
-/// `BRT_MPI_QUEUED_COPIES=1` or `0` decides; by default (`auto`) where the ranks do not share
-/// devices. A GPU that processes share switches between their work in turns, and a process
-/// with work queued (a stream waiting for the other rank's bytes among it) keeps its turn
-/// while the other waits for one; under NVIDIA's MPS the processes run at once, and `1`
-/// queues the copies there too.
-pub fn queue_copies_between_ranks() -> bool {
-    static ASKED: OnceLock<Option<bool>> = OnceLock::new();
-    let asked = *ASKED.get_or_init(|| {
-        let text = std::env::var("BRT_MPI_QUEUED_COPIES").unwrap_or_default();
-        queued_copies_asked(&text).unwrap_or_else(|warning| {
-            crate::log::append(&warning);
-            None
-        })
-    });
-    asked.unwrap_or_else(|| !devices_shared_with_other_ranks())
-}
-
-/// What `BRT_MPI_QUEUED_COPIES` asks: `None` for `auto` (or nothing), else yes or no; a
-/// warning for any other value.
-fn queued_copies_asked(text: &str) -> Result<Option<bool>, String> {
-    match text.trim() {
-        "" | "auto" => Ok(None),
-        "0" | "off" => Ok(Some(false)),
-        "1" | "on" => Ok(Some(true)),
-        other => Err(format!(
-            "warning: BRT_MPI_QUEUED_COPIES={other} is not 0, 1 or auto; auto is used"
-        )),
-    }
-}
-
-static SHARED_WITH_OTHER_RANKS: AtomicBool = AtomicBool::new(false);
 
 /// The devices of `kind` that are not Vulkan devices on the CPU.
 fn hardware_of_kind(kind: DeviceKind) -> Vec<Arc<dyn Device>> {
@@ -525,16 +475,6 @@ mod tests {
         // The interpreter has several devices (`INTERP_DEVICES`): the second rank the second.
         assert_eq!(spec_for_host_place("interp", at(1, 2)), "interp:1");
         assert_eq!(spec_for_host_place(" Interp ", at(3, 4)), "interp:1");
-    }
-
-    #[test]
-    fn queued_copies_are_asked_for_by_0_1_or_auto() {
-        assert_eq!(queued_copies_asked(""), Ok(None));
-        assert_eq!(queued_copies_asked(" auto "), Ok(None));
-        assert_eq!(queued_copies_asked("0"), Ok(Some(false)));
-        assert_eq!(queued_copies_asked("on"), Ok(Some(true)));
-        let warning = queued_copies_asked("yes").expect_err("not a value");
-        assert!(warning.contains("BRT_MPI_QUEUED_COPIES=yes"), "{warning}");
     }
 
     #[test]

@@ -93,14 +93,6 @@ fn groups() -> Vec<Device> {
     // are served through the job's protocol.
     let job = brook::raw::local_job(3, "interp").expect("a job of threads");
     groups.push(Device::from_raw(job));
-    // On two GPUs: two ranks of threads on `cuda`, each taking its own GPU, whose copies
-    // between the ranks the GPUs queue without waiting on the host. (Two ranks of threads on
-    // one device object would wait on each other's copies in its one stream; ranks that are
-    // processes have a stream each, even on one GPU.)
-    if Device::of_type("cuda").unwrap_or_default().len() >= 2 {
-        let job = brook::raw::local_job(2, "cuda").expect("a job of threads on the GPU");
-        groups.push(Device::from_raw(job));
-    }
     groups
 }
 

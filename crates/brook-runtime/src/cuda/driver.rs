@@ -515,14 +515,6 @@ impl Event {
     }
 }
 
-impl Event {
-    /// `CUDA_SUCCESS` once the work before the event is done, `CUDA_ERROR_NOT_READY` before.
-    pub fn query(&self) -> CUresult {
-        // SAFETY: a live event; querying needs no current context.
-        unsafe { sys::cuEventQuery(self.event) }
-    }
-}
-
 impl Drop for Event {
     fn drop(&mut self) {
         // SAFETY: created by `after`; the driver defers the destruction of a recorded event

@@ -10,15 +10,12 @@
 mod buffer;
 pub mod disk_cache;
 mod driver;
-mod handoff;
 mod run;
 mod scan;
 mod watch;
 
 use crate::buffer::{Buffer, Rows, Span, Strided};
-use crate::device::{
-    check_later_len, BytesSink, Device, DeviceInfo, DeviceKind, LaterBytes, Marker, Ready,
-};
+use crate::device::{Device, DeviceInfo, DeviceKind, Marker, Ready};
 use crate::error::{DeviceLimit, LaunchProblem, Limit, RuntimeError};
 use crate::kernel_cache::KernelCache;
 use crate::plan::{block, LaunchPlan};
@@ -47,8 +44,6 @@ pub struct CudaDevice {
     handles: Handles,
     properties: Properties,
     cache: KernelCache<Loaded>,
-    /// Bytes to and from other ranks while the host goes on.
-    handoff: handoff::Handoff,
 }
 
 /// The CUDA devices of this machine, or why there are none.
@@ -92,7 +87,6 @@ impl CudaDevice {
             handles,
             properties,
             cache: KernelCache::new(format!("cuda:{ordinal}")),
-            handoff: handoff::Handoff::new(&format!("brook-cuda-{ordinal}")),
         })
     }
 
@@ -265,7 +259,6 @@ impl Device for CudaDevice {
             handles,
             properties: self.properties.clone(),
             cache: KernelCache::new(format!("cuda:{ordinal}")),
-            handoff: handoff::Handoff::new(&format!("brook-cuda-{ordinal}-beside")),
         }))
     }
 
@@ -362,52 +355,11 @@ impl Device for CudaDevice {
 
     fn synchronize(&self) -> Result<(), RuntimeError> {
         self.queue.wait_all();
-        self.settle()
+        self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
     fn settle(&self) -> Result<(), RuntimeError> {
-        self.handles.synchronize().map_err(|e| self.fail(e))?;
-        self.handoff.take_failure().map_err(|e| self.fail(e))
-    }
-
-    fn upload_later(&self, to: Span<'_>, bytes: LaterBytes) -> Result<(), RuntimeError> {
-        self.handles.bind().map_err(|e| self.fail(e))?;
-        let target = self.address(to)?;
-        let queued = if !crate::registry::queue_copies_between_ranks() {
-            // A GPU shared by the ranks' processes switches between them in turns: a stream
-            // with queued work (a wait among it) keeps its turn while the rank that would
-            // send the bytes waits for one (measured: a split sum 3.5x, a stencil 8x slower).
-            Ok(Some(bytes))
-        } else {
-            self.handoff
-                .upload_later(&self.handles, target, to.len(), bytes)
-        };
-        match queued.map_err(|e| self.fail(e))? {
-            None => Ok(()),
-            // Taken here: where the GPU is shared, or the driver refused the host function.
-            Some(bytes) => {
-                let data = bytes()?;
-                check_later_len(to.len(), data.len())?;
-                self.upload(to, &data)
-            }
-        }
-    }
-
-    fn download_later(&self, from: Span<'_>, sink: BytesSink) -> Result<(), RuntimeError> {
-        if !crate::registry::queue_copies_between_ranks() {
-            // Queued work would keep this process's turn on the GPU going while the other
-            // rank's waits: downloaded here, the GPU idle in between, as in `upload_later`.
-            return crate::device::download_now(self, from, sink);
-        }
-        let len = from.len();
-        let source = match self.handles.bind().map(|()| self.address(from)) {
-            Ok(Ok(source)) => source,
-            Ok(Err(e)) => return Err(self.fail(handoff::refuse(sink, len, e.to_string()))),
-            Err(e) => return Err(self.fail(handoff::refuse(sink, len, e))),
-        };
-        self.handoff
-            .download_later(&self.handles, source, len, sink)
-            .map_err(|e| self.fail(e))
+        self.handles.synchronize().map_err(|e| self.fail(e))
     }
 
     fn idle(&self) -> bool {

@@ -97,7 +97,8 @@ fn copy_between(
             return Ok(());
         }
     }
-    // Between this process and another rank: each side in its queue's order, no wait here.
+    // Between this process and another rank: the other rank sends or receives the bytes
+    // itself (rank to rank, as between two serving ranks), not through a read.
     if let Some(done) = crate::remote::copy_across(giver.as_ref(), source, taker.as_ref(), target) {
         return done;
     }

@@ -375,10 +375,9 @@ fn next_peer_tag() -> u32 {
 }
 
 /// A copy between a device of another rank and a device of this process (`giver` holds
-/// `from`, `taker` holds `to`): the one side's rank sends the bytes, the other side takes them
-/// as they come, each in its own device's order, and neither waits on this thread where the
-/// devices can ([`Device::upload_later`], [`Device::download_later`]). `None` where neither
-/// span, or both, are another rank's.
+/// `from`, `taker` holds `to`): the pair of requests of a copy between two serving ranks, with
+/// this process as one side (its device's bytes sent, or received and uploaded, here). `None`
+/// where neither span, or both, are another rank's.
 pub fn copy_across(
     giver: &dyn Device,
     from: Span<'_>,
@@ -392,7 +391,7 @@ pub fn copy_across(
     }
 }
 
-/// `source`'s rank sends `from`; `taker` uploads the bytes into `to` as they come.
+/// `source`'s rank sends `from`; `taker` uploads the bytes into `to` once they come.
 fn take_here(
     source: &RemoteBuffer,
     from: Span<'_>,
@@ -409,7 +408,7 @@ fn take_here(
         tag,
     };
     peer.send(&send, None)?;
-    taker.upload_later(to, Box::new(move || peer.receive_len(tag, len)))
+    upload_received(taker, to, peer.receive_len(tag, len)?)
 }
 
 /// `giver` downloads `from` and sends it to `target`'s rank, which receives it into `to`.
@@ -430,15 +429,48 @@ fn give_there(
     };
     target.unsettled.store(true, Ordering::Release);
     peer.send(&receive, None)?;
-    giver.download_later(
-        from,
-        Box::new(move |bytes| {
-            peer.reachable()?;
-            peer.link
-                .send(peer.rank, tag, &[bytes])
-                .map_err(|e| peer.lose(e))
-        }),
-    )
+    download_and_send(giver, from, |bytes| {
+        peer.reachable()?;
+        peer.link
+            .send(peer.rank, tag, &[bytes])
+            .map_err(|e| peer.lose(e))
+    })
+}
+
+/// Downloads `from` and gives the bytes to `send`, also after a failure (zeros), so that the
+/// rank waiting for them is never left waiting; returns the download's failure, else the
+/// send's.
+pub(super) fn download_and_send(
+    device: &dyn Device,
+    from: Span<'_>,
+    send: impl FnOnce(&[u8]) -> Result<(), RuntimeError>,
+) -> Result<(), RuntimeError> {
+    let mut data = vec![0; from.len()];
+    let done = device.download(from, &mut data);
+    if done.is_err() {
+        data.fill(0);
+    }
+    let sent = send(&data);
+    done.and(sent)
+}
+
+/// Uploads `data`, bytes another rank sent, into `to` (as long, or a protocol error).
+pub(super) fn upload_received(
+    device: &dyn Device,
+    to: Span<'_>,
+    data: Vec<u8>,
+) -> Result<(), RuntimeError> {
+    if data.len() != to.len() {
+        return Err(RuntimeError::NoDevice(
+            device.info().short_name(),
+            format!(
+                "{} bytes came from another rank for {}",
+                data.len(),
+                to.len()
+            ),
+        ));
+    }
+    device.upload(to, &data)
 }
 
 pub(super) fn link_failed(rank: usize, e: LinkError) -> RuntimeError {

@@ -176,14 +176,15 @@ impl Server<'_> {
                 rank,
                 tag,
             } => {
-                let link = self.link.clone();
-                let send = move |bytes: &[u8]| {
-                    let to = rank as usize;
-                    let sent = link.send(to, tag, &[bytes]);
+                let to = rank as usize;
+                let send = |bytes: &[u8]| {
+                    let sent = self.link.send(to, tag, &[bytes]);
                     sent.map_err(|e| super::device::link_failed(to, e))
                 };
                 let done = match self.span(device, buffer, offset, len) {
-                    Ok((d, from)) => d.download_later(from.span(), Box::new(send)),
+                    Ok((d, from)) => {
+                        super::device::download_and_send(d.as_ref(), from.span(), send)
+                    }
                     // The receiver still gets its bytes (zeros); the failure is this device's.
                     Err(e) => send(&vec![0; len]).and(Err(e)),
                 };
@@ -197,15 +198,11 @@ impl Server<'_> {
                 rank,
                 tag,
             } => {
-                let link = self.link.clone();
-                let receive = move || {
-                    let from = rank as usize;
-                    let data = link.receive_len(from, tag, len);
-                    data.map_err(|e| super::device::link_failed(from, e))
-                };
-                let done = self
-                    .span(device, buffer, offset, len)
-                    .and_then(|(d, to)| d.upload_later(to.span(), Box::new(receive)));
+                let from = rank as usize;
+                let data = self.link.receive_len(from, tag, len)?;
+                let done = self.span(device, buffer, offset, len).and_then(|(d, to)| {
+                    super::device::upload_received(d.as_ref(), to.span(), data)
+                });
                 self.note(device, done);
             }
             Request::CopyBetween { from, to, len } => {
