@@ -45,22 +45,25 @@ fn permutation(n: usize) -> Vec<i32> {
     (0..n).map(|i| ((i * 40_503 + 17) % n) as i32).collect()
 }
 
+/// `permute` of `a` to the targets `to` on `device`, into a stream holding `before`.
+fn permute_on(device: &Device, a: &[f32], to: &[i32], before: &[f32]) -> Vec<f32> {
+    let sa = Stream::from_slice(device, &[a.len()], a).expect("a");
+    let st = Stream::from_slice(device, &[to.len()], to).expect("to");
+    let r = Stream::from_slice(device, &[before.len()], before).expect("r");
+    program()
+        .kernel("permute")
+        .expect("permute")
+        .launch(args![&sa, &st, &r])
+        .expect("launch");
+    r.to_vec().expect("r")
+}
+
 #[test]
 fn distinct_targets_give_the_interpreters_result() {
-    let program = program();
     let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.25 - 1000.0).collect();
     let to = permutation(N);
-    let run = |d: &Device| {
-        let sa = Stream::from_slice(d, &[N], &a).expect("a");
-        let st = Stream::from_slice(d, &[N], &to).expect("to");
-        let r = Stream::<f32>::new(d, &[N]).expect("r");
-        program
-            .kernel("permute")
-            .expect("permute")
-            .launch(args![&sa, &st, &r])
-            .expect("launch");
-        r.to_vec().expect("r")
-    };
+    let zeros = vec![0.0f32; N];
+    let run = |d: &Device| permute_on(d, &a, &to, &zeros);
     let reference = run(&Device::interp());
     for device in devices() {
         assert!(run(&device) == reference, "{}", device.info());
@@ -73,7 +76,6 @@ fn distinct_targets_give_the_interpreters_result() {
 /// turn out consecutive.
 #[test]
 fn runs_of_consecutive_targets_give_the_interpreters_result() {
-    let program = program();
     let n = N + 5;
     let to: Vec<i32> = (0..n)
         .map(|i| {
@@ -89,17 +91,7 @@ fn runs_of_consecutive_targets_give_the_interpreters_result() {
         .collect();
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 77.0).collect();
     let before: Vec<f32> = (0..2 * n).map(|i| -(i as f32)).collect();
-    let run = |d: &Device| {
-        let sa = Stream::from_slice(d, &[n], &a).expect("a");
-        let st = Stream::from_slice(d, &[n], &to).expect("to");
-        let r = Stream::from_slice(d, &[2 * n], &before).expect("r");
-        program
-            .kernel("permute")
-            .expect("permute")
-            .launch(args![&sa, &st, &r])
-            .expect("launch");
-        r.to_vec().expect("r")
-    };
+    let run = |d: &Device| permute_on(d, &a, &to, &before);
     let reference = run(&Device::interp());
     assert_ne!(reference, before, "the reference wrote nothing");
     for device in devices() {

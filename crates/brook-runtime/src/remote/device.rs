@@ -445,7 +445,11 @@ pub(super) fn download_and_send(
     from: Span<'_>,
     send: impl FnOnce(&[u8]) -> Result<(), RuntimeError>,
 ) -> Result<(), RuntimeError> {
-    let mut data = vec![0; from.len()];
+    let mut data = crate::host_memory::zeroed(
+        "a copy to another rank",
+        crate::error::BError::Kernel,
+        from.len(),
+    )?;
     let done = device.download(from, &mut data);
     if done.is_err() {
         data.fill(0);

@@ -57,7 +57,7 @@ pub fn local_job_of(
         std::thread::Builder::new()
             .name(format!("brook-rank{rank}"))
             .spawn(move || {
-                if let Err(e) = super::serve::serve_with(Arc::new(link), open.as_ref()) {
+                if let Err(e) = super::serve::serve_with(&link, open.as_ref()) {
                     eprintln!("brook: rank {rank} stopped serving: {e}");
                 }
             })

@@ -32,7 +32,7 @@ pub fn start() {
     }
     // Rank 0's profile names this rank's work; this process has none of its own to show.
     crate::profile::set_profile(false);
-    let code = match super::serve(link.clone()) {
+    let code = match super::serve(link.as_ref()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("brook: rank {} stopped serving: {e}", link.rank());

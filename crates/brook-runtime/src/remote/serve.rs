@@ -9,7 +9,7 @@ use super::link::{Link, LinkError};
 use super::wire::{self, tag, BufferId, Hello, ModuleId, Reply, Request, WireError, WireInfo};
 use crate::buffer::{Buffer, Rows, Span, Strided};
 use crate::device::Device;
-use crate::error::{LaunchError, RuntimeError};
+use crate::error::{BError, LaunchError, RuntimeError};
 use brook_ir::ValidModule;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,15 +32,15 @@ pub type Opener = dyn Fn(&str) -> Result<Vec<Arc<dyn Device>>, RuntimeError> + S
 
 /// Serves rank 0 over `link` until it sends [`Request::Shutdown`], with this rank's devices
 /// of the spec rank 0 sends.
-pub fn serve(link: Arc<dyn Link>) -> Result<(), ServeError> {
+pub fn serve(link: &dyn Link) -> Result<(), ServeError> {
     serve_with(link, &super::job::own_devices)
 }
 
 /// [`serve`], with the devices `open` gives for the spec.
-pub fn serve_with(link: Arc<dyn Link>, open: &Opener) -> Result<(), ServeError> {
+pub fn serve_with(link: &dyn Link, open: &Opener) -> Result<(), ServeError> {
     let mut server = Server {
         open,
-        link: link.clone(),
+        link,
         devices: Vec::new(),
         buffers: HashMap::new(),
         modules: HashMap::new(),
@@ -49,7 +49,7 @@ pub fn serve_with(link: Arc<dyn Link>, open: &Opener) -> Result<(), ServeError> 
     let working = AtomicBool::new(false);
     let ended = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| heartbeat(link.as_ref(), &working, &ended));
+        scope.spawn(|| heartbeat(link, &working, &ended));
         // The heartbeat ends with the loop, also when the loop panics.
         let _end = SetOnDrop(&ended);
         (|| loop {
@@ -103,7 +103,7 @@ fn heartbeat(link: &dyn Link, working: &AtomicBool, ended: &AtomicBool) {
 
 struct Server<'l> {
     open: &'l Opener,
-    link: Arc<dyn Link>,
+    link: &'l dyn Link,
     devices: Vec<Arc<dyn Device>>,
     buffers: HashMap<BufferId, Arc<dyn Buffer>>,
     modules: HashMap<ModuleId, Arc<ValidModule>>,
@@ -186,7 +186,10 @@ impl Server<'_> {
                         super::device::download_and_send(d.as_ref(), from.span(), send)
                     }
                     // The receiver still gets its bytes (zeros); the failure is this device's.
-                    Err(e) => send(&vec![0; len]).and(Err(e)),
+                    Err(e) => {
+                        let zeros = crate::host_memory::zeroed(OPERATION, BError::Kernel, len);
+                        zeros.and_then(|z| send(&z)).and(Err(e))
+                    }
                 };
                 self.note(device, done);
             }

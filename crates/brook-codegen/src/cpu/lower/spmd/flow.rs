@@ -192,22 +192,31 @@ impl Spmd<'_, '_, '_> {
 
     /// Whether any lane of `mask` is on (an `i8`).
     pub fn any(&mut self, mask: Mask) -> Value {
-        let mut any = self.s.b.ins().vany_true(mask[0]);
-        for &part in &mask[1..self.parts()] {
-            let more = self.s.b.ins().vany_true(part);
-            any = self.s.b.ins().bor(any, more);
-        }
-        any
+        self.over_parts(mask, false)
     }
 
     /// Whether every lane of `mask` is on (an `i8`).
     pub fn all(&mut self, mask: Mask) -> Value {
-        let mut all = self.s.b.ins().vall_true(mask[0]);
-        for &part in &mask[1..self.parts()] {
-            let more = self.s.b.ins().vall_true(part);
-            all = self.s.b.ins().band(all, more);
+        self.over_parts(mask, true)
+    }
+
+    /// `vall_true` (`every`) or `vany_true` of each part of `mask`, joined over the parts.
+    fn over_parts(&mut self, mask: Mask, every: bool) -> Value {
+        let mut joined = None;
+        for &part in &mask[..self.parts()] {
+            let ins = self.s.b.ins();
+            let this = if every {
+                ins.vall_true(part)
+            } else {
+                ins.vany_true(part)
+            };
+            joined = Some(match joined {
+                None => this,
+                Some(j) if every => self.s.b.ins().band(j, this),
+                Some(j) => self.s.b.ins().bor(j, this),
+            });
         }
-        all
+        joined.expect("a gang has a part")
     }
 
     /// The lanes switched off since the innermost loop's iteration (or the body) began:
