@@ -207,11 +207,12 @@ impl KernelBuilder {
     }
 
     /// Emits the body of an inlined function, whose `return`s are `break`s out of a wrapper
-    /// loop: as straight-line statements when every `break` leaving it is at its end (the
-    /// common case: one `return`, the last statement), else inside the wrapper loop. Inlined
-    /// code so stays linear in size and free of needless loops.
+    /// loop: as statements without the loop where its `break`s can become branches
+    /// ([`crate::early_exit::flatten`]: the common cases, one `return` at the end or early
+    /// `return`s under `if`s), else inside the wrapper loop. Inlined code so stays linear in
+    /// size and free of needless loops.
     pub fn emit_inlined(&mut self, body: Block, span: SourceSpan) {
-        match straight_line(body) {
+        match crate::early_exit::flatten(body) {
             Ok(statements) => self.splice(Block(statements)),
             Err(body) => self.emit(
                 Stmt::Loop {
@@ -221,32 +222,5 @@ impl KernelBuilder {
                 span,
             ),
         }
-    }
-}
-
-/// The statements of an inlined body without its trailing `break`s, when no other `break`
-/// leaves the body's loop; else the body unchanged.
-fn straight_line(mut body: Block) -> Result<Vec<crate::stmt::Statement>, Block> {
-    let mut end = body.0.len();
-    while end > 0 && body.0[end - 1].stmt == Stmt::Break {
-        end -= 1;
-    }
-    if body.0[..end].iter().any(|s| leaves_loop(&s.stmt)) {
-        return Err(body);
-    }
-    body.0.truncate(end);
-    Ok(body.0)
-}
-
-/// Whether a statement holds a `break` that leaves the loop around it (one not inside a nested
-/// loop of its own).
-fn leaves_loop(stmt: &Stmt) -> bool {
-    match stmt {
-        Stmt::Break => true,
-        Stmt::If { accept, reject, .. } => accept
-            .iter()
-            .chain(reject.iter())
-            .any(|s| leaves_loop(&s.stmt)),
-        _ => false,
     }
 }

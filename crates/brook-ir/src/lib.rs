@@ -27,6 +27,7 @@
 pub mod arena;
 pub mod builder;
 pub mod collective;
+pub mod early_exit;
 pub mod expr;
 pub mod footprint;
 pub mod induction;

@@ -5,14 +5,24 @@
 
 use brook::{args, Device, Program, Stream};
 
+/// How each subkernel of [`doubling_subkernels`] may return early.
+#[derive(Clone, Copy)]
+enum Early {
+    /// No early return: straight-line code.
+    Never,
+    /// `if (...) return x;` first: inlined as an `if` whose other branch holds the rest.
+    Return,
+    /// A return under two `if`s whose outer one may fall through either way: inlined as a
+    /// loop that the `return` leaves.
+    NestedReturn,
+}
+
 /// `depth` subkernels, each calling the previous one twice: 2^depth inlined calls.
-/// With `early_return`, each subkernel starts with `if (...) return x;`, so every inlined call
-/// is a loop that `return` leaves.
-fn doubling_subkernels(depth: usize, early_return: bool) -> String {
-    let guard = if early_return {
-        "if (x > 1000000.0f) return x; "
-    } else {
-        ""
+fn doubling_subkernels(depth: usize, early: Early) -> String {
+    let guard = match early {
+        Early::Never => "",
+        Early::Return => "if (x > 1000000.0f) return x; ",
+        Early::NestedReturn => "if (x > 1000000.0f) { if (x > 2000000.0f) return x; } ",
     };
     let mut source = format!("kernel float f0(float x) {{ {guard}return x * 0.5f + 1.0f; }}\n");
     for i in 1..=depth {
@@ -69,12 +79,20 @@ fn sixteen() -> Vec<f32> {
 
 #[test]
 fn thirteen_levels_of_doubled_subkernel_calls() {
-    same_on_every_device(&doubling_subkernels(13, false), &sixteen());
+    same_on_every_device(&doubling_subkernels(13, Early::Never), &sixteen());
 }
 
 #[test]
 fn thirteen_levels_of_doubled_subkernel_calls_with_early_returns() {
-    same_on_every_device(&doubling_subkernels(13, true), &sixteen());
+    same_on_every_device(&doubling_subkernels(13, Early::Return), &sixteen());
+}
+
+#[test]
+fn nine_levels_of_doubled_subkernel_calls_with_returns_inlined_as_loops() {
+    // 512 inlined loops, each left by its `return` (large inputs take it).
+    let mut input = sixteen();
+    input.extend([3.0e6, 1.5e6, -3.0e6, 9.0e6]);
+    same_on_every_device(&doubling_subkernels(9, Early::NestedReturn), &input);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The minimiser: drops statements, replaces `if`s and loops by their bodies and expressions by
 //! a part of the same type or zero, keeping each change while the kernel still fails the same
-//! way (same kind, same device), until no change helps or the budget of tries is spent.
+//! way (same kind, same device; or, for a kernel that kills or hangs its process, while a
+//! process of its own running it dies the same way), until no change helps or the budget of
+//! tries is spent.
 
 use super::ast::{all_exprs, replace_expr, Expr, Stmt};
 use super::gen::zero;
@@ -14,14 +16,27 @@ pub fn minimise(
     devices: &[Device],
     tries: usize,
 ) -> Generated {
+    minimise_while(generated, tries, |candidate| {
+        check(candidate, devices).is_some_and(|f| f.same_as(finding))
+    })
+}
+
+/// A smaller kernel for which `still_fails` holds (it holds for `generated`), trying at most
+/// `tries` candidates: the minimiser of findings, and of kernels that kill or hang the
+/// process that runs them (`still_fails` runs each candidate in a process of its own).
+pub fn minimise_while(
+    generated: &Generated,
+    tries: usize,
+    mut holds: impl FnMut(&Generated) -> bool,
+) -> Generated {
     let mut best = generated.clone();
     let left = std::cell::Cell::new(tries);
-    let still_fails = |candidate: &Generated| -> bool {
+    let mut still_fails = |candidate: &Generated| -> bool {
         if left.get() == 0 {
             return false;
         }
         left.set(left.get() - 1);
-        check(candidate, devices).is_some_and(|f| f.same_as(finding))
+        holds(candidate)
     };
     loop {
         let mut changed = false;

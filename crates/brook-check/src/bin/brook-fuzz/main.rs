@@ -8,11 +8,19 @@
 //! brook-fuzz replay [--devices cpu,cuda] FILE.case ...
 //!                                  runs saved cases (findings) on the interpreter and the
 //!                                  devices, and says for each whether it agrees
+//! brook-fuzz shrink SEED INDEX [--devices vulkan] [--timeout SECS] [--tries T] [--out DIR]
+//!                                  minimises a kernel that kills or hangs the process
+//!                                  running it, each candidate in a process of its own
+//! brook-fuzz run-case [--devices D] FILE
+//!                                  runs a case's kernels on the devices, comparing nothing
+//!                                  (what `shrink` runs)
 //! ```
 //! Kernels run in worker processes (`--jobs` at a time, `--batch` kernels each), so a crash or
 //! a hang is caught and named (the kernel that was running) and the run goes on after it. Each
 //! finding is minimised and written to `--out` (default `fuzz-findings/`) as a conformance case.
 //! The exit status is 1 when anything was found.
+
+mod lost;
 
 use brook_check::fuzz::{self, shrink};
 use std::collections::VecDeque;
@@ -39,7 +47,9 @@ fn usage() -> ! {
     eprintln!(
         "usage: brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J] \
          [--batch B] [--timeout SECS] [--tries T] [--out DIR]\n       brook-fuzz show SEED INDEX\n       \
-         brook-fuzz replay [--devices cpu,cuda] FILE.case ..."
+         brook-fuzz replay [--devices cpu,cuda] FILE.case ...\n       \
+         brook-fuzz shrink SEED INDEX [--devices vulkan] [--timeout SECS] [--tries T] [--out DIR]\n       \
+         brook-fuzz run-case [--devices D] FILE"
     );
     std::process::exit(2)
 }
@@ -92,6 +102,8 @@ fn main() {
             print!("{}", fuzz::expected_case_text(&generated, &origin));
         }
         Some("replay") => std::process::exit(replay(&args[1..])),
+        Some("shrink") => std::process::exit(lost::shrink_command(&args[1..])),
+        Some("run-case") => std::process::exit(lost::run_case_command(&args[1..])),
         Some("worker") => worker(&parse(&args[1..])),
         _ => std::process::exit(parent(&parse(&args))),
     }
@@ -373,8 +385,8 @@ fn parent(o: &Options) -> i32 {
     i32::from(!findings.is_empty() || crashes > 0 || hangs > 0)
 }
 
-/// A kernel that killed or hung its worker: written as it was generated (not minimised: that
-/// would run it again).
+/// A kernel that killed or hung its worker: written as it was generated (minimising it here
+/// would run it again in this process; `brook-fuzz shrink` does it in processes of its own).
 fn report_lost(o: &Options, index: u64, why: &str) {
     let generated = fuzz::generate(o.seed, index);
     let comment = format!("Found by brook-fuzz ({}): {why}.", origin(o, index));
@@ -383,5 +395,11 @@ fn report_lost(o: &Options, index: u64, why: &str) {
         index,
         &brook_check::case::write(&generated.case(), &comment),
     );
-    println!("brook-fuzz: kernel {index}: {why}: {}", path.display());
+    println!(
+        "brook-fuzz: kernel {index}: {why}: {} (minimise it with `brook-fuzz shrink {} {index} \
+         --devices {}`)",
+        path.display(),
+        o.seed,
+        o.devices.join(",")
+    );
 }
