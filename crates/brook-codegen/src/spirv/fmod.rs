@@ -1,7 +1,6 @@
 //! `fmod` of two doubles, exact: musl's integer long division (as the PTX dialect's helper),
-//! the quotient's bits shifted out one a step in a loop of at most 2,100 steps. A `float`
-//! remainder is the `double` remainder of the widened operands (exact, so its narrowing is
-//! exact too).
+//! the quotient's bits shifted out one a step in a loop of at most 2,100 steps. (A `float`
+//! remainder takes `mathlib::float32_int::rem_bits`, which needs no loop.)
 
 use super::libm::SpirvArith;
 use super::shell::Shell;

@@ -9,7 +9,9 @@
 //!
 //! The combine step is one function of the module (the kernel body, its `return`s returning
 //! the accumulator), called wherever the strategy combines: the module stays small however
-//! often the stack is unrolled, and the driver decides what to inline.
+//! often the stack is unrolled, and the driver decides what to inline. Drivers inline every
+//! call (Mesa always), so a heavy reduction (a long step) has the serial entry alone, with
+//! its stack in the scratch frame walked by loops: a few calls (`HEAVY_STEP_WORDS`).
 
 use super::lower::Lower;
 use super::map::{frame_bytes, linear_invocation, shell, Options};
@@ -20,7 +22,7 @@ use crate::gpu::reduce::{columns, lookback, scan, scan_warp, serial, warp, Pass,
 use crate::gpu::{Gpu, PassParam, SubgroupSize, Subgroups, MAX_SUBGROUP};
 use crate::leaves::leaves;
 use crate::lower::binding::{reduction_source, Source};
-use crate::lower::counter::{Slots, MAX_PIECE};
+use crate::lower::counter::{slot_count, Slots, LEVELS, MAX_PIECE};
 use crate::lower::{bind_params, Binding, Target};
 use crate::CompileError;
 use brook_ir::{BinaryOp, Kernel, KernelKind, Module, ScalarKind};
@@ -56,14 +58,17 @@ pub fn compile(
     let kernel: &Kernel = &prepared;
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;
-    let r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
+    let mut r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
+    r.heavy = one_step_words(module, kernel, variant, options, &r)? > HEAVY_STEP_WORDS;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
-    let stream_input = !variant
-        .inputs
-        .get(r.input)
-        .copied()
-        .flatten()
-        .is_some_and(|m| m.is_iterator());
+    // A heavy reduction has no faster paths: each calls its combine step many times.
+    let stream_input = !r.heavy
+        && !variant
+            .inputs
+            .get(r.input)
+            .copied()
+            .flatten()
+            .is_some_and(|m| m.is_iterator());
     if options.subgroup_shuffle && stream_input {
         shapes.push((ReduceShape::Warp, MAX_PIECE));
     }
@@ -96,8 +101,63 @@ pub fn compile(
     Ok(SpirvReduce {
         entries,
         value_size: r.value_size,
-        frame_bytes: frame_bytes(module, kernel),
+        frame_bytes: frame(module, kernel, &r).stride,
     })
+}
+
+/// SPIR-V words of a module that calls a reduction's combine step once, above which the
+/// reduction is heavy (as PTX's `HEAVY_COMBINE_LINES`). The serial entry calls the step
+/// about 75 times (two unrolled stacks of 23 levels, a batch tree), the subgroup entry as
+/// often again, and drivers inline every call (Mesa always): a step of 22,000 words took
+/// lavapipe's JIT over a minute in a fuzz kernel. A heavy reduction has the serial entry
+/// alone, its stack in the invocation's scratch frame walked by one loop (three calls).
+/// A float sum's module is about 400 words, one of four `float` divisions about 2,500.
+const HEAVY_STEP_WORDS: usize = 3_000;
+
+/// The words of a module whose entry calls reduction `r`'s combine step once.
+fn one_step_words(
+    module: &Module,
+    kernel: &Kernel,
+    variant: &Variant,
+    options: &Options,
+    r: &Reduction,
+) -> Result<usize, CompileError> {
+    let layout = BlockLayout::new(module, kernel);
+    let s = shell(options, FIXED_WORDS, super::map::GROUP);
+    let mut lower = Lower::new(module, kernel, s, 0);
+    let value = lower.zeros(&r.ty);
+    lower.combine_step(r, &value, &value)?;
+    let f = lower.combine.take().expect("the step was called");
+    let mut s = lower.s;
+    s.close_function();
+    let s = combine_function(module, kernel, variant, &layout, r, s, &f)?;
+    Ok(s.finish().words.len())
+}
+
+/// Where an invocation's scratch frame holds what: the kernel's local arrays from its
+/// start, then (in a heavy reduction) the serial stack's slots.
+struct Frame {
+    /// The offset of the stack's slots.
+    stack: u32,
+    /// Bytes of a slot: the value's, in 8-byte steps.
+    slot: u32,
+    /// Bytes of a frame, a multiple of 16 (0 when there is nothing to hold).
+    stride: u32,
+}
+
+fn frame(module: &Module, kernel: &Kernel, r: &Reduction) -> Frame {
+    let locals = frame_bytes(module, kernel);
+    let slot = r.value_size.next_multiple_of(8).max(8);
+    let stack = if r.heavy {
+        slot * slot_count(LEVELS) as u32
+    } else {
+        0
+    };
+    Frame {
+        stack: locals,
+        slot,
+        stride: (locals + stack).next_multiple_of(16),
+    }
 }
 
 /// The module of one entry.
@@ -182,7 +242,7 @@ fn combine_function(
     let scratch = s.push_word(1);
     let thread = linear_invocation(&mut s);
     let mut c = Lower::new(module, kernel, s, block);
-    let bytes = frame_bytes(module, kernel);
+    let bytes = frame(module, kernel, r).stride;
     let frame = c.s.address(scratch, thread, bytes.max(16));
     c.place_locals(frame);
     c.bindings = bind_params(&mut c, layout, variant);
@@ -269,8 +329,29 @@ impl<'a> Gpu<'a> for Lower<'a> {
             .collect())
     }
 
+    /// Variables, or for a heavy reduction slots in the invocation's scratch frame.
     fn stack_slots(&mut self, r: &Reduction, levels: usize) -> Slots<Word, Word> {
         let kinds = leaves(self.module, &r.ty);
+        if r.heavy {
+            let at = frame(self.module, self.kernel, r);
+            let scratch = self.s.push_word(1);
+            let thread = self.global_thread();
+            let frame = self.s.address(scratch, thread, at.stride.max(16));
+            let offset = self.s.const_u64(u64::from(at.stack));
+            let u64_ty = self.s.u64_ty();
+            let base = self
+                .s
+                .b
+                .i_add(u64_ty, None, frame, offset)
+                .expect("in a block");
+            return Slots::Memory {
+                base,
+                size: at.slot,
+                levels,
+                ty: r.ty.clone(),
+                layout: kinds,
+            };
+        }
         Slots::Vars(
             (0..levels)
                 .map(|_| kinds.iter().map(|leaf| self.temporary(leaf.kind)).collect())

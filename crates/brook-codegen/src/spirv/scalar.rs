@@ -11,7 +11,8 @@
 //! their own types. Float division is `mathlib::exact::div` (Vulkan's `OpFDiv` may be off by
 //! 2.5 ulps); a `float` quotient is the `double` quotient of the widened operands rounded
 //! once more, which is the correctly rounded `float` quotient (53 >= 2 * 24 + 2). Float
-//! remainders are exact ([`Shell::fmod_f64`]).
+//! remainders are exact and loop-free for `float` (`mathlib::float32_int::rem_bits`), a
+//! long division for `double` ([`Shell::fmod_f64`]).
 
 use super::libm::SpirvArith;
 use super::shell::Shell;
@@ -256,7 +257,7 @@ impl Shell {
     /// (fuzz seed 52400, kernels 574, 2741, 2877, 4871).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
         let fused = self.fused_fma;
-        if kind == ScalarKind::F32 && !self.float64 {
+        if kind == ScalarKind::F32 && (!self.float64 || std::env::var_os("XREM").is_some()) {
             return self.float_from_bits(&[a, b], |arith, bits, flush| {
                 crate::mathlib::float32_int::div_bits(arith, bits[0], bits[1], flush)
             });
@@ -304,20 +305,17 @@ impl Shell {
         op!(self, bitcast, f32_ty, narrow)
     }
 
-    /// The exact remainder ([`Shell::fmod_f64`]; a `float`'s through `double`, exactly).
+    /// The exact remainder: a `float`'s from integer operations without a loop
+    /// ([`crate::mathlib::float32_int::rem_bits`]: a loop in a reduction's combine, written
+    /// into every level of its entries, took lavapipe's JIT minutes, and NVIDIA's compiler
+    /// too), a `double`'s by long division ([`Shell::fmod_f64`]).
     fn float_rem(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
-        if kind == ScalarKind::F32 && !self.float64 {
-            return self.float_from_bits(&[a, b], |arith, bits, flush| {
-                crate::mathlib::float32_int::rem_bits(arith, bits[0], bits[1], flush)
-            });
-        }
         if kind == ScalarKind::F64 {
             return self.fmod_f64(a, b);
         }
-        let (x, y) = (self.widen(a), self.widen(b));
-        let r = self.fmod_f64(x, y);
-        let f32_ty = self.b.type_float(32);
-        op!(self, f_convert, f32_ty, r)
+        self.float_from_bits(&[a, b], |arith, bits, flush| {
+            crate::mathlib::float32_int::rem_bits(arith, bits[0], bits[1], flush)
+        })
     }
 
     fn int_binary(&mut self, op: BinaryOp, kind: ScalarKind, a: Word, b: Word) -> Word {

@@ -447,7 +447,16 @@ impl Pipeline {
                 .flags(flags)
                 .stage(stage)
                 .layout(layout)];
-            match device.create_compute_pipelines(vk::PipelineCache::null(), &create, None) {
+            let started = std::time::Instant::now();
+            let made = device.create_compute_pipelines(vk::PipelineCache::null(), &create, None);
+            if statistics::wanted() {
+                statistics::print_compile(
+                    &module.describe(),
+                    module.words.len(),
+                    started.elapsed(),
+                );
+            }
+            match made {
                 Ok(pipelines) => {
                     if let Some(statistics) = statistics {
                         statistics.print(pipelines[0], &module.describe());

@@ -2,7 +2,8 @@
 //! `BRT_VULKAN_STATISTICS=1` asks every Vulkan device whose driver has
 //! `VK_KHR_pipeline_executable_properties` (NVIDIA's, Mesa's) for its statistics of each
 //! pipeline it compiles (registers, shared memory, instructions, spills: whatever the driver
-//! reports), one line per compiled pipeline on stderr. Off, pipelines are made as always.
+//! reports), one line per compiled pipeline on stderr, and on every Vulkan device a line with
+//! each module's size and the driver's compile time. Off, pipelines are made as always.
 
 use crate::env_switch::EnvSwitch;
 use ash::vk;
@@ -10,6 +11,19 @@ use std::ffi::CStr;
 
 /// `BRT_VULKAN_STATISTICS`, read when a device opens.
 static STATISTICS: EnvSwitch = EnvSwitch::new("BRT_VULKAN_STATISTICS");
+
+/// Whether `BRT_VULKAN_STATISTICS` asks for each pipeline's size and compile time.
+pub fn wanted() -> bool {
+    STATISTICS.is_on()
+}
+
+/// Prints a compiled module's size and how long the driver took over it.
+pub fn print_compile(what: &str, words: usize, took: std::time::Duration) {
+    eprintln!(
+        "brook: vulkan: {what}: {words} SPIR-V words, compiled in {:.1} ms",
+        took.as_secs_f64() * 1e3
+    );
+}
 
 /// The extension's commands on one device, where statistics were asked for and the driver
 /// has them.
