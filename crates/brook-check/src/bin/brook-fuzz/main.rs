@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J]
-//!            [--batch B] [--timeout SECS] [--tries T] [--out DIR]
+//!            [--batch B] [--timeout SECS] [--tries T] [--out DIR] [--for SECS]
 //! brook-fuzz show SEED INDEX      the case that kernel INDEX of seed SEED is, with the
 //!                                  interpreter's outputs as its expected values
 //! brook-fuzz replay [--devices cpu,cuda] FILE.case ...
@@ -18,6 +18,8 @@
 //! Kernels run in worker processes (`--jobs` at a time, `--batch` kernels each), so a crash or
 //! a hang is caught and named (the kernel that was running) and the run goes on after it. Each
 //! finding is minimised and written to `--out` (default `fuzz-findings/`) as a conformance case.
+//! `--for SECS` ends the run after that long (the kernels being run are left unjudged) and
+//! still prints its table.
 //! The exit status is 1 when anything was found.
 
 mod lost;
@@ -39,6 +41,8 @@ struct Options {
     jobs: usize,
     batch: u64,
     timeout: u64,
+    /// How long the whole run may take (`--for`), if limited.
+    run_for: Option<Duration>,
     tries: usize,
     out: PathBuf,
 }
@@ -46,7 +50,7 @@ struct Options {
 fn usage() -> ! {
     eprintln!(
         "usage: brook-fuzz [--seed S] [--count N] [--first I] [--devices cpu,cuda] [--jobs J] \
-         [--batch B] [--timeout SECS] [--tries T] [--out DIR]\n       brook-fuzz show SEED INDEX\n       \
+         [--batch B] [--timeout SECS] [--tries T] [--out DIR] [--for SECS]\n       brook-fuzz show SEED INDEX\n       \
          brook-fuzz replay [--devices cpu,cuda] FILE.case ...\n       \
          brook-fuzz shrink SEED INDEX [--devices vulkan] [--timeout SECS] [--tries T] [--out DIR]\n       \
          brook-fuzz run-case [--devices D] FILE"
@@ -63,6 +67,7 @@ fn parse(args: &[String]) -> Options {
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         batch: 2000,
         timeout: 120,
+        run_for: None,
         tries: 400,
         out: PathBuf::from("fuzz-findings"),
     };
@@ -77,6 +82,7 @@ fn parse(args: &[String]) -> Options {
             "--jobs" => o.jobs = number(value()).max(1) as usize,
             "--batch" => o.batch = number(value()).max(1),
             "--timeout" => o.timeout = number(value()).max(1),
+            "--for" => o.run_for = Some(Duration::from_secs(number(value()))),
             "--tries" => o.tries = number(value()) as usize,
             "--devices" => o.devices = value().split(',').map(String::from).collect(),
             "--out" => o.out = PathBuf::from(value()),
@@ -286,6 +292,15 @@ fn parent(o: &Options) -> i32 {
     let mut flushed = 0u64;
     let mut last_report = Instant::now();
     loop {
+        if o.run_for.is_some_and(|limit| start.elapsed() > limit) {
+            let stopped = stop_all(&mut workers);
+            compared = compared.saturating_sub(stopped);
+            println!(
+                "brook-fuzz: stopped after {:.0} s (--for): {stopped} kernel(s) being run left unjudged",
+                start.elapsed().as_secs_f64()
+            );
+            break;
+        }
         while workers.iter().filter(|w| w.is_some()).count() < o.jobs {
             let Some((first, end)) = batches.pop_front() else {
                 break;
@@ -383,6 +398,19 @@ fn parent(o: &Options) -> i32 {
         );
     }
     i32::from(!findings.is_empty() || crashes > 0 || hangs > 0)
+}
+
+/// Ends every worker still running; how many there were.
+fn stop_all(workers: &mut [Option<Worker>]) -> u64 {
+    let mut stopped = 0;
+    for slot in workers.iter_mut() {
+        if let Some(mut w) = slot.take() {
+            let _ = w.child.kill();
+            let _ = w.child.wait();
+            stopped += u64::from(!w.done);
+        }
+    }
+    stopped
 }
 
 /// A kernel that killed or hung its worker: written as it was generated (minimising it here
