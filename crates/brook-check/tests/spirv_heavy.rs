@@ -5,12 +5,16 @@
 //! The heavy path's bits are checked on every Vulkan GPU by the conformance suite
 //! (`fuzz_jit_heavy_reduce.case`, `fuzz_jit_size_reduce.case` and others: fuzz kernels whose
 //! combine steps are tens of thousands of words); a device that ends loops early (lavapipe)
-//! keeps the unrolled form (`fuzz_vulkan_heavy_loop_limit.case`).
+//! keeps the unrolled form.
 
 use brook_codegen::abi::{ReduceShape, Variant};
 use brook_codegen::spirv::{map, reduce, validate};
 
 fn options() -> map::Options {
+    options_with_loop_limit(0)
+}
+
+fn options_with_loop_limit(loop_limit: u32) -> map::Options {
     map::Options {
         float64: true,
         fused_fma: false,
@@ -19,7 +23,7 @@ fn options() -> map::Options {
         unrolled_maps: true,
         subgroup_shuffle: true,
         subgroup_size: 32,
-        loop_limit: 0,
+        loop_limit,
         lookback_scans: false,
         tuning: Default::default(),
     }
@@ -27,11 +31,15 @@ fn options() -> map::Options {
 
 /// The entries of `source`'s reduction `k` and how often each module calls a function.
 fn entries(source: &str) -> Vec<(ReduceShape, usize)> {
+    entries_with(source, &options())
+}
+
+fn entries_with(source: &str, options: &map::Options) -> Vec<(ReduceShape, usize)> {
     let program = brook::Program::from_source("heavy.br", source).expect("compiles");
     let module = program.module();
     let kernel = &module.kernels[0];
     let variant = Variant::plain(kernel, 1);
-    let compiled = reduce::compile(module, kernel, &variant, &options()).expect("SPIR-V");
+    let compiled = reduce::compile(module, kernel, &variant, options).expect("SPIR-V");
     compiled
         .entries
         .iter()
@@ -57,12 +65,13 @@ fn calls(words: &[u32]) -> usize {
     count
 }
 
-#[test]
-fn a_heavy_combine_step_is_called_a_few_times_from_the_serial_entry_alone() {
-    let heavy = "reduce void k(float4 a<>, reduce float4 r<>) {
+const HEAVY: &str = "reduce void k(float4 a<>, reduce float4 r<>) {
         r = fmod(r + a, float4(3.0f, 5.0f, 7.0f, 9.0f)) / (a * a + float4(1.0f, 2.0f, 3.0f, 4.0f));
     }";
-    let found = entries(heavy);
+
+#[test]
+fn a_heavy_combine_step_is_called_a_few_times_from_the_serial_entry_alone() {
+    let found = entries(HEAVY);
     assert_eq!(found.len(), 1, "{found:?}");
     let (shape, calls) = found[0];
     assert_eq!(shape, ReduceShape::Serial);
@@ -82,4 +91,13 @@ fn a_light_combine_step_keeps_the_unrolled_stack_and_the_subgroup_entry() {
         serial_calls > 20,
         "the serial entry calls {serial_calls} times"
     );
+}
+
+#[test]
+fn a_device_that_ends_loops_early_keeps_the_unrolled_stack_for_a_heavy_step() {
+    // On lavapipe one invocation walking a whole piece's stack in loops reached the loop
+    // limit unreported (fuzz seed 54103 kernel 8721: `-5 -20` for `NaN 0`, no error).
+    let found = entries_with(HEAVY, &options_with_loop_limit(65_535));
+    let shapes: Vec<ReduceShape> = found.iter().map(|&(shape, _)| shape).collect();
+    assert!(shapes.contains(&ReduceShape::Warp), "{shapes:?}");
 }
