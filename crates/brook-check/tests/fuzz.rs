@@ -7,6 +7,9 @@
 use brook_check::fuzz::{self, shrink};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// `brook-fuzz shrink`, end to end (`fuzz_shrink/`).
+mod fuzz_shrink;
+
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok()?.parse().ok()
 }

@@ -9,6 +9,9 @@ use brook_codegen::spirv::{map, reduce, validate, SpirvModule};
 use brook_ir::KernelKind;
 use std::collections::BTreeMap;
 
+/// Heavy reductions: the serial entry alone, its stack walked in loops (`spirv_heavy/`).
+mod spirv_heavy;
+
 /// What one thread's share of the cases gave.
 #[derive(Default)]
 struct Tally {

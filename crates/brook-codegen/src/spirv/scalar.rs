@@ -257,7 +257,7 @@ impl Shell {
     /// (fuzz seed 52400, kernels 574, 2741, 2877, 4871).
     fn float_div(&mut self, kind: ScalarKind, a: Word, b: Word) -> Word {
         let fused = self.fused_fma;
-        if kind == ScalarKind::F32 && (!self.float64 || std::env::var_os("XREM").is_some()) {
+        if kind == ScalarKind::F32 && !self.float64 {
             return self.float_from_bits(&[a, b], |arith, bits, flush| {
                 crate::mathlib::float32_int::div_bits(arith, bits[0], bits[1], flush)
             });

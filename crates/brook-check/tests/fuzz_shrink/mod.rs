@@ -1,7 +1,8 @@
-//! `brook-fuzz shrink`, the minimiser of kernels that kill or hang their process, end to end:
-//! with a timeout of 0 every process running a candidate is still running at the timeout, so
-//! every candidate "hangs" as the whole kernel does and the minimiser takes the kernel down
-//! to its fixed lines; the case it writes says how the process ended.
+//! `brook-fuzz shrink`, the minimiser of kernels that kill or hang their process, end to end
+//! (a module of the `fuzz` test binary): with a timeout of 0 every process running a
+//! candidate is still running at the timeout, so every candidate "hangs" as the whole kernel
+//! does and the minimiser takes the kernel down to its fixed lines; the case it writes says
+//! how the process ended.
 
 use std::process::Command;
 
