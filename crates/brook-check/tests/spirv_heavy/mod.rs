@@ -1,11 +1,11 @@
 //! Heavy reductions in SPIR-V (a module of the `spirv_coverage` test binary): a reduction
 //! whose combine step is long gets the serial entry alone, its stack in the invocation's
 //! scratch frame walked by loops, so the step is called a few times, not about 75 times
-//! (drivers inline every call: NVIDIA's Vulkan compiler took 145 s over such a fuzz kernel). A light one keeps its unrolled stack and subgroup entry.
-//! The heavy path's bits are checked on every Vulkan GPU by the conformance suite
-//! (`fuzz_jit_heavy_reduce.case`, `fuzz_jit_size_reduce.case` and others: fuzz kernels whose
-//! combine steps are tens of thousands of words); a device that ends loops early (lavapipe)
-//! keeps the unrolled form.
+//! (drivers inline every call: NVIDIA's Vulkan compiler took 145 s over such a fuzz kernel).
+//! A light one keeps its unrolled stack and subgroup entry. The heavy path's bits are
+//! checked on every Vulkan GPU by the conformance suite (`fuzz_jit_heavy_reduce.case`,
+//! `fuzz_jit_size_reduce.case` and others: fuzz kernels whose combine steps are tens of
+//! thousands of words); a device that ends loops early (lavapipe) keeps the unrolled form.
 
 use brook_codegen::abi::{ReduceShape, Variant};
 use brook_codegen::spirv::{map, reduce, validate};
