@@ -12,22 +12,21 @@
 use crate::stmt::{Block, Statement, Stmt};
 
 /// The statements of a body run inside a loop that its `break`s leave (and that ends after
-/// one pass), as statements without that loop; the body back where that needs copying code
-/// or the body holds a barrier or a collective (which must stay where every thread meets
-/// them).
+/// one pass), as statements without that loop; the body back where that needs copying code.
+/// A body holding a barrier or a collective (which every thread of a group must meet in the
+/// same place) loses only `break`s at its top level: none is moved into a branch.
 pub fn flatten(body: Block) -> Result<Vec<Statement>, Block> {
-    if body.iter().any(|s| holds_meeting(&s.stmt)) {
-        return Err(body);
-    }
-    match without_breaks(body.0.clone()) {
+    let meets = body.iter().any(|s| holds_meeting(&s.stmt));
+    match without_breaks(body.0.clone(), meets) {
         Some(statements) => Ok(statements),
         None => Err(body),
     }
 }
 
 /// `statements` (a run that ends where the loop ends) with every `break` leaving the loop
-/// turned into falling through to the end; `None` where that would copy statements.
-fn without_breaks(mut statements: Vec<Statement>) -> Option<Vec<Statement>> {
+/// turned into falling through to the end; `None` where that would copy statements, or
+/// move them into a branch where the body `meets` at barriers.
+fn without_breaks(mut statements: Vec<Statement>, meets: bool) -> Option<Vec<Statement>> {
     let mut done = Vec::with_capacity(statements.len());
     let mut rest = statements.drain(..);
     while let Some(statement) = rest.next() {
@@ -45,6 +44,9 @@ fn without_breaks(mut statements: Vec<Statement>) -> Option<Vec<Statement>> {
             // A `break` at this level: what follows never runs.
             return Some(done);
         };
+        if meets {
+            return None;
+        }
         let after: Vec<Statement> = rest.collect();
         let (accept, reject) = if after.is_empty() {
             (accept.0, reject.0)
@@ -58,8 +60,8 @@ fn without_breaks(mut statements: Vec<Statement>) -> Option<Vec<Statement>> {
         done.push(Statement {
             stmt: Stmt::If {
                 cond,
-                accept: Block(without_breaks(accept)?),
-                reject: Block(without_breaks(reject)?),
+                accept: Block(without_breaks(accept, meets)?),
+                reject: Block(without_breaks(reject, meets)?),
             },
             span,
         });
@@ -190,13 +192,22 @@ mod tests {
     }
 
     #[test]
-    fn a_barrier_keeps_the_loop() {
+    fn a_barrier_keeps_the_loop_around_an_early_return() {
         let body = Block(vec![
             iff(vec![at(Stmt::Break)], vec![]),
             at(Stmt::Barrier),
             at(Stmt::Break),
         ]);
         assert_eq!(flatten(body.clone()), Err(body));
+    }
+
+    #[test]
+    fn a_barrier_with_one_return_at_the_end_needs_no_loop() {
+        let body = vec![work(1), at(Stmt::Barrier), work(2), at(Stmt::Break)];
+        assert_eq!(
+            flatten(Block(body)),
+            Ok(vec![work(1), at(Stmt::Barrier), work(2)])
+        );
     }
 
     #[test]
