@@ -10,23 +10,16 @@
 use brook_codegen::abi::{ReduceShape, Variant};
 use brook_codegen::spirv::{map, reduce, validate};
 
-fn options() -> map::Options {
-    options_with_loop_limit(0)
-}
-
+/// The suite's options for 1-D launches (`spirv_coverage::options`), with `loop_limit`.
 fn options_with_loop_limit(loop_limit: u32) -> map::Options {
     map::Options {
-        float64: true,
-        fused_fma: false,
-        preserve_signed_zero: (true, true),
-        flushes_f32: false,
-        unrolled_maps: true,
-        subgroup_shuffle: true,
-        subgroup_size: 32,
         loop_limit,
-        lookback_scans: false,
-        tuning: Default::default(),
+        ..super::options(1)
     }
+}
+
+fn options() -> map::Options {
+    options_with_loop_limit(0)
 }
 
 /// The entries of `source`'s reduction `k` and how often each module calls a function.

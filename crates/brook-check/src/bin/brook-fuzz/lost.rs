@@ -195,11 +195,16 @@ pub fn shrink_command(args: &[String]) -> i32 {
 /// `scratch` first).
 fn ending_on(generated: &Generated, devices: &str, scratch: &Path, timeout: Duration) -> Ending {
     let text = brook_check::case::write(&generated.case(), "a candidate of brook-fuzz shrink");
-    if std::fs::write(scratch, text).is_err() {
+    if let Err(e) = std::fs::write(scratch, text) {
+        eprintln!("brook-fuzz: cannot write {}: {e}", scratch.display());
         return Ending::Failed(-1);
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return Ending::Failed(-1);
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("brook-fuzz: cannot find its own program to run a candidate: {e}");
+            return Ending::Failed(-1);
+        }
     };
     let mut command = Command::new(exe);
     command.arg("run-case");
@@ -207,7 +212,10 @@ fn ending_on(generated: &Generated, devices: &str, scratch: &Path, timeout: Dura
         command.args(["--devices", devices]);
     }
     command.arg(scratch);
-    run_to_end(command, timeout).unwrap_or(Ending::Failed(-1))
+    run_to_end(command, timeout).unwrap_or_else(|e| {
+        eprintln!("brook-fuzz: cannot run a candidate: {e}");
+        Ending::Failed(-1)
+    })
 }
 
 /// `brook-fuzz run-case [--devices D] FILE`: runs a case's kernels on the devices (the
