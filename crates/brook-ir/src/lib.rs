@@ -21,6 +21,7 @@
 //! - [`collective`]: thread-group reduces and scans, their canonical order, and their
 //!   expansion into stores and barriers for backends without a native form;
 //! - [`builder`]: the [`builder::KernelBuilder`] frontends lower through;
+//! - [`unassigned`]: which locals a read may find unassigned (the backends zero only those);
 //! - [`weight`]: how much code statements stand for, which unrolling decisions bound;
 //! - [`arena`]: typed arenas with handles and source spans, the storage of IR nodes.
 
@@ -45,6 +46,7 @@ pub mod snippet;
 pub mod source;
 pub mod stmt;
 pub mod types;
+pub mod unassigned;
 pub mod unroll;
 pub mod valid;
 pub mod vout;

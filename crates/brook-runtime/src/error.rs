@@ -170,7 +170,8 @@ pub enum Limit {
     ThreadsPerGroup,
     /// Bytes of shared memory one thread group uses.
     SharedBytesPerGroup,
-    /// Loop iterations one invocation runs, all its loops together (lavapipe ends them).
+    /// Loop iterations one subgroup runs, all its loops together, loops its invocations run
+    /// apart added (lavapipe ends them).
     LoopIterations,
 }
 
@@ -179,7 +180,7 @@ impl fmt::Display for Limit {
         f.write_str(match self {
             Limit::ThreadsPerGroup => "threads per thread group",
             Limit::SharedBytesPerGroup => "bytes of shared memory per thread group",
-            Limit::LoopIterations => "loop iterations (or more) in one invocation",
+            Limit::LoopIterations => "loop iterations (or more) in one subgroup",
         })
     }
 }

@@ -33,7 +33,7 @@ fn list_devices() {
             assert_eq!(gpu.info.signed_zero_kept, Some(true), "0.0 * -1.0 is -0.0");
         }
         assert!(gpu.info.subgroup_size >= 1 && gpu.info.max_group_invocations >= 128);
-        // Lavapipe (llvmpipe's compiler) ends an invocation's loops after 65,535 iterations;
+        // Lavapipe (llvmpipe's compiler) ends a subgroup's loops after 65,535 iterations;
         // the probe finds it, and the device's line says so.
         if gpu.info.driver.to_lowercase().contains("llvmpipe") {
             assert_eq!(gpu.info.loop_limit, Some(65_535), "{}", gpu.info);

@@ -5,6 +5,7 @@
 //! goes into a fresh block that nothing reaches (SPIR-V allows those), so a block is always
 //! open.
 
+use super::loop_limit::Written;
 use super::shell::Shell;
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{LoopControl, Op, SelectionControl, StorageClass, Word};
@@ -13,6 +14,8 @@ use rspirv::spirv::{LoopControl, Op, SelectionControl, StorageClass, Word};
 pub struct IfFrame {
     merge: Word,
     reject: Word,
+    /// What the module had written when the `if` began ([`super::loop_limit`]).
+    written: Written,
 }
 
 /// A loop being written.
@@ -25,6 +28,8 @@ pub struct LoopFrame {
     /// the loop when it holds (SPIR-V lets a continue construct leave its loop only from the
     /// back-edge block).
     leave: Word,
+    /// What the module had written when the loop's body began ([`super::loop_limit`]).
+    written: Written,
 }
 
 impl LoopFrame {
@@ -51,6 +56,26 @@ impl Shell {
             .instructions
             .insert(0, inst);
         id
+    }
+
+    /// Inserts `code` into the open function's first block right after the last of the
+    /// instructions that define `after` (so that it dominates every block of the function);
+    /// false, inserting nothing, where the first block defines none of them.
+    pub fn insert_after_in_first_block(
+        &mut self,
+        after: &[Word],
+        code: impl IntoIterator<Item = Instruction>,
+    ) -> bool {
+        let f = self.b.selected_function().expect("in a function");
+        let first = &mut self.b.module_mut().functions[f].blocks[0].instructions;
+        let defines = |i: &Instruction| i.result_id.is_some_and(|id| after.contains(&id));
+        match first.iter().rposition(defines) {
+            Some(at) => {
+                first.splice(at + 1..at + 1, code);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The value of variable `var` of type `ty`.
@@ -100,7 +125,11 @@ impl Shell {
             .branch_conditional(cond, accept, reject, [])
             .expect("in a block");
         self.begin_live_block(accept);
-        IfFrame { merge, reject }
+        IfFrame {
+            merge,
+            reject,
+            written: self.written,
+        }
     }
 
     /// Leaves the accepting arm; goes on in the rejecting arm.
@@ -119,6 +148,8 @@ impl Shell {
             self.b.branch(frame.merge).expect("in a block");
         }
         self.begin_live_block(frame.merge);
+        // An arm no lane takes may still be passed, lane-less.
+        self.count_passes_without_lanes(frame.written);
     }
 
     /// Starts a loop; goes on in its body.
@@ -130,6 +161,7 @@ impl Shell {
     pub fn begin_loop_with(&mut self, control: LoopControl) -> LoopFrame {
         if self.loop_limit > 0 {
             self.loop_counter();
+            self.written.loops += 1;
         }
         let (header, body, continuing, merge) =
             (self.b.id(), self.b.id(), self.b.id(), self.b.id());
@@ -149,6 +181,7 @@ impl Shell {
             continuing,
             merge,
             leave,
+            written: self.written,
         }
     }
 
@@ -165,6 +198,11 @@ impl Shell {
             self.b.unreachable().expect("in a block");
         } else {
             self.count_loop_step();
+            if self.written.continues > frame.written.continues {
+                // Lanes that all went on to the next iteration pass what follows their
+                // `continue` in the body with no lane running it.
+                self.count_passes_without_lanes(frame.written);
+            }
             let bool_ty = self.b.type_bool();
             let leave = self.read(bool_ty, frame.leave);
             self.b
@@ -173,6 +211,8 @@ impl Shell {
         }
         self.begin_live_block(frame.merge);
         self.count_loop_step();
+        // The last pass, after every lane has left, runs the rest of the body lane-less.
+        self.count_passes_without_lanes(frame.written);
     }
 
     /// A `break` in the loop's continuing part: sets the flag the back edge reads (the
@@ -188,6 +228,7 @@ impl Shell {
     }
 
     pub fn jump_continue(&mut self, frame: LoopFrame) {
+        self.written.continues += 1;
         self.jump(frame.continuing);
     }
 

@@ -100,7 +100,7 @@ impl<'s> SpirvArith<'s> {
         let t = self.u64_ty();
         let words: Vec<Word> = TWO_OVER_PI_WORDS
             .iter()
-            .map(|&w| self.s.b.constant_bit64(t, w))
+            .map(|&w| self.s.constant64(t, w))
             .collect();
         let len = self.s.const_u32(words.len() as u32);
         let array = self.s.b.type_array(t, len);
@@ -162,7 +162,7 @@ impl Arith for SpirvArith<'_> {
             return w;
         }
         let t = self.f64_ty();
-        let w = self.s.b.constant_bit64(t, bits);
+        let w = self.s.constant64(t, bits);
         self.floats.insert(bits, w);
         w
     }

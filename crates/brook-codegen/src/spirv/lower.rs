@@ -206,9 +206,15 @@ impl<'a> Lower<'a> {
         used.next_multiple_of(16)
     }
 
-    /// Zeroes every local (at the start of the instance, and of each combine step).
+    /// Zeroes every local some read may find unassigned (at the start of the instance, and
+    /// of each combine step): the others are stored before every read
+    /// ([`brook_ir::unassigned`]).
     pub fn zero_locals(&mut self) {
+        let unassigned = brook_ir::unassigned::Unassigned::of(self.kernel);
         for (h, local) in self.kernel.locals.iter() {
+            if !unassigned.needs_zero(h.index()) {
+                continue;
+            }
             match self.locals[h.index()].clone() {
                 LocalStore::Vars(vars) => {
                     let values = leaves(self.module, &local.ty);

@@ -46,7 +46,7 @@ pub struct Options {
     /// made without a varying or required size (the Vulkan specification's rule); 0 reads
     /// `SubgroupSize` at run time.
     pub subgroup_size: u32,
-    /// Loop iterations after which the device ends an invocation's loops, as its probe
+    /// Loop iterations after which the device ends a subgroup's loops, as its probe
     /// found (lavapipe: 65,535); 0 for none. Where set, modules count their loops' steps
     /// ([`super::loop_limit`]).
     pub loop_limit: u32,

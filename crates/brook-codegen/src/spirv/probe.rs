@@ -14,7 +14,7 @@
 //! `fma(1 + 2^-30, 1 - 2^-30, -1)` is `-2^-60` fused and 0 when the product is rounded first.
 //! And it counts a loop of [`LOOP_COUNT`] iterations (the count read from `src` at byte
 //! [`LOOP_COUNT_AT`], the iterations run written to `dst` at [`LOOP_RESULT_AT`]): lavapipe ends
-//! an invocation's loops after 65,535 iterations in all.
+//! a subgroup's loops after 65,535 iterations in all.
 //!
 //! Memory: `src` holds, per type, `[MIN_NORMAL, 0.5, SUBNORMAL, 1.0, 0.0]` (`f32` at byte 0,
 //! `f64` at byte 32), then the three `fma` operands at byte [`FMA_OPERANDS_AT`]; `dst` gets the
@@ -118,7 +118,7 @@ fn probe_signed_zero(s: &mut Shell, src: rspirv::spirv::Word, dst: rspirv::spirv
     let addr = s.b.i_add(s.u64_ty(), None, src, at).expect("in a block");
     let one = s.load(Scalar::F32, addr);
     let minus_one = s.b.f_negate(t, None, one).expect("in a block");
-    let zero = s.b.constant_bit32(t, 0);
+    let zero = s.constant32(t, 0);
     let product = s.b.f_mul(t, None, zero, minus_one).expect("in a block");
     let product = s.exact(product);
     let at = s.const_u64(SIGNED_ZERO_AT);

@@ -60,11 +60,7 @@ pub fn compile(
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;
     let mut r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
-    // Not where the device ends loops early (lavapipe): there one invocation walking a
-    // whole piece's stack in loops reached the limit unreported (fuzz seed 54103 kernel
-    // 8721: wrong values, no error), where the unrolled stack does not.
-    r.heavy = options.loop_limit == 0
-        && one_step_words(module, kernel, variant, options, &r)? > HEAVY_STEP_WORDS;
+    r.heavy = one_step_words(module, kernel, variant, options, &r)? > HEAVY_STEP_WORDS;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
     // A heavy reduction has no faster paths: each calls its combine step many times.
     let stream_input = !r.heavy
@@ -318,6 +314,7 @@ impl<'a> Gpu<'a> for Lower<'a> {
             }
         };
         let args: Vec<Word> = left.iter().chain(right).copied().collect();
+        self.s.note_helper_call();
         let value = self
             .s
             .b

@@ -17,7 +17,8 @@
 use super::libm::SpirvArith;
 use super::shell::Shell;
 use brook_ir::{BinaryOp, ScalarKind, UnaryOp};
-use rspirv::spirv::Word;
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{Op, Word};
 
 macro_rules! op {
     ($s:expr, $method:ident, $ty:expr, $($arg:expr),+) => {
@@ -46,8 +47,8 @@ impl Shell {
             ScalarKind::F32 | ScalarKind::F64 if self.literal_zero.is_some() => {
                 self.opaque_float(kind, bits)
             }
-            ScalarKind::F64 | ScalarKind::I64 | ScalarKind::U64 => self.b.constant_bit64(ty, bits),
-            ScalarKind::F32 => self.b.constant_bit32(ty, bits as u32),
+            ScalarKind::F64 | ScalarKind::I64 | ScalarKind::U64 => self.constant64(ty, bits),
+            ScalarKind::F32 => self.constant32(ty, bits as u32),
             k => {
                 let width = 8 * k.size();
                 let raw = bits & ((1u64 << width) - 1);
@@ -56,7 +57,7 @@ impl Shell {
                 } else {
                     raw as u32
                 };
-                self.b.constant_bit32(ty, value)
+                self.constant32(ty, value)
             }
         }
     }
@@ -64,19 +65,42 @@ impl Shell {
     /// A float literal the driver's compiler cannot see through: its bits xor-ed with a zero
     /// it cannot prove ([`Shell::literal_zero`]). Mesa's lavapipe folds `x * 0.0` to `+0.0`
     /// (and NaN times zero to zero) even when the module asks to keep signed zeros and NaNs.
+    /// Each literal is computed once a function, in its first block right after the zero
+    /// (NVIDIA's Vulkan compiler took seconds more per thousand copies in a large kernel).
     fn opaque_float(&mut self, kind: ScalarKind, bits: u64) -> Word {
+        if let Some(&value) = self.hoisted_literals.get(&(kind, bits)) {
+            return value;
+        }
         let (zero32, zero64) = self.literal_zero.expect("set by the driver");
         let ty = self.container(kind);
-        let mixed = if kind == ScalarKind::F32 {
+        let (int_ty, c, zero) = if kind == ScalarKind::F32 {
             let t = self.u32_ty();
-            let c = self.b.constant_bit32(t, bits as u32);
-            op!(self, bitwise_xor, t, c, zero32)
+            (t, self.constant32(t, bits as u32), zero32)
         } else {
             let t = self.u64_ty();
-            let c = self.b.constant_bit64(t, bits);
-            op!(self, bitwise_xor, t, c, zero64)
+            (t, self.constant64(t, bits), zero64)
         };
-        op!(self, bitcast, ty, mixed)
+        let (mixed, value) = (self.b.id(), self.b.id());
+        let code = [
+            Instruction::new(
+                Op::BitwiseXor,
+                Some(int_ty),
+                Some(mixed),
+                vec![Operand::IdRef(c), Operand::IdRef(zero)],
+            ),
+            Instruction::new(
+                Op::Bitcast,
+                Some(ty),
+                Some(value),
+                vec![Operand::IdRef(mixed)],
+            ),
+        ];
+        if !self.insert_after_in_first_block(&[zero32, zero64], code) {
+            let mixed = op!(self, bitwise_xor, int_ty, c, zero);
+            return op!(self, bitcast, ty, mixed);
+        }
+        self.hoisted_literals.insert((kind, bits), value);
+        value
     }
 
     /// A narrow integer held in 32 bits brought back to its kind's range.
@@ -465,9 +489,9 @@ impl Shell {
         let ft = self.container(from);
         let float_of = |s: &mut Shell, x: f64| {
             if from == ScalarKind::F32 {
-                s.b.constant_bit32(ft, (x as f32).to_bits())
+                s.constant32(ft, (x as f32).to_bits())
             } else {
-                s.b.constant_bit64(ft, x.to_bits())
+                s.constant64(ft, x.to_bits())
             }
         };
         // In range: lo <= v < hi + 1 (both bounds exact powers of two or their negatives).
@@ -517,7 +541,7 @@ impl Shell {
         let t = self.container(kind);
         match kind {
             ScalarKind::Bool => {
-                let zero = self.b.constant_bit32(stored, 0);
+                let zero = self.constant32(stored, 0);
                 let bool_ty = self.b.type_bool();
                 op!(self, i_not_equal, bool_ty, raw, zero)
             }
@@ -532,8 +556,8 @@ impl Shell {
         let stored = self.stored_type(kind);
         let v = match kind {
             ScalarKind::Bool => {
-                let one = self.b.constant_bit32(stored, 1);
-                let zero = self.b.constant_bit32(stored, 0);
+                let one = self.constant32(stored, 1);
+                let zero = self.constant32(stored, 0);
                 op!(self, select, stored, value, one, zero)
             }
             ScalarKind::I8 | ScalarKind::I16 | ScalarKind::U8 | ScalarKind::U16 => {
@@ -550,12 +574,12 @@ impl Shell {
         let u32_ty = self.u32_ty();
         match kind {
             ScalarKind::Bool => {
-                let zero = self.b.constant_bit32(u32_ty, 0);
+                let zero = self.constant32(u32_ty, 0);
                 let bool_ty = self.b.type_bool();
                 op!(self, i_not_equal, bool_ty, raw, zero)
             }
             ScalarKind::I8 | ScalarKind::I16 => {
-                let spare = self.b.constant_bit32(u32_ty, 32 - 8 * kind.size());
+                let spare = self.constant32(u32_ty, 32 - 8 * kind.size());
                 let up = op!(self, shift_left_logical, u32_ty, raw, spare);
                 op!(self, shift_right_arithmetic, u32_ty, up, spare)
             }
@@ -569,8 +593,8 @@ impl Shell {
             return value;
         }
         let u32_ty = self.u32_ty();
-        let one = self.b.constant_bit32(u32_ty, 1);
-        let zero = self.b.constant_bit32(u32_ty, 0);
+        let one = self.constant32(u32_ty, 1);
+        let zero = self.constant32(u32_ty, 0);
         op!(self, select, u32_ty, value, one, zero)
     }
 

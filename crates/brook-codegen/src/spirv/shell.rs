@@ -3,11 +3,13 @@
 //! loads and stores through device addresses.
 
 use super::SpirvModule;
+use brook_ir::ScalarKind;
 use rspirv::dr::{Builder, Operand};
 use rspirv::spirv::{
     AddressingModel, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel,
     FunctionControl, MemoryAccess, MemoryModel, StorageClass, Word,
 };
+use std::collections::HashMap;
 
 /// The `GLSL.std.450` instructions the dialect uses (their numbers in that set).
 pub mod glsl {
@@ -50,13 +52,20 @@ pub struct Shell {
     /// Invocations of every subgroup, known when the module is written; 0: read at run time
     /// ([`super::map::Options::subgroup_size`]).
     pub subgroup_size: u32,
-    /// Loop iterations after which the device ends an invocation's loops (lavapipe); 0 for
+    /// Loop iterations after which the device ends a subgroup's loops (lavapipe); 0 for
     /// none. Where set, loops are counted ([`super::loop_limit`]).
     pub loop_limit: u32,
     /// The counter of loop steps, once a loop was written ([`super::loop_limit`]).
     pub(crate) loop_count: Option<Word>,
     /// Some loop of the module counts its steps against the limit.
     pub(crate) counts_loops: bool,
+    /// What the module has written that lavapipe may pass without lanes
+    /// ([`super::loop_limit`]).
+    pub(crate) written: super::loop_limit::Written,
+    /// The constant standing for the helper function's loops, once a count needed it.
+    pub(crate) helper_loops: Option<Word>,
+    /// `written.loops` when the helper function began.
+    pub(crate) helper_from: Option<u32>,
     /// The open function is a helper, not the entry point.
     in_helper: bool,
     capabilities: Vec<Capability>,
@@ -75,6 +84,11 @@ pub struct Shell {
     pub returns: Option<(Word, Vec<(Word, Word)>)>,
     /// The rejecting arms begun so far of the `if`s still open ([`crate::spirv::flow`]).
     pub(crate) rejects_begun: std::collections::HashSet<Word>,
+    /// The module's constants by type and bits ([`Shell::constant32`]): each written once.
+    constants: HashMap<(Word, u64), Word>,
+    /// The open function's float literals mixed with [`Shell::literal_zero`], by kind and
+    /// bits: computed once, in its first block (`Shell::literal`).
+    pub(crate) hoisted_literals: HashMap<(ScalarKind, u64), Word>,
 }
 
 /// Scalar types a probe or kernel stores through an address.
@@ -152,6 +166,9 @@ impl Shell {
             loop_limit: 0,
             loop_count: None,
             counts_loops: false,
+            written: Default::default(),
+            helper_loops: None,
+            helper_from: None,
             in_helper: false,
             capabilities,
             builtins: Vec::new(),
@@ -160,7 +177,14 @@ impl Shell {
             literal_zero: None,
             returns: None,
             rejects_begun: Default::default(),
+            constants: HashMap::new(),
+            hoisted_literals: HashMap::new(),
         }
+    }
+
+    /// The workgroup's size.
+    pub fn local_size(&self) -> [u32; 3] {
+        self.local_size
     }
 
     pub fn u32_ty(&mut self) -> Word {
@@ -182,12 +206,33 @@ impl Shell {
 
     pub fn const_u32(&mut self, v: u32) -> Word {
         let t = self.u32_ty();
-        self.b.constant_bit32(t, v)
+        self.constant32(t, v)
     }
 
     pub fn const_u64(&mut self, v: u64) -> Word {
         let t = self.u64_ty;
-        self.b.constant_bit64(t, v)
+        self.constant64(t, v)
+    }
+
+    /// The constant of 32-bit type `ty` holding `bits`, written once in the module.
+    pub fn constant32(&mut self, ty: Word, bits: u32) -> Word {
+        let key = (ty, u64::from(bits));
+        if let Some(&c) = self.constants.get(&key) {
+            return c;
+        }
+        let c = self.b.constant_bit32(ty, bits);
+        self.constants.insert(key, c);
+        c
+    }
+
+    /// The constant of 64-bit type `ty` holding `bits`, written once in the module.
+    pub fn constant64(&mut self, ty: Word, bits: u64) -> Word {
+        if let Some(&c) = self.constants.get(&(ty, bits)) {
+            return c;
+        }
+        let c = self.b.constant_bit64(ty, bits);
+        self.constants.insert((ty, bits), c);
+        c
     }
 
     /// Push-constant word `k`.
@@ -242,7 +287,7 @@ impl Shell {
     }
 
     /// The input variable of `builtin`, of type `ty` (declared once).
-    fn builtin_variable(&mut self, builtin: BuiltIn, ty: Word) -> Word {
+    pub(crate) fn builtin_variable(&mut self, builtin: BuiltIn, ty: Word) -> Word {
         if let Some(&(_, var)) = self.builtins.iter().find(|(b, _)| *b == builtin) {
             return var;
         }
@@ -393,6 +438,7 @@ impl Shell {
             self.return_here();
         }
         self.b.end_function().expect("in a function");
+        self.hoisted_literals.clear();
         self.in_dead_block = false;
         self.returns = None;
         self.in_helper = false;
@@ -402,6 +448,7 @@ impl Shell {
     /// first block; its parameters' ids.
     pub fn begin_helper(&mut self, id: Word, ret_ty: Word, params: &[Word]) -> Vec<Word> {
         self.in_helper = true;
+        self.helper_from = Some(self.written.loops);
         let fn_ty = self.b.type_function(ret_ty, params.to_vec());
         self.b
             .begin_function(ret_ty, Some(id), FunctionControl::NONE, fn_ty)
@@ -421,6 +468,7 @@ impl Shell {
         if self.b.selected_function().is_some() {
             self.close_function();
         }
+        self.define_helper_loops();
         self.b.entry_point(
             ExecutionModel::GLCompute,
             self.entry,

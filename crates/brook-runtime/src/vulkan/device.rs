@@ -65,7 +65,7 @@ pub fn device_with(
         subgroup_size: gpu.info.subgroup_size,
         loop_limit: gpu.info.loop_limit.unwrap_or(0),
         // Scans in one pass only where asked, and never on a device on the CPU: lavapipe ends
-        // an invocation's loops after 65,535 iterations in all, which a waiting tile's
+        // a subgroup's loops after 65,535 iterations in all, which a waiting tile's
         // fallback may need (see docs/SEMANTICS.md).
         lookback_scans: tuning.scan_one_pass
             && gpu.info.int64_atomics
@@ -377,9 +377,9 @@ impl VulkanDevice {
             requested: limit,
             limit: limit - 1,
             why: Some(format!(
-                "the driver ends an invocation's loops after {limit} iterations in all, \
-                 silently, so the results would be wrong; {first} reached it: run the kernel \
-                 on another device"
+                "the driver ends a subgroup's loops after {limit} iterations in all (loops \
+                 its invocations run apart add up), silently, so the results would be wrong; \
+                 {first} reached it: run the kernel on another device"
             )),
         }))
     }

@@ -62,7 +62,7 @@ pub struct GpuInfo {
     pub subnormals_f64: Option<Subnormals>,
     /// Whether `Fma` on `double`s is fused, as the probe found (`None` without doubles).
     pub fma_fused: Option<bool>,
-    /// The loop iterations after which the driver ends an invocation's loops, as the probe
+    /// The loop iterations after which the driver ends a subgroup's loops, as the probe
     /// found (lavapipe: 65,535 over all loops together); `None` where it found none.
     pub loop_limit: Option<u32>,
     /// Why Brook cannot use the device, if it cannot.

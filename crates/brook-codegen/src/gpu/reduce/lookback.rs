@@ -82,8 +82,8 @@ pub fn emit<'ir, G: Gpu<'ir>>(
     let exclusive = mode_bit(g, pass.mode, 4);
     let tiles = u64_op(g, BinaryOp::Mul, pass.targets, pass.pieces);
     // One ticket a subgroup (the launch has a subgroup per tile or more): a subgroup that
-    // looped over tickets would run its loops ever longer, and lavapipe ends an
-    // invocation's loops after 65,535 iterations in all.
+    // looped over tickets would run its loops ever longer, and lavapipe ends a
+    // subgroup's loops after 65,535 iterations in all.
     let t = take_ticket(g, &sub, ticket);
     let done = u64_op(g, BinaryOp::Ge, t, tiles);
     let leave = g.begin_if(done);

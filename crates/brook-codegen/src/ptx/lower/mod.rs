@@ -305,10 +305,15 @@ impl<'a> Lower<'a> {
         self.locals = stores;
     }
 
-    /// Zeroes every private local (at the start of each instance). Shared locals are zeroed
-    /// by the group driver.
+    /// Zeroes every private local some read may find unassigned (at the start of each
+    /// instance): the others are stored before every read ([`brook_ir::unassigned`]). Shared
+    /// locals are zeroed by the group driver.
     pub fn zero_locals(&mut self) {
+        let unassigned = brook_ir::unassigned::Unassigned::of(self.kernel);
         for (index, (_, local)) in self.kernel.locals.iter().enumerate() {
+            if !unassigned.needs_zero(index) {
+                continue;
+            }
             match self.locals[index].clone() {
                 LocalStore::Vars(regs) => {
                     for (reg, leaf) in regs.iter().zip(leaves(self.module, &local.ty)) {
