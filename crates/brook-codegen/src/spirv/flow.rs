@@ -5,7 +5,7 @@
 //! goes into a fresh block that nothing reaches (SPIR-V allows those), so a block is always
 //! open.
 
-use super::loop_limit::Written;
+use super::loop_limit::{CountAtIf, Written};
 use super::shell::Shell;
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{LoopControl, Op, SelectionControl, StorageClass, Word};
@@ -14,8 +14,10 @@ use rspirv::spirv::{LoopControl, Op, SelectionControl, StorageClass, Word};
 pub struct IfFrame {
     merge: Word,
     reject: Word,
-    /// What the module had written when the `if` began ([`super::loop_limit`]).
+    /// What the module had written when the `if` began, and the loop count there
+    /// ([`super::loop_limit`]).
     written: Written,
+    count: Option<CountAtIf>,
 }
 
 /// A loop being written.
@@ -32,6 +34,16 @@ pub struct LoopFrame {
     written: Written,
 }
 
+/// A loop still open, as a `return` inside it leaves it ([`Shell::jump_return`]).
+#[derive(Clone, Copy, Debug)]
+pub struct OpenLoop {
+    merge: Word,
+    /// The code stands in the loop's continuing part (which only its back edge may leave).
+    in_continuing: bool,
+    /// A `return` left the loop: after it, the entry point returns too.
+    returned_inside: bool,
+}
+
 impl LoopFrame {
     /// The loop's flag: set by a `break` in its continuing part.
     pub fn leave_flag(&self) -> Word {
@@ -43,14 +55,16 @@ impl Shell {
     /// A variable of type `ty` in the function (declared in its first block, as SPIR-V
     /// requires).
     pub fn function_variable(&mut self, ty: Word) -> Word {
+        self.function_variable_with(ty, None)
+    }
+
+    /// A variable of type `ty` in the function starting as the constant `init`, if given.
+    pub fn function_variable_with(&mut self, ty: Word, init: Option<Word>) -> Word {
         let ptr = self.b.type_pointer(None, StorageClass::Function, ty);
         let id = self.b.id();
-        let inst = Instruction::new(
-            Op::Variable,
-            Some(ptr),
-            Some(id),
-            vec![Operand::StorageClass(StorageClass::Function)],
-        );
+        let mut operands = vec![Operand::StorageClass(StorageClass::Function)];
+        operands.extend(init.map(Operand::IdRef));
+        let inst = Instruction::new(Op::Variable, Some(ptr), Some(id), operands);
         let f = self.b.selected_function().expect("in a function");
         self.b.module_mut().functions[f].blocks[0]
             .instructions
@@ -117,6 +131,7 @@ impl Shell {
 
     /// Branches on `cond`; goes on in the accepting arm.
     pub fn begin_if(&mut self, cond: Word) -> IfFrame {
+        let count = self.count_at_if(cond);
         let (accept, reject, merge) = (self.b.id(), self.b.id(), self.b.id());
         self.b
             .selection_merge(merge, SelectionControl::NONE)
@@ -129,6 +144,7 @@ impl Shell {
             merge,
             reject,
             written: self.written,
+            count,
         }
     }
 
@@ -148,8 +164,7 @@ impl Shell {
             self.b.branch(frame.merge).expect("in a block");
         }
         self.begin_live_block(frame.merge);
-        // An arm no lane takes may still be passed, lane-less.
-        self.count_passes_without_lanes(frame.written);
+        self.count_after_if(frame.count, frame.written);
     }
 
     /// Starts a loop; goes on in its body.
@@ -176,6 +191,11 @@ impl Shell {
             .expect("in a block");
         self.b.branch(body).expect("in a block");
         self.begin_live_block(body);
+        self.open_loops.push(OpenLoop {
+            merge,
+            in_continuing: false,
+            returned_inside: false,
+        });
         LoopFrame {
             header,
             continuing,
@@ -187,6 +207,9 @@ impl Shell {
 
     /// Leaves the body for the continuing part (where `continue` goes too).
     pub fn begin_continuing(&mut self, frame: LoopFrame) {
+        if let Some(open) = self.open_loops.last_mut() {
+            open.in_continuing = true;
+        }
         self.branch_out(frame.continuing);
         self.begin_live_block(frame.continuing);
     }
@@ -197,12 +220,11 @@ impl Shell {
         if self.in_dead_block {
             self.b.unreachable().expect("in a block");
         } else {
-            self.count_loop_step();
             if self.written.continues > frame.written.continues {
-                // Lanes that all went on to the next iteration pass what follows their
-                // `continue` in the body with no lane running it.
-                self.count_passes_without_lanes(frame.written);
+                // Lanes that went on to the next iteration skipped the rest of the body.
+                self.count_after_loop(frame.written);
             }
+            self.count_loop_step();
             let bool_ty = self.b.type_bool();
             let leave = self.read(bool_ty, frame.leave);
             self.b
@@ -211,8 +233,15 @@ impl Shell {
         }
         self.begin_live_block(frame.merge);
         self.count_loop_step();
-        // The last pass, after every lane has left, runs the rest of the body lane-less.
-        self.count_passes_without_lanes(frame.written);
+        self.count_after_loop(frame.written);
+        let open = self.open_loops.pop().expect("the loop is open");
+        if let (true, Some(returned)) = (open.returned_inside, self.returned) {
+            let bool_ty = self.b.type_bool();
+            let taken = self.read(bool_ty, returned);
+            let frame = self.begin_if(taken);
+            self.jump_return();
+            self.end_if(frame);
+        }
     }
 
     /// A `break` in the loop's continuing part: sets the flag the back edge reads (the
@@ -232,13 +261,46 @@ impl Shell {
         self.jump(frame.continuing);
     }
 
-    /// Ends the invocation (in a helper function: returns from it).
+    /// Ends the invocation (in a helper function: returns from it). Inside a loop of the
+    /// entry point it sets the entry's `returned` flag and leaves the loop, and each loop it
+    /// leaves so returns after it in the same way: NVIDIA's Vulkan compiler (driver 580)
+    /// crashed on an `OpReturn` inside a loop inside a loop (fuzz seed 55301 kernel 34307:
+    /// `fuzz_vulkan_return_in_nested_loops`). From a loop's continuing part (which only its
+    /// back edge may leave) it returns at once.
     pub fn jump_return(&mut self) {
-        if self.in_dead_block {
-            self.b.unreachable().expect("in a block");
-        } else {
-            self.return_here();
+        let top = self.open_loops.last().copied();
+        match top {
+            Some(open) if !self.in_helper && !open.in_continuing && !self.in_dead_block => {
+                let returned = self.returned_flag();
+                let bool_ty = self.b.type_bool();
+                let yes = self.b.constant_true(bool_ty);
+                self.write(returned, yes);
+                if let Some(open) = self.open_loops.last_mut() {
+                    open.returned_inside = true;
+                }
+                self.jump(open.merge);
+            }
+            _ => {
+                if self.in_dead_block {
+                    self.b.unreachable().expect("in a block");
+                } else {
+                    self.return_here();
+                }
+                self.begin_dead_block();
+            }
         }
-        self.begin_dead_block();
+    }
+
+    /// The entry point's flag that a `return` inside a loop was taken (false where it
+    /// starts).
+    fn returned_flag(&mut self) -> Word {
+        if let Some(flag) = self.returned {
+            return flag;
+        }
+        let bool_ty = self.b.type_bool();
+        let no = self.b.constant_false(bool_ty);
+        let flag = self.function_variable_with(bool_ty, Some(no));
+        self.returned = Some(flag);
+        flag
     }
 }

@@ -4,32 +4,32 @@
 //! as the lanes of one vector program, and the limit counts that program's iterations: an
 //! iteration run by any lane counts once, and loops that lanes run apart (the arms of a
 //! divergent `if`) add up, so two lanes looping 40,000 times each in different arms end
-//! each other's loops though each lane alone stays within the limit. A kernel that needs
-//! more would give wrong results there, so on such a device every module counts its
-//! subgroup's loop iterations the way the driver does (each iteration's end, and each loop's
-//! exit, which the driver's masked loops also pass through) in a workgroup-shared counter
-//! per subgroup, one increment per step from one of the lanes running it, and an invocation
-//! whose subgroup's count has reached the limit when it ends sets its dispatch's status
-//! word: the 32-bit word [`STATUS_BYTES`] before the scratch frames (push word 1), which the
-//! runtime zeroes and reads after the dispatch ran, failing the launch with a typed error
-//! instead of handing back wrong results.
+//! each other's loops though each lane alone stays within the limit. It also passes code no
+//! lane runs (an `if`'s arm every lane skips, what follows a `continue` or `break` every lane
+//! took, a function called there), each loop passed so costing one iteration.
 //!
-//! Lavapipe also passes code that no lane runs: the arms of an `if` that every lane skips,
-//! what follows a `continue` or `break` that every lane took, a function called there; each
-//! loop passed so costs it one iteration. No lane can count those, so the counts are kept an
-//! upper bound instead: where an `if` ends, and where a loop's iteration (with a `continue`
-//! in it) or the loop itself ends, the subgroup's counter also gets one step for every loop
-//! written inside it ([`Written`]), a helper function's counted at each call. A kernel near
-//! the limit may so be refused where lavapipe would have run it; none gets wrong results.
+//! A kernel that needs more would give wrong results there, so on such a device every
+//! module counts its subgroup's loop iterations the way the driver does, in a private
+//! counter each lane keeps equal to its subgroup's: each iteration's end and each loop's
+//! exit add one (the driver's masked loops pass there too); where an `if` whose arms hold
+//! loops ends, the lanes take the count before it plus what each arm added (the largest
+//! count of the lanes that took it: `OpGroupNonUniformUMax`); where a loop ends, or one of
+//! its iterations with a `continue`, the largest count of the lanes there. Lane-less passes
+//! cannot be counted, so the counts are kept an upper bound instead: at those same places
+//! the counter also gets a step for every loop written inside ([`Written`], a helper
+//! function's loops at each of its calls). An invocation whose count has reached the limit
+//! when it ends sets its dispatch's status word: the 32-bit word [`STATUS_BYTES`] before the
+//! scratch frames (push word 1), which the runtime zeroes and reads after the dispatch ran,
+//! failing the launch with a typed error instead of handing back wrong results. (Lanes that
+//! return inside an arm take what they counted there with them: the other arm's lanes do
+//! not see it; docs/SEMANTICS.md.)
 //!
-//! The counter is zeroed where the entry point starts and checked where it returns, once its
-//! first loop has made the counter. Helper functions written after the entry point (a
-//! reduction's combine step) count into the same counter; every reduction entry loops, so
-//! its returns check them.
+//! The check is written where the entry point returns. Helper functions written after the
+//! entry point (a reduction's combine step) count into the same counter; every reduction
+//! entry loops, so its returns check them.
 
 use super::shell::{Scalar, Shell};
-use rspirv::dr::{Instruction, Operand};
-use rspirv::spirv::{BuiltIn, Capability, Op, Scope, StorageClass, Word};
+use rspirv::spirv::{Capability, GroupOperation, Scope, StorageClass, Word};
 
 /// Bytes between a dispatch's status word and its scratch frames (the frames stay aligned).
 pub const STATUS_BYTES: u64 = 256;
@@ -43,6 +43,13 @@ pub struct Written {
     pub(crate) calls: u32,
 }
 
+/// Where an `if` began, as its end reconciles the lanes' counts.
+#[derive(Clone, Copy, Debug)]
+pub struct CountAtIf {
+    cond: Word,
+    count: Word,
+}
+
 impl Shell {
     /// Counts one step of the subgroup's loops (an iteration's end, or a loop's exit);
     /// nothing where the device has no limit.
@@ -51,56 +58,112 @@ impl Shell {
             return;
         }
         let one = self.const_u32(1);
-        self.count_steps(one);
+        let count = self.loop_count_value();
+        let next = self.add_u32(count, one);
+        self.set_loop_count(next);
     }
 
-    /// Counts a step for every loop written since `since` (a helper's, at each of its calls
-    /// written since): what the subgroup may have passed without lanes.
-    pub(crate) fn count_passes_without_lanes(&mut self, since: Written) {
+    /// Where an `if` on `cond` begins: the count the lanes share there.
+    pub(crate) fn count_at_if(&mut self, cond: Word) -> Option<CountAtIf> {
+        if self.loop_limit == 0 || self.in_dead_block {
+            return None;
+        }
+        let count = self.loop_count_value();
+        Some(CountAtIf { cond, count })
+    }
+
+    /// Where an `if` ends whose arms wrote something counted since `since`: the count before
+    /// it plus each arm's steps (the largest count of the lanes that took the arm), plus a
+    /// step for each loop the arms hold (lane-less passes).
+    pub(crate) fn count_after_if(&mut self, at: Option<CountAtIf>, since: Written) {
+        let Some(CountAtIf {
+            cond,
+            count: before,
+        }) = at
+        else {
+            return;
+        };
+        let calls = self.written.calls - since.calls;
+        if self.in_dead_block
+            || (self.written.loops == since.loops && calls * self.helper_loops == 0)
+        {
+            return;
+        }
+        let u32_ty = self.u32_ty();
+        let now = self.loop_count_value();
+        let accepted = self
+            .b
+            .select(u32_ty, None, cond, now, before)
+            .expect("in a block");
+        let rejected = self
+            .b
+            .select(u32_ty, None, cond, before, now)
+            .expect("in a block");
+        let accepted = self.subgroup_max(accepted);
+        let rejected = self.subgroup_max(rejected);
+        let both = self.add_u32(accepted, rejected);
+        let steps = self
+            .b
+            .i_sub(u32_ty, None, both, before)
+            .expect("in a block");
+        let steps = self.add_lane_less_passes(steps, since);
+        self.set_loop_count(steps);
+    }
+
+    /// Where a loop, or one of its iterations with a `continue`, ends: the largest count of
+    /// the lanes there (lanes that left it, or skipped part of its body, counted less), plus
+    /// a step for each loop its body holds (lane-less passes).
+    pub(crate) fn count_after_loop(&mut self, since: Written) {
         if self.loop_limit == 0 || self.in_dead_block {
             return;
         }
-        let loops = self.written.loops - since.loops;
-        let calls = self.written.calls - since.calls;
-        if loops == 0 && calls == 0 {
-            return;
-        }
-        let u32_ty = self.u32_ty();
-        let mut steps = self.const_u32(loops);
-        if calls > 0 {
-            let calls = self.const_u32(calls);
-            let per_call = self.helper_loops();
-            let called = self
-                .b
-                .i_mul(u32_ty, None, calls, per_call)
-                .expect("in a block");
-            steps = self
-                .b
-                .i_add(u32_ty, None, steps, called)
-                .expect("in a block");
-        }
-        self.count_steps(steps);
+        let count = self.loop_count_value();
+        let largest = self.subgroup_max(count);
+        let steps = self.add_lane_less_passes(largest, since);
+        self.set_loop_count(steps);
     }
 
-    /// Adds `steps` (a `u32`) to the subgroup's counter, from one of the lanes here.
-    fn count_steps(&mut self, steps: Word) {
+    /// `steps` plus a step for every loop written since `since` (a helper's at each of its
+    /// calls written since).
+    fn add_lane_less_passes(&mut self, steps: Word, since: Written) -> Word {
+        let loops = self.written.loops - since.loops;
+        let calls = self.written.calls - since.calls;
+        let mut steps = steps;
+        let passes = loops + calls * self.helper_loops;
+        if passes > 0 {
+            let passes = self.const_u32(passes);
+            steps = self.add_u32(steps, passes);
+        }
+        steps
+    }
+
+    /// The largest of the subgroup's active lanes' `value`s (`u32`).
+    fn subgroup_max(&mut self, value: Word) -> Word {
+        self.require(&[
+            Capability::GroupNonUniform,
+            Capability::GroupNonUniformArithmetic,
+        ]);
         let u32_ty = self.u32_ty();
-        let bool_ty = self.b.type_bool();
         let subgroup = self.const_u32(Scope::Subgroup as u32);
-        let relaxed = self.const_u32(0);
-        let slot = self.loop_slot();
-        let elected = self
-            .b
-            .group_non_uniform_elect(bool_ty, None, subgroup)
-            .expect("in a block");
-        let zero = self.const_u32(0);
-        let step = self
-            .b
-            .select(u32_ty, None, elected, steps, zero)
-            .expect("in a block");
         self.b
-            .atomic_i_add(u32_ty, None, slot, subgroup, relaxed, step)
-            .expect("in a block");
+            .group_non_uniform_u_max(u32_ty, None, subgroup, GroupOperation::Reduce, value, None)
+            .expect("in a block")
+    }
+
+    fn add_u32(&mut self, a: Word, b: Word) -> Word {
+        let u32_ty = self.u32_ty();
+        self.b.i_add(u32_ty, None, a, b).expect("in a block")
+    }
+
+    fn loop_count_value(&mut self) -> Word {
+        let counter = self.loop_counter();
+        let u32_ty = self.u32_ty();
+        self.read(u32_ty, counter)
+    }
+
+    fn set_loop_count(&mut self, value: Word) {
+        let counter = self.loop_counter();
+        self.write(counter, value);
     }
 
     /// Notes a call of the helper function (written after the entry point).
@@ -108,55 +171,16 @@ impl Shell {
         self.written.calls += 1;
     }
 
-    /// The loops the helper function holds: a constant defined once the module is written
-    /// ([`Shell::define_helper_loops`]).
-    fn helper_loops(&mut self) -> Word {
-        match self.helper_loops {
-            Some(id) => id,
-            None => {
-                let id = self.b.id();
-                self.helper_loops = Some(id);
-                id
-            }
-        }
-    }
-
-    /// Defines the constant [`Shell::helper_loops`] stands for: the loops written since the
-    /// helper function began (`helper_from`).
-    pub(crate) fn define_helper_loops(&mut self) {
-        let Some(id) = self.helper_loops else {
-            return;
-        };
-        let loops = self.written.loops - self.helper_from.unwrap_or(self.written.loops);
-        let u32_ty = self.u32_ty();
-        self.b
-            .module_mut()
-            .types_global_values
-            .push(Instruction::new(
-                Op::Constant,
-                Some(u32_ty),
-                Some(id),
-                vec![Operand::LiteralBit32(loops)],
-            ));
-    }
-
     /// Where the invocation ends (a return from the entry point), sets the dispatch's status
-    /// word when its subgroup's count of loop steps has reached the device's limit. The count only
-    /// grows, so checking at the ends sees every early end of a loop, and keeps the check
-    /// out of the loops (a check at every loop's end took lavapipe's compiles of the
-    /// conformance suite from 58 s to 69 s; one in every iteration, to 132 s).
+    /// word when its subgroup's count of loop steps has reached the device's limit. The
+    /// count only grows, so checking at the ends sees every early end of a loop, and keeps
+    /// the check out of the loops (a check at every loop's end took lavapipe's compiles of
+    /// the conformance suite from 58 s to 69 s; one in every iteration, to 132 s).
     pub(crate) fn report_loop_limit(&mut self) {
         if self.loop_count.is_none() || self.loop_limit == 0 {
             return;
         }
-        let u32_ty = self.u32_ty();
-        let subgroup = self.const_u32(Scope::Subgroup as u32);
-        let relaxed = self.const_u32(0);
-        let slot = self.loop_slot();
-        let count = self
-            .b
-            .atomic_load(u32_ty, None, slot, subgroup, relaxed)
-            .expect("in a block");
+        let count = self.loop_count_value();
         let limit = self.const_u32(self.loop_limit);
         let bool_ty = self.b.type_bool();
         let reached = self
@@ -177,77 +201,17 @@ impl Shell {
         self.counts_loops = true;
     }
 
-    /// The counters of the workgroup's subgroups (a workgroup array of a `u32` per four
-    /// invocations: subgroups have at least four), made at the first loop, before anything
-    /// in it may return; the entry point zeroes its subgroup's where it starts.
+    /// The invocation's count of loop steps, equal to its subgroup's: a private variable
+    /// starting at zero, shared by the module's functions.
     pub(crate) fn loop_counter(&mut self) -> Word {
         if let Some(counter) = self.loop_count {
             return counter;
         }
-        self.require(&[Capability::GroupNonUniform]);
         let u32_ty = self.u32_ty();
-        let [x, y, z] = self.local_size();
-        let slots = self.const_u32((x * y * z / 4).max(1));
-        let array = self.b.type_array(u32_ty, slots);
-        let pointer = self.b.type_pointer(None, StorageClass::Workgroup, array);
-        let counter = self.global_variable(pointer, StorageClass::Workgroup, None);
-        self.loop_count = Some(counter);
-        self.zero_loop_counter_at_entry(counter);
-        counter
-    }
-
-    /// Zeroes the subgroup's counter at the start of the entry point (its first function),
-    /// after its variables.
-    fn zero_loop_counter_at_entry(&mut self, counter: Word) {
-        let u32_ty = self.u32_ty();
-        let slot_ty = self.b.type_pointer(None, StorageClass::Workgroup, u32_ty);
-        let subgroup_id = self.builtin_variable(BuiltIn::SubgroupId, u32_ty);
-        let subgroup = self.const_u32(Scope::Subgroup as u32);
-        let relaxed = self.const_u32(0);
         let zero = self.const_u32(0);
-        let (id, slot) = (self.b.id(), self.b.id());
-        let code = [
-            Instruction::new(
-                Op::Load,
-                Some(u32_ty),
-                Some(id),
-                vec![Operand::IdRef(subgroup_id)],
-            ),
-            Instruction::new(
-                Op::AccessChain,
-                Some(slot_ty),
-                Some(slot),
-                vec![Operand::IdRef(counter), Operand::IdRef(id)],
-            ),
-            Instruction::new(
-                Op::AtomicStore,
-                None,
-                None,
-                vec![
-                    Operand::IdRef(slot),
-                    Operand::IdRef(subgroup),
-                    Operand::IdRef(relaxed),
-                    Operand::IdRef(zero),
-                ],
-            ),
-        ];
-        let entry = &mut self.b.module_mut().functions[0].blocks[0].instructions;
-        let after_variables = entry
-            .iter()
-            .position(|i| i.class.opcode != Op::Variable)
-            .unwrap_or(entry.len());
-        entry.splice(after_variables..after_variables, code);
-    }
-
-    /// A pointer to the open invocation's subgroup's counter.
-    fn loop_slot(&mut self) -> Word {
-        let counter = self.loop_counter();
-        let u32_ty = self.u32_ty();
-        let slot_ty = self.b.type_pointer(None, StorageClass::Workgroup, u32_ty);
-        let subgroup_id = self.builtin_variable(BuiltIn::SubgroupId, u32_ty);
-        let id = self.read(u32_ty, subgroup_id);
-        self.b
-            .access_chain(slot_ty, None, counter, [id])
-            .expect("in a block")
+        let pointer = self.b.type_pointer(None, StorageClass::Private, u32_ty);
+        let counter = self.global_variable(pointer, StorageClass::Private, Some(zero));
+        self.loop_count = Some(counter);
+        counter
     }
 }

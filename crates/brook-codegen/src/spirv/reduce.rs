@@ -11,8 +11,7 @@
 //! the accumulator), called wherever the strategy combines: the module stays small however
 //! often the stack is unrolled, and the driver decides what to inline. Drivers inline every
 //! call (Mesa always), so a heavy reduction (a long step) has the serial entry alone, with
-//! its stack in the scratch frame walked by loops: a few calls (`HEAVY_STEP_WORDS`; on
-//! devices without a loop limit).
+//! its stack in the scratch frame walked by loops: a few calls (`HEAVY_STEP_WORDS`).
 
 use super::lower::Lower;
 use super::map::{frame_bytes, linear_invocation, shell, Options};
@@ -60,7 +59,8 @@ pub fn compile(
     let sunk = super::sink::after_jumps(kernel);
     let kernel: &Kernel = &sunk;
     let mut r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
-    r.heavy = one_step_words(module, kernel, variant, options, &r)? > HEAVY_STEP_WORDS;
+    let step = one_step(module, kernel, variant, options, &r)?;
+    r.heavy = step.words > HEAVY_STEP_WORDS;
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
     // A heavy reduction has no faster paths: each calls its combine step many times.
     let stream_input = !r.heavy
@@ -95,7 +95,7 @@ pub fn compile(
             };
             Ok((
                 entry,
-                entry_module(module, kernel, variant, options, &r, shape)?,
+                entry_module(module, kernel, variant, options, (&r, &step), shape)?,
             ))
         })
         .collect::<Result<_, CompileError>>()?;
@@ -116,14 +116,23 @@ pub fn compile(
 /// A float sum's module is about 400 words, one of four `float` divisions about 2,500.
 const HEAVY_STEP_WORDS: usize = 3_000;
 
-/// The words of a module whose entry calls reduction `r`'s combine step once.
-fn one_step_words(
+/// What a module calling the combine step once shows of the step.
+struct OneStep {
+    /// The module's SPIR-V words.
+    words: usize,
+    /// The loops the combine function holds (counted where the device ends loops early).
+    helper_loops: u32,
+}
+
+/// A module calling the combine step once: its size (what makes a reduction heavy) and the
+/// loops of its combine function.
+fn one_step(
     module: &Module,
     kernel: &Kernel,
     variant: &Variant,
     options: &Options,
     r: &Reduction,
-) -> Result<usize, CompileError> {
+) -> Result<OneStep, CompileError> {
     let layout = BlockLayout::new(module, kernel);
     let s = shell(options, FIXED_WORDS, super::map::GROUP);
     let mut lower = Lower::new(module, kernel, s, 0);
@@ -132,8 +141,13 @@ fn one_step_words(
     let f = lower.combine.take().expect("the step was called");
     let mut s = lower.s;
     s.close_function();
+    let loops_before = s.written.loops;
     let s = combine_function(module, kernel, variant, &layout, r, s, &f)?;
-    Ok(s.finish().words.len())
+    let helper_loops = s.written.loops - loops_before;
+    Ok(OneStep {
+        words: s.finish().words.len(),
+        helper_loops,
+    })
 }
 
 /// Where an invocation's scratch frame holds what: the kernel's local arrays from its
@@ -168,7 +182,7 @@ fn entry_module(
     kernel: &Kernel,
     variant: &Variant,
     options: &Options,
-    r: &Reduction,
+    (r, step): (&Reduction, &OneStep),
     shape: ReduceShape,
 ) -> Result<SpirvModule, CompileError> {
     let layout = BlockLayout::new(module, kernel);
@@ -182,6 +196,7 @@ fn entry_module(
         FIXED_WORDS + params.len() as u32,
         super::map::GROUP,
     );
+    s.helper_loops = step.helper_loops;
     let block = s.push_word(0);
     let thread = linear_invocation(&mut s);
     let mut lower = Lower::new(module, kernel, s, block);

@@ -62,12 +62,11 @@ pub struct Shell {
     /// What the module has written that lavapipe may pass without lanes
     /// ([`super::loop_limit`]).
     pub(crate) written: super::loop_limit::Written,
-    /// The constant standing for the helper function's loops, once a count needed it.
-    pub(crate) helper_loops: Option<Word>,
-    /// `written.loops` when the helper function began.
-    pub(crate) helper_from: Option<u32>,
+    /// The loops the module's helper function holds (a reduction's combine step, counted
+    /// before its entries are written: `spirv::reduce`); 0 without one.
+    pub(crate) helper_loops: u32,
     /// The open function is a helper, not the entry point.
-    in_helper: bool,
+    pub(crate) in_helper: bool,
     capabilities: Vec<Capability>,
     builtins: Vec<(BuiltIn, Word)>,
     /// A zero (`u32`, `u64`) the driver's compiler cannot prove, computed from a push
@@ -84,6 +83,10 @@ pub struct Shell {
     pub returns: Option<(Word, Vec<(Word, Word)>)>,
     /// The rejecting arms begun so far of the `if`s still open ([`crate::spirv::flow`]).
     pub(crate) rejects_begun: std::collections::HashSet<Word>,
+    /// The loops still open, innermost last ([`crate::spirv::flow`]).
+    pub(crate) open_loops: Vec<crate::spirv::flow::OpenLoop>,
+    /// The entry point's flag that a `return` inside a loop was taken, once one was written.
+    pub(crate) returned: Option<Word>,
     /// The module's constants by type and bits ([`Shell::constant32`]): each written once.
     constants: HashMap<(Word, u64), Word>,
     /// The open function's float literals mixed with [`Shell::literal_zero`], by kind and
@@ -167,8 +170,7 @@ impl Shell {
             loop_count: None,
             counts_loops: false,
             written: Default::default(),
-            helper_loops: None,
-            helper_from: None,
+            helper_loops: 0,
             in_helper: false,
             capabilities,
             builtins: Vec::new(),
@@ -177,6 +179,8 @@ impl Shell {
             literal_zero: None,
             returns: None,
             rejects_begun: Default::default(),
+            open_loops: Vec::new(),
+            returned: None,
             constants: HashMap::new(),
             hoisted_literals: HashMap::new(),
         }
@@ -439,6 +443,7 @@ impl Shell {
         }
         self.b.end_function().expect("in a function");
         self.hoisted_literals.clear();
+        self.returned = None;
         self.in_dead_block = false;
         self.returns = None;
         self.in_helper = false;
@@ -448,7 +453,6 @@ impl Shell {
     /// first block; its parameters' ids.
     pub fn begin_helper(&mut self, id: Word, ret_ty: Word, params: &[Word]) -> Vec<Word> {
         self.in_helper = true;
-        self.helper_from = Some(self.written.loops);
         let fn_ty = self.b.type_function(ret_ty, params.to_vec());
         self.b
             .begin_function(ret_ty, Some(id), FunctionControl::NONE, fn_ty)
@@ -468,7 +472,6 @@ impl Shell {
         if self.b.selected_function().is_some() {
             self.close_function();
         }
-        self.define_helper_loops();
         self.b.entry_point(
             ExecutionModel::GLCompute,
             self.entry,
