@@ -320,7 +320,6 @@ impl<'a> MapGpu<'a> for Lower<'a> {
     }
 }
 
-/// Whether a block holds a `return` anywhere.
 /// Whether `block` holds a `return` (in nested blocks too).
 pub(crate) fn has_return(block: &brook_ir::Block) -> bool {
     block.iter().any(|s| match &s.stmt {
