@@ -9,7 +9,9 @@
 //! device on the CPU, lavapipe; `--small` shrinks the sizes 64 times, for such a device).
 //! Times are on the host's clock, the same way for every device: the median of 15 samples,
 //! each 10 runs of "launch" then a wait for the output, divided by 10; the first run of each
-//! operation (pipeline creation, the driver's compiler) is not timed.
+//! operation (pipeline creation, the driver's compiler) is not timed. A second table gives the
+//! GPU's own clock for the same samples (timestamps around the 10 runs: the kernels and the
+//! gaps between them, without the host's recording, submission and wake-up).
 
 #[path = "common/data.rs"]
 mod data;
@@ -32,11 +34,12 @@ fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-/// Seconds per run of `run` (which only queues work; `wait` waits for it).
-fn time(mut run: impl FnMut(), wait: impl Fn()) -> f64 {
+/// Seconds per run of `run` (which only queues work; `wait` waits for it) on the host's
+/// clock, then on the GPU's (`None` where the device has no clock).
+fn time(device: &Device, mut run: impl FnMut(), wait: impl Fn()) -> (f64, Option<f64>) {
     run();
     wait();
-    median(
+    let host = median(
         (0..REPEATS)
             .map(|_| {
                 let start = Instant::now();
@@ -45,7 +48,14 @@ fn time(mut run: impl FnMut(), wait: impl Fn()) -> f64 {
                 start.elapsed().as_secs_f64() / BATCH as f64
             })
             .collect(),
-    )
+    );
+    let gpu: Option<Vec<f64>> = (0..REPEATS)
+        .map(|_| {
+            let took = device.gpu_time(|| (0..BATCH).for_each(|_| run()))?;
+            Some(took.expect("the GPU clock").as_secs_f64() / BATCH as f64)
+        })
+        .collect();
+    (host, gpu.map(median))
 }
 
 /// The sizes: elements of the 1-D operations and the side of the square matrix.
@@ -54,22 +64,30 @@ struct Sizes {
     side: usize,
 }
 
-/// One operation's time on a device, and its output's bits (to compare devices).
+/// One operation's time on a device (the host's clock, the GPU's), and its output's bits
+/// (to compare devices).
 struct Measured {
     seconds: f64,
+    gpu_seconds: Option<f64>,
     bits: Vec<u32>,
 }
 
 /// `run` (which queues `per_call` runs of an operation writing `out`) timed with a wait for
 /// `out`, and `out`'s bits after.
 fn measured(
+    device: &Device,
     out: &Stream<f32>,
     per_call: usize,
     mut run: impl FnMut(),
 ) -> Result<Measured, brook::Error> {
-    let seconds = time(&mut run, || out.finish().expect("the operation")) / per_call as f64;
+    let wait = || out.finish().expect("the operation");
+    let (seconds, gpu_seconds) = time(device, &mut run, wait);
     let bits = out.to_vec()?.into_iter().map(f32::to_bits).collect();
-    Ok(Measured { seconds, bits })
+    Ok(Measured {
+        seconds: seconds / per_call as f64,
+        gpu_seconds: gpu_seconds.map(|s| s / per_call as f64),
+        bits,
+    })
 }
 
 /// Every operation on `device`, in the table's order.
@@ -80,11 +98,11 @@ fn measure(device: &Device, sizes: &Sizes) -> Result<Vec<Measured>, brook::Error
     let x = Stream::from_slice(device, &[n], &pseudo_random(n, 1))?;
     let y = Stream::from_slice(device, &[n], &pseudo_random(n, 2))?;
     let r = Stream::<f32>::new(device, &[n])?;
-    let mut rows = vec![measured(&r, 1, || {
+    let mut rows = vec![measured(device, &r, 1, || {
         saxpy.launch(args![2.0f32, &x, &y, &r]).expect("saxpy");
     })?];
     let total = Stream::<f32>::new(device, &[1])?;
-    rows.push(measured(&total, 1, || {
+    rows.push(measured(device, &total, 1, || {
         sum.launch(args![&x, &total]).expect("sum");
     })?);
     let side = sizes.side;
@@ -92,18 +110,18 @@ fn measure(device: &Device, sizes: &Sizes) -> Result<Vec<Measured>, brook::Error
     // Row sums into `[side]`, column sums into `[1, side]`.
     for out_shape in [vec![side], vec![1, side]] {
         let out = Stream::<f32>::new(device, &out_shape)?;
-        rows.push(measured(&out, 1, || {
+        rows.push(measured(device, &out, 1, || {
             sum.launch(args![&m, &out]).expect("row/column sums");
         })?);
     }
     let scanned = Stream::<f32>::new(device, &[n])?;
-    rows.push(measured(&scanned, 1, || {
+    rows.push(measured(device, &scanned, 1, || {
         sum.scan(&x, &scanned).expect("scan");
     })?);
     let nothing = program.kernel("nothing")?;
     let one = Stream::<f32>::new(device, &[1])?;
     let launches = 1000;
-    rows.push(measured(&one, launches, || {
+    rows.push(measured(device, &one, launches, || {
         for _ in 0..launches {
             nothing.launch(args![&one]).expect("nothing");
         }
@@ -171,11 +189,24 @@ fn main() -> Result<(), brook::Error> {
             );
         }
     }
-    println!(
-        "host clock, median of {REPEATS} samples of {BATCH} runs; outputs equal bit for bit on every device"
-    );
+    println!("outputs equal bit for bit on every device");
+    println!("\nhost clock, median of {REPEATS} samples of {BATCH} runs:");
+    print_table(&devices, &ops, &results, |m| Some(m.seconds));
+    println!("\nGPU clock (timestamps around the same samples):");
+    print_table(&devices, &ops, &results, |m| m.gpu_seconds);
+    Ok(())
+}
+
+/// The table of `results` (a row per operation, a column per device, then each Vulkan
+/// device's speed as a share of CUDA's) on the clock `seconds` reads.
+fn print_table(
+    devices: &[Device],
+    ops: &[String],
+    results: &[Vec<Measured>],
+    seconds: impl Fn(&Measured) -> Option<f64>,
+) {
     let mut header = format!("| {:<32} |", "operation");
-    for device in &devices {
+    for device in devices {
         header.push_str(&format!(" {} |", device.info()));
     }
     let cuda = devices.iter().position(|d| d.type_name() == "cuda");
@@ -187,28 +218,32 @@ fn main() -> Result<(), brook::Error> {
         "|---|{}",
         "---|".repeat(devices.len() + usize::from(cuda.is_some()))
     );
+    let shown =
+        |s: Option<f64>, unit: f64| s.map_or("-".to_string(), |s| format!("{:.3}", s * unit));
     for (k, op) in ops.iter().enumerate() {
-        let unit = if k == ops.len() - 1 { 1e6 } else { 1e3 };
+        let (unit, suffix) = if k == ops.len() - 1 {
+            (1e6, "us")
+        } else {
+            (1e3, "ms")
+        };
         let mut line = format!("| {op:<32} |");
-        for r in &results {
-            let suffix = if unit == 1e6 { "us" } else { "ms" };
-            line.push_str(&format!(" {:.3} {suffix} |", r[k].seconds * unit));
+        for r in results {
+            line.push_str(&format!(" {} {suffix} |", shown(seconds(&r[k]), unit)));
         }
         if let Some(c) = cuda {
             let ratios: Vec<String> = devices
                 .iter()
                 .enumerate()
                 .filter(|(_, d)| d.type_name() == "vulkan")
-                .map(|(v, _)| {
-                    format!(
-                        "{:.0}%",
-                        100.0 * results[c][k].seconds / results[v][k].seconds
-                    )
-                })
+                .map(
+                    |(v, _)| match (seconds(&results[c][k]), seconds(&results[v][k])) {
+                        (Some(c), Some(v)) => format!("{:.0}%", 100.0 * c / v),
+                        _ => "-".to_string(),
+                    },
+                )
                 .collect();
             line.push_str(&format!(" {} |", ratios.join(", ")));
         }
         println!("{line}");
     }
-    Ok(())
 }

@@ -41,6 +41,59 @@ fn launches_are_queued_and_reading_an_output_waits_for_them() {
     assert_eq!(y.to_vec().expect("to_vec")[n - 1], 40.0);
 }
 
+/// Hundreds of dependent launches queued without a wait, on every device: devices that
+/// submit queued work in runs while the host queues more (Vulkan) must order the runs, and
+/// reads in between must see every launch before them.
+#[test]
+fn long_chains_of_queued_launches_see_each_others_writes_on_every_device() {
+    let program = program();
+    let (saxpy, sum) = (
+        program.kernel("saxpy").expect("saxpy"),
+        program.kernel("sum").expect("sum"),
+    );
+    for device in Device::all() {
+        let n = 1 << 14;
+        let ones = Stream::from_slice(&device, &[n], &vec![1.0f32; n]).expect("ones");
+        let mut x = Stream::from_slice(&device, &[n], &vec![0.0f32; n]).expect("x");
+        let mut next = Stream::<f32>::new(&device, &[n]).expect("next");
+        let totals: Vec<Stream<f32>> = (0..6)
+            .map(|_| Stream::<f32>::new(&device, &[1]).expect("a total"))
+            .collect();
+        for step in 1..=300 {
+            saxpy
+                .launch(args![1.0f32, &x, &ones, &next])
+                .expect("saxpy");
+            std::mem::swap(&mut x, &mut next);
+            if step % 50 == 0 {
+                sum.launch(args![&x, &totals[step / 50 - 1]]).expect("sum");
+            }
+            if step == 120 {
+                assert_eq!(
+                    x.to_vec().expect("a read")[n - 1],
+                    120.0,
+                    "{}",
+                    device.info()
+                );
+            }
+        }
+        assert_eq!(
+            x.to_vec().expect("x"),
+            vec![300.0f32; n],
+            "{}",
+            device.info()
+        );
+        for (k, total) in totals.iter().enumerate() {
+            let expected = (50 * (k + 1) * n) as f32;
+            assert_eq!(
+                total.to_vec().expect("total"),
+                vec![expected],
+                "{}",
+                device.info()
+            );
+        }
+    }
+}
+
 #[test]
 fn dropping_streams_with_queued_work_is_safe() {
     let program = program();

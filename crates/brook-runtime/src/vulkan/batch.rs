@@ -1,31 +1,39 @@
-//! The command buffer a context records kernels into: launches are recorded one after the
-//! other (a barrier between each two: every kernel sees its predecessors' writes) and
-//! submitted together when the host needs their results (a download, a synchronize, a
-//! buffer freed) or the batch is full, so a launch costs its recording, not a submission and
-//! a wait (tens of microseconds on a GPU).
+//! What a context records kernels into: launches are recorded one after the other (a
+//! barrier between each two: every kernel sees its predecessors' writes) and submitted in
+//! runs, so a launch costs its recording, not a submission and a wait (tens of microseconds
+//! on a GPU). A run is submitted when a launch ends and the GPU has finished the run before
+//! (the first launch after a wait goes at once; each later run waits for twice as many
+//! launches as the one before, so a stream of tiny launches costs few submissions), and
+//! when the host needs results (a download, a synchronize, a buffer freed) or the batch is
+//! full; the host then waits for everything.
 
 use super::arena::Arena;
 use super::clock::{Clock, Pair};
 use super::context::Pipeline;
 use super::memory::Buffer;
+use super::submit::Submissions;
 use ash::vk;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Kernels recorded at most before the batch is submitted and waited for.
+/// Commands recorded at most between two waits for everything (launch-lived memory is
+/// taken back at a wait).
 const MAX_RECORDED: u32 = 1024;
 
-/// How long a submission may run before the wait gives up with an error.
-const TIMEOUT: Duration = Duration::from_secs(600);
+/// The most launches a run waits for before it is submitted to a GPU that is idle.
+const MAX_RUN: u32 = 64;
 
-/// The queue, its one command buffer and what is recorded in it.
+/// The command buffers and what is recorded in them.
 pub(super) struct Batch {
-    queue: vk::Queue,
-    pool: vk::CommandPool,
-    commands: vk::CommandBuffer,
-    fence: vk::Fence,
-    /// Kernels recorded and not yet submitted.
+    submissions: Submissions,
+    /// Commands recorded in the current buffer, not yet submitted.
     recorded: u32,
+    /// Commands recorded since the last wait for everything.
+    since_wait: u32,
+    /// Launches ended in the current buffer, and how many a run waits for before it is
+    /// submitted to an idle GPU (1 after a wait, doubled at each run up to [`MAX_RUN`]).
+    launches: u32,
+    run_length: u32,
     /// Internal buffers the recorded kernels use, kept until they have run.
     keep: Vec<Arc<Buffer>>,
     /// A failure no caller has seen yet (the batch was run for [`Batch::run_now`]).
@@ -52,57 +60,22 @@ impl Batch {
         family: u32,
         clock: (u32, f32),
     ) -> Result<Batch, String> {
-        // SAFETY: the device is live; the create infos live across the calls.
-        unsafe {
-            let queue = device.get_device_queue(family, 0);
-            let pool = device
-                .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default()
-                        .queue_family_index(family)
-                        .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
-                    None,
-                )
-                .map_err(|e| format!("creating a command pool failed: {e}"))?;
-            let allocate = vk::CommandBufferAllocateInfo::default()
-                .command_pool(pool)
-                .level(vk::CommandBufferLevel::PRIMARY)
-                .command_buffer_count(1);
-            let made = device
-                .allocate_command_buffers(&allocate)
-                .map_err(|e| format!("allocating a command buffer failed: {e}"))
-                .and_then(|commands| {
-                    let fence = device
-                        .create_fence(&vk::FenceCreateInfo::default(), None)
-                        .map_err(|e| format!("creating a fence failed: {e}"))?;
-                    match Clock::new(device, clock) {
-                        Ok(clock) => Ok((commands[0], fence, clock)),
-                        Err(e) => {
-                            device.destroy_fence(fence, None);
-                            Err(e)
-                        }
-                    }
-                });
-            match made {
-                Ok((commands, fence, clock)) => Ok(Batch {
-                    queue,
-                    pool,
-                    commands,
-                    fence,
-                    recorded: 0,
-                    keep: Vec::new(),
-                    unseen: None,
-                    arena: Arena::new(),
-                    in_launch: false,
-                    clock,
-                    watched: Vec::new(),
-                    tripped: Vec::new(),
-                }),
-                Err(e) => {
-                    device.destroy_command_pool(pool, None);
-                    Err(e)
-                }
-            }
-        }
+        let mut submissions = Submissions::new(device, family)?;
+        let clock = Clock::new(device, clock).inspect_err(|_| submissions.destroy(device))?;
+        Ok(Batch {
+            submissions,
+            recorded: 0,
+            since_wait: 0,
+            launches: 0,
+            run_length: 1,
+            keep: Vec::new(),
+            unseen: None,
+            arena: Arena::new(),
+            in_launch: false,
+            clock,
+            watched: Vec::new(),
+            tripped: Vec::new(),
+        })
     }
 
     /// Records `pipeline` over `groups` workgroups with `push` as its push constants, after
@@ -113,12 +86,11 @@ impl Batch {
         pipeline: &Pipeline,
         (push, groups): (&[u8], [u32; 3]),
     ) -> Result<(), String> {
-        let c = self.commands;
-        // SAFETY: the command buffer is this batch's and is not pending (each submission is
-        // waited for before the next recording); the pipeline lives until the batch is
-        // finished (the pipeline cache finishes it before destroying any).
+        // SAFETY: the command buffer is this batch's current one, recording; the pipeline
+        // lives until the batch is finished (the pipeline cache finishes it before
+        // destroying any).
         unsafe {
-            self.begin_or_wait(d)?;
+            let c = self.next_command(d)?;
             d.cmd_bind_pipeline(c, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
             if !push.is_empty() {
                 d.cmd_push_constants(c, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
@@ -126,8 +98,7 @@ impl Batch {
             let [x, y, z] = groups;
             d.cmd_dispatch(c, x, y, z);
         }
-        self.recorded += 1;
-        if self.recorded >= MAX_RECORDED {
+        if self.since_wait >= MAX_RECORDED {
             self.finish(d)?;
         }
         Ok(())
@@ -143,10 +114,9 @@ impl Batch {
         // SAFETY: as in `record`; the buffers live until the batch is finished (their owners
         // finish it before freeing them).
         unsafe {
-            self.begin_or_wait(d)?;
-            d.cmd_copy_buffer(self.commands, from, to, &[region]);
+            let c = self.next_command(d)?;
+            d.cmd_copy_buffer(c, from, to, &[region]);
         }
-        self.recorded += 1;
         Ok(())
     }
 
@@ -161,34 +131,65 @@ impl Batch {
         // SAFETY: as in `record`; the buffer lives until the batch is finished (the arena's
         // chunks and the pool's buffers are kept until then).
         unsafe {
-            self.begin_or_wait(d)?;
-            d.cmd_fill_buffer(self.commands, buffer, offset, bytes, 0);
+            let c = self.next_command(d)?;
+            d.cmd_fill_buffer(c, buffer, offset, bytes, 0);
         }
-        self.recorded += 1;
         Ok(())
     }
 
-    /// Begins the command buffer for the first command of a batch, or puts a barrier after
-    /// the commands recorded before: each command sees its predecessors' writes.
+    /// The command buffer to record the next command into, counted: begun for the first
+    /// command after a submission, else with a barrier after the commands recorded before
+    /// (each command sees its predecessors' writes).
     ///
     /// # Safety
-    /// The command buffer is not pending.
-    unsafe fn begin_or_wait(&mut self, d: &ash::Device) -> Result<(), String> {
-        let c = self.commands;
-        // SAFETY: as the caller promises.
+    /// The caller records one command into the buffer, outside a render pass.
+    unsafe fn next_command(&mut self, d: &ash::Device) -> Result<vk::CommandBuffer, String> {
+        // SAFETY: the current buffer is recording unless nothing is recorded since the last
+        // submission (then it is neither recording nor pending).
         unsafe {
             if self.recorded == 0 {
-                d.reset_command_buffer(c, vk::CommandBufferResetFlags::empty())
-                    .map_err(|e| fail("resetting the command buffer", e))?;
-                let begin = vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-                d.begin_command_buffer(c, &begin)
-                    .map_err(|e| fail("recording", e))?;
+                self.submissions.begin(d)?;
             } else {
-                barrier(d, c, WORK, WORK_ACCESS);
+                self.submissions.barrier(d);
             }
         }
-        Ok(())
+        self.recorded += 1;
+        self.since_wait += 1;
+        Ok(self.submissions.commands())
+    }
+
+    /// Ends a launch: submits what is recorded if the run is long enough and the GPU has
+    /// finished the run before. A failure is kept for the next [`Batch::finish`] and
+    /// printed now.
+    pub(super) fn end_launch(&mut self, d: &ash::Device) {
+        self.in_launch = false;
+        if self.recorded == 0 || self.unseen.is_some() {
+            return;
+        }
+        self.launches += 1;
+        if self.launches < self.run_length {
+            return;
+        }
+        let submitted = self.submissions.other_is_free(d).and_then(|free| {
+            if free {
+                // SAFETY: the current buffer is recording (something is recorded).
+                unsafe { self.submissions.submit(d) }?;
+            }
+            Ok(free)
+        });
+        match submitted {
+            Ok(false) => {}
+            Ok(true) => {
+                self.recorded = 0;
+                self.launches = 0;
+                self.run_length = (self.run_length * 2).min(MAX_RUN);
+            }
+            Err(e) => {
+                crate::log::append(&format!("Vulkan kernels failed: {e}"));
+                self.recorded = 0;
+                self.unseen = Some(e);
+            }
+        }
     }
 
     /// Whether the batch has timestamps.
@@ -208,12 +209,11 @@ impl Batch {
         }
         // SAFETY: as in `record`: the command buffer is this batch's and is not pending.
         unsafe {
-            self.begin_or_wait(d)?;
+            let c = self.next_command(d)?;
             if let Some(clock) = &self.clock {
-                clock.record(d, self.commands, pair, end);
+                clock.record(d, c, pair, end);
             }
         }
-        self.recorded += 1;
         Ok(true)
     }
 
@@ -249,9 +249,15 @@ impl Batch {
         if let Some(e) = self.unseen.take() {
             return Err(e);
         }
-        if self.recorded > 0 {
-            self.recorded = 0;
-            if let Err(e) = self.submit_and_wait(d) {
+        if self.since_wait > 0 {
+            let recorded = std::mem::take(&mut self.recorded);
+            (self.since_wait, self.launches, self.run_length) = (0, 0, 1);
+            // SAFETY: the current buffer is recording when something is recorded in it.
+            let submitted = match recorded {
+                0 => Ok(()),
+                _ => unsafe { self.submissions.submit(d) },
+            };
+            if let Err(e) = submitted.and_then(|()| self.submissions.wait_all(d)) {
                 self.watched.clear();
                 // The kernels may still run: leak what they use rather than reuse it under
                 // them.
@@ -304,91 +310,13 @@ impl Batch {
         }
     }
 
-    fn submit_and_wait(&mut self, d: &ash::Device) -> Result<(), String> {
-        let c = self.commands;
-        // SAFETY: the command buffer is in the recording state (something was recorded);
-        // the fence is not pending.
-        unsafe {
-            // The commands' writes made visible to the host that waits for them.
-            barrier(
-                d,
-                c,
-                vk::PipelineStageFlags::HOST,
-                vk::AccessFlags::HOST_READ,
-            );
-            d.end_command_buffer(c).map_err(|e| fail("recording", e))?;
-            let commands = [c];
-            let submit = [vk::SubmitInfo::default().command_buffers(&commands)];
-            d.reset_fences(&[self.fence])
-                .map_err(|e| fail("resetting the fence", e))?;
-            d.queue_submit(self.queue, &submit, self.fence)
-                .map_err(|e| fail("submitting", e))?;
-            match d.wait_for_fences(&[self.fence], true, TIMEOUT.as_nanos() as u64) {
-                Ok(()) => Ok(()),
-                Err(vk::Result::TIMEOUT) => Err(format!(
-                    "the kernels did not finish in {} s",
-                    TIMEOUT.as_secs()
-                )),
-                Err(e) => Err(fail("waiting for the kernels", e)),
-            }
-        }
-    }
-
     /// Destroys the handles (the device is idle).
     pub(super) fn destroy(&mut self, d: &ash::Device) {
         self.keep.clear();
         self.arena.clear();
-        // SAFETY: nothing is pending; each handle is destroyed once.
-        unsafe {
-            d.destroy_fence(self.fence, None);
-            d.destroy_command_pool(self.pool, None);
-        }
+        self.submissions.destroy(d);
         if let Some(clock) = self.clock.take() {
             clock.destroy(d);
         }
     }
-}
-
-fn fail(what: &str, e: vk::Result) -> String {
-    format!("{what} failed: {e}")
-}
-
-/// The stages a batch's commands run in: kernels and copies.
-const WORK: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
-    vk::PipelineStageFlags::COMPUTE_SHADER.as_raw() | vk::PipelineStageFlags::TRANSFER.as_raw(),
-);
-/// What they do to memory.
-const WORK_ACCESS: vk::AccessFlags = vk::AccessFlags::from_raw(
-    vk::AccessFlags::SHADER_READ.as_raw()
-        | vk::AccessFlags::SHADER_WRITE.as_raw()
-        | vk::AccessFlags::TRANSFER_READ.as_raw()
-        | vk::AccessFlags::TRANSFER_WRITE.as_raw(),
-);
-
-/// Makes the writes of the commands before (kernels, copies) visible to `stage`'s `access`.
-///
-/// # Safety
-/// `c` is in the recording state.
-unsafe fn barrier(
-    d: &ash::Device,
-    c: vk::CommandBuffer,
-    stage: vk::PipelineStageFlags,
-    access: vk::AccessFlags,
-) {
-    let written = vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE;
-    let memory = [vk::MemoryBarrier::default()
-        .src_access_mask(written)
-        .dst_access_mask(access)];
-    // SAFETY: as the caller promises.
-    unsafe {
-        d.cmd_pipeline_barrier(
-            c,
-            WORK,
-            stage,
-            vk::DependencyFlags::empty(),
-            &memory,
-            &[],
-            &[],
-        )
-    };
 }

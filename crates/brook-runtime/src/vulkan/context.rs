@@ -357,7 +357,7 @@ impl Recorder<'_> {
 
 impl Drop for Recorder<'_> {
     fn drop(&mut self) {
-        self.batch.in_launch = false;
+        self.batch.end_launch(&self.context.device);
     }
 }
 

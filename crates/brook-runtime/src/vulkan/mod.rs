@@ -27,6 +27,7 @@ pub mod probe;
 #[cfg(test)]
 mod scalar_tests;
 pub mod statistics;
+mod submit;
 
 pub use context::Context;
 pub use device::{device, device_with};
