@@ -60,7 +60,10 @@ pub fn compile(
     let kernel: &Kernel = &sunk;
     let mut r = Reduction::of(module, kernel, crate::BackendKind::Spirv)?;
     let step = one_step(module, kernel, variant, options, &r)?;
-    r.heavy = step.words > HEAVY_STEP_WORDS;
+    // Where the device ends loops early, every inlined copy of a combine step's loops also
+    // carries the code that counts them (`super::loop_limit`), and lavapipe took minutes
+    // over the ~75 copies of a few dead loops: such a reduction is heavy too.
+    r.heavy = step.words > HEAVY_STEP_WORDS || (options.loop_limit > 0 && step.helper_loops > 0);
     let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
     // A heavy reduction has no faster paths: each calls its combine step many times.
     let stream_input = !r.heavy
