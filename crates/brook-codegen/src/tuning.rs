@@ -44,6 +44,9 @@ pub struct Tuning {
     /// The shared one-pass scan: chunks a subgroup holds per tile, 0 for the default by
     /// the value's size, else 1, 2, 4, 8 or 16 (`BROOK_SCAN_CHUNKS`).
     pub scan_chunks: u32,
+    /// The shared one-pass scan: invocations per workgroup, a power of two from 32 to 1024
+    /// (`BROOK_SCAN_GROUP`; each subgroup still scans its own tiles).
+    pub scan_group: u32,
     /// Vulkan GPUs scan in one pass with the shared entry (`BROOK_SCAN_ONE_PASS=1`); else in
     /// levels (faster on NVIDIA's driver today: see docs/PERFORMANCE.md).
     pub scan_one_pass: bool,
@@ -60,6 +63,7 @@ impl Tuning {
         scan_tile: 0,
         scan_spins: 512,
         scan_chunks: 0,
+        scan_group: 64,
         scan_one_pass: false,
     };
 
@@ -115,6 +119,11 @@ impl Tuning {
         let expected = "0, 1, 2, 4, 8 or 16";
         if let Some(n) = setting.read("BROOK_SCAN_CHUNKS", expected, chunks) {
             t.scan_chunks = n;
+        }
+        let group = |v: &str| number_in(v, 32, 1024).filter(|n| n.is_power_of_two());
+        let expected = "a power of two from 32 to 1024";
+        if let Some(n) = setting.read("BROOK_SCAN_GROUP", expected, group) {
+            t.scan_group = n;
         }
         if let Some(on) = setting.read("BROOK_SCAN_ONE_PASS", "0 or 1", switch) {
             t.scan_one_pass = on;
@@ -206,6 +215,7 @@ mod tests {
             ("BROOK_SCAN_TILE", "512"),
             ("BROOK_SCAN_SPINS", "0"),
             ("BROOK_SCAN_CHUNKS", "8"),
+            ("BROOK_SCAN_GROUP", "256"),
             ("BROOK_SCAN_ONE_PASS", "1"),
         ]);
         assert!(problems.is_empty(), "{problems:?}");
@@ -218,6 +228,7 @@ mod tests {
             scan_tile: 512,
             scan_spins: 0,
             scan_chunks: 8,
+            scan_group: 256,
             scan_one_pass: true,
         };
         assert_eq!(t, expected);

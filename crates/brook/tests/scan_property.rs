@@ -337,7 +337,8 @@ fn scans_over_many_tiles_on_compiled_devices() {
 /// The one-pass scan entry (`gpu::reduce::lookback`) on every Vulkan device with 64-bit
 /// atomics and votes — lavapipe too, which does not choose it — with tiles held in registers
 /// not waiting at all (a tile then reduces every node it does not find published at once:
-/// the fallback), and tiles of 256 leaves (loaded twice) waiting the shipped number of reads. Floats, doubles and 2x2
+/// the fallback), and tiles of 256 leaves (loaded twice) waiting the shipped number of reads
+/// in workgroups of 256 invocations. Floats, doubles and 2x2
 /// matrix products (non-commutative, 16-byte values), inclusive and exclusive, whole streams
 /// and rows: the CPU device's bits (the canonical order).
 #[test]
@@ -358,16 +359,20 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
     for (ordinal, _) in usable {
         let shipped = brook_codegen::Tuning::DEFAULT.scan_spins;
         // Held tiles with no waiting (every node not yet published takes the fallback), and
-        // tiles loaded twice with the shipped wait.
-        for (tile, spins) in [(0, 0), (256, shipped)] {
+        // tiles loaded twice with the shipped wait in workgroups of eight subgroups or more.
+        for (tile, spins, group) in [(0, 0, 64), (256, shipped, 256)] {
             let raw = brook_runtime::vulkan::device_with(ordinal, |o| {
                 o.lookback_scans = true;
                 o.tuning.scan_tile = tile;
                 o.tuning.scan_spins = spins;
+                o.tuning.scan_group = group;
             })
             .expect("the device opens");
             let vulkan = Device::from_raw(raw);
-            let label = format!("{}, tiles {tile}, waiting {spins} reads", vulkan.info());
+            let label = format!(
+                "{}, tiles {tile}, waiting {spins} reads, workgroups of {group}",
+                vulkan.info()
+            );
             println!("one-pass scans on {label}");
             let floats = spread(70_007);
             let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();

@@ -109,6 +109,14 @@ pub fn compile(
     })
 }
 
+/// Invocations per workgroup of the entry of `shape`.
+pub fn group_size(shape: ReduceShape, tuning: &crate::Tuning) -> u32 {
+    match shape {
+        ReduceShape::ScanLookback => tuning.scan_group,
+        _ => super::map::GROUP,
+    }
+}
+
 /// SPIR-V words of a module that calls a reduction's combine step once, above which the
 /// reduction is heavy (as PTX's `HEAVY_COMBINE_LINES`). The serial entry calls the step
 /// about 75 times (two unrolled stacks of 23 levels, a batch tree), the subgroup entry as
@@ -197,7 +205,7 @@ fn entry_module(
     let mut s = shell(
         options,
         FIXED_WORDS + params.len() as u32,
-        super::map::GROUP,
+        group_size(shape, &options.tuning),
     );
     s.helper_loops = step.helper_loops;
     let block = s.push_word(0);

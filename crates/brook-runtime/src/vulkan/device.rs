@@ -647,10 +647,11 @@ impl PassRunner for VulkanPasses<'_> {
         ];
         words.extend_from_slice(extra);
         let frame = (self.block, self.reduce.frame_bytes);
+        let group = reduce::group_size(entry.shape, &self.device.options.tuning);
         let mut recorder = self.recorder.borrow_mut();
         self.device.dispatch(
             &mut recorder,
-            (module, GROUP),
+            (module, group),
             (threads, false),
             frame,
             &words,
