@@ -20,7 +20,7 @@ use brook_codegen::abi::{BlockLayout, ReduceEntry};
 use brook_codegen::gpu::reduce::lookback;
 use brook_codegen::leaves::first_use_of_kind;
 use brook_codegen::spirv::loop_limit::STATUS_BYTES;
-use brook_codegen::spirv::map::{self, SpirvMap, GROUP};
+use brook_codegen::spirv::map::{self, SpirvMap};
 use brook_codegen::spirv::probe::Subnormals;
 use brook_codegen::spirv::reduce::{self, SpirvReduce};
 use brook_codegen::spirv::SpirvModule;
