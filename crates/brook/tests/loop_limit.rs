@@ -27,6 +27,33 @@ kernel void apart(float a<>, int n, out float b<>) {
     }
     b = s;
 }
+kernel void apart_return(float a<>, int n, out float b<>) {
+    float s = a;
+    int i;
+    if (fmod(a, 2.0f) == 0.0f) {
+        for (i = 0; i < n; i++) { s = s + 1.0f; }
+        b = s;
+        return;
+    } else {
+        for (i = 0; i < n; i++) { s = s + 2.0f; }
+    }
+    b = s;
+}
+kernel void apart_break(float a<>, int n, out float b<>) {
+    float s = a;
+    int i;
+    int k;
+    for (k = 0; k < 3; k++) {
+        if (fmod(a, 2.0f) == 0.0f) {
+            for (i = 0; i < n; i++) { s = s + 1.0f; }
+            if (k == 0) break;
+        } else {
+            for (i = 0; i < n; i++) { s = s + 2.0f; }
+            if (k == 0) break;
+        }
+    }
+    b = s;
+}
 reduce void heavy(float4 a<>, reduce float4 r<>) {
     float4 t = a;
     int i;
@@ -124,8 +151,26 @@ fn loops_of_a_reductions_combines_count_together() {
 /// each gave 51,069 for 80,001, silently, when each lane counted its own loops).
 #[test]
 fn loops_that_lanes_run_apart_count_together() {
+    lanes_apart("apart");
+}
+
+/// The same with the even instances returning inside their arm: their loop steps still
+/// count where the arms meet.
+#[test]
+fn loops_of_lanes_that_return_inside_an_arm_count_too() {
+    lanes_apart("apart_return");
+}
+
+/// The same with both arms leaving an outer loop by `break`.
+#[test]
+fn loops_of_lanes_that_break_inside_an_arm_count_too() {
+    lanes_apart("apart_break");
+}
+
+/// Runs kernel `name` (the shape of `apart`) for 30,000 and 40,000 iterations an arm.
+fn lanes_apart(name: &str) {
     let program = Program::from_source("loop_limit.br", SOURCE).expect("compiles");
-    let kernel = program.kernel("apart").expect("a kernel");
+    let kernel = program.kernel(name).expect("a kernel");
     let len = 8;
     let a: Vec<f32> = (0..len).map(|i| i as f32).collect();
     for device in Device::all() {
@@ -144,7 +189,7 @@ fn loops_that_lanes_run_apart_count_together() {
                 Err(e) => {
                     assert!(ends_loops_early(&device), "on {}: {e}", device.info());
                     assert!(n == 40_000, "30,000 twice is within the limit: {e}");
-                    for part in ["loop iterations", "`apart`"] {
+                    for part in ["loop iterations", &format!("`{name}`")] {
                         assert!(e.contains(part), "{part:?} not in: {e}");
                     }
                 }

@@ -4,6 +4,14 @@
 //! block, every loop its merge and continue blocks. A jump ends its block; what follows it
 //! goes into a fresh block that nothing reaches (SPIR-V allows those), so a block is always
 //! open.
+//!
+//! Some jumps go through the ends of the constructs they leave: a `return` inside a loop of
+//! the entry point (NVIDIA's Vulkan compiler crashed on an `OpReturn` in nested loops), and,
+//! where loops are counted ([`super::loop_limit`]), any jump out of an `if` (its end
+//! reconciles the lanes' loop counts, and lanes that jumped past it would not be counted).
+//! Such a jump stores its code (a `return`, a `break` or `continue` of the loop at a depth)
+//! in the function's jump variable and branches to the end of the innermost open construct;
+//! each construct's end sends the lanes with a code on, to the next end or to their target.
 
 use super::loop_limit::{CountAtIf, Written};
 use super::shell::Shell;
@@ -14,6 +22,8 @@ use rspirv::spirv::{LoopControl, Op, SelectionControl, StorageClass, Word};
 pub struct IfFrame {
     merge: Word,
     reject: Word,
+    /// Whether the `if` is on the stack of open constructs (where loops are counted).
+    open: bool,
     /// What the module had written when the `if` began, and the loop count there
     /// ([`super::loop_limit`]).
     written: Written,
@@ -34,14 +44,44 @@ pub struct LoopFrame {
     written: Written,
 }
 
-/// A loop still open, as a `return` inside it leaves it ([`Shell::jump_return`]).
-#[derive(Clone, Copy, Debug)]
-pub struct OpenLoop {
+/// A construct still open, innermost last on [`Shell::open`]: a loop, or (where loops are
+/// counted, in the entry point) an `if`.
+#[derive(Clone, Debug)]
+pub struct Open {
     merge: Word,
+    /// A loop's continue target; `None` for an `if`.
+    continuing: Option<Word>,
     /// The code stands in the loop's continuing part (which only its back edge may leave).
     in_continuing: bool,
-    /// A `return` left the loop: after it, the entry point returns too.
-    returned_inside: bool,
+    /// Jumps for beyond the construct went through its end: they go on from there.
+    passed: bool,
+    /// A loop's own `break`s and `continue`s that come through the end of an `if` inside it.
+    breaks: bool,
+    continues: bool,
+    /// An `if`'s selections that skip the rest of its open arm for lanes passing a jump on
+    /// (their merges, closed where the arm ends).
+    guards: Vec<Word>,
+}
+
+/// Where a jump through the constructs' ends goes: its code in the jump variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Jump {
+    Return,
+    /// The `break` of the loop at this depth of the stack.
+    Break(usize),
+    /// Its `continue`.
+    Continue(usize),
+}
+
+impl Jump {
+    /// The code (0: no jump).
+    fn code(self) -> u32 {
+        match self {
+            Jump::Return => 1,
+            Jump::Break(depth) => 2 + 2 * depth as u32,
+            Jump::Continue(depth) => 3 + 2 * depth as u32,
+        }
+    }
 }
 
 impl LoopFrame {
@@ -140,9 +180,24 @@ impl Shell {
             .branch_conditional(cond, accept, reject, [])
             .expect("in a block");
         self.begin_live_block(accept);
+        // Every `if` where loops are counted (one begun after a jump too: code in its arms
+        // is written as reachable, and its jumps must end at its merge).
+        let open = self.loop_limit > 0 && !self.in_helper;
+        if open {
+            self.open.push(Open {
+                merge,
+                continuing: None,
+                in_continuing: false,
+                passed: false,
+                breaks: false,
+                continues: false,
+                guards: Vec::new(),
+            });
+        }
         IfFrame {
             merge,
             reject,
+            open,
             written: self.written,
             count,
         }
@@ -150,6 +205,9 @@ impl Shell {
 
     /// Leaves the accepting arm; goes on in the rejecting arm.
     pub fn begin_else(&mut self, frame: &IfFrame) {
+        if frame.open {
+            self.close_guards();
+        }
         self.rejects_begun.insert(frame.reject);
         self.branch_out(frame.merge);
         self.begin_live_block(frame.reject);
@@ -158,6 +216,9 @@ impl Shell {
     /// Leaves the rejecting arm; goes on after the `if`. (An `if` without `begin_else` gets
     /// an empty rejecting arm.)
     pub fn end_if(&mut self, frame: IfFrame) {
+        if frame.open {
+            self.close_guards();
+        }
         self.branch_out(frame.merge);
         if !self.rejects_begun.remove(&frame.reject) {
             self.begin_live_block(frame.reject);
@@ -165,6 +226,41 @@ impl Shell {
         }
         self.begin_live_block(frame.merge);
         self.count_after_if(frame.count, frame.written);
+        if frame.open {
+            let open = self.open.pop().expect("the if is open");
+            if open.passed {
+                self.pass_on();
+            }
+        }
+    }
+
+    /// Ends the selections that skip the rest of the innermost open `if`'s arm.
+    fn close_guards(&mut self) {
+        let guards = std::mem::take(&mut self.open.last_mut().expect("the if is open").guards);
+        for skip in guards.into_iter().rev() {
+            self.branch_out(skip);
+            self.begin_live_block(skip);
+        }
+    }
+
+    /// A selection on `cond` that the stack of open constructs and the loop counts do not
+    /// see (the dispatch of jumps); goes on in its accepting arm.
+    fn begin_plain_if(&mut self, cond: Word) -> Word {
+        let (accept, merge) = (self.b.id(), self.b.id());
+        self.b
+            .selection_merge(merge, SelectionControl::NONE)
+            .expect("in a block");
+        self.b
+            .branch_conditional(cond, accept, merge, [])
+            .expect("in a block");
+        self.begin_live_block(accept);
+        merge
+    }
+
+    /// Ends [`Shell::begin_plain_if`]'s arm (which jumped) and goes on after it.
+    fn end_plain_if(&mut self, merge: Word) {
+        self.branch_out(merge);
+        self.begin_live_block(merge);
     }
 
     /// Starts a loop; goes on in its body.
@@ -191,10 +287,14 @@ impl Shell {
             .expect("in a block");
         self.b.branch(body).expect("in a block");
         self.begin_live_block(body);
-        self.open_loops.push(OpenLoop {
+        self.open.push(Open {
             merge,
+            continuing: Some(continuing),
             in_continuing: false,
-            returned_inside: false,
+            passed: false,
+            breaks: false,
+            continues: false,
+            guards: Vec::new(),
         });
         LoopFrame {
             header,
@@ -207,7 +307,7 @@ impl Shell {
 
     /// Leaves the body for the continuing part (where `continue` goes too).
     pub fn begin_continuing(&mut self, frame: LoopFrame) {
-        if let Some(open) = self.open_loops.last_mut() {
+        if let Some(open) = self.open.last_mut() {
             open.in_continuing = true;
         }
         self.branch_out(frame.continuing);
@@ -234,13 +334,9 @@ impl Shell {
         self.begin_live_block(frame.merge);
         self.count_loop_step();
         self.count_after_loop(frame.written);
-        let open = self.open_loops.pop().expect("the loop is open");
-        if let (true, Some(returned)) = (open.returned_inside, self.returned) {
-            let bool_ty = self.b.type_bool();
-            let taken = self.read(bool_ty, returned);
-            let frame = self.begin_if(taken);
-            self.jump_return();
-            self.end_if(frame);
+        let open = self.open.pop().expect("the loop is open");
+        if open.passed {
+            self.pass_on();
         }
     }
 
@@ -253,32 +349,35 @@ impl Shell {
     }
 
     pub fn jump_break(&mut self, frame: LoopFrame) {
-        self.jump(frame.merge);
+        match self.depth_of(frame.merge) {
+            Some(depth) if depth + 1 < self.open.len() && !self.in_dead_block => {
+                self.jump_through(Jump::Break(depth))
+            }
+            _ => self.jump(frame.merge),
+        }
     }
 
     pub fn jump_continue(&mut self, frame: LoopFrame) {
         self.written.continues += 1;
-        self.jump(frame.continuing);
+        match self.depth_of(frame.merge) {
+            Some(depth) if depth + 1 < self.open.len() && !self.in_dead_block => {
+                self.jump_through(Jump::Continue(depth))
+            }
+            _ => self.jump(frame.continuing),
+        }
     }
 
-    /// Ends the invocation (in a helper function: returns from it). Inside a loop of the
-    /// entry point it sets the entry's `returned` flag and leaves the loop, and each loop it
-    /// leaves so returns after it in the same way: NVIDIA's Vulkan compiler (driver 580)
-    /// crashed on an `OpReturn` inside a loop inside a loop (fuzz seed 55301 kernel 34307:
-    /// `fuzz_vulkan_return_in_nested_loops`). From a loop's continuing part (which only its
+    /// Ends the invocation (in a helper function: returns from it). Inside an open
+    /// construct of the entry point it leaves through the constructs' ends, returning after
+    /// the outermost: NVIDIA's Vulkan compiler (driver 580) crashed on an `OpReturn` inside
+    /// a loop inside a loop (fuzz seed 55301 kernel 34307:
+    /// `fuzz_vulkan_return_in_nested_loops`), and where loops are counted the ends of `if`s
+    /// count what the returning lanes looped. From a loop's continuing part (which only its
     /// back edge may leave) it returns at once.
     pub fn jump_return(&mut self) {
-        let top = self.open_loops.last().copied();
-        match top {
-            Some(open) if !self.in_helper && !open.in_continuing && !self.in_dead_block => {
-                let returned = self.returned_flag();
-                let bool_ty = self.b.type_bool();
-                let yes = self.b.constant_true(bool_ty);
-                self.write(returned, yes);
-                if let Some(open) = self.open_loops.last_mut() {
-                    open.returned_inside = true;
-                }
-                self.jump(open.merge);
+        match self.open.last() {
+            Some(top) if !self.in_helper && !top.in_continuing && !self.in_dead_block => {
+                self.jump_through(Jump::Return)
             }
             _ => {
                 if self.in_dead_block {
@@ -291,16 +390,110 @@ impl Shell {
         }
     }
 
-    /// The entry point's flag that a `return` inside a loop was taken (false where it
-    /// starts).
-    fn returned_flag(&mut self) -> Word {
-        if let Some(flag) = self.returned {
-            return flag;
+    /// The depth on the stack of open constructs of the loop that ends at `merge`.
+    fn depth_of(&self, merge: Word) -> Option<usize> {
+        self.open.iter().rposition(|open| open.merge == merge)
+    }
+
+    /// Stores `jump`'s code and branches to the end of the innermost open construct, marking
+    /// the constructs it passes (and its target loop) so their ends send it on.
+    fn jump_through(&mut self, jump: Jump) {
+        let var = self.jump_variable();
+        let code = self.const_u32(jump.code());
+        self.write(var, code);
+        let passed_from = match jump {
+            Jump::Return => 0,
+            Jump::Break(depth) | Jump::Continue(depth) => depth + 1,
+        };
+        for open in &mut self.open[passed_from..] {
+            open.passed = true;
         }
+        match jump {
+            Jump::Return => {}
+            Jump::Break(depth) => self.open[depth].breaks = true,
+            Jump::Continue(depth) => self.open[depth].continues = true,
+        }
+        let innermost = self.open.last().expect("a construct is open").merge;
+        self.jump(innermost);
+    }
+
+    /// Where a construct that jumps passed has ended: lanes with a jump code go on — to the
+    /// enclosing loop's end or next iteration where the jump is its own (the code cleared),
+    /// else to the end of the enclosing construct, or return where none is open.
+    fn pass_on(&mut self) {
+        let var = self.jump_variable();
+        let u32_ty = self.u32_ty();
+        let code = self.read(u32_ty, var);
+        let none = self.const_u32(0);
         let bool_ty = self.b.type_bool();
-        let no = self.b.constant_false(bool_ty);
-        let flag = self.function_variable_with(bool_ty, Some(no));
-        self.returned = Some(flag);
-        flag
+        let pending = self
+            .b
+            .i_not_equal(bool_ty, None, code, none)
+            .expect("in a block");
+        let depth = self.open.len().checked_sub(1);
+        if let Some(open) = self
+            .open
+            .last_mut()
+            .filter(|open| open.continuing.is_none())
+        {
+            // The rest of the enclosing `if`'s arm skipped, to its end (a branch to its
+            // merge from inside another selection would not be a structured exit).
+            let (skip, rest) = (self.b.id(), self.b.id());
+            open.guards.push(skip);
+            self.b
+                .selection_merge(skip, SelectionControl::NONE)
+                .expect("in a block");
+            self.b
+                .branch_conditional(pending, skip, rest, [])
+                .expect("in a block");
+            self.begin_live_block(rest);
+            return;
+        }
+        let after = self.begin_plain_if(pending);
+        match self.open.last().cloned() {
+            Some(open) if open.continuing.is_some() && !open.in_continuing => {
+                let depth = depth.expect("a loop is open");
+                let own = [
+                    (open.breaks, Jump::Break(depth), open.merge),
+                    (
+                        open.continues,
+                        Jump::Continue(depth),
+                        open.continuing.unwrap_or(open.merge),
+                    ),
+                ];
+                for (taken, jump, to) in own {
+                    if taken {
+                        let value = self.const_u32(jump.code());
+                        let is_it = self
+                            .b
+                            .i_equal(bool_ty, None, code, value)
+                            .expect("in a block");
+                        let next = self.begin_plain_if(is_it);
+                        self.write(var, none);
+                        self.jump(to);
+                        self.end_plain_if(next);
+                    }
+                }
+                self.jump(open.merge);
+            }
+            // Only a `return` comes here: nothing open, or a loop's continuing part.
+            _ => {
+                self.return_here();
+                self.begin_dead_block();
+            }
+        }
+        self.end_plain_if(after);
+    }
+
+    /// The entry point's jump variable (0, no jump, where it starts).
+    fn jump_variable(&mut self) -> Word {
+        if let Some(var) = self.jump_code {
+            return var;
+        }
+        let u32_ty = self.u32_ty();
+        let none = self.const_u32(0);
+        let var = self.function_variable_with(u32_ty, Some(none));
+        self.jump_code = Some(var);
+        var
     }
 }

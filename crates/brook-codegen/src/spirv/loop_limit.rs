@@ -20,9 +20,11 @@
 //! function's loops at each of its calls). An invocation whose count has reached the limit
 //! when it ends sets its dispatch's status word: the 32-bit word [`STATUS_BYTES`] before the
 //! scratch frames (push word 1), which the runtime zeroes and reads after the dispatch ran,
-//! failing the launch with a typed error instead of handing back wrong results. (Lanes that
-//! return inside an arm take what they counted there with them: the other arm's lanes do
-//! not see it; docs/SEMANTICS.md.)
+//! failing the launch with a typed error instead of handing back wrong results. Lanes that
+//! jump out of an arm (`return`, or `break`/`continue` of a loop around the `if`) go through
+//! the `if`'s end first ([`super::flow`]), so their steps are counted there too; in a helper
+//! function (a reduction's combine step) a `return` from an arm still leaves at once, and
+//! what its lanes counted in the arm is not seen by the other arm's (docs/SEMANTICS.md).
 //!
 //! The check is written where the entry point returns. Helper functions written after the
 //! entry point (a reduction's combine step) count into the same counter; every reduction

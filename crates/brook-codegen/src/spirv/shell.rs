@@ -83,10 +83,11 @@ pub struct Shell {
     pub returns: Option<(Word, Vec<(Word, Word)>)>,
     /// The rejecting arms begun so far of the `if`s still open ([`crate::spirv::flow`]).
     pub(crate) rejects_begun: std::collections::HashSet<Word>,
-    /// The loops still open, innermost last ([`crate::spirv::flow`]).
-    pub(crate) open_loops: Vec<crate::spirv::flow::OpenLoop>,
-    /// The entry point's flag that a `return` inside a loop was taken, once one was written.
-    pub(crate) returned: Option<Word>,
+    /// The constructs still open, innermost last ([`crate::spirv::flow`]).
+    pub(crate) open: Vec<crate::spirv::flow::Open>,
+    /// The function's jump variable (the code of a jump going through the ends of open
+    /// constructs, [`crate::spirv::flow`]), once one was written.
+    pub(crate) jump_code: Option<Word>,
     /// The module's constants by type and bits ([`Shell::constant32`]): each written once.
     constants: HashMap<(Word, u64), Word>,
     /// The open function's float literals mixed with [`Shell::literal_zero`], by kind and
@@ -179,8 +180,8 @@ impl Shell {
             literal_zero: None,
             returns: None,
             rejects_begun: Default::default(),
-            open_loops: Vec::new(),
-            returned: None,
+            open: Vec::new(),
+            jump_code: None,
             constants: HashMap::new(),
             hoisted_literals: HashMap::new(),
         }
@@ -443,7 +444,7 @@ impl Shell {
         }
         self.b.end_function().expect("in a function");
         self.hoisted_literals.clear();
-        self.returned = None;
+        self.jump_code = None;
         self.in_dead_block = false;
         self.returns = None;
         self.in_helper = false;
