@@ -114,9 +114,11 @@ fn long_loops_give_their_values_or_the_limit_by_name_on_every_device() {
     }
 }
 
-/// A reduction whose combine loops 40,000 times (within the limit on its own): an invocation
-/// that combines the 8 leaves passes the limit in all, so on lavapipe the launch is refused
-/// by name; elsewhere the sum.
+/// A reduction whose combine loops 40,000 times (within the limit on its own). Its sum of 8
+/// leaves: on lavapipe each invocation of a reduction whose step loops combines two values a
+/// pass, so the sum is right everywhere. Its scan: an invocation that scans the 8 leaves
+/// passes the limit in all, so on lavapipe the launch is refused by name; elsewhere the
+/// prefix sums.
 #[test]
 fn loops_of_a_reductions_combines_count_together() {
     let program = Program::from_source("loop_limit.br", SOURCE).expect("compiles");
@@ -125,17 +127,26 @@ fn loops_of_a_reductions_combines_count_together() {
     for device in Device::all() {
         let input = Stream::from_slice(&device, &[values.len()], &values).expect("input");
         let mut total = 0.0f32;
-        match kernel.launch(args![&input, brook::host_var(&mut total)]) {
-            Ok(_) => {
+        kernel
+            .launch(args![&input, brook::host_var(&mut total)])
+            .expect("the sum");
+        assert_eq!(total, 28.0, "on {}", device.info());
+        let scanned = Stream::<f32>::new(&device, &[values.len()]).expect("output");
+        let ran = kernel
+            .scan(&input, &scanned)
+            .map_err(|e| e.to_string())
+            .and_then(|_| scanned.to_vec().map_err(|e| e.to_string()));
+        match ran {
+            Ok(prefixes) => {
                 assert!(
                     !ends_loops_early(&device),
-                    "wrong sum passed on {}",
+                    "wrong scan passed on {}",
                     device.info()
                 );
-                assert_eq!(total, 28.0, "on {}", device.info());
+                let expected = [0.0, 1.0, 3.0, 6.0, 10.0, 15.0, 21.0, 28.0];
+                assert_eq!(prefixes, expected, "on {}", device.info());
             }
             Err(e) => {
-                let e = e.to_string();
                 assert!(ends_loops_early(&device), "on {}: {e}", device.info());
                 for part in ["loop iterations", "`slow_sum`"] {
                     assert!(e.contains(part), "{part:?} not in: {e}");

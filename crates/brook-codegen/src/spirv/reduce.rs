@@ -62,9 +62,15 @@ pub fn compile(
     let step = one_step(module, kernel, variant, options, &r)?;
     // Where the device ends loops early, every inlined copy of a combine step's loops also
     // carries the code that counts them (`super::loop_limit`), and lavapipe took minutes
-    // over the ~75 copies of a few dead loops: such a reduction is heavy too.
-    r.heavy = step.words > HEAVY_STEP_WORDS || (options.loop_limit > 0 && step.helper_loops > 0);
-    let mut shapes = vec![(ReduceShape::Serial, MAX_PIECE)];
+    // over the ~75 copies of a few dead loops: such a reduction is heavy too, its serial
+    // entry walking pieces of two leaves (fuzz seed 56001 kernel 3360, 8x8 loops with a
+    // `double` remainder in the step: 60 leaves in one walk passed the limit).
+    let loops_counted = options.loop_limit > 0 && step.helper_loops > 0;
+    r.heavy = step.words > HEAVY_STEP_WORDS || loops_counted;
+    // Counted combine loops add up along an invocation's serial walk: pieces of two leaves
+    // (a pass per level) keep each dispatch's count to one combine step's.
+    let serial_piece = if loops_counted { 2 } else { MAX_PIECE };
+    let mut shapes = vec![(ReduceShape::Serial, serial_piece)];
     // A heavy reduction has no faster paths: each calls its combine step many times.
     let stream_input = !r.heavy
         && !variant

@@ -164,6 +164,20 @@ impl Shell {
                 let flipped = op!(self, bitwise_xor, u32_ty, bits, sign);
                 op!(self, bitcast, ty, flipped)
             }
+            (UnaryOp::Neg, ScalarKind::F64) => {
+                // The sign bit flipped too: lavapipe's compiler took minutes over a
+                // reduction multiplying by `-(a * a)` with `OpFNegate` (fuzz seed 56001
+                // kernel 5572), and seconds with the flip.
+                let u64_ty = self.u64_ty();
+                let bits = op!(self, bitcast, u64_ty, v);
+                let sign = self.const_u64(1 << 63);
+                let sign = match self.opaque_zero {
+                    Some((_, zero64)) => op!(self, bitwise_xor, u64_ty, sign, zero64),
+                    None => sign,
+                };
+                let flipped = op!(self, bitwise_xor, u64_ty, bits, sign);
+                op!(self, bitcast, ty, flipped)
+            }
             (UnaryOp::Neg, k) if k.is_float() => {
                 let r = op!(self, f_negate, ty, v);
                 self.exact(r)
