@@ -247,6 +247,11 @@ impl Batch {
     /// one's that no caller has seen.
     pub(super) fn finish(&mut self, d: &ash::Device) -> Result<(), String> {
         if let Some(e) = self.unseen.take() {
+            // Runs submitted before the failure may still run: wait for them before anyone
+            // frees what they use.
+            if self.submissions.wait_all(d).is_err() {
+                self.abandon();
+            }
             return Err(e);
         }
         if self.since_wait > 0 {
@@ -258,13 +263,7 @@ impl Batch {
                 _ => unsafe { self.submissions.submit(d) },
             };
             if let Err(e) = submitted.and_then(|()| self.submissions.wait_all(d)) {
-                self.watched.clear();
-                // The kernels may still run: leak what they use rather than reuse it under
-                // them.
-                std::mem::take(&mut self.keep)
-                    .into_iter()
-                    .for_each(std::mem::forget);
-                std::mem::forget(std::mem::replace(&mut self.arena, Arena::new()));
+                self.abandon();
                 return Err(e);
             }
             self.read_watched();
@@ -274,6 +273,17 @@ impl Batch {
             self.arena.reset();
         }
         Ok(())
+    }
+
+    /// Gives up on the submitted runs after a failed wait: they may still run, so what they
+    /// use is leaked rather than reused under them, and no later wait waits for them again.
+    fn abandon(&mut self) {
+        self.watched.clear();
+        std::mem::take(&mut self.keep)
+            .into_iter()
+            .for_each(std::mem::forget);
+        std::mem::forget(std::mem::replace(&mut self.arena, Arena::new()));
+        self.submissions.abandon();
     }
 
     /// Reads the status word at `address` of a dispatch recorder `id` recorded when it has

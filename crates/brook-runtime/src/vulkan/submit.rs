@@ -204,6 +204,12 @@ impl Submissions {
         }
     }
 
+    /// Forgets the submissions (their wait failed: the device is lost, or they ran too
+    /// long); the buffers are begun afresh.
+    pub(super) fn abandon(&mut self) {
+        self.slots.iter_mut().for_each(|s| s.pending = false);
+    }
+
     /// Whether every submission has finished (those that have are no longer pending).
     fn poll(&mut self, d: &ash::Device) -> Result<bool, String> {
         let mut all = true;
