@@ -58,9 +58,9 @@ pub struct Open {
     /// A loop's own `break`s and `continue`s that come through the end of an `if` inside it.
     breaks: bool,
     continues: bool,
-    /// An `if`'s selections that skip the rest of its open arm for lanes passing a jump on
-    /// (their merges, closed where the arm ends).
-    guards: Vec<Word>,
+    /// A selection that skips the rest of an `if`'s arm for lanes passing a jump on (its
+    /// merge is at the arm's end, where the `if`'s arm ends: [`Shell::close_guards`]).
+    guard: bool,
 }
 
 /// Where a jump through the constructs' ends goes: its code in the jump variable.
@@ -191,7 +191,7 @@ impl Shell {
                 passed: false,
                 breaks: false,
                 continues: false,
-                guards: Vec::new(),
+                guard: false,
             });
         }
         IfFrame {
@@ -234,12 +234,13 @@ impl Shell {
         }
     }
 
-    /// Ends the selections that skip the rest of the innermost open `if`'s arm.
+    /// Ends the selections that skip the rest of the innermost open `if`'s arm (lanes with
+    /// a jump code go on to the `if`'s end, which sends them on).
     fn close_guards(&mut self) {
-        let guards = std::mem::take(&mut self.open.last_mut().expect("the if is open").guards);
-        for skip in guards.into_iter().rev() {
-            self.branch_out(skip);
-            self.begin_live_block(skip);
+        while self.open.last().is_some_and(|open| open.guard) {
+            let guard = self.open.pop().expect("a guard is open");
+            self.branch_out(guard.merge);
+            self.begin_live_block(guard.merge);
         }
     }
 
@@ -294,7 +295,7 @@ impl Shell {
             passed: false,
             breaks: false,
             continues: false,
-            guards: Vec::new(),
+            guard: false,
         });
         LoopFrame {
             header,
@@ -431,15 +432,15 @@ impl Shell {
             .i_not_equal(bool_ty, None, code, none)
             .expect("in a block");
         let depth = self.open.len().checked_sub(1);
-        if let Some(open) = self
+        if self
             .open
-            .last_mut()
-            .filter(|open| open.continuing.is_none())
+            .last()
+            .is_some_and(|open| open.continuing.is_none())
         {
             // The rest of the enclosing `if`'s arm skipped, to its end (a branch to its
-            // merge from inside another selection would not be a structured exit).
+            // merge from inside another selection would not be a structured exit); jumps
+            // inside the skipped part end at the guard's merge.
             let (skip, rest) = (self.b.id(), self.b.id());
-            open.guards.push(skip);
             self.b
                 .selection_merge(skip, SelectionControl::NONE)
                 .expect("in a block");
@@ -447,6 +448,15 @@ impl Shell {
                 .branch_conditional(pending, skip, rest, [])
                 .expect("in a block");
             self.begin_live_block(rest);
+            self.open.push(Open {
+                merge: skip,
+                continuing: None,
+                in_continuing: false,
+                passed: false,
+                breaks: false,
+                continues: false,
+                guard: true,
+            });
             return;
         }
         let after = self.begin_plain_if(pending);
