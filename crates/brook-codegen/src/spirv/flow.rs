@@ -44,8 +44,8 @@ pub struct LoopFrame {
     written: Written,
 }
 
-/// A construct still open, innermost last on [`Shell::open`]: a loop, or (where loops are
-/// counted, in the entry point) an `if`.
+/// A construct still open, innermost last on the shell's stack (`Shell::open`): a loop, or
+/// (where loops are counted, in the entry point) an `if`.
 #[derive(Clone, Debug)]
 pub struct Open {
     merge: Word,
@@ -59,7 +59,7 @@ pub struct Open {
     breaks: bool,
     continues: bool,
     /// A selection that skips the rest of an `if`'s arm for lanes passing a jump on (its
-    /// merge is at the arm's end, where the `if`'s arm ends: [`Shell::close_guards`]).
+    /// merge is at the arm's end, where the `if`'s arm ends: `Shell::close_guards`).
     guard: bool,
 }
 
