@@ -162,6 +162,24 @@ impl Kernel {
         self.params.get(id.0 as usize)
     }
 
+    /// Whether expression `h` is computed from literals alone (no parameter, place, stream
+    /// element or position): the same value in every instance, known when the code is
+    /// written.
+    pub fn from_literals(&self, h: crate::Handle<crate::Expr>) -> bool {
+        use crate::ExprKind;
+        match &self.exprs[h].kind {
+            ExprKind::Literal(_) => true,
+            ExprKind::Load(_)
+            | ExprKind::Input(_)
+            | ExprKind::Constant(_)
+            | ExprKind::Gather { .. }
+            | ExprKind::IndexOf(_)
+            | ExprKind::Instance
+            | ExprKind::InstanceInGroup => false,
+            kind => kind.operands().into_iter().all(|o| self.from_literals(o)),
+        }
+    }
+
     /// The local of each load of a local among the expressions rooted at `roots` and those
     /// they are computed from (each expression once; a local loaded by two expressions is
     /// there twice).

@@ -233,6 +233,14 @@ pub trait Target<'ir> {
     /// What a guarded region needs at its end.
     type Guard;
 
+    /// The bool `c`, the condition of a kernel's `if` that is computed from literals alone
+    /// and holds a jump, as a value the device's compiler cannot fold (a target may return it
+    /// as it is). NVIDIA's Vulkan compiler (driver 580) crashed on such constant branches
+    /// around `return`s (fuzz seed 57401 kernel 11655: conformance
+    /// `fuzz_vulkan_constant_branch_returns`).
+    fn unfoldable(&mut self, c: Self::Leaf) -> Self::Leaf {
+        c
+    }
     /// The arms of the kernel's `if` whose `begin_if` comes next (the statement walk says;
     /// `if`s a driver writes get none). A target may lower small arms without a branch.
     fn if_arms(&mut self, accept: &brook_ir::Block, reject: &brook_ir::Block) {

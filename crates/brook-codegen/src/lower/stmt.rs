@@ -54,7 +54,10 @@ fn statement<'ir, T: Target<'ir>>(
             accept,
             reject,
         } => {
-            let c = t.scalar(*cond)?;
+            let mut c = t.scalar(*cond)?;
+            if t.kernel().from_literals(*cond) && (jumps(accept) || jumps(reject)) {
+                c = t.unfoldable(c);
+            }
             t.if_arms(accept, reject);
             let frame = t.begin_if(c);
             block(t, accept, innermost)?;
@@ -90,6 +93,16 @@ fn statement<'ir, T: Target<'ir>>(
         Stmt::Collective(c) => t.collective(c, innermost.is_some())?,
     }
     Ok(())
+}
+
+/// Whether a block holds a `return`, `break` or `continue` (at any depth).
+fn jumps(block: &Block) -> bool {
+    block.iter().any(|s| match &s.stmt {
+        Stmt::Return | Stmt::Break | Stmt::Continue => true,
+        Stmt::If { accept, reject, .. } => jumps(accept) || jumps(reject),
+        Stmt::Loop { body, continuing } => jumps(body) || jumps(continuing),
+        _ => false,
+    })
 }
 
 /// How many barriers a block holds (each is a resume point of a resumable thread).

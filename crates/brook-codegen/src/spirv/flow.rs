@@ -248,14 +248,20 @@ impl Shell {
     /// see (the dispatch of jumps); goes on in its accepting arm.
     fn begin_plain_if(&mut self, cond: Word) -> Word {
         let (accept, merge) = (self.b.id(), self.b.id());
+        self.selection(cond, merge, (accept, merge), accept);
+        merge
+    }
+
+    /// Writes a selection on `cond` that merges at `merge` (to `accept` where `cond` holds,
+    /// else to `reject`; one of them may be `merge`), and goes on in block `next`.
+    fn selection(&mut self, cond: Word, merge: Word, (accept, reject): (Word, Word), next: Word) {
         self.b
             .selection_merge(merge, SelectionControl::NONE)
             .expect("in a block");
         self.b
-            .branch_conditional(cond, accept, merge, [])
+            .branch_conditional(cond, accept, reject, [])
             .expect("in a block");
-        self.begin_live_block(accept);
-        merge
+        self.begin_live_block(next);
     }
 
     /// Ends [`Shell::begin_plain_if`]'s arm (which jumped) and goes on after it.
@@ -441,13 +447,7 @@ impl Shell {
             // merge from inside another selection would not be a structured exit); jumps
             // inside the skipped part end at the guard's merge.
             let (skip, rest) = (self.b.id(), self.b.id());
-            self.b
-                .selection_merge(skip, SelectionControl::NONE)
-                .expect("in a block");
-            self.b
-                .branch_conditional(pending, skip, rest, [])
-                .expect("in a block");
-            self.begin_live_block(rest);
+            self.selection(pending, skip, (skip, rest), rest);
             self.open.push(Open {
                 merge: skip,
                 continuing: None,

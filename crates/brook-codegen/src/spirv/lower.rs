@@ -652,6 +652,24 @@ impl<'a> Target<'a> for Lower<'a> {
     type Loop = Loop;
     type Guard = If;
 
+    /// `c` unequal to a false the driver cannot prove (`Shell::opaque_zero`).
+    fn unfoldable(&mut self, c: Word) -> Word {
+        let Some((zero32, _)) = self.s.opaque_zero else {
+            return c;
+        };
+        let bool_ty = self.s.b.type_bool();
+        let zero = self.s.const_u32(0);
+        let no = self
+            .s
+            .b
+            .i_not_equal(bool_ty, None, zero32, zero)
+            .expect("in a block");
+        self.s
+            .b
+            .logical_not_equal(bool_ty, None, c, no)
+            .expect("in a block")
+    }
+
     fn begin_if(&mut self, cond: Word) -> If {
         self.depth += 1;
         If {
