@@ -1,5 +1,5 @@
 //! Every kernel of the conformance suite written as PTX (1-D and 2-D launches; a reduction's
-//! entries with its scan's) branches only to labels its function defines, each defined once:
+//! entries with its scan's, also with the shared one-pass scan entry) branches only to labels its function defines, each defined once:
 //! what `ptxas` would refuse first, checked without a GPU (CI has none; a missing label once
 //! reached the GPU machine's JIT).
 
@@ -41,13 +41,19 @@ fn label_problems(text: &str) -> Vec<String> {
 #[test]
 fn every_branch_has_its_label() {
     let (mut modules, mut problems) = (0, Vec::new());
+    let mut one_pass = Target::DEFAULT;
+    one_pass.tuning.scan_one_pass = true;
+    let targets = [Target::DEFAULT, one_pass];
     for (name, _, program) in exec::compiled_cases() {
         let valid = program.module();
         for (index, kernel) in valid.module().kernels.iter().enumerate() {
-            for rank in 1..=2 {
+            let reduces = kernel.kind == KernelKind::Reduce;
+            // A scan's module also with the shared one-pass entry in place of PTX's own.
+            let targets = if reduces { &targets[..] } else { &targets[..1] };
+            for (rank, target) in (1..=2).flat_map(|rank| targets.iter().map(move |t| (rank, t))) {
                 let mut variant = Variant::plain(kernel, rank);
-                variant.scan = kernel.kind == KernelKind::Reduce;
-                let Ok(ptx) = compile(valid, index, &variant, &Target::DEFAULT) else {
+                variant.scan = reduces;
+                let Ok(ptx) = compile(valid, index, &variant, target) else {
                     continue;
                 };
                 modules += 1;

@@ -47,8 +47,10 @@ pub struct Tuning {
     /// The shared one-pass scan: invocations per workgroup, a power of two from 32 to 1024
     /// (`BROOK_SCAN_GROUP`; each subgroup still scans its own tiles).
     pub scan_group: u32,
-    /// Vulkan GPUs scan in one pass with the shared entry (`BROOK_SCAN_ONE_PASS=1`); else in
-    /// levels (faster on NVIDIA's driver today: see docs/PERFORMANCE.md).
+    /// Vulkan GPUs scan in one pass with the shared entry (`BROOK_SCAN_ONE_PASS=1`), else in
+    /// levels (faster on NVIDIA's driver today: see docs/PERFORMANCE.md); CUDA GPUs then use
+    /// the shared entry in place of PTX's own one-pass scan (to compare the dialects, and to
+    /// profile the shared entry with `ncu`).
     pub scan_one_pass: bool,
 }
 

@@ -334,33 +334,122 @@ fn scans_over_many_tiles_on_compiled_devices() {
     }
 }
 
-/// The one-pass scan entry (`gpu::reduce::lookback`) on every Vulkan device with 64-bit
-/// atomics and votes — lavapipe too, which does not choose it — with tiles held in registers
-/// not waiting at all (a tile then reduces every node it does not find published at once:
-/// the fallback), and tiles of 256 leaves (loaded twice) waiting the shipped number of reads
-/// in workgroups of 256 invocations. Floats, doubles and 2x2
-/// matrix products (non-commutative, 16-byte values), inclusive and exclusive, whole streams
-/// and rows: the CPU device's bits (the canonical order).
+/// The shared one-pass scan entry (`gpu::reduce::lookback`) on every GPU that runs it
+/// ([`one_pass_devices`]: Vulkan and CUDA, waiting or not). Floats, doubles and 2x2 matrix
+/// products (non-commutative, 16-byte values), inclusive and exclusive, whole streams and
+/// rows: the CPU device's bits (the canonical order).
 #[test]
 fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
-    let gpus = match brook_runtime::vulkan::gpus() {
-        Ok(gpus) => gpus,
-        Err(why) => return println!("skipped: no Vulkan device ({why})"),
-    };
+    let devices = one_pass_devices();
+    if devices.is_empty() {
+        return println!("skipped: no GPU with the shared one-pass scan entry");
+    }
     let program = Program::from_source(
         "ops.br",
         &format!("{SOURCE}\nreduce void addd(double a<>, reduce double r<>) {{ r += a; }}"),
     )
     .expect("compiles");
     let cpu = Device::from_spec("cpu:0").expect("cpu");
-    let usable = gpus.iter().enumerate().filter(|(_, gpu)| {
-        gpu.info.int64_atomics && gpu.info.subgroup_vote && gpu.info.unusable.is_none()
-    });
-    for (ordinal, _) in usable {
-        let shipped = brook_codegen::Tuning::DEFAULT.scan_spins;
-        // Held tiles with no waiting (every node not yet published takes the fallback), and
-        // tiles loaded twice with the shipped wait in workgroups of eight subgroups or more.
-        for (tile, spins, group) in [(0, 0, 64), (256, shipped, 256)] {
+    for (gpu, label) in devices {
+        println!("one-pass scans on {label}");
+        let floats = spread(70_007);
+        let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();
+        let matrices = random(23, 3 * 9_001);
+        for (dims, whole, exclusive) in [
+            (vec![70_007], true, false),
+            (vec![70_007], true, true),
+            (vec![7, 10_001], false, true),
+            (vec![7, 10_001], false, false),
+        ] {
+            let on = |device: &Device| {
+                let add = program.kernel("add").expect("add");
+                let s = Stream::from_slice(device, &dims, &floats).expect("input");
+                let r = Stream::<f32>::new(device, &dims).expect("output");
+                let request = match exclusive {
+                    true => ScanRequest::exclusive(brook_runtime::Constant::of(0.25f32)),
+                    false => ScanRequest::inclusive(),
+                };
+                let request = if whole {
+                    request.whole_stream()
+                } else {
+                    request
+                };
+                add.scan_with(request, &s, &r).expect("scan");
+                r.to_vec().expect("result")
+            };
+            let (want, got) = (on(&cpu), on(&gpu));
+            let first = want
+                .iter()
+                .zip(&got)
+                .position(|(w, g)| w.to_bits() != g.to_bits());
+            assert_eq!(
+                first, None,
+                "floats {dims:?} exclusive {exclusive} on {label}"
+            );
+            let on = |device: &Device| {
+                let add = program.kernel("addd").expect("addd");
+                let s = Stream::from_slice(device, &dims, &doubles).expect("input");
+                let r = Stream::<f64>::new(device, &dims).expect("output");
+                let request = if whole {
+                    ScanRequest::inclusive().whole_stream()
+                } else {
+                    ScanRequest::inclusive()
+                };
+                add.scan_with(request, &s, &r).expect("scan");
+                r.to_vec().expect("result")
+            };
+            let (want, got) = (on(&cpu), on(&gpu));
+            let first = want
+                .iter()
+                .zip(&got)
+                .position(|(w, g)| w.to_bits() != g.to_bits());
+            assert_eq!(first, None, "doubles {dims:?} on {label}");
+        }
+        let product = program.kernel("product").expect("product");
+        for (dims, whole) in [(vec![3 * 9_001], true), (vec![3, 9_001], false)] {
+            let s = Stream::from_slice(&gpu, &dims, &matrices).expect("input");
+            let r = Stream::<M>::new(&gpu, &dims).expect("output");
+            let request = ScanRequest::exclusive(brook_runtime::Constant::of([1, 2, 0, 1]));
+            let request = if whole {
+                request.whole_stream()
+            } else {
+                request
+            };
+            product.scan_with(request, &s, &r).expect("scan");
+            let row = if whole { matrices.len() } else { dims[1] };
+            let want = prefixes(&matrices, row, Some([1, 2, 0, 1]));
+            assert!(r.to_vec().expect("result") == want, "matrices on {label}");
+        }
+    }
+}
+
+/// Every GPU that runs the shared one-pass scan entry, in each tuning the test runs (held
+/// tiles that never wait, so every node not yet published takes the fallback; tiles of 256
+/// leaves, loaded twice, with the shipped wait, in workgroups of 256): the Vulkan devices
+/// with 64-bit atomics and votes (lavapipe too, which does not choose the entry) and the
+/// CUDA devices (the entry in place of PTX's own one-pass scan), each with its label.
+fn one_pass_devices() -> Vec<(Device, String)> {
+    let shipped = brook_codegen::Tuning::DEFAULT.scan_spins;
+    let tunings = [(0, 0, 64), (256, shipped, 256)];
+    let label = |device: &Device, (tile, spins, group): (u32, u32, u32)| {
+        format!(
+            "{}, tiles {tile}, waiting {spins} reads, workgroups of {group}",
+            device.info()
+        )
+    };
+    let mut devices = Vec::new();
+    let vulkan = brook_runtime::vulkan::gpus()
+        .as_ref()
+        .map_or(0, |gpus| gpus.len());
+    for ordinal in 0..vulkan {
+        let gpus = brook_runtime::vulkan::gpus()
+            .as_ref()
+            .expect("listed above");
+        let info = &gpus[ordinal].info;
+        if !(info.int64_atomics && info.subgroup_vote && info.unusable.is_none()) {
+            continue;
+        }
+        for (tile, spins, group) in tunings {
             let raw = brook_runtime::vulkan::device_with(ordinal, |o| {
                 o.lookback_scans = true;
                 o.tuning.scan_tile = tile;
@@ -368,80 +457,25 @@ fn one_pass_scans_give_the_canonical_bits_waiting_or_not() {
                 o.tuning.scan_group = group;
             })
             .expect("the device opens");
-            let vulkan = Device::from_raw(raw);
-            let label = format!(
-                "{}, tiles {tile}, waiting {spins} reads, workgroups of {group}",
-                vulkan.info()
-            );
-            println!("one-pass scans on {label}");
-            let floats = spread(70_007);
-            let doubles: Vec<f64> = floats.iter().map(|&x| f64::from(x) * 1.0e-7).collect();
-            let matrices = random(23, 3 * 9_001);
-            for (dims, whole, exclusive) in [
-                (vec![70_007], true, false),
-                (vec![70_007], true, true),
-                (vec![7, 10_001], false, true),
-                (vec![7, 10_001], false, false),
-            ] {
-                let on = |device: &Device| {
-                    let add = program.kernel("add").expect("add");
-                    let s = Stream::from_slice(device, &dims, &floats).expect("input");
-                    let r = Stream::<f32>::new(device, &dims).expect("output");
-                    let request = match exclusive {
-                        true => ScanRequest::exclusive(brook_runtime::Constant::of(0.25f32)),
-                        false => ScanRequest::inclusive(),
-                    };
-                    let request = if whole {
-                        request.whole_stream()
-                    } else {
-                        request
-                    };
-                    add.scan_with(request, &s, &r).expect("scan");
-                    r.to_vec().expect("result")
-                };
-                let (want, got) = (on(&cpu), on(&vulkan));
-                let first = want
-                    .iter()
-                    .zip(&got)
-                    .position(|(w, g)| w.to_bits() != g.to_bits());
-                assert_eq!(
-                    first, None,
-                    "floats {dims:?} exclusive {exclusive} on {label}"
-                );
-                let on = |device: &Device| {
-                    let add = program.kernel("addd").expect("addd");
-                    let s = Stream::from_slice(device, &dims, &doubles).expect("input");
-                    let r = Stream::<f64>::new(device, &dims).expect("output");
-                    let request = if whole {
-                        ScanRequest::inclusive().whole_stream()
-                    } else {
-                        ScanRequest::inclusive()
-                    };
-                    add.scan_with(request, &s, &r).expect("scan");
-                    r.to_vec().expect("result")
-                };
-                let (want, got) = (on(&cpu), on(&vulkan));
-                let first = want
-                    .iter()
-                    .zip(&got)
-                    .position(|(w, g)| w.to_bits() != g.to_bits());
-                assert_eq!(first, None, "doubles {dims:?} on {label}");
-            }
-            let product = program.kernel("product").expect("product");
-            for (dims, whole) in [(vec![3 * 9_001], true), (vec![3, 9_001], false)] {
-                let s = Stream::from_slice(&vulkan, &dims, &matrices).expect("input");
-                let r = Stream::<M>::new(&vulkan, &dims).expect("output");
-                let request = ScanRequest::exclusive(brook_runtime::Constant::of([1, 2, 0, 1]));
-                let request = if whole {
-                    request.whole_stream()
-                } else {
-                    request
-                };
-                product.scan_with(request, &s, &r).expect("scan");
-                let row = if whole { matrices.len() } else { dims[1] };
-                let want = prefixes(&matrices, row, Some([1, 2, 0, 1]));
-                assert!(r.to_vec().expect("result") == want, "matrices on {label}");
-            }
+            let device = Device::from_raw(raw);
+            let name = label(&device, (tile, spins, group));
+            devices.push((device, name));
         }
     }
+    let cuda = brook_runtime::cuda::discover().map_or(0, |gpus| gpus.len());
+    for ordinal in 0..cuda {
+        for (tile, spins, group) in tunings {
+            let raw = brook_runtime::cuda::device_with(ordinal, |t| {
+                t.scan_one_pass = true;
+                t.scan_tile = tile;
+                t.scan_spins = spins;
+                t.scan_group = group;
+            })
+            .expect("the device opens");
+            let device = Device::from_raw(raw);
+            let name = label(&device, (tile, spins, group));
+            devices.push((device, name));
+        }
+    }
+    devices
 }

@@ -44,6 +44,8 @@ pub struct CudaDevice {
     handles: Handles,
     properties: Properties,
     cache: KernelCache<Loaded>,
+    /// The code generation choices of its kernels (the process's, unless [`device_with`]).
+    tuning: brook_codegen::Tuning,
 }
 
 /// The CUDA devices of this machine, or why there are none.
@@ -56,7 +58,7 @@ pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
         return Err("the CUDA driver reports no GPU".into());
     }
     let gpus = (0..count)
-        .map(CudaDevice::open)
+        .map(|ordinal| CudaDevice::open(ordinal, crate::kernel_cache::process_tuning()))
         .collect::<Result<Vec<_>, _>>()?;
     if gpus.len() > 1 {
         let handles: Vec<_> = gpus.iter().map(|g| (g.info.ordinal, g.handles)).collect();
@@ -68,8 +70,22 @@ pub fn discover() -> Result<Vec<Arc<dyn Device>>, String> {
         .collect())
 }
 
+/// `cuda:{ordinal}` opened anew with the process's tuning changed by `edit` (its kernels are
+/// its own: a test compares code generation choices on one GPU).
+pub fn device_with(
+    ordinal: usize,
+    edit: impl FnOnce(&mut brook_codegen::Tuning),
+) -> Result<Arc<dyn Device>, String> {
+    if !driver::driver_library_present() {
+        return Err("the CUDA driver library (libcuda) is not installed".into());
+    }
+    let mut tuning = crate::kernel_cache::process_tuning();
+    edit(&mut tuning);
+    Ok(Arc::new(CudaDevice::open(ordinal, tuning)?))
+}
+
 impl CudaDevice {
-    fn open(ordinal: usize) -> Result<CudaDevice, String> {
+    fn open(ordinal: usize, tuning: brook_codegen::Tuning) -> Result<CudaDevice, String> {
         let (handles, properties) = driver::open(ordinal)?;
         Ok(CudaDevice {
             info: DeviceInfo {
@@ -79,7 +95,7 @@ impl CudaDevice {
                 description: format!("cuda:{ordinal} ({}, sm_{})", properties.name, properties.sm),
                 target: Some(brook_codegen::CodeTarget::Ptx(Target {
                     sm: properties.sm,
-                    tuning: crate::kernel_cache::process_tuning(),
+                    tuning,
                 })),
                 flushes_float_subnormals: false,
             },
@@ -87,13 +103,14 @@ impl CudaDevice {
             handles,
             properties,
             cache: KernelCache::new(format!("cuda:{ordinal}")),
+            tuning,
         })
     }
 
     pub fn target(&self) -> Target {
         Target {
             sm: self.properties.sm,
-            tuning: crate::kernel_cache::process_tuning(),
+            tuning: self.tuning,
         }
     }
 
@@ -259,6 +276,7 @@ impl Device for CudaDevice {
             handles,
             properties: self.properties.clone(),
             cache: KernelCache::new(format!("cuda:{ordinal}")),
+            tuning: self.tuning,
         }))
     }
 
@@ -447,6 +465,7 @@ impl CudaDevice {
                     handles: &self.handles,
                     properties: &self.properties,
                     block: params.as_ptr(),
+                    tuning: &self.tuning,
                 };
                 match &launch.scan {
                     Some(plan) => scan::run_scan(&passes, launch, value_size, plan),

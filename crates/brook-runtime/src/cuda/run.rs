@@ -148,6 +148,7 @@ pub struct CudaPasses<'a> {
     pub handles: &'a Handles,
     pub properties: &'a Properties,
     pub block: *const u8,
+    pub tuning: &'a brook_codegen::Tuning,
 }
 
 impl PassRunner for CudaPasses<'_> {
@@ -169,11 +170,14 @@ impl PassRunner for CudaPasses<'_> {
         CudaBuffer::new(*self.handles, bytes as usize).map_err(LaunchProblem::Execution)
     }
 
-    /// PTX modules scan in one pass with their own entry (`ScanTiles`), not the shared one.
+    /// The shared entry's tiles, where the tuning asks for it in place of PTX's own one-pass
+    /// entry (`ScanTiles`).
     fn scan_tile(&self, value_size: u32) -> (u64, u64) {
         use brook_codegen::gpu::reduce::lookback;
-        let tuning = crate::kernel_cache::process_tuning();
-        let tile = lookback::held_tile_leaves(value_size, 32, &tuning);
+        let tile = match self.tuning.scan_tile {
+            0 => lookback::held_tile_leaves(value_size, 32, self.tuning),
+            tile => u64::from(tile),
+        };
         (tile, lookback::entry_bytes(value_size))
     }
 

@@ -540,7 +540,8 @@ impl<L: Copy> Tile<'_, L> {
         let step = g.temporary(ScalarKind::U64);
         g.write_var(step, zero);
         let each = g.begin_loop();
-        let t = g.read_var(step);
+        // A snapshot: the step is counted on before the body (whose `continue` skips its end).
+        let t = g.snapshot_var(step);
         let past = u64_op(g, BinaryOp::Ge, t, round.size);
         let stop = g.begin_if(past);
         g.jump_break(each);

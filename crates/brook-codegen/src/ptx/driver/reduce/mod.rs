@@ -32,7 +32,7 @@ mod scan_tiles;
 
 use super::{entry_text, ENTRY};
 use crate::abi::{BlockLayout, ReduceEntry, ReduceShape, Variant};
-use crate::gpu::reduce::{columns, scan, serial, warp};
+use crate::gpu::reduce::{columns, lookback, scan, scan_warp, serial, warp};
 use crate::gpu::PassParam;
 use crate::ptx::lower::{bind_params, Lower};
 use crate::CompileError;
@@ -47,6 +47,8 @@ const COLUMNS_ENTRY: &str = "brook_columns";
 const SCAN_ENTRY: &str = "brook_scan";
 /// The one-pass scan entry.
 const SCAN_TILES_ENTRY: &str = "brook_scan_tiles";
+/// The shared one-pass scan entry.
+const LOOKBACK_ENTRY: &str = "brook_scan_lookback";
 /// The one-pass scan entry whose blocks prefetch a later tile's input while they wait for
 /// their prefix (for rows of more than one tile; its extra registers make rows of one tile,
 /// which never wait, slower).
@@ -67,6 +69,9 @@ enum Path {
     Scan,
     ScanTiles,
     ScanTilesAhead,
+    /// The shared one-pass scan ([`crate::gpu::reduce::lookback`]), in place of `ScanTiles`
+    /// where `Tuning::scan_one_pass` asks (to compare the dialects and to profile it).
+    Lookback,
 }
 
 impl Path {
@@ -84,6 +89,7 @@ impl Path {
             Path::Scan => (ReduceShape::Scan, scan::MAX_PIECE),
             // Rows of any length (the runtime checks that the group table has the levels).
             Path::ScanTiles | Path::ScanTilesAhead => (ReduceShape::ScanTiles, u64::MAX),
+            Path::Lookback => (ReduceShape::ScanLookback, scan_warp::MAX_PIECE),
         };
         ReduceEntry {
             name,
@@ -133,8 +139,10 @@ pub fn build(
     }
     if variant.scan {
         chosen.push((Path::Scan, SCAN_ENTRY));
-        // Its group table uses acquire and release accesses (sm_70 on).
-        if fast && sm >= 70 {
+        if fast && target.tuning.scan_one_pass && lookback::applies(module, &r) {
+            chosen.push((Path::Lookback, LOOKBACK_ENTRY));
+        } else if fast && sm >= 70 {
+            // Its group table uses acquire and release accesses (sm_70 on).
             chosen.push((Path::ScanTiles, SCAN_TILES_ENTRY));
             // Its tiles' bytes are copied into shared memory as they are: a reduction's input
             // has its target's type (the checker's BR0315). `cp.async`: sm_80 on.
@@ -159,10 +167,10 @@ pub fn build(
                 helpers.push(h);
             }
         }
-        let params: &[PassParam] = if path == Path::Scan {
-            PassParam::SCAN
-        } else {
-            PassParam::REDUCE
+        let params: &[PassParam] = match path {
+            Path::Scan => PassParam::SCAN,
+            Path::Lookback => PassParam::LOOKBACK,
+            _ => PassParam::REDUCE,
         };
         let mut extra = format!(",\n\t{}", &gpu::param_declarations(params)[2..]);
         if path.is_one_pass_scan() {
@@ -247,8 +255,12 @@ fn emit(
     let ret = lower.ret;
     let pass = Pass::load(lower, rank);
     let source = input_source(lower, r, layout, variant);
+    let tuning = lower.tuning;
     match (&source, path) {
         (_, Path::Scan) => scan::emit(lower, r, layout, &pass, &source)?,
+        (Source::Stream(stream), Path::Lookback) => {
+            lookback::emit(lower, r, layout, (&pass, stream), &tuning)?
+        }
         (Source::Stream(stream), Path::Warp) => warp::emit(lower, r, layout, &pass, stream)?,
         (Source::Stream(stream), Path::Columns) => columns::emit(lower, r, layout, &pass, stream)?,
         _ => serial::emit(lower, r, layout, &pass, &source)?,
