@@ -1,7 +1,7 @@
 //! Every kernel of the conformance suite written as PTX (1-D and 2-D launches; a reduction's
-//! entries with its scan's, also with the shared one-pass scan entry) branches only to labels its function defines, each defined once:
-//! what `ptxas` would refuse first, checked without a GPU (CI has none; a missing label once
-//! reached the GPU machine's JIT).
+//! entries with its scan's, also with the shared one-pass scan entry) branches only to labels
+//! its function defines, each defined once: what `ptxas` would refuse first, checked without
+//! a GPU (CI has none; a missing label once reached the GPU machine's JIT).
 
 use brook_check::exec;
 use brook_codegen::abi::Variant;

@@ -438,17 +438,14 @@ fn one_pass_devices() -> Vec<(Device, String)> {
         )
     };
     let mut devices = Vec::new();
-    let vulkan = brook_runtime::vulkan::gpus()
-        .as_ref()
-        .map_or(0, |gpus| gpus.len());
-    for ordinal in 0..vulkan {
-        let gpus = brook_runtime::vulkan::gpus()
-            .as_ref()
-            .expect("listed above");
-        let info = &gpus[ordinal].info;
-        if !(info.int64_atomics && info.subgroup_vote && info.unusable.is_none()) {
-            continue;
-        }
+    let usable = |info: &brook_runtime::vulkan::GpuInfo| {
+        info.int64_atomics && info.subgroup_vote && info.unusable.is_none()
+    };
+    let vulkan: Vec<usize> = match brook_runtime::vulkan::gpus() {
+        Ok(gpus) => (0..gpus.len()).filter(|&o| usable(&gpus[o].info)).collect(),
+        Err(_) => Vec::new(),
+    };
+    for ordinal in vulkan {
         for (tile, spins, group) in tunings {
             let raw = brook_runtime::vulkan::device_with(ordinal, |o| {
                 o.lookback_scans = true;
