@@ -118,13 +118,63 @@ pub fn emulated<A: Arith>(a: &mut A, x: A::F, y: A::F, z: A::F) -> A::F {
     a.select(ok, fused, naive)
 }
 
+/// `x * y + z` rounded once, as [`emulated`], over a wider domain: a finite factor of
+/// `2^995` or more (whose split would overflow) is scaled down by `2^64`, and `z` with it,
+/// and the result scaled back up, where every step stays exact: `z` is 0 or at least
+/// `2^-958` (so its scaled value keeps every bit) and the scaled result is 0 or normal (so
+/// its one rounding is the unscaled one's). Elsewhere, as [`emulated`] (the product rounded,
+/// then the sum). For the `fma` a kernel writes; the math library's own are in [`emulated`]'s
+/// domain.
+pub fn emulated_wide<A: Arith>(a: &mut A, x: A::F, y: A::F, z: A::F) -> A::F {
+    let (ax, ay, az) = (a.abs(x), a.abs(y), a.abs(z));
+    let x_larger = a.cmp(Cmp::Ge, ax, ay);
+    let larger = a.select(x_larger, ax, ay);
+    let big = a.num(2f64.powi(995));
+    let huge = a.num(f64::MAX);
+    let over = a.cmp(Cmp::Ge, larger, big);
+    let finite = a.cmp(Cmp::Le, larger, huge);
+    let large = a.and(over, finite);
+    let zero = a.num(0.0);
+    let z_zero = a.cmp(Cmp::Eq, az, zero);
+    let least = a.num(2f64.powi(-958));
+    let z_kept = a.cmp(Cmp::Ge, az, least);
+    let z_scales = a.or(z_zero, z_kept);
+    let scale = a.and(large, z_scales);
+    let down = a.num(2f64.powi(-64));
+    let (xd, yd, zd) = (a.mul(x, down), a.mul(y, down), a.mul(z, down));
+    let scale_x = a.and(scale, x_larger);
+    let y_larger = a.not(x_larger);
+    let scale_y = a.and(scale, y_larger);
+    let xs = a.select(scale_x, xd, x);
+    let ys = a.select(scale_y, yd, y);
+    let zs = a.select(scale, zd, z);
+    let r = emulated(a, xs, ys, zs);
+    let up = a.num(2f64.powi(64));
+    let back = a.mul(r, up);
+    // A subnormal scaled result was rounded too early: the product rounded, then the sum.
+    let ar = a.abs(r);
+    let normal = a.num(f64::MIN_POSITIVE);
+    let r_normal = a.cmp(Cmp::Ge, ar, normal);
+    let r_zero = a.cmp(Cmp::Eq, ar, zero);
+    let r_exact = a.or(r_normal, r_zero);
+    let p = a.mul(x, y);
+    let naive = a.add(p, z);
+    let scaled = a.select(r_exact, back, naive);
+    a.select(scale, scaled, r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::native::Native;
     use super::*;
 
     fn check(x: f64, y: f64, z: f64) {
-        let got = emulated(&mut Native, x, y, z);
+        check_with(emulated, x, y, z);
+        check_with(emulated_wide, x, y, z);
+    }
+
+    fn check_with(f: fn(&mut Native, f64, f64, f64) -> f64, x: f64, y: f64, z: f64) {
+        let got = f(&mut Native, x, y, z);
         let want = x.mul_add(y, z);
         assert!(
             got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
@@ -182,6 +232,36 @@ mod tests {
             (1.0 + 2f64.powi(-30), 1.0 - 2f64.powi(-30), -1.0),
         ] {
             check(x, y, z);
+        }
+    }
+
+    /// A factor of `2^995` or more: the wide form is still the fused operation (fuzz seed
+    /// 59002 kernel 8751 on lavapipe: `fma(1e300, 255.0, -1e300)`).
+    #[test]
+    fn the_wide_form_takes_huge_factors() {
+        let mut state = 0xB16_u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state
+        };
+        let mut random = |low: i32, high: i32| {
+            let m = (next() >> 11) as f64 / (1u64 << 53) as f64 + 0.5;
+            let e = low + (next() % (high - low + 1) as u64) as i32;
+            let sign = if next() & 1 == 0 { 1.0 } else { -1.0 };
+            sign * m * 2f64.powi(e)
+        };
+        check_with(emulated_wide, 1e300, 255.0, -1e300);
+        check_with(emulated_wide, -1e300, 255.0, 1e300);
+        for _ in 0..100_000 {
+            let x = random(995, 1023);
+            let y = random(-60, 20);
+            let p = x * y;
+            let z = if p.is_finite() { -p } else { random(900, 1000) };
+            check_with(emulated_wide, x, y, z);
+            check_with(emulated_wide, y, x, random(-900, 1000));
+            check_with(emulated_wide, x, y, random(-958, 1000));
         }
     }
 }

@@ -286,6 +286,9 @@ impl Shell {
         let fused = self.fused_fma;
         if kind == ScalarKind::F64 {
             let mut a = SpirvArith::new(self, fused);
+            if !fused {
+                return crate::mathlib::fma::emulated_wide(&mut a, x, y, z);
+            }
             return crate::mathlib::Arith::fma(&mut a, x, y, z);
         }
         // float: the product is exact in double; the sum rounded to odd there, then to float.
