@@ -101,16 +101,25 @@ pub fn emulated<A: Arith>(a: &mut A, x: A::F, y: A::F, z: A::F) -> A::F {
     let factors_finite = a.and(x_finite, y_finite);
     let z_wins = a.and(factors_finite, z_infinite);
     let naive = a.select(z_wins, z, sum);
+    // A zero `z` beside nonzero factors adds nothing: the fused result is the product
+    // rounded once, its sign kept where it underflows to zero (`-0 + 0` would be `+0`).
+    let zero_z = a.num(0.0);
+    let z_is_zero = a.cmp(Cmp::Eq, z, zero_z);
+    let x_zero = a.cmp(Cmp::Eq, x, zero_z);
+    let y_zero = a.cmp(Cmp::Eq, y, zero_z);
+    let a_factor_zero = a.or(x_zero, y_zero);
+    let factors_nonzero = a.not(a_factor_zero);
+    let product_alone = a.and(factors_nonzero, z_is_zero);
+    let naive = a.select(product_alone, u.hi, naive);
     let ap = a.abs(u.hi);
     let big = a.num(2f64.powi(995));
     let tiny = a.num(2f64.powi(-969));
-    let zero = a.num(0.0);
     let x_ok = a.cmp(Cmp::Lt, ax, big);
     let y_ok = a.cmp(Cmp::Lt, ay, big);
     let p_finite = a.cmp(Cmp::Le, ap, huge);
     let p_big_enough = a.cmp(Cmp::Ge, ap, tiny);
-    let p_zero = a.cmp(Cmp::Eq, ap, zero);
-    let p_range = a.or(p_big_enough, p_zero);
+    // An exact zero product (a factor is zero); not one that underflowed to zero.
+    let p_range = a.or(p_big_enough, a_factor_zero);
     let ok = a.and(x_ok, y_ok);
     let ok = a.and(ok, p_finite);
     let ok = a.and(ok, p_range);
@@ -230,6 +239,12 @@ mod tests {
             (1.0, 1.0, f64::NAN),
             (f64::MAX, 2.0, f64::NEG_INFINITY),
             (1.0 + 2f64.powi(-30), 1.0 - 2f64.powi(-30), -1.0),
+            // A product that underflows to -0 plus a zero (fuzz seed 59101 kernel 25864).
+            (4e-320, -2.702295626777651e-30, 0.0),
+            (-1e-300, 1e-300, 0.0),
+            (1e-300, 1e-300, -0.0),
+            (-1e-300, -1e-300, 0.0),
+            (3e-200, -5e-200, 0.0),
         ] {
             check(x, y, z);
         }
